@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create/refresh .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench docs clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# torch first, pinned: pip takes the local CPU build; anything else would pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) -m suzent_cli.demo examples/conversation.json demo-home
+
+test: install
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) benchmarks/capture_speed.py
+	$(PY) benchmarks/index_throughput.py
+	$(PY) benchmarks/extractor.py
+	$(PY) benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json
+
+clean:
+	rm -rf $(VENV) demo-home build *.egg-info

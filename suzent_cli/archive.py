@@ -1,0 +1,159 @@
+"""Tier 1, the capture buffer: append-only daily logs ``archive/YYYY-MM-DD.md``.
+
+Format (byte-compatible with the original suzent app)::
+
+    # Daily Log - 2026-06-01
+
+    ## 14:05 — abcdefgh
+
+    - [personal] Lives in Berlin `location city`
+    - [preference] Likes tea
+
+Each append is one entry: ``\\n## HH:MM — <session>\\n\\n`` + fact lines + ``\\n``. A fact line is
+``- [<category>] <content>`` plus, when there are tags, one space and ONE backtick span of space-joined tags.
+This module is the only appender of daily logs; logs are never rewritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .files import append_locked, read_text
+from .textnorm import fold_line
+
+FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
+TAGS_RE = re.compile(r"`([^`]*)`\s*$")
+HEADING_RE = re.compile(r"^##\s+(\d{1,2}:\d{2})\s+\u2014\s+(.*?)\s*$")
+LOG_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+DEFAULT_CATEGORY = "general"
+APPEND_LOCK = ".append.lock"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One claim to record: ``category`` (default ``general``), one-line ``content``, ``tags``."""
+
+    content: str
+    category: str = DEFAULT_CATEGORY
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def clean(self) -> "Fact":
+        """The fact as it will be written: folded to one line, brackets out of the category, tags split."""
+        category = fold_line(self.category).replace("[", "").replace("]", "").strip() or DEFAULT_CATEGORY
+        tags: list[str] = []
+        for tag in self.tags:
+            tags.extend(fold_line(tag.replace("`", "")).split())
+        return Fact(content=fold_line(self.content), category=category, tags=tuple(tags))
+
+
+@dataclass(frozen=True)
+class LoggedFact:
+    """A fact as read back from a daily log, with its provenance (``line`` is 1-based)."""
+
+    day: dt.date
+    line: int
+    time: str | None
+    session: str | None
+    category: str
+    content: str
+    tags: tuple[str, ...]
+
+
+def render_fact(fact: Fact) -> str:
+    """The log line for ``fact`` (already :meth:`Fact.clean`). Round-trips through :func:`parse_fact_line`."""
+    line = f"- [{fact.category}] {fact.content}"
+    if fact.tags:
+        return f"{line} `{' '.join(fact.tags)}`"
+    if TAGS_RE.search(fact.content):
+        # Content that itself ends in a backtick span would be read back as tags: an empty span protects it.
+        return f"{line} ``"
+    return line
+
+
+def render_entry(facts: list[Fact], time: str, session: str) -> str:
+    """One appended entry: heading ``## HH:MM — session`` and the fact lines."""
+    lines = "\n".join(render_fact(f) for f in facts)
+    return f"\n## {time} \u2014 {session}\n\n{lines}\n"
+
+
+def log_header(day: dt.date) -> str:
+    return f"# Daily Log - {day.isoformat()}\n"
+
+
+def parse_fact_line(line: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """Parse one log line into ``(category, content, tags)``; None for non-fact lines or empty content."""
+    m = FACT_RE.match(line.strip())
+    if not m:
+        return None
+    category, rest = m.group(1).strip(), m.group(2)
+    tags: tuple[str, ...] = ()
+    t = TAGS_RE.search(rest)
+    if t:
+        tags = tuple(t.group(1).split())
+        rest = rest[: t.start()]
+    content = rest.strip()
+    if not content:
+        return None
+    return category, content, tags
+
+
+def parse_log(text: str, day: dt.date) -> list[LoggedFact]:
+    """Every fact of a daily log's ``text``, in file order, with line number, entry time and session."""
+    facts: list[LoggedFact] = []
+    time = session = None
+    for number, raw in enumerate(text.split("\n"), start=1):
+        stripped = raw.strip()
+        h = HEADING_RE.match(stripped)
+        if h:
+            time, session = h.group(1), h.group(2) or None
+            continue
+        parsed = parse_fact_line(stripped)
+        if parsed:
+            category, content, tags = parsed
+            facts.append(LoggedFact(day, number, time, session, category, content, tags))
+    return facts
+
+
+def log_day(path: Path) -> dt.date | None:
+    """The date a daily log file name stands for, or None if the name is not ``YYYY-MM-DD.md``."""
+    m = LOG_NAME_RE.match(path.name)
+    if not m:
+        return None
+    try:
+        return dt.date.fromisoformat(m.group(1))
+    except ValueError:
+        return None
+
+
+def list_logs(archive_dir: Path) -> list[tuple[dt.date, Path]]:
+    """All daily logs in ``archive_dir``, oldest first (missing dir → empty)."""
+    if not archive_dir.is_dir():
+        return []
+    out = [(d, p) for p in archive_dir.glob("????-??-??.md") if p.is_file() and (d := log_day(p))]
+    return sorted(out)
+
+
+def read_log(path: Path) -> list[LoggedFact]:
+    """Parse the daily log at ``path`` (bad bytes replaced). Raises OSError if unreadable."""
+    day = log_day(path)
+    if day is None:
+        raise ValueError(f"{path.name} is not a daily log name (YYYY-MM-DD.md)")
+    return parse_log(read_text(path), day)
+
+
+def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts: list[Fact], *, timeout: float) -> Path:
+    """Append one entry of ``facts`` to the log of ``day``, as a single locked, fsynced write.
+
+    ``facts`` must be non-empty and already cleaned. The log is created with its header if needed. Concurrent
+    appenders (threads or processes) serialize on ``archive/.append.lock``. Raises :class:`LockTimeout`/OSError
+    with nothing written. Returns the log path.
+    """
+    if not facts:
+        raise ValueError("append_entry needs at least one fact")
+    path = archive_dir / f"{day.isoformat()}.md"
+    append_locked(path, render_entry(facts, time, fold_line(session) or "cli"),
+                  lock_path=archive_dir / APPEND_LOCK, timeout=timeout, header=log_header(day))
+    return path

@@ -1,0 +1,133 @@
+"""The write path: ``suzent capture`` appends facts to the day's log in the capture buffer.
+
+Ready fact lines take the fast path: parse, clean, one locked append — no model, no index, no heavy import.
+A conversation turn goes through an extractor first (:mod:`suzent_cli.extract`); for the claude extractor the
+10 nearest known facts are looked up best-effort (a missing, locked or corrupt index only means no context: the
+write still happens — invariant 5). Nothing is deduplicated at write time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import archive
+from .archive import Fact
+from .config import Settings, parse_date
+from .errors import InputInvalid
+from .textnorm import repair
+
+_TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+KNOWN_FACTS = 10
+
+
+@dataclass
+class CaptureResult:
+    """What one capture wrote. ``path`` is None when there was nothing to capture."""
+
+    facts: list[Fact]
+    path: Path | None = None
+    day: dt.date | None = None
+    time: str | None = None
+    session: str | None = None
+    extractor: str | None = None
+    known_facts: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_time(text: str) -> str:
+    """Validate ``HH:MM`` (24 h). Raises :class:`InputInvalid`."""
+    if not _TIME.match(text.strip()):
+        raise InputInvalid(f"time must be HH:MM (00:00-23:59), got {text!r}")
+    return text.strip()
+
+
+def parse_fact_lines(text: str) -> list[Fact]:
+    """Facts from lines of text: ``- [category] content `tags` ``, ``[category] content``, or plain content
+    (category ``general``). Blank lines are skipped; each other line is one fact."""
+    facts: list[Fact] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if not line.startswith("-") and line.startswith("["):
+            line = "- " + line
+        parsed = archive.parse_fact_line(line)
+        if parsed:
+            category, content, tags = parsed
+            facts.append(Fact(content=content, category=category, tags=tags))
+        elif not archive.FACT_RE.match(line):
+            facts.append(Fact(content=line))
+    return facts
+
+
+def clean_facts(facts: list[Fact]) -> list[Fact]:
+    """Fold each fact to one line and drop the empty ones (no input can forge a heading or an extra line)."""
+    out = []
+    for f in facts:
+        c = f.clean()
+        if c.content:
+            out.append(c)
+    return out
+
+
+def repair_input(data: bytes | str, warnings: list[str]) -> str:
+    """Repair bad UTF-8 and NUL/control bytes of raw input, recording one warning per kind of repair."""
+    text, found = repair(data)
+    warnings.extend(found)
+    return text
+
+
+def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = None, time: str | None = None,
+                session: str = "cli", warnings: list[str] | None = None, extractor: str | None = None,
+                known_facts: int = 0) -> CaptureResult:
+    """Append ``facts`` as one entry to the log of ``day`` (default: settings.today) at ``time`` (default: now, UTC).
+
+    Facts are cleaned first; if none remain nothing is written and ``path`` is None. One locked, fsynced append;
+    raises :class:`LockTimeout`/OSError with nothing written.
+    """
+    warnings = list(warnings or [])
+    day = day or settings.today
+    time = parse_time(time) if time else dt.datetime.now(dt.timezone.utc).strftime("%H:%M")
+    cleaned = clean_facts(facts)
+    result = CaptureResult(cleaned, day=day, time=time, session=session, extractor=extractor,
+                           known_facts=known_facts, warnings=warnings)
+    if cleaned:
+        result.path = archive.append_entry(settings.paths.archive_dir, day, time, session, cleaned,
+                                           timeout=settings.lock_timeout)
+    return result
+
+
+KnownFacts = Callable[[str], list[str]]
+
+
+def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str | None = None,
+                      known_facts: KnownFacts | None = None, day: dt.date | None = None, time: str | None = None,
+                      session: str = "cli", warnings: list[str] | None = None) -> CaptureResult:
+    """Extract facts from a turn (see :func:`suzent_cli.extract.turns.parse_turn`) and :func:`write_facts` them.
+
+    ``known_facts(text)`` returns up to 10 nearest known facts for the prompt; any exception it raises is
+    swallowed (the extraction runs without context). Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
+    """
+    from .extract import choose_extractor  # noqa: PLC0415
+    from .extract.turns import parse_turn  # noqa: PLC0415
+
+    warnings = list(warnings or [])
+    turn = parse_turn(turn_text)
+    extractor = choose_extractor(settings, extractor_name)
+    known: list[str] = []
+    if known_facts is not None and extractor.name != "offline":
+        try:
+            known = list(known_facts(turn.as_text()))[:KNOWN_FACTS]
+        except Exception as exc:  # noqa: BLE001 - invariant 5: enrichment never blocks a write
+            warnings.append(f"known-fact lookup skipped ({type(exc).__name__}: {exc})".splitlines()[0][:200])
+    facts = extractor.extract(turn, known)
+    return write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings,
+                       extractor=extractor.name, known_facts=len(known))
+
+
+def resolve_day(settings: Settings, date_text: str | None) -> dt.date:
+    return parse_date(date_text, "--date") if date_text else settings.today

@@ -1,0 +1,76 @@
+"""The ``suzent`` root: global options, settings resolved once, and the one place errors become messages."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from .. import __version__
+from ..config import Settings, resolve_settings
+from ..errors import SuzentError
+
+app = typer.Typer(
+    name="suzent",
+    help="Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    """The :class:`Settings` resolved by the root callback (flags of subcommands override through ``replace``)."""
+    return ctx.find_root().obj
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"suzent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    home: str = typer.Option(None, "--home", help="Data directory [env SUZENT_HOME, SUZENT_DATA_DIR; default ~/.suzent]."),
+    memory_dir: str = typer.Option(None, "--memory-dir", help="Memory dir with archive/ [env SUZENT_MEMORY_DIR]."),
+    vault_dir: str = typer.Option(None, "--vault-dir", help="Vault (notebook) dir [env SUZENT_VAULT_DIR]."),
+    index_dir: str = typer.Option(None, "--index-dir", help="LanceDB index dir [env SUZENT_INDEX_DIR]."),
+    today: str = typer.Option(None, "--today", help="Clock override YYYY-MM-DD for every date rule [env SUZENT_TODAY]."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.
+
+    Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
+    """
+    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today)
+
+
+def _register() -> None:
+    from . import capture, index, init, recall  # noqa: F401,PLC0415 - each module adds its commands to `app`
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point: run the app; turn suzent errors into ``Error: …`` and their exit code."""
+    try:
+        app(prog_name="suzent")
+    except SuzentError as exc:
+        if os.environ.get("SUZENT_DEBUG"):
+            raise
+        print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if os.environ.get("SUZENT_DEBUG"):
+            raise
+        print(f"Error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,28 @@
+"""Output helpers: rich on a terminal, plain text when piped, JSON with ``--json``. ``NO_COLOR`` is honoured."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as JSON on stdout (stable keys, UTF-8)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]warning:[/yellow] {message}", markup=True)
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as _escape  # noqa: PLC0415
+
+    return _escape(text)

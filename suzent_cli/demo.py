@@ -1,0 +1,62 @@
+"""``make demo``: the main job on the bundled example conversation, through the real CLI.
+
+Creates a fresh home (default ``./demo-home``), captures every session of ``examples/conversation.json`` with the
+offline extractor on its own date, indexes, and recalls the example queries, printing each command it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def _run(args: list[str], env: dict, stdin: str | None = None) -> str:
+    print(f"\n$ suzent {' '.join(a if ' ' not in a else repr(a) for a in args)}", flush=True)
+    proc = subprocess.run([sys.executable, "-m", "suzent_cli", *args], input=stdin, text=True, env=env,
+                          capture_output=True)
+    sys.stdout.write(proc.stdout)
+    sys.stdout.flush()
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(f"demo step failed (exit {proc.returncode}): suzent {' '.join(args)}")
+    return proc.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    example = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "examples" / "conversation.json"
+    home = Path(argv[1]) if len(argv) > 1 else Path("demo-home")
+    data = json.loads(example.read_text(encoding="utf-8"))
+    if home.exists():
+        shutil.rmtree(home)
+    env = dict(os.environ, SUZENT_HOME=str(home.absolute()), NO_COLOR="1", SUZENT_EXTRACTOR="offline",
+               COLUMNS="110")
+    env.pop("ANTHROPIC_API_KEY", None)
+    print(f"suzent demo: {example.name} → fresh home {home}")
+    _run(["init"], env)
+    for session in data["sessions"]:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+            json.dump(session["messages"], fh)
+        try:
+            _run(["capture", "--turn-from", fh.name, "--session", session["id"], "--date", session["date"],
+                  "--time", session["time"]], env)
+        finally:
+            os.unlink(fh.name)
+    archive = home / "sandbox" / "shared" / "memory" / "archive"
+    for log in sorted(archive.glob("*.md")):
+        print(f"\n--- {log.relative_to(home)} ---")
+        print(log.read_text(encoding="utf-8"), end="")
+    _run(["index"], env)
+    for query in data["queries"]:
+        _run(["recall", query, "--limit", "3"], env)
+    print("\ndemo done: every hit above names the daily log and line it came from.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""Typed errors, named as states. The CLI translates each into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+
+class SuzentError(Exception):
+    """Base class for every error suzent reports to a user (exit code 1 unless overridden)."""
+
+    exit_code = 1
+
+
+class ConfigInvalid(SuzentError):
+    """config.toml, an environment variable or a flag holds a value suzent cannot use."""
+
+    exit_code = 2
+
+
+class InputInvalid(SuzentError):
+    """Input given to a command (a fact, a turn, a date) cannot be used."""
+
+    exit_code = 2
+
+
+class LockTimeout(SuzentError):
+    """A file lock could not be taken in time; nothing was written."""
+
+    exit_code = 3
+
+
+class EmbedderUnavailable(SuzentError):
+    """The embedding model cannot be loaded (missing package, bad checksum, bad path)."""
+
+
+class EmbeddingFailed(SuzentError):
+    """The embedder raised while encoding; the indexer keeps the old rows of that file."""
+
+
+class IndexMissing(SuzentError):
+    """There is no search index yet (run ``suzent index``)."""
+
+
+class IndexIncompatible(SuzentError):
+    """The LanceDB table was built by another embedder or with another schema."""
+
+
+class ExtractorUnavailable(SuzentError):
+    """The requested fact extractor cannot run (e.g. claude without an API key)."""

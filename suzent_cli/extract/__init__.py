@@ -1,0 +1,51 @@
+"""Fact extraction for ``capture --turn-from``: a conversation turn in, durable facts out.
+
+Two extractors share one interface, ``extract(turn, known) -> list[Fact]``:
+
+* ``offline`` (:mod:`.offline`): deterministic, no model, no network. Keeps the user's durable statements verbatim.
+* ``claude`` (:mod:`.claude`): the Anthropic Messages API with a tool schema for structured output; the prompt
+  carries up to 10 nearest known facts and says that a fact which changes a known one must still be emitted.
+
+``auto`` picks claude when an API key is configured, else offline.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..archive import Fact
+from ..config import Settings
+from ..errors import ExtractorUnavailable
+from .turns import Message, Turn
+
+__all__ = ["Extractor", "Fact", "Message", "Turn", "choose_extractor", "resolve_extractor_name"]
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
+        """Facts worth keeping from ``turn``. ``known``: up to 10 nearest facts already in memory (may be empty)."""
+        ...
+
+
+def resolve_extractor_name(settings: Settings, requested: str | None = None) -> str:
+    """``offline`` or ``claude`` for ``requested`` (default: settings.extractor); ``auto`` → claude iff a key is set."""
+    name = requested or settings.extractor
+    if name == "auto":
+        return "claude" if settings.claude_configured else "offline"
+    if name not in ("offline", "claude"):
+        raise ExtractorUnavailable(f"unknown extractor {name!r}: use auto, offline or claude")
+    return name
+
+
+def choose_extractor(settings: Settings, requested: str | None = None) -> Extractor:
+    """Instantiate the extractor; raises :class:`ExtractorUnavailable` (e.g. claude without ANTHROPIC_API_KEY)."""
+    name = resolve_extractor_name(settings, requested)
+    if name == "claude":
+        from .claude import ClaudeExtractor  # noqa: PLC0415 - imports anthropic
+
+        return ClaudeExtractor.from_settings(settings)
+    from .offline import OfflineExtractor  # noqa: PLC0415
+
+    return OfflineExtractor()

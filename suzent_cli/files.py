@@ -1,0 +1,114 @@
+"""The one place that appends to and atomically rewrites files, under file locks.
+
+Crash and concurrency contract:
+
+* :func:`append_locked` takes an exclusive :mod:`filelock` lock, writes the whole record with a single
+  ``write(2)`` on an ``O_APPEND`` descriptor, then ``fsync``\\ s the file (and the directory when the file was
+  created). Concurrent appenders serialize on the lock, so records never interleave; a crash can at worst leave
+  the *last* record torn, never an earlier one.
+* :func:`atomic_write` writes a temp file in the same directory, fsyncs it, then ``os.replace``\\ s it over the
+  target: readers see the old or the new file, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from filelock import FileLock, Timeout
+
+from .errors import LockTimeout
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path, timeout: float) -> Iterator[None]:
+    """Hold an exclusive inter-process lock on ``lock_path`` (created if missing).
+
+    Raises :class:`LockTimeout` after ``timeout`` seconds; nothing guarded by the lock has run then.
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockTimeout(f"could not lock {lock_path} within {timeout:g}s (another suzent process holds it)") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_locked(path: Path, record: str, *, lock_path: Path, timeout: float, header: str = "") -> bool:
+    """Append ``record`` to ``path`` as one write, under ``lock_path``; prefix ``header`` if the file is empty.
+
+    Returns True if this call created the file (or found it empty and wrote the header). Raises
+    :class:`LockTimeout` or ``OSError``; on either, nothing was written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(lock_path, timeout):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fresh = os.fstat(fd).st_size == 0
+            data = ((header if fresh else "") + record).encode("utf-8")
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if fresh:
+            _fsync_dir(path.parent)
+        return fresh
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) atomically: temp file, fsync, rename, fsync of the directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_if_absent(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` unless it exists (O_EXCL, so a concurrent creator wins). True if created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return True
+
+
+def read_text(path: Path) -> str:
+    """Read ``path`` as UTF-8, replacing undecodable bytes (never raises on bad bytes; OSError if unreadable)."""
+    return path.read_bytes().decode("utf-8", errors="replace")

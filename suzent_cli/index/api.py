@@ -1,0 +1,46 @@
+"""Entry points to the indexer used by other stages and the CLI (load the embedder, run one pass)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from ..config import Settings
+from ..files import locked
+from .embed import Embedder, load_embedder
+from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress
+from .store import TABLE
+
+
+def make_indexer(settings: Settings, model: str | None = None, embedder: Embedder | None = None) -> Indexer:
+    """An :class:`Indexer` for ``settings`` with ``embedder`` or the one named by ``model``/settings."""
+    return Indexer(settings, embedder or load_embedder(model or settings.embedder), context_window=settings.context_window)
+
+
+def run_index(settings: Settings, *, full: bool = False, model: str | None = None, embedder: Embedder | None = None,
+              progress: Progress | None = None) -> IndexReport:
+    """One indexer pass over every source (changed files by mtime, or all with ``full``)."""
+    return make_indexer(settings, model, embedder).run(full=full, progress=progress)
+
+
+def reindex_files(settings: Settings, files: list[Path], *, embedder: Embedder | None = None) -> IndexReport:
+    """Reindex exactly ``files`` (e.g. a log just appended to), whatever their mtime."""
+    return make_indexer(settings, embedder=embedder).run(only=files)
+
+
+def move_index_aside(settings: Settings) -> Path | None:
+    """Move the table and the index state to ``<home>/backups/index-<UTC timestamp>/`` (nothing is deleted), so
+    the next pass rebuilds from markdown. Returns the backup dir, or None if there was no table."""
+    index_dir = settings.paths.index_dir
+    table = index_dir / f"{TABLE}.lance"
+    if not table.exists():
+        return None
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    backup = settings.paths.home / "backups" / f"index-{stamp}"
+    backup.mkdir(parents=True, exist_ok=False)
+    with locked(index_dir / LOCK_FILE, settings.lock_timeout):
+        shutil.move(str(table), str(backup / table.name))
+        if (index_dir / STATE_FILE).exists():
+            shutil.move(str(index_dir / STATE_FILE), str(backup / STATE_FILE))
+    return backup

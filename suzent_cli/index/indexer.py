@@ -1,0 +1,237 @@
+"""The indexer: the only writer of the LanceDB search index.
+
+One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
+
+1. Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone fingerprint and the
+   ``{label:filename: {mtime_ns, size}}`` of every file indexed). A missing, unversioned or older state, or one
+   written for another embedder, is discarded and the pass becomes a full one.
+2. Pick the files to look at: changed since the state (mtime/size), all of them with ``full`` or when the
+   tombstone set changed, or exactly ``only``.
+3. Per file, build documents and diff them against the row ids already in the table: embed only the new ones
+   (all files' embeddings are computed before any row of theirs is deleted), then add the new rows and delete the
+   vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
+   never touched.
+4. Record each file's stat (taken before it was read) only after its rows are committed.
+
+Crash at any point: the table holds the old or the new rows of each batch, and the state only names files whose
+rows are committed, so the next pass redoes exactly the unfinished files. Embedding failure: that file's old
+rows stay, its state is not recorded, the error is reported, and it is retried next pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..config import Settings
+from ..errors import EmbeddingFailed, SuzentError
+from ..files import atomic_write, locked
+from ..state import read_tombstones
+from .embed import Embedder
+from .sources import Document, Source, discover, documents, source_for_path
+from .store import Store, quote
+
+STATE_FILE = "index_state.json"
+STATE_VERSION = 2
+LOCK_FILE = ".indexer.lock"
+BATCH_TEXTS = 4096
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    """What one pass did. ``errors`` lists ``(source key, message)`` of files left for the next pass."""
+
+    files_checked: int = 0
+    files_updated: int = 0
+    files_removed: int = 0
+    rows_added: int = 0
+    rows_removed: int = 0
+    embeddings: int = 0
+    legacy_rows: int = 0
+    total_rows: int = 0
+    full: bool = False
+    fts_rebuilt: bool = False
+    seconds: float = 0.0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["errors"] = [{"source": s, "error": e} for s, e in self.errors]
+        return d
+
+
+def _tombstone_fingerprint(tombstones: frozenset[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(tombstones)).encode()).hexdigest()
+
+
+class Indexer:
+    """Derives the search index from the markdown tiers. ``context_window``: preceding log facts added to a fact's
+    search/embedding text."""
+
+    def __init__(self, settings: Settings, embedder: Embedder, *, context_window: int = 0):
+        self.settings = settings
+        self.paths = settings.paths
+        self.embedder = embedder
+        self.context_window = context_window
+
+    @property
+    def state_path(self) -> Path:
+        return self.paths.index_dir / STATE_FILE
+
+    def _load_state(self) -> dict | None:
+        try:
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION or not isinstance(state.get("files"), dict):
+            return None
+        if state.get("embedder") != self.embedder.name or state.get("context_window") != self.context_window:
+            return None
+        return state
+
+    def _save_state(self, state: dict) -> None:
+        atomic_write(self.state_path, json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def run(self, *, full: bool = False, only: list[Path] | None = None, progress: Progress | None = None) -> IndexReport:
+        """Bring the index up to date with the markdown tiers; see the module docstring for the contract.
+
+        ``only``: reindex exactly these files (e.g. the log ``capture --index`` just appended to), whatever their
+        mtime. Raises :class:`LockTimeout`, :class:`IndexIncompatible`, :class:`EmbedderUnavailable`.
+        """
+        started = time.perf_counter()
+        report = IndexReport(full=full)
+        self.paths.index_dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout):
+            store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
+            state = self._load_state()
+            tombstones = read_tombstones(self.paths.state_dir)
+            fingerprint = _tombstone_fingerprint(tombstones)
+            if state is None:
+                state, full, report.full = {"files": {}}, True, True
+            sweep = full or state.get("tombstones") != fingerprint
+            state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window)
+            files: dict = state["files"]
+            self._state = state
+
+            sources = discover(self.paths)
+            if only is not None:
+                wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
+                todo = [s for s in sources if s.key in wanted]
+            else:
+                todo = [s for s in sources if sweep or self._changed(s, files.get(s.key))]
+            report.files_checked = len(sources) if only is None else len(todo)
+
+            existing = store.ids_by_source() if (todo or only is None) else {}
+            report.legacy_rows = len(existing.get(None, ()))
+            removed = []
+            if only is None:
+                present = {s.key for s in sources}
+                removed = sorted(k for k in existing if k is not None and k not in present)
+                removed += sorted(k for k in files if k not in present and k not in existing)
+            self._process(store, todo, existing, removed, files, report, progress)
+            state["tombstones"] = fingerprint if not report.errors else state.get("tombstones")
+            self._save_state(state)
+            report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
+                if (report.rows_added or report.full) else False
+            report.total_rows = store.count()
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    @staticmethod
+    def _changed(source: Source, recorded: dict | None) -> bool:
+        if not recorded:
+            return True
+        try:
+            st = source.path.stat()
+        except OSError:
+            return True
+        return st.st_mtime_ns != recorded.get("mtime_ns") or st.st_size != recorded.get("size")
+
+    def _process(self, store: Store, todo: list[Source], existing: dict, removed: list[str], files: dict,
+                 report: IndexReport, progress: Progress | None) -> None:
+        tombstones = read_tombstones(self.paths.state_dir)
+        batch: list[tuple[Source, object, list[Document], set[str]]] = []
+        batch_texts = 0
+        for n, source in enumerate(todo, start=1):
+            try:
+                docs, st = documents(source, tombstones, self.context_window)
+            except OSError as exc:
+                report.errors.append((source.key, f"cannot read: {exc}"))
+                continue
+            have = existing.get(source.key, set())
+            desired = {d.id for d in docs}
+            new_docs = [d for d in docs if d.id not in have]
+            stale = have - desired
+            if not new_docs and not stale:
+                files[source.key] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size}
+            else:
+                batch.append((source, st, new_docs, stale))
+                batch_texts += len(new_docs)
+            if batch_texts >= BATCH_TEXTS:
+                self._flush(store, batch, [], files, report)
+                batch, batch_texts = [], 0
+            if progress:
+                progress(n, len(todo), source.key)
+        if batch or removed:
+            self._flush(store, batch, removed, files, report)
+
+    def _embed(self, batch, report: IndexReport) -> list[tuple[Source, object, list[Document], set[str], object]]:
+        """Embed all new documents of ``batch``; on failure retry per file so one bad file cannot block others."""
+        texts = [d.embed_text for _, _, docs, _ in batch for d in docs]
+        try:
+            vectors = self.embedder.encode(texts) if texts else None
+            report.embeddings += len(texts)
+            out, offset = [], 0
+            for source, st, docs, stale in batch:
+                out.append((source, st, docs, stale, vectors[offset:offset + len(docs)] if docs else []))
+                offset += len(docs)
+            return out
+        except EmbeddingFailed:
+            if len(batch) == 1:
+                report.errors.append((batch[0][0].key, "embedding failed; old rows kept, retried next pass"))
+                return []
+        out = []
+        for item in batch:
+            out += self._embed([item], report)
+        return out
+
+    def _flush(self, store: Store, batch, removed: list[str], files: dict, report: IndexReport) -> None:
+        embedded = self._embed(batch, report) if batch else []
+        now = time.time()
+        import datetime as dt  # noqa: PLC0415
+
+        stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc)
+        rows, stale_ids = [], []
+        for source, _st, docs, stale, vectors in embedded:
+            stale_ids += sorted(stale)
+            for doc, vec in zip(docs, vectors):
+                rows.append({
+                    "id": doc.id, "content": doc.content, "vector": vec.tolist(), "user_id": self.settings.user_id,
+                    "chat_id": None, "metadata": json.dumps(doc.metadata, ensure_ascii=False),
+                    "importance": doc.importance, "created_at": doc.created_at, "updated_at": stamp,
+                    "accessed_at": None, "access_count": 0, "source": doc.source, "locator": doc.locator,
+                    "source_date": doc.source_date, "search_text": doc.search_text,
+                })
+        clauses = []
+        if stale_ids:
+            clauses.append("id IN (" + ", ".join(quote(i) for i in stale_ids) + ")")
+        if removed:
+            clauses.append("source IN (" + ", ".join(quote(k) for k in removed) + ")")
+        try:
+            added, deleted = store.commit(rows, " OR ".join(clauses) if clauses else None)
+        except Exception as exc:  # noqa: BLE001 - the table is unchanged; report and leave state unrecorded
+            raise SuzentError(f"writing the search index failed (nothing committed, state unchanged): {exc}") from exc
+        report.rows_added += added
+        report.rows_removed += deleted
+        for source, st, _docs, _stale, _vec in embedded:
+            files[source.key] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size}
+            report.files_updated += 1
+        for key in removed:
+            files.pop(key, None)
+            report.files_removed += 1
+        self._save_state(self._state)  # only now do these files count as indexed

@@ -1,0 +1,157 @@
+"""What the indexer reads: the source files of the index and the documents (future rows) each one yields.
+
+Sources, in index order: core files (``persona.md``, ``user.md``, ``MEMORY.md`` as label ``facts``), daily logs
+(``archive``), vault content pages (``notebook``). Each is keyed ``label:filename`` — never an absolute path, so
+an index state survives a moved or synced home.
+
+A daily log yields one document per fact line; a page or core file one per paragraph chunk. A document whose
+normalized content is tombstoned is never produced. Row ids are derived from everything that determines a row
+(source, locator, texts, metadata), so an unchanged line keeps its id and re-indexing is a diff: only new ids
+are embedded, only vanished ids are deleted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import archive, vault
+from ..chunking import chunk_paragraphs
+from ..config import Paths
+from ..files import read_text
+from ..textnorm import normalize
+
+CORE_FILES = (("persona", "persona.md"), ("user", "user.md"), ("facts", "MEMORY.md"))
+_ID_NAMESPACE = uuid.UUID("6f1f2a8e-3c1b-4d5e-9a7b-5d0c3e2f1a90")
+RAW_IMPORTANCE = 0.5
+
+
+@dataclass(frozen=True)
+class Source:
+    """One markdown file the index is derived from."""
+
+    label: str  # archive | notebook | persona | user | facts
+    filename: str  # daily-log name, vault-relative POSIX path, or core file name
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.label}:{self.filename}"
+
+    @property
+    def source_type(self) -> str:
+        return {"archive": "archive_log", "notebook": "notebook"}.get(self.label, "core_file")
+
+
+@dataclass
+class Document:
+    """A future row: ``content`` is returned by recall, ``embed_text`` embedded, ``search_text`` BM25-indexed."""
+
+    source: str
+    locator: int
+    content: str
+    embed_text: str
+    search_text: str
+    metadata: dict
+    importance: float
+    created_at: dt.datetime
+    source_date: str | None = None
+    id: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            ident = json.dumps([self.source, self.locator, self.content, self.embed_text, self.search_text,
+                                self.metadata, self.importance], sort_keys=True, ensure_ascii=False)
+            self.id = str(uuid.uuid5(_ID_NAMESPACE, ident))
+
+
+def discover(paths: Paths) -> list[Source]:
+    """Every source file that exists now, in index order."""
+    out = [Source(label, name, paths.memory_dir / name) for label, name in CORE_FILES
+           if (paths.memory_dir / name).is_file()]
+    out += [Source("archive", p.name, p) for _, p in archive.list_logs(paths.archive_dir)]
+    out += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p) for p in vault.content_pages(paths.vault_dir)]
+    return out
+
+
+def source_for_path(paths: Paths, path: Path) -> Source | None:
+    """The :class:`Source` a file path stands for, or None if the indexer does not read it."""
+    path = path.absolute()
+    if path.parent == paths.archive_dir.absolute() and archive.log_day(path):
+        return Source("archive", path.name, path)
+    for label, name in CORE_FILES:
+        if path == (paths.memory_dir / name).absolute():
+            return Source(label, name, path)
+    try:
+        rel = path.relative_to(paths.vault_dir.absolute())
+    except ValueError:
+        return None
+    if vault.is_content_page(paths.vault_dir.absolute(), path):
+        return Source("notebook", rel.as_posix(), path)
+    return None
+
+
+def _fact_created_at(day: dt.date, time: str | None) -> dt.datetime:
+    hour, minute = 0, 0
+    if time:
+        try:
+            hour, minute = (int(x) for x in time.split(":"))
+            dt.time(hour, minute)
+        except ValueError:
+            hour, minute = 0, 0
+    return dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.timezone.utc)
+
+
+def log_documents(source: Source, text: str, tombstones: frozenset[str], context_window: int = 0) -> list[Document]:
+    """One document per fact line of a daily log. With ``context_window`` N > 0, the N preceding facts of the same
+    log are added to the search and embedding texts (never to ``content``): neighbouring-turn context."""
+    day = archive.log_day(source.path)
+    facts = archive.parse_log(text, day)
+    docs: list[Document] = []
+    for i, fact in enumerate(facts):
+        if normalize(fact.content) in tombstones:
+            continue
+        context = [f.content for f in facts[max(0, i - context_window):i]] if context_window else []
+        meta = {"source_type": "archive_log", "source_file": source.filename, "source_date": day.isoformat(),
+                "category": fact.category, "tags": list(fact.tags), "line": fact.line, "session_id": fact.session}
+        combined = "\n".join([*context, fact.content])
+        docs.append(Document(source.key, fact.line, fact.content, combined, combined, meta, RAW_IMPORTANCE,
+                             _fact_created_at(day, fact.time), day.isoformat()))
+    return docs
+
+
+def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float) -> list[Document]:
+    """One document per paragraph chunk of a vault page or core file; the page title helps full-text search."""
+    created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
+    title = Path(source.filename).stem
+    docs: list[Document] = []
+    for i, chunk in enumerate(chunk_paragraphs(text)):
+        if normalize(chunk) in tombstones:
+            continue
+        if source.label == "notebook":
+            meta = {"source_type": "notebook", "source_file": source.filename, "chunk_index": i, "label": "notebook",
+                    "category": "notebook", "tags": ["notebook", source.filename]}
+        else:
+            meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
+                    "category": "core_file", "tags": ["core_memory", source.label, source.filename]}
+        docs.append(Document(source.key, i, chunk, chunk, f"{title}\n{chunk}", meta, RAW_IMPORTANCE, created))
+    return docs
+
+
+def documents(source: Source, tombstones: frozenset[str], context_window: int = 0) -> tuple[list[Document], os.stat_result]:
+    """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``.
+
+    The stat is taken first so that an append racing the read makes the recorded stat stale, and the file is
+    looked at again on the next pass. Raises OSError if the file cannot be read.
+    """
+    st = source.path.stat()
+    text = read_text(source.path)
+    if source.label == "archive":
+        return log_documents(source, text, tombstones, context_window), st
+    return page_documents(source, text, tombstones, st.st_mtime), st
+
+

@@ -1,0 +1,216 @@
+"""LanceDB access: the only module that imports lancedb.
+
+Table ``archival_memories`` keeps the original suzent columns (``id, content, vector, user_id, chat_id, metadata,
+importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is a JSON string with
+``source_type, source_file, category, tags, …``) and adds four of suzent's own:
+
+* ``source`` — ``label:filename`` of the markdown file a row was derived from (``archive:2026-06-01.md``,
+  ``notebook:3_Personal/Food.md``, ``facts:MEMORY.md``). NULL marks a *legacy* row that suzent did not create;
+  such rows are never deleted by the indexer.
+* ``locator`` — 1-based line of a daily-log fact, or chunk index of a page.
+* ``source_date`` — ``YYYY-MM-DD`` for daily-log rows.
+* ``search_text`` — what BM25 full-text search sees (content plus context); ``content`` is what recall returns.
+
+The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
+``suzent.dim``). Write methods (:meth:`Store.commit`, :meth:`Store.ensure_fts_index`) are called by
+:mod:`suzent_cli.index.indexer` only.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ..errors import IndexIncompatible, IndexMissing
+
+TABLE = "archival_memories"
+BLOCKS_TABLE = "memory_blocks"
+SCHEMA_VERSION = "2"
+FTS_COLUMN = "search_text"
+OWN_COLUMNS = ("source", "locator", "source_date", "search_text")
+
+
+def _lancedb():
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module="lancedb")
+    import lancedb  # noqa: PLC0415 - heavy, lazy by design
+
+    return lancedb
+
+
+def archival_schema(dim: int, embedder: str):
+    import pyarrow as pa  # noqa: PLC0415
+
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("content", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("user_id", pa.string()),
+            pa.field("chat_id", pa.string()),
+            pa.field("metadata", pa.string()),
+            pa.field("importance", pa.float32()),
+            pa.field("created_at", ts),
+            pa.field("updated_at", ts),
+            pa.field("accessed_at", ts),
+            pa.field("access_count", pa.int32()),
+            pa.field("source", pa.string()),
+            pa.field("locator", pa.int32()),
+            pa.field("source_date", pa.string()),
+            pa.field("search_text", pa.string()),
+        ],
+        metadata={"suzent.embedder": embedder, "suzent.dim": str(dim), "suzent.schema": SCHEMA_VERSION},
+    )
+
+
+def blocks_schema():
+    import pyarrow as pa  # noqa: PLC0415
+
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema([pa.field("label", pa.string()), pa.field("content", pa.string()), pa.field("chat_id", pa.string()),
+                      pa.field("user_id", pa.string()), pa.field("created_at", ts), pa.field("updated_at", ts)])
+
+
+def quote(value: str) -> str:
+    """A SQL string literal for a LanceDB filter (single quotes doubled)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def table_exists(index_dir: Path) -> bool:
+    return (index_dir / f"{TABLE}.lance").is_dir()
+
+
+class Store:
+    """An open ``archival_memories`` table, checked against the embedder it will be used with."""
+
+    def __init__(self, index_dir: Path, table):
+        self.index_dir = index_dir
+        self.table = table
+
+    # ---- opening -------------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, create: bool) -> "Store":
+        """Open (or with ``create``, create) the table in ``index_dir``.
+
+        Raises :class:`IndexIncompatible` when the table was written by another tool/schema or another embedder,
+        and :class:`IndexMissing` when it does not exist and ``create`` is false.
+        """
+        if not table_exists(index_dir):
+            if not create:
+                raise IndexMissing(f"no search index at {index_dir} yet: run `suzent index` first")
+            index_dir.mkdir(parents=True, exist_ok=True)
+            db = _lancedb().connect(str(index_dir))
+            table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
+            if BLOCKS_TABLE not in db.table_names():
+                db.create_table(BLOCKS_TABLE, schema=blocks_schema(), exist_ok=True)
+            store = cls(index_dir, table)
+        else:
+            db = _lancedb().connect(str(index_dir))
+            store = cls(index_dir, db.open_table(TABLE))
+        store.check(embedder_name, dim)
+        return store
+
+    def recorded_embedder(self) -> tuple[str | None, int | None]:
+        meta = self.table.schema.metadata or {}
+        name = meta.get(b"suzent.embedder")
+        dim = meta.get(b"suzent.dim")
+        return (name.decode() if name else None, int(dim) if dim else None)
+
+    def check(self, embedder_name: str, dim: int) -> None:
+        names = set(self.table.schema.names)
+        name, recorded_dim = self.recorded_embedder()
+        if not set(OWN_COLUMNS) <= names or name is None:
+            raise IndexIncompatible(
+                f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app): its rows "
+                "may be the only copy of that content, so suzent will not rewrite it. Migrate it with "
+                "`suzent retire-legacy` (check, then --export, then --apply), or point --index-dir at a fresh "
+                "directory, or run `suzent index --rebuild` to move it to a backup and build a new index from markdown")
+        if name != embedder_name or recorded_dim != dim:
+            raise IndexIncompatible(
+                f"the index at {self.index_dir} was built with embedder {name} (dim {recorded_dim}), not "
+                f"{embedder_name} (dim {dim}). Use `--model {name}`, or `suzent index --rebuild` to move it to a "
+                "backup and re-embed everything from markdown")
+
+    # ---- reads ---------------------------------------------------------------------------------------------
+    def count(self, where: str | None = None) -> int:
+        return int(self.table.count_rows(where)) if where else int(self.table.count_rows())
+
+    def ids_by_source(self) -> dict[str | None, set[str]]:
+        """``{source: {row id, …}}`` for every row (legacy rows under ``None``). One column scan."""
+        data = self.table.to_arrow().select(["id", "source"]).to_pydict() if self.count() else {"id": [], "source": []}
+        out: dict[str | None, set[str]] = {}
+        for rid, source in zip(data["id"], data["source"]):
+            out.setdefault(source, set()).add(rid)
+        return out
+
+    def vector_search(self, vector, limit: int, where: str | None = None) -> list[dict[str, Any]]:
+        q = self.table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
+
+    def fts_search(self, text: str, limit: int, where: str | None = None) -> list[dict[str, Any]]:
+        if not self.has_fts_index():
+            return []
+        q = self.table.search(text, query_type="fts", fts_columns=FTS_COLUMN).limit(limit)
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
+
+    def has_fts_index(self) -> bool:
+        return any(FTS_COLUMN in idx.columns for idx in self.table.list_indices())
+
+    def fragments(self) -> int:
+        stats = self.table.stats()
+        return int(stats["fragment_stats"]["num_fragments"])
+
+    # ---- writes (indexer only) -----------------------------------------------------------------------------
+    def commit(self, rows: list[dict[str, Any]], delete_where: str | None) -> tuple[int, int]:
+        """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id).
+
+        Readers see the table before or after, never between. Returns ``(inserted, deleted)``.
+        """
+        import pyarrow as pa  # noqa: PLC0415
+
+        if not rows and not delete_where:
+            return 0, 0
+        data = pa.Table.from_pylist(rows, schema=self.table.schema)
+        merge = self.table.merge_insert("id").when_not_matched_insert_all()
+        if delete_where:
+            merge = merge.when_not_matched_by_source_delete(delete_where)
+        result = merge.execute(data)
+        return int(result.num_inserted_rows), int(result.num_deleted_rows)
+
+    def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
+        """Create the BM25 index on ``search_text`` if missing; rebuild it when more than ``rebuild_ratio`` of the
+        rows are not yet covered (unindexed rows are still searched, by a slower flat scan). True if (re)built."""
+        total = self.count()
+        if total == 0:
+            return False
+        if self.has_fts_index():
+            try:
+                stats = self.table.index_stats(f"{FTS_COLUMN}_idx")
+                unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
+            except Exception:  # noqa: BLE001 - stats are advisory
+                unindexed = 0
+            if unindexed <= rebuild_ratio * total:
+                return False
+        from lancedb.index import FTS  # noqa: PLC0415
+
+        self.table.create_index(FTS_COLUMN, config=FTS(language="English", stem=True, remove_stop_words=True,
+                                                       with_position=False), replace=True)
+        return True
+
+
+_RESULT_COLUMNS = ["id", "content", "metadata", "importance", "created_at", "source", "locator", "source_date",
+                   "chat_id"]
+
+
+def row_metadata(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        meta = json.loads(row.get("metadata") or "{}")
+        return meta if isinstance(meta, dict) else {}
+    except ValueError:
+        return {}

@@ -1,0 +1,68 @@
+"""Runner-owned state in ``notebook/.state/``: tombstones and the recall log.
+
+* ``tombstones.jsonl`` — ``{"content": <normalized text>}`` per line (compat). The only removal mechanism: a
+  tombstoned text is never indexed, from any source. Bad lines are skipped, never fatal.
+* ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from .files import append_locked, read_text
+from .textnorm import normalize
+
+TOMBSTONES = "tombstones.jsonl"
+RECALL_LOG = "recall_log.jsonl"
+STATE_LOCK = ".state.lock"
+
+
+def read_tombstones(state_dir: Path) -> frozenset[str]:
+    """The set of normalized tombstoned texts (missing file → empty; malformed lines skipped)."""
+    path = state_dir / TOMBSTONES
+    if not path.is_file():
+        return frozenset()
+    out: set[str] = set()
+    for line in read_text(path).splitlines():
+        try:
+            content = json.loads(line).get("content")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(content, str) and content.strip():
+            out.add(normalize(content))
+    return frozenset(out)
+
+
+def append_tombstones(state_dir: Path, texts: list[str], *, timeout: float) -> list[str]:
+    """Record tombstones for ``texts`` (normalized; ones already present are skipped). Returns those added.
+
+    The caller must reindex every file that held one of them (tombstoning changes no file's mtime).
+    """
+    existing = read_tombstones(state_dir)
+    new: list[str] = []
+    for text in texts:
+        key = normalize(text)
+        if key and key not in existing and key not in new:
+            new.append(key)
+    if new:
+        record = "".join(json.dumps({"content": k}, ensure_ascii=False) + "\n" for k in new)
+        append_locked(state_dir / TOMBSTONES, record, lock_path=state_dir / STATE_LOCK, timeout=timeout)
+    return new
+
+
+def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout: float = 2.0) -> None:
+    """Best-effort: one JSON line per returned hit. Never raises (recall must not fail on its log)."""
+    if not hits or not state_dir.parent.is_dir():
+        return
+    ts = dt.datetime.now(dt.timezone.utc).isoformat()
+    record = "".join(
+        json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query[:160]},
+                   ensure_ascii=False) + "\n"
+        for h in hits
+    )
+    try:
+        append_locked(state_dir / RECALL_LOG, record, lock_path=state_dir / STATE_LOCK, timeout=timeout)
+    except Exception:  # noqa: BLE001 - best-effort by contract
+        pass
