@@ -17,8 +17,8 @@ from typing import Callable
 from . import archive
 from .archive import Fact
 from .config import Settings, parse_date
-from .errors import InputInvalid
-from .textnorm import repair
+from .errors import ExtractionFailed, InputInvalid
+from .textnorm import fold_line, repair
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 KNOWN_FACTS = 10
@@ -45,23 +45,25 @@ def parse_time(text: str) -> str:
     return text.strip()
 
 
+def parse_fact(text: str) -> Fact | None:
+    """One fact from ``text``, folded to one line first (so it can never become two facts or a heading):
+    ``- [category] content `tags` ``, ``[category] content``, or plain content (category ``general``).
+    None when nothing is left."""
+    line = fold_line(text)
+    if not line:
+        return None
+    if line.startswith("["):
+        line = "- " + line
+    parsed = archive.parse_fact_line(line)
+    if parsed:
+        category, content, tags = parsed
+        return Fact(content=content, category=category, tags=tags)
+    return Fact(content=line)
+
+
 def parse_fact_lines(text: str) -> list[Fact]:
-    """Facts from lines of text: ``- [category] content `tags` ``, ``[category] content``, or plain content
-    (category ``general``). Blank lines are skipped; each other line is one fact."""
-    facts: list[Fact] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if not line.startswith("-") and line.startswith("["):
-            line = "- " + line
-        parsed = archive.parse_fact_line(line)
-        if parsed:
-            category, content, tags = parsed
-            facts.append(Fact(content=content, category=category, tags=tags))
-        elif not archive.FACT_RE.match(line):
-            facts.append(Fact(content=line))
-    return facts
+    """Facts from ``--facts-from`` text: each non-blank line is one fact (see :func:`parse_fact`)."""
+    return [f for line in text.splitlines() if (f := parse_fact(line))]
 
 
 def clean_facts(facts: list[Fact]) -> list[Fact]:
@@ -110,7 +112,9 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     """Extract facts from a turn (see :func:`suzent_cli.extract.turns.parse_turn`) and :func:`write_facts` them.
 
     ``known_facts(text)`` returns up to 10 nearest known facts for the prompt; any exception it raises is
-    swallowed (the extraction runs without context). Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
+    swallowed (the extraction runs without context). When a model extractor raises :class:`ExtractionFailed`
+    the offline extractor is used instead, with a warning. Raises :class:`InputInvalid`,
+    :class:`ExtractorUnavailable`.
     """
     from .extract import choose_extractor  # noqa: PLC0415
     from .extract.turns import parse_turn  # noqa: PLC0415
@@ -124,7 +128,17 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
             known = list(known_facts(turn.as_text()))[:KNOWN_FACTS]
         except Exception as exc:  # noqa: BLE001 - invariant 5: enrichment never blocks a write
             warnings.append(f"known-fact lookup skipped ({type(exc).__name__}: {exc})".splitlines()[0][:200])
-    facts = extractor.extract(turn, known)
+    try:
+        facts = extractor.extract(turn, known)
+    except ExtractionFailed as exc:
+        if extractor.name == "offline":
+            raise
+        from .extract.offline import OfflineExtractor  # noqa: PLC0415
+
+        # A turn is never lost because the API is down: fall back to the rules, and say so.
+        warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
+        extractor, known = OfflineExtractor(), []
+        facts = extractor.extract(turn, known)
     return write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings,
                        extractor=extractor.name, known_facts=len(known))
 

@@ -45,3 +45,7 @@ class IndexIncompatible(SuzentError):
 
 class ExtractorUnavailable(SuzentError):
     """The requested fact extractor cannot run (e.g. claude without an API key)."""
+
+
+class ExtractionFailed(SuzentError):
+    """The extractor could not produce facts (API or network error, unusable reply); nothing was written."""

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..capture import extract_and_write, parse_fact_lines, repair_input, resolve_day, write_facts
+from ..capture import extract_and_write, parse_fact, parse_fact_lines, repair_input, resolve_day, write_facts
 from ..errors import InputInvalid
 from .app import app, settings_of
 from .render import emit_json, escape, out, warn
@@ -56,11 +56,10 @@ def capture_cmd(
         result = extract_and_write(settings, text, extractor_name=extractor, known_facts=known_facts_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
     else:
-        lines: list[str] = [repair_input(f, warnings) for f in fact or []]
+        facts = [f for raw in fact or [] if (f := parse_fact(repair_input(raw, warnings)))]
         if facts_from:
-            lines.append(repair_input(_read_source(facts_from), warnings))
-        result = write_facts(settings, parse_fact_lines("\n".join(lines)), day=day, time=time, session=session,
-                             warnings=warnings)
+            facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings))
+        result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
     report = None
     if index and result.path is not None:
         from ..index.api import reindex_files  # noqa: PLC0415 - loads the embedder

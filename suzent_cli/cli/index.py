@@ -28,7 +28,7 @@ def index_cmd(
     settings = settings_of(ctx)
     indexer = make_indexer(settings, model)
     backup = move_index_aside(settings) if rebuild else None
-    if backup:
+    if backup and not json_out:
         out.print(f"previous index moved to {escape(str(backup))}")
     if json_out or not out.is_terminal:
         report = indexer.run(full=full or rebuild)

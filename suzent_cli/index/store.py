@@ -103,8 +103,7 @@ class Store:
             index_dir.mkdir(parents=True, exist_ok=True)
             db = _lancedb().connect(str(index_dir))
             table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
-            if BLOCKS_TABLE not in db.table_names():
-                db.create_table(BLOCKS_TABLE, schema=blocks_schema(), exist_ok=True)
+            db.create_table(BLOCKS_TABLE, schema=blocks_schema(), exist_ok=True)
             store = cls(index_dir, table)
         else:
             db = _lancedb().connect(str(index_dir))

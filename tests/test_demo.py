@@ -1,0 +1,30 @@
+"""`make demo` runs the main job on the bundled example; this runs the same module the Makefile calls."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, cli_env
+
+pytestmark = pytest.mark.model
+
+
+def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
+    home = tmp_path / "demo-home"
+    r = subprocess.run([sys.executable, "-m", "suzent_cli.demo", str(REPO / "examples" / "conversation.json"), str(home)],
+                       capture_output=True, text=True, cwd=REPO, env=cli_env(home), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "$ suzent init" in out and "$ suzent index" in out
+    assert re.search(r"captured \d+ fact\(s\)", out)
+    assert "- [personal] I just moved to Lisbon from Hamburg, so my timezone is different now." in out
+    assert "Can you shift" not in out.split("$ suzent index")[0].split("--- ")[-1]  # questions are not facts
+    assert re.search(r"rows \+\d+ −0", out)
+    coffee = out.split("how does the user take their coffee")[1].split("$ suzent")[0]
+    first_hit = next(line for line in coffee.splitlines() if line.strip().startswith("1 "))
+    assert "coffee black" in first_hit and "2026-03-02.md:6" in first_hit and "a1f3c9e2" in first_hit
+    assert out.rstrip().endswith("line it came from.")

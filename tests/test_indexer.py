@@ -1,0 +1,205 @@
+"""The indexer against a real LanceDB table in a temp dir, with a deterministic embedder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from conftest import CountingEmbedder
+from suzent_cli import archive
+from suzent_cli.archive import Fact
+from suzent_cli.errors import IndexIncompatible
+from suzent_cli.index.indexer import STATE_FILE, Indexer
+from suzent_cli.index.store import Store
+from suzent_cli.layout import init_home
+from suzent_cli.state import append_tombstones
+
+D1, D2 = dt.date(2026, 6, 1), dt.date(2026, 6, 2)
+
+
+def capture(settings, day, *contents, time="10:00", session="s"):
+    archive.append_entry(settings.paths.archive_dir, day, time, session, [Fact(c) for c in contents], timeout=5)
+
+
+def rows(settings, embedder):
+    store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
+    return sorted((r["source"], r["locator"], r["content"]) for r in store.table.to_arrow().to_pylist())
+
+
+@pytest.fixture
+def home_ready(settings):
+    init_home(settings)
+    return settings
+
+
+def test_index_is_idempotent(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "Lives in Berlin", "Likes tea")
+    (s.paths.vault_dir / "3_Personal" / "Food.md").write_text("# Food\n\nLikes tea.\n\nHates coffee.\n")
+    first = Indexer(s, embedder).run()
+    assert (first.rows_added, first.embeddings, first.files_updated) == (3, 3, 2)
+    before = rows(s, embedder)
+    second = Indexer(s, embedder).run()
+    assert (second.rows_added, second.rows_removed, second.embeddings, second.files_updated) == (0, 0, 0, 0)
+    full = Indexer(s, embedder).run(full=True)
+    assert (full.rows_added, full.rows_removed, full.embeddings) == (0, 0, 0)
+    assert rows(s, embedder) == before
+
+
+def test_log_reindex_is_a_diff(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "one", "two", "three")
+    Indexer(s, embedder).run()
+    capture(s, D1, "four", time="11:00")
+    report = Indexer(s, embedder).run()
+    assert (report.embeddings, report.rows_added, report.rows_removed) == (1, 1, 0)
+    assert [r[2] for r in rows(s, embedder)] == ["one", "two", "three", "four"]
+
+
+def test_only_reindexes_named_files_whatever_their_mtime(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "alpha")
+    capture(s, D2, "beta")
+    report = Indexer(s, embedder).run(only=[s.paths.log_path(D2)])
+    assert report.rows_added == 1 and [r[2] for r in rows(s, embedder)] == ["beta"]
+
+
+def test_embedding_failure_keeps_old_rows_and_retries(home_ready):
+    s = home_ready
+    capture(s, D1, "kept fact")
+    Indexer(s, CountingEmbedder()).run()
+    capture(s, D1, "BOOM fact", time="11:00")
+    capture(s, D2, "other day fine")
+    failing = CountingEmbedder(fail_on="BOOM")
+    report = Indexer(s, failing).run()
+    assert [e[0] for e in report.errors] == ["archive:2026-06-01.md"]
+    assert [r[2] for r in rows(s, failing)] == ["kept fact", "other day fine"]
+    healthy = CountingEmbedder()
+    again = Indexer(s, healthy).run()
+    assert not again.errors and again.embeddings == 1
+    assert [r[2] for r in rows(s, healthy)] == ["kept fact", "BOOM fact", "other day fine"]
+
+
+def test_deleted_and_emptied_files_lose_their_rows(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "day one")
+    capture(s, D2, "day two")
+    page = s.paths.vault_dir / "2_Wiki" / "Concepts" / "RRF.md"
+    page.write_text("Reciprocal rank fusion.\n")
+    Indexer(s, embedder).run()
+    s.paths.log_path(D1).unlink()
+    page.write_text("\n\n")
+    report = Indexer(s, embedder).run()
+    assert report.rows_removed == 2
+    assert [r[2] for r in rows(s, embedder)] == ["day two"]
+
+
+def test_unversioned_state_is_discarded_and_triggers_full_rebuild(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "a fact")
+    Indexer(s, embedder).run()
+    # A v1 state as the original app wrote it: absolute paths → mtimes, no version.
+    (s.paths.index_dir / STATE_FILE).write_text(json.dumps({str(s.paths.log_path(D1)): 1.0}))
+    report = Indexer(s, embedder).run()
+    assert report.full and report.files_checked == 1
+    assert report.rows_added == 0 and len(rows(s, embedder)) == 1
+    state = json.loads((s.paths.index_dir / STATE_FILE).read_text())
+    assert state["version"] == 2 and list(state["files"]) == ["archive:2026-06-01.md"]
+
+
+def test_tombstoned_text_is_never_indexed_from_any_source(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "Secret   THING", "public thing")
+    (s.paths.vault_dir / "0_Inbox" / "n.md").write_text("secret thing\n\nother paragraph that is long enough" * 1)
+    (s.paths.memory_dir / "user.md").write_text("Secret thing\n")
+    Indexer(s, embedder).run()
+    assert "Secret   THING" in [r[2] for r in rows(s, embedder)]
+    append_tombstones(s.paths.state_dir, ["secret thing"], timeout=5)
+    report = Indexer(s, embedder).run()  # the tombstone set changed: every file is looked at again
+    contents = [r[2] for r in rows(s, embedder)]
+    assert not [c for c in contents if c.lower().split() == ["secret", "thing"]]
+    assert "public thing" in contents and report.embeddings == 0
+
+
+def test_legacy_rows_are_never_deleted(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "ours")
+    Indexer(s, embedder).run()
+    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    legacy = {"id": "legacy-1", "content": "pre-markdown memory", "vector": [0.0] * (embedder.dim - 1) + [1.0],
+              "user_id": "default-user", "metadata": json.dumps({"category": "personal"}), "importance": 0.8,
+              "access_count": 0}
+    store.commit([legacy], None)
+    for full in (False, True):
+        report = Indexer(s, embedder).run(full=full)
+        assert report.legacy_rows == 1
+    s.paths.log_path(D1).unlink()
+    Indexer(s, embedder).run(full=True)
+    assert rows(s, embedder) == [(None, None, "pre-markdown memory")]
+
+
+def test_non_ascii_file_names(home_ready, embedder):
+    s = home_ready
+    page = s.paths.vault_dir / "3_Personal" / "Café ☕ — naïve.md"
+    page.write_text("Drinks flat whites.\n")
+    Indexer(s, embedder).run()
+    assert rows(s, embedder) == [("notebook:3_Personal/Café ☕ — naïve.md", 0, "Drinks flat whites.")]
+    page.unlink()
+    assert Indexer(s, embedder).run().rows_removed == 1
+
+
+def test_what_is_and_is_not_indexed(home_ready, embedder):
+    s = home_ready
+    v = s.paths.vault_dir
+    (v / ".state" / "notes.md").write_text("state is not content\n")
+    (v / "2_Wiki" / "index.md").write_text("nested index counts\n")
+    (s.paths.memory_dir / "MEMORY.md").write_text("# Long-term Memory\n\nPrefers tea.\n")
+    (s.paths.memory_dir / "persona.md").write_text("Helpful.\n")
+    Indexer(s, embedder).run()
+    sources = {r[0] for r in rows(s, embedder)}
+    assert sources == {"notebook:2_Wiki/index.md", "facts:MEMORY.md", "persona:persona.md"}
+
+
+def test_pages_are_chunked_by_paragraph(home_ready, embedder):
+    s = home_ready
+    para = "word " * 100  # ~500 chars
+    (s.paths.vault_dir / "1_Projects" / "p.md").write_text("\n\n".join([para.strip()] * 5))
+    Indexer(s, embedder).run()
+    assert [r[1] for r in rows(s, embedder)] == [0, 1, 2]
+
+
+def test_another_embedder_is_refused_with_the_way_out(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "x fact")
+    Indexer(s, embedder).run()
+    with pytest.raises(IndexIncompatible, match="--rebuild"):
+        Indexer(s, CountingEmbedder(dim=32)).run()
+
+
+def test_table_of_another_tool_is_refused_and_left_alone(home_ready, embedder):
+    import lancedb
+    import pyarrow as pa
+
+    s = home_ready
+    s.paths.index_dir.mkdir(parents=True, exist_ok=True)
+    db = lancedb.connect(str(s.paths.index_dir))
+    db.create_table("archival_memories", data=pa.table({"id": ["1"], "content": ["old"], "metadata": ["{}"],
+                                                        "vector": pa.array([[0.1, 0.2]], pa.list_(pa.float32(), 2))}))
+    capture(s, D1, "new fact")
+    with pytest.raises(IndexIncompatible, match="retire-legacy"):
+        Indexer(s, embedder).run()
+    assert db.open_table("archival_memories").count_rows() == 1
+
+
+def test_crash_between_commit_and_state_save_converges(home_ready, embedder, monkeypatch):
+    s = home_ready
+    capture(s, D1, "first")
+    indexer = Indexer(s, embedder)
+    monkeypatch.setattr(Indexer, "_save_state", lambda self, state: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        indexer.run()
+    monkeypatch.undo()
+    report = Indexer(s, embedder).run()
+    assert report.rows_added == 0 and [r[2] for r in rows(s, embedder)] == ["first"]
