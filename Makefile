@@ -31,5 +31,8 @@ bench: install
 	$(PY) benchmarks/extractor.py
 	$(PY) benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json
 
+docs: install
+	$(PY) scripts/gen_docs.py
+
 clean:
 	rm -rf $(VENV) demo-home build *.egg-info

@@ -1,0 +1,1 @@
+complete --command suzent --no-files --arguments "(env _SUZENT_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) suzent)" --condition "env _SUZENT_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) suzent"
