@@ -4,6 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
+DEMO_HOME ?= demo-home
 
 .PHONY: install demo test bench docs clean
 
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 demo: install
-	$(PY) -m suzent_cli.demo examples/conversation.json demo-home
+	$(PY) -m suzent_cli.demo examples/conversation.json $(DEMO_HOME)
 
 test: install
 	$(PY) -m pytest -q

@@ -143,5 +143,20 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
                        extractor=extractor.name, known_facts=len(known))
 
 
+def index_after_capture(settings: Settings, path: Path):
+    """Reindex the log just appended to (``capture --index``). Returns ``(IndexReport | None, warning | None)``.
+
+    The facts are already durable when this runs, so an index failure (busy lock, other embedder, model missing)
+    is reported as a warning, never as a failed capture.
+    """
+    from .errors import SuzentError  # noqa: PLC0415
+    from .index.api import reindex_files  # noqa: PLC0415 - loads the embedder
+
+    try:
+        return reindex_files(settings, [path]), None
+    except SuzentError as exc:
+        return None, f"captured, but not indexed ({exc}); run `suzent index` later"
+
+
 def resolve_day(settings: Settings, date_text: str | None) -> dt.date:
     return parse_date(date_text, "--date") if date_text else settings.today

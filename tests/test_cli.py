@@ -136,3 +136,16 @@ def test_index_rebuild_moves_the_old_table_to_a_backup(home):
     report = json.loads(r.stdout)
     assert report["rows_added"] == 1 and report["backup"]
     assert list((home / "backups").glob("index-*/archival_memories.lance"))
+
+
+def test_capture_index_failure_is_a_warning_the_facts_are_kept(home):
+    from filelock import FileLock
+
+    lock = home / "memory" / ".indexer.lock"
+    lock.parent.mkdir(parents=True)
+    with FileLock(str(lock)):
+        r = run_cli(home, "--today", "2026-06-10", "capture", "--fact", "kept even if the index is busy", "--index",
+                    env_extra={"SUZENT_EMBEDDER": "hash", "SUZENT_LOCK_TIMEOUT": "0.5"})
+    assert r.returncode == 0, r.stderr
+    assert "not indexed" in r.stderr
+    assert "- [general] kept even if the index is busy\n" in log_text(home)

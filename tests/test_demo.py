@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,10 +15,17 @@ from conftest import REPO, cli_env
 pytestmark = pytest.mark.model
 
 
+def _demo_command(home):
+    """`make demo` itself when this suite runs in the venv make built (as `make test` does), else its module."""
+    venv = Path(sys.prefix)
+    if shutil.which("make") and (venv / ".installed").is_file():
+        return ["make", "-s", "demo", f"VENV={venv}", f"DEMO_HOME={home}"]
+    return [sys.executable, "-m", "suzent_cli.demo", str(REPO / "examples" / "conversation.json"), str(home)]
+
+
 def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
     home = tmp_path / "demo-home"
-    r = subprocess.run([sys.executable, "-m", "suzent_cli.demo", str(REPO / "examples" / "conversation.json"), str(home)],
-                       capture_output=True, text=True, cwd=REPO, env=cli_env(home), timeout=600)
+    r = subprocess.run(_demo_command(home), capture_output=True, text=True, cwd=REPO, env=cli_env(home), timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert "$ suzent init" in out and "$ suzent index" in out

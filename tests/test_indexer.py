@@ -203,3 +203,21 @@ def test_crash_between_commit_and_state_save_converges(home_ready, embedder, mon
     monkeypatch.undo()
     report = Indexer(s, embedder).run()
     assert report.rows_added == 0 and [r[2] for r in rows(s, embedder)] == ["first"]
+
+
+def test_diff_unavailable_falls_back_to_whole_file_replacement(home_ready, embedder, monkeypatch):
+    s = home_ready
+    capture(s, D1, "one", "two")
+    Indexer(s, embedder).run()
+    capture(s, D1, "three", time="11:00")
+
+    def broken(self):
+        raise OSError("scan failed")
+
+    monkeypatch.setattr(Store, "ids_by_source", broken)
+    counting = CountingEmbedder()
+    report = Indexer(s, counting).run()
+    assert counting.texts == 3  # the whole file was re-embedded
+    monkeypatch.undo()
+    assert [r[2] for r in rows(s, embedder)] == ["one", "two", "three"]  # replaced, not duplicated
+    assert not report.errors and "replaced whole" in report.warnings[0]

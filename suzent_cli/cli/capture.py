@@ -8,7 +8,15 @@ from typing import List, Optional
 
 import typer
 
-from ..capture import extract_and_write, parse_fact, parse_fact_lines, repair_input, resolve_day, write_facts
+from ..capture import (
+    extract_and_write,
+    index_after_capture,
+    parse_fact,
+    parse_fact_lines,
+    repair_input,
+    resolve_day,
+    write_facts,
+)
 from ..errors import InputInvalid
 from .app import app, settings_of
 from .render import emit_json, escape, out, warn
@@ -62,9 +70,9 @@ def capture_cmd(
         result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
     report = None
     if index and result.path is not None:
-        from ..index.api import reindex_files  # noqa: PLC0415 - loads the embedder
-
-        report = reindex_files(settings, [result.path])
+        report, problem = index_after_capture(settings, result.path)
+        if problem:
+            result.warnings.append(problem)
     _render(result, report, json_out)
 
 

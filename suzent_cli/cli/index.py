@@ -49,6 +49,8 @@ def index_cmd(
                   f"{report.files_removed}; rows +{report.rows_added} −{report.rows_removed} "
                   f"({report.embeddings} embeddings, {report.total_rows} rows in all"
                   + (f", {report.legacy_rows} legacy kept" if report.legacy_rows else "") + f") in {report.seconds:.2f}s")
+        for message in report.warnings:
+            out.print(f"[yellow]warning[/yellow] {escape(message)}")
         for source, error in report.errors:
             out.print(f"[red]error[/red] {escape(source)}: {escape(error)}")
     if report.errors:

@@ -58,6 +58,7 @@ class IndexReport:
     fts_rebuilt: bool = False
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -126,13 +127,17 @@ class Indexer:
                 todo = [s for s in sources if sweep or self._changed(s, files.get(s.key))]
             report.files_checked = len(sources) if only is None else len(todo)
 
-            existing = store.ids_by_source() if (todo or only is None) else {}
-            report.legacy_rows = len(existing.get(None, ()))
+            try:
+                existing: dict | None = store.ids_by_source() if (todo or only is None) else {}
+                report.legacy_rows = len(existing.get(None, ()))
+            except Exception as exc:  # noqa: BLE001 - no diff possible: replace each file's rows whole
+                existing = None
+                report.warnings.append(f"could not read existing row ids ({exc}); changed files replaced whole")
+            existing_keys = set(existing) if existing is not None else set()
             removed = []
             if only is None:
                 present = {s.key for s in sources}
-                removed = sorted(k for k in existing if k is not None and k not in present)
-                removed += sorted(k for k in files if k not in present and k not in existing)
+                removed = sorted(k for k in existing_keys | set(files) if k is not None and k not in present)
             self._process(store, todo, existing, removed, files, report, progress)
             state["tombstones"] = fingerprint if not report.errors else state.get("tombstones")
             self._save_state(state)
@@ -152,7 +157,7 @@ class Indexer:
             return True
         return st.st_mtime_ns != recorded.get("mtime_ns") or st.st_size != recorded.get("size")
 
-    def _process(self, store: Store, todo: list[Source], existing: dict, removed: list[str], files: dict,
+    def _process(self, store: Store, todo: list[Source], existing: dict | None, removed: list[str], files: dict,
                  report: IndexReport, progress: Progress | None) -> None:
         tombstones = read_tombstones(self.paths.state_dir)
         batch: list[tuple[Source, object, list[Document], set[str]]] = []
@@ -163,11 +168,14 @@ class Indexer:
             except OSError as exc:
                 report.errors.append((source.key, f"cannot read: {exc}"))
                 continue
-            have = existing.get(source.key, set())
-            desired = {d.id for d in docs}
-            new_docs = [d for d in docs if d.id not in have]
-            stale = have - desired
-            if not new_docs and not stale:
+            if existing is None:  # fallback: embed everything, replace every row of the file in the same commit
+                new_docs, stale = docs, None
+            else:
+                have = existing.get(source.key, set())
+                desired = {d.id for d in docs}
+                new_docs = [d for d in docs if d.id not in have]
+                stale = have - desired
+            if not new_docs and stale is not None and not stale:
                 files[source.key] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size}
             else:
                 batch.append((source, st, new_docs, stale))
@@ -206,9 +214,12 @@ class Indexer:
         import datetime as dt  # noqa: PLC0415
 
         stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc)
-        rows, stale_ids = [], []
+        rows, stale_ids, replaced = [], [], []
         for source, _st, docs, stale, vectors in embedded:
-            stale_ids += sorted(stale)
+            if stale is None:
+                replaced.append(source.key)
+            else:
+                stale_ids += sorted(stale)
             for doc, vec in zip(docs, vectors):
                 rows.append({
                     "id": doc.id, "content": doc.content, "vector": vec.tolist(), "user_id": self.settings.user_id,
@@ -220,8 +231,8 @@ class Indexer:
         clauses = []
         if stale_ids:
             clauses.append("id IN (" + ", ".join(quote(i) for i in stale_ids) + ")")
-        if removed:
-            clauses.append("source IN (" + ", ".join(quote(k) for k in removed) + ")")
+        if removed or replaced:
+            clauses.append("source IN (" + ", ".join(quote(k) for k in [*removed, *replaced]) + ")")
         try:
             added, deleted = store.commit(rows, " OR ".join(clauses) if clauses else None)
         except Exception as exc:  # noqa: BLE001 - the table is unchanged; report and leave state unrecorded
