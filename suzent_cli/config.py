@@ -23,7 +23,7 @@ from .errors import ConfigInvalid
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 DEFAULT_CONTEXT_WINDOW = 0
-DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
 EXTRACTORS = ("auto", "offline", "claude")
 
 

@@ -24,7 +24,7 @@ CONFIG_SEED = """\
 # extractor = "auto"                     # auto | offline | claude  (auto: claude when an API key is set)  (SUZENT_EXTRACTOR)
 
 # [claude]
-# model = "claude-sonnet-4-5"            # ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read from the environment
+# model = "claude-sonnet-5-5"            # ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read from the environment
 """
 
 

@@ -15,6 +15,11 @@ def known_facts_for(settings: Settings, limit: int = 10) -> Callable[[str], list
     """
 
     def lookup(text: str) -> list[str]:
+        from .errors import IndexMissing  # noqa: PLC0415
+        from .index.store import table_exists  # noqa: PLC0415
+
+        if not table_exists(settings.paths.index_dir):  # checked before paying for the model load
+            raise IndexMissing("no search index yet")
         from .index.embed import load_embedder  # noqa: PLC0415
         from .recall import recall  # noqa: PLC0415
 

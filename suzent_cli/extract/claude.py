@@ -1,0 +1,161 @@
+"""The claude extractor: the Anthropic Messages API, structured output through a forced ``record_facts`` tool.
+
+The prompt carries up to 10 nearest facts already in memory and says that a fact which changes, updates,
+contradicts or adds a detail to a known one must still be emitted. ``anthropic`` is imported only when an
+extractor is built, so capturing ready fact lines never loads it.
+
+Notes on the SDK (anthropic 2.x, API version 2026-10-21): sampling parameters (``temperature``, ``top_p``,
+``top_k``) were removed from the SDK and the API answers 400 to them, so no temperature is sent; the SDK sends the
+key as ``Authorization: Bearer``.
+"""
+
+from __future__ import annotations
+
+from ..archive import DEFAULT_CATEGORY, Fact
+from ..config import DEFAULT_CLAUDE_MODEL, Settings
+from ..errors import ExtractionFailed, ExtractorUnavailable
+from .turns import Turn
+
+CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
+TOOL_NAME = "record_facts"
+KNOWN_LIMIT = 10
+MAX_TAGS = 4
+
+RECORD_FACTS_TOOL = {
+    "name": TOOL_NAME,
+    "description": "Record the durable facts about the user found in the conversation turn "
+                   "(an empty list when there are none).",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string",
+                                    "description": "One direct sentence stating the fact about the user."},
+                        "category": {"type": "string", "enum": list(CATEGORIES)},
+                        "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 4,
+                                 "description": "2-4 short lowercase tags."},
+                    },
+                    "required": ["content", "category", "tags"],
+                },
+            },
+        },
+        "required": ["facts"],
+    },
+}
+
+SYSTEM_PROMPT = """\
+You extract durable facts about the user from one conversation turn, for the user's long-term memory.
+
+Keep: preferences, personal details, goals, decisions, projects, people in the user's life, and anything the user \
+asks to be remembered. Skip greetings, small talk, debugging chatter, questions, requests to the assistant, and \
+whatever the assistant says that the user did not state or confirm. Never invent, infer or embellish: record only \
+what the user actually said.
+
+Write each fact as one direct sentence about the user (e.g. "Prefers dark mode in every editor."). Give each a \
+category (personal, preference, goal, context, technical or interaction) and 2-4 short lowercase tags.
+
+Already in memory (nearest known facts):
+{known}
+
+Do not re-emit a fact that is already in memory unchanged. BUT a fact that changes, updates, contradicts or adds \
+a new detail to a known fact MUST still be emitted, stated in its new form.
+
+Call the record_facts tool exactly once; pass an empty list when the turn holds no durable fact."""
+
+
+def build_system_prompt(known: list[str]) -> str:
+    """The system prompt with up to 10 ``known`` facts (each folded to one line) in its "already in memory" list."""
+    lines = [" ".join(str(k).split())[:500] for k in known[:KNOWN_LIMIT]]
+    listed = "\n".join(f"- {line}" for line in lines if line) or "(nothing yet)"
+    return SYSTEM_PROMPT.format(known=listed)
+
+
+def parse_facts(tool_input: object) -> list[Fact]:
+    """Facts from a ``record_facts`` tool input ``{"facts": [{content, category, tags}, …]}``.
+
+    Defensive: items without a non-empty string ``content`` are skipped, an unknown category becomes ``general``,
+    tags other than non-empty strings are dropped (at most 4 kept, lowercased). Raises :class:`ExtractionFailed`
+    when ``facts`` is not a list.
+    """
+    items = tool_input.get("facts") if isinstance(tool_input, dict) else None
+    if not isinstance(items, list):
+        raise ExtractionFailed(f"the {TOOL_NAME} tool input has no list of facts")
+    facts: list[Fact] = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not item["content"].strip():
+            continue
+        category = item.get("category")
+        category = category if isinstance(category, str) and category in CATEGORIES else DEFAULT_CATEGORY
+        raw_tags = item.get("tags") if isinstance(item.get("tags"), list) else []
+        tags: list[str] = []
+        for tag in raw_tags:
+            if isinstance(tag, str) and tag.strip() and tag.strip().lower() not in tags:
+                tags.append(tag.strip().lower())
+        facts.append(Fact(content=item["content"].strip(), category=category, tags=tuple(tags[:MAX_TAGS])))
+    return facts
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "no details"
+    return f"{type(exc).__name__}: {text}"[:200]
+
+
+class ClaudeExtractor:
+    """Facts from a turn via the Anthropic Messages API (or any server speaking it, through ``base_url``)."""
+
+    name = "claude"
+
+    def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 1024) -> None:
+        """Build the client. Raises :class:`ExtractorUnavailable` without ``api_key`` or without ``anthropic``."""
+        if not api_key:
+            raise ExtractorUnavailable("the claude extractor needs ANTHROPIC_API_KEY; "
+                                       "set it, or use --extractor offline")
+        try:
+            import anthropic  # noqa: PLC0415 - only the claude extractor pays for this import
+        except ImportError as exc:
+            raise ExtractorUnavailable(f"the claude extractor needs the anthropic package ({exc}); "
+                                       "install it, or use --extractor offline") from None
+        self.model = model
+        self.max_tokens = max_tokens
+        self._errors = (anthropic.AnthropicError,)
+        # base_url is always explicit, so the SDK reads neither ANTHROPIC_BASE_URL nor a profile behind our back.
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
+                                           timeout=timeout, max_retries=max_retries)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **options) -> "ClaudeExtractor":
+        """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
+        constructor (timeout, max_retries, max_tokens). Raises :class:`ExtractorUnavailable`."""
+        return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
+                   **options)
+
+    def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
+        """Facts worth keeping from ``turn``; ``known``: up to 10 nearest facts already in memory.
+
+        One Messages API call (the SDK retries transient failures). Raises :class:`ExtractionFailed` on an
+        API or network error, or when the reply has no usable ``record_facts`` tool call; nothing is written then.
+        """
+        text = turn.as_text()
+        if not text.strip():
+            return []
+        try:
+            response = self._client.messages.create(
+                model=self.model,
+                max_tokens=self.max_tokens,
+                system=build_system_prompt(known),
+                messages=[{"role": "user", "content": text}],
+                tools=[RECORD_FACTS_TOOL],
+                tool_choice={"type": "tool", "name": TOOL_NAME},
+            )
+        except self._errors as exc:
+            raise ExtractionFailed(f"claude request failed ({_one_line(exc)})") from exc
+        for block in getattr(response, "content", None) or []:
+            if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+                return parse_facts(getattr(block, "input", None))
+        raise ExtractionFailed(f"claude replied without a {TOOL_NAME} tool call "
+                               f"(stop_reason: {getattr(response, 'stop_reason', None)})")
