@@ -4,6 +4,26 @@ It keeps, verbatim, the user's sentences that state something durable — first-
 themselves, their preferences, decisions, people and projects, and explicit "remember …" requests (kept without
 the request words) — and drops questions, commands and small talk. Only the user's messages are read: the
 assistant's words are not the user's claims. The category comes from simple keyword cues.
+
+How a sentence is judged, in order (all rules are general English cues, none is about particular sentences):
+
+1. Leading interjections and discourse markers ("oh", "ok so", "by the way", "honestly", "fyi", …) are trimmed;
+   what is kept is the rest of the sentence, verbatim (first letter capitalised).
+2. A "remember (that) X" / "don't forget X" / "can you remember that X?" request keeps X, whatever X says;
+   "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
+3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
+   a …") and conversation management ("I think", "I mean", "I'll …") are dropped.
+4. A standing instruction to the assistant ("From now on, …", "Always …", "Never …") is kept (``interaction``).
+5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …") or it
+   says "<someone/something> is my …". It is then still dropped when it is not durable: a time marker of the
+   here-and-now ("today", "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual),
+   a passing state ("I'm tired", "I'm at the airport"), a one-off past event ("I had pasta", "I already tried
+   that" — unlike biographical ones: "I moved", "I graduated", or anything dated "years ago"), a problem report
+   ("throws", "is down"), a pointer into the conversation ("this bug"), someone else's passing opinion ("my
+   friend thinks …"), "going to" without a long-term horizon, or a sarcastic "love how / just love".
+6. The same fact said twice in a turn is kept once.
+
+Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
 """
 
@@ -15,61 +35,251 @@ from ..archive import Fact
 from .turns import Turn
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|never forget)\s*(?:that|:|,)?\s+(.+)$", re.I)
-_FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|i've|i have|i'd|i'll|i will|i was|i used to|my|we|we're|we are|we've|our|me and)\b", re.I)
+
+# --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
+_LEADING = re.compile(
+    r"^(?:oh|ah|aw|wow|hey|hi|hello|ok|okay|so|well|and|also|plus|anyway|anyways|honestly|actually|basically|"
+    r"btw|by the way|fyi|fwiw|just so you know|for context|for the record|for reference|lol|lmao|haha|hah|"
+    r"yes|yeah|yep|yup|no|nope|sure|cool|nice|great|thank you|thanks|sorry|oops|ugh|um|uh|hmm|ps|p\.s\.)"
+    r"(?![\w'])[\s,;:!.\-\u2013\u2014]*", re.I)
+
+# --- 2. remember requests ----------------------------------------------------------------------------------
+_REMEMBER = re.compile(
+    r"^(?P<ask>(?:can|could|would|will) you\s+)?(?:please\s+)?"
+    r"(?:remember|note|keep in mind|don'?t forget|do not forget|never forget|make a note)"
+    r"(?:\s+that\b|\s*[:,]|(?=\s))\s*(?P<rest>.+)$", re.I | re.S)
+_NOT_A_FACT_TO_REMEMBER = re.compile(
+    r"^(?:to|when|what|how|who|where|why|which|whether|if|the time|that time|me|us)\b", re.I)
+
+# --- 3. sentences that are never durable facts -------------------------------------------------------------
+_SMALL_TALK = re.compile(r"^(?:hi|hello|hey|thanks|thank you|thx|ok|okay|cool|great|nice|awesome|sure|yes|no|yeah|"
+                         r"yep|nope|lol|haha|bye|good (?:morning|night|evening|afternoon)|cheers|no worries|"
+                         r"you'?re (?:the best|welcome|right|awesome|amazing)|that makes sense|"
+                         r"i (?:love|hate|miss) you|my bad)\b", re.I)
 _QUESTION_START = re.compile(
     r"^(?:what|why|how|when|where|who|which|whose|can|could|would|will|should|shall|do|does|did|is|are|was|were|"
-    r"have you|has|may|might)\b", re.I)
+    r"have you|has|may|might|any (?:idea|ideas|tips|thoughts|suggestions|recommendations)|thoughts on|"
+    r"not sure|wondering|curious)\b", re.I)
 _COMMAND_START = re.compile(
     r"^(?:please|pls|let'?s|write|show|fix|make|run|give|tell|help|explain|list|create|add|remove|delete|update|"
     r"change|find|search|check|open|close|send|generate|summari[sz]e|translate|draft|refactor|rename|install|try|"
-    r"go|look|read|use|set|put|move|build|deploy|test|debug|compare|describe|convert|format|sort)\b", re.I)
+    r"go|look|read|use|set|put|move|build|deploy|test|debug|compare|describe|convert|format|sort|book|remind|"
+    r"suggest|recommend|plan|review|just)\b", re.I)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|assuming|let'?s say|say|what if|maybe|perhaps|probably|hopefully|"
+    r"in case|unless)\b", re.I)
+# First-person openings that manage the conversation, ask for something, or hedge.
 _NOT_DURABLE = re.compile(
-    r"^(?:i think|i guess|i wonder|i was wondering|i'm not sure|i am not sure|i mean|i see|i agree|i disagree|"
-    r"i don'?t know|i need you|i want you|i'd like you|i would like you|i hope you|i'm just|i just wanted|"
-    r"i'm good|i'm fine|i am fine|i'm ok|i'm okay|i'll try|i will try|i'll check|i'll let you know|i got it|"
-    r"i understand|i know|i'm back|i'm here|i have a question|i've got a question|i'm curious|i'm asking|"
-    r"i'm wondering|i appreciate|i'm glad|i'm sorry|i am sorry)\b", re.I)
-_SMALL_TALK = re.compile(r"^(?:hi|hello|hey|thanks|thank you|thx|ok|okay|cool|great|nice|awesome|sure|yes|no|yeah|"
-                         r"yep|nope|lol|haha|bye|good (?:morning|night|evening)|cheers)\b[\s!.,]*$", re.I)
+    r"^(?:i think|i guess|i suppose|i wonder|i was wondering|i'?m wondering|i'm not sure|i am not sure|i mean|"
+    r"i meant|i see|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
+    r"i don'?t (?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
+    r"i need you|i want you|i'?d like you|i would like you|i hope you|i'?m just|i just wanted|"
+    r"i need (?:a|an|some|help|ideas?|advice|to know|to find|to figure|to decide|to check|to get|to write)\b|"
+    r"i'?d like (?:a|an|some|the|help|to know|to see|to ask|to understand|to get|to find|to have)\b|"
+    r"i would like (?:a|an|some|the|help|to know|to see|to ask|to understand|to get|to find|to have)\b|"
+    r"i'?m looking for|i am looking for|i'?m trying to (?:figure|understand|decide|find|get|fix|work out)|"
+    r"i'?m good|i'?m fine|i am fine|i'?m ok|i'?m okay|i'?ll|i will|i got it|i understand|i'?m back|i'?m here|"
+    r"i have a question|i'?ve got a question|i'?m curious|i'?m asking|i appreciate|i'?m glad|i'?m sorry|"
+    r"i am sorry|i might|i may|i could|i should|i can'?t believe|i tried|i'?ve tried|i hope (?!to\b)|"
+    r"i have no idea|i've no idea|i need to|i have to|i've got to|i gotta|i must|i couldn'?t|i could not|"
+    r"i'?d rather not|i would rather not|i'?d say|i would say|i'?d go with|i'?d pick|i'?d choose|"
+    r"i'?m with you|i'?m sure|i'?m pretty sure|i bet|"
+    r"i believe|i feel like|i reckon|i suspect|i assume|i imagine|i doubt|i'?m afraid (?!of\b)|"
+    r"i was (?:just )?(?:going|gonna|about) to|we were (?:just )?(?:going|gonna|about) to)\b", re.I)
 
+# --- 4. standing instructions to the assistant ---------------------------------------------------------------
+_STANDING = re.compile(
+    r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|whenever (?:you|i))\b"
+    r"|(?:always|never)\s+(?!mind\b|again\b|a\b|an\b|the\b)[a-z])", re.I)
+
+# --- 5. who the sentence is about, and what makes it not durable -------------------------------------------
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|we|we're|we are|we've|our|"
+                           r"me and)\b", re.I)
+# "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
+_POSSESSIVE_COPULA = re.compile(
+    r"^(?!(?:it|this|that|these|those|there|here|he|she|they|what|which|who|everything|nothing)\b)"
+    r"[\w'\- ]{1,40}?\s(?:is|are)\s(?:(?:also|still|definitely|really)\s)?(?:my|our)\b", re.I)
+_TRANSIENT_TIME = re.compile(
+    r"\b(?:today|tonight|tomorrow|tomorrow's|yesterday|yesterday's|right now|at the moment|currently|just now|"
+    r"this (?:morning|afternoon|evening|week|weekend)|last night|later today|all (?:day|night|weekend|morning)|"
+    r"next week|for the (?:next|last|past) (?:\w+ )?(?:minutes?|hours?|days?)|for (?:\w+ )?(?:minutes|hours)|"
+    r"on (?:the|my) way|(?<!every )(?<!every other )(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?!s))\b", re.I)
+_PASSING_STATE = re.compile(
+    r"^(?:i'?m|i am|i was|i feel|i'?ve been|i have been|we'?re|we are|we'?ve been)\s+"
+    r"(?:(?:so|really|very|a bit|a little|kind of|kinda|pretty|super|totally|just|quite|too|still|already|now)\s+)*"
+    r"(?:tired|exhausted|sleepy|hungry|thirsty|bored|busy|stressed|nervous|anxious|worried|excited|thrilled|"
+    r"annoyed|frustrated|upset|angry|mad|sad|happy|sick|ill|late|kidding|joking|running (?:late|behind|out)|done|"
+    r"stuck|lost|confused|free|ready|"
+    r"off|offline|online|away|about to|heading|leaving|waiting|driving|walking|sitting|eating|cooking|out of|"
+    r"feeling|at|on the|in the middle)\b", re.I)
+# An appointment at a clock time ("at 4", "at 6:40") is of the day, unless it is a habit ("usually", "every").
+_CLOCK_TIME = re.compile(r"\bat \d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\.?)?(?![\d:%])(?!\s*(?:years|percent))", re.I)
+_HABITUAL = re.compile(r"\b(?:usually|always|never|often|normally|typically|generally|every|each|most days|"
+                       r"weekdays|weekends|daily|nightly)\b", re.I)
+_SUBJECT_I_WE = r"^(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|accidentally|finally|actually|recently|then|" \
+                r"literally|only|totally|still)\s+)*"
+# Past forms that tell of a single episode; biographical pasts (moved, graduated, married, decided …) are absent.
+_EPISODIC_PAST = re.compile(
+    _SUBJECT_I_WE + r"(?:went|had|(?<!'ve )(?<!have )got|ran|forgot|made|took|saw|came|ate|bought|did|done|sent|"
+    r"left|lost|found|wrote|told|said|thought|put|gave|fell|woke|slept|spent|paid|won|drove|flew|heard|felt|kept|"
+    r"brought|caught|sat|stood|drank|swam|read|forgotten|seen|eaten|gotten|taken|given|written|spoken|woken|"
+    r"missed|tried|pasted|attached|uploaded|copied|clicked|restarted|rebooted|installed|updated|upgraded|changed|"
+    r"deleted|removed|added|fixed|checked|opened|closed|typed|pressed|watched|finished|noticed|asked|looked|"
+    r"called|texted|emailed|booked|ordered|received|talked|played|visited|cooked|cleaned|walked|stayed)\b", re.I)
+# Regular past forms ("I fixed", "we changed") tell of an episode too, except these biographical ones.
+_REGULAR_PAST = re.compile(_SUBJECT_I_WE + r"(?P<verb>[a-z]+ed)\b", re.I)
+_BIOGRAPHICAL_PAST = frozenset(
+    "moved graduated married divorced decided switched started used lived worked retired adopted relocated "
+    "emigrated immigrated converted stopped studied founded joined trained served inherited learned raised owned "
+    "grew settled qualified majored volunteered enlisted certified remarried separated engaged "
+    "diagnosed transitioned specialized specialised dropped".split())
+_DURABLE_ANCHOR = re.compile(
+    r"\b(?:\w+ years? ago|(?:in|since) (?:19|20)\d\d|since (?:childhood|birth|i was|then|forever)|"
+    r"for (?:\w+ )?years|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
+    r"(?:my|our) (?:whole|entire) life|ever since)\b", re.I)
+_PROBLEM_REPORT = re.compile(
+    r"\b(?:error|errors|exception|crash(?:es|ed|ing)?|fails?|failing|failed|doesn'?t work|does not work|"
+    r"isn'?t working|not working|won'?t (?:start|load|work|open|connect|compile|run)|throws?|keeps? \w+ing|"
+    r"is down|are down|went down|broke down|stopped working|segfaults?|traceback|stack trace|timed out|"
+    r"undefined|null pointer)\b", re.I)
+_DEICTIC = re.compile(r"\bthat one\b|\b(?:this|these)\b(?!\s+(?:year|month|semester|season|decade|spring|summer|"
+                      r"autumn|fall|winter|century|days)\b)", re.I)
+_OTHERS_OPINION = re.compile(r"^(?:my|our)\s+[\w' ]{1,30}?\s(?:thinks|thought|says|said|told|believes|feels|"
+                             r"reckons|claims|mentioned)\b", re.I)
+_GOING_TO = re.compile(r"^(?:i'?m|i am|we'?re|we are)\s+(?:\w+\s+)?(?:going to|gonna|about to)\b", re.I)
+_LONG_HORIZON = re.compile(
+    r"\b(?:next (?:year|month|spring|summer|autumn|fall|winter|semester|season)|this year|someday|one day|"
+    r"eventually|by (?:19|20)\d\d|in (?:19|20)\d\d|(?:in|by) (?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december)|when i (?:retire|graduate|grow up)|in the long run)\b", re.I)
+_SARCASM_OR_REACTION = re.compile(
+    r"\b(?:just love|love how|love it how|(?:love|like|hate|enjoy|adore)\s+(?:this|that|these|those)\b)", re.I)
+
+# --- categories: ordered, first match wins -------------------------------------------------------------------
 _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("preference", re.compile(r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|"
-                              r"favou?rite|can'?t stand|rather|fan of|into)\b", re.I)),
-    ("goal", re.compile(r"\b(?:want to|wants to|plan\w*|goal|hope to|going to|aim\w* to|would like to|"
-                        r"intend\w*|dream of|trying to|saving for)\b", re.I)),
-    ("technical", re.compile(r"\b(?:python|rust|go|java|javascript|typescript|node|code|coding|api|database|sql|"
-                             r"postgres\w*|docker|linux|macos|windows|vim|neovim|emacs|vs ?code|editor|framework|"
-                             r"library|server|git|kubernetes|stack|llm|terminal|shell|ide|react|django|cli)\b", re.I)),
-    ("personal", re.compile(r"\b(?:live|lives|lived|living|born|name|wife|husband|partner|kids?|son|daughter|"
-                            r"mom|mum|dad|mother|father|brother|sister|family|friend|dog|cat|pet|allergic|allergy|"
-                            r"birthday|years old|married|moved|job|work as|working as|vegetarian|vegan|diet|"
-                            r"hometown|grew up|from)\b", re.I)),
-    ("context", re.compile(r"\b(?:project|working on|work on|team|company|deadline|decided|decision|chose|"
-                           r"we use|our|client|startup|launch|release)\b", re.I)),
+    ("interaction", re.compile(
+        r"\b(?:you|your|answers?|repl(?:y|ies)|responses?|explanations?|explain|learner|bullet points?|emojis?|"
+        r"tone|concise|verbose|wordy|jargon)\b", re.I)),
+    ("goal", re.compile(
+        r"\b(?:want to|wants to|wanna|gonna|plan(?:s|ning)? to|planning|goal|goals|hope to|hoping to|going to|"
+        r"aim(?:s|ing)? to|would like to|'d like to|intend\w*|dream(?:s|ing)? of|trying to|saving (?:up )?for|saving up|"
+        r"working towards?|learning|studying for|i'?ve decided to|i have decided to|i decided to)\b", re.I)),
+    ("preference", re.compile(
+        r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|favou?rite|can'?t stand|"
+        r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of)\b",
+        re.I)),
+    ("technical", re.compile(
+        r"(?i:\b(?:python|rust|golang|java|javascript|typescript|kotlin|swift|ruby|php|perl|lua|haskell|scala|"
+        r"node(?:\.js)?|npm|pip|code ?base|coding|programming|api|apis|backend|frontend|database|sql|sqlite|"
+        r"postgres\w*|mysql|mongodb|redis|kafka|docker|kubernetes|k8s|linux|ubuntu|debian|fedora|arch linux|"
+        r"macos|windows|ios|android|vim|neovim|emacs|vs ?code|ide|editor|terminal|shell|bash|zsh|framework|"
+        r"library|server|servers|git|github|gitlab|bitbucket|jenkins|ci|ci/cd|deploy\w*|aws|gcp|azure|cloud|"
+        r"stack|llm|cli|react|vue|angular|svelte|django|flask|fastapi|celery|rails|spring boot|pytest|unittest|"
+        r"jest|tests|laptop|macbook|thinkpad|desktop|pc|raspberry pi|ram|cpu|gpu|ssd|browser|browsers|safari|"
+        r"chrome|firefox|notion|obsidian|jira|slack|figma|excel|spreadsheet)\b|(?<!\w)(?:c\+\+|c#)(?!\w))"
+        r"|(?<!^)\bGo\b")),  # "Go" the language only when capitalised mid-sentence, not the verb "go"
+    ("personal", re.compile(
+        r"\b(?:live|lives|lived|living|based in|born|grew up|hometown|moved|moving to|name|named|wife|husband|"
+        r"partner|spouse|kids?|children|son|sons|daughters?|baby|mom|mum|dad|mother|father|parents|brother|sister|siblings?|"
+        r"family|grandma|grandpa|grandmother|grandfather|in-laws|friend|friends|landlord|roommate|flatmate|"
+        r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
+        r"diabetic|asthma|autistic|adhd|pregnant|migraines?|colou?r-?blind|deaf|hard of hearing|sick|"
+        r"left-handed|right-handed|afraid of|scared of|terrified of|phobia|graduated|university|college|degree|"
+        r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from home|remotely)|"
+        r"teach|teacher|nurse|doctor|student|phd|retired|engineer|developer|"
+        r"designer|chef|lawyer|accountant|researcher|scientist|pharmacist|architect|consultant|freelancer|"
+        r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|"
+        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|native|religion|"
+        r"ramadan|muslim|christian|jewish|hindu|buddhist|church|mosque|car|ankle|knee|back pain|hip|wrist)\b",
+        re.I)),
+    ("context", re.compile(
+        r"\b(?:project|projects|working on|work on|building|writing an? |thesis|dissertation|team|company|"
+        r"startup|employees|client|clients|customers?|deadline|decided|decision|chose|launch|release|beta|"
+        r"product|manager|boss|colleagues?|coworkers?|status reports?|conference|talk|presentation|"
+        r"renovat\w*|business)\b", re.I)),
+    ("preference", re.compile(
+        r"\b(?:always|never|usually|only|mostly)\s+(?:choose|pick|order|book|fly|take|buy|go for|avoid|use|get|"
+        r"sit|travel|stay|drink|eat|wear|watch|read|listen)\b", re.I)),
+    ("personal", re.compile(r"^(?:i'?m|i am)\s+(?:a|an)\s", re.I)),
 )
 
 
 def categorize(sentence: str) -> str:
     """The category of ``sentence`` from keyword cues, first match wins; ``general`` when none matches."""
+    probe = _plain(sentence)
     for category, pattern in _CATEGORY_CUES:
-        if pattern.search(sentence):
+        if pattern.search(probe):
             return category
     return "general"
 
 
-def _durable(sentence: str) -> str | None:
-    """``sentence`` (or the remembered part of it) when it states something durable, else None."""
-    s = sentence.strip().strip("\"'“”")
-    if len(s.split()) < 3 or s.endswith("?") or _SMALL_TALK.match(s):
+def _plain(text: str) -> str:
+    """``text`` with typographic apostrophes/quotes made straight (same length, so offsets still line up)."""
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _trim_leading(s: str) -> str:
+    """``s`` without its leading interjections and discourse markers (a suffix of ``s``)."""
+    while True:
+        m = _LEADING.match(_plain(s))
+        if not m or m.end() == 0 or m.end() >= len(s):
+            return s
+        s = s[m.end():]
+
+
+def _remembered(s: str) -> str | None | bool:
+    """For a remember request: the part to keep (str) or None (request of another kind); False if not one."""
+    m = _REMEMBER.match(_plain(s))
+    if not m:
+        return False
+    if s.rstrip().endswith("?") and not m.group("ask"):
+        return None  # "Remember that time we …?" recalls, it does not tell
+    rest = s[m.start("rest"):].strip()
+    if _NOT_A_FACT_TO_REMEMBER.match(_plain(rest)):
         return None
-    m = _REMEMBER.match(s)
-    if m:
-        rest = m.group(1).strip()
-        return rest[:1].upper() + rest[1:] if len(rest.split()) >= 2 else None
-    if _NOT_DURABLE.match(s) or _QUESTION_START.match(s) or _COMMAND_START.match(s):
+    rest = rest.rstrip("?").rstrip()
+    return _capitalised(rest) if len(rest.split()) >= 2 else None
+
+
+def _durable(sentence: str) -> tuple[str, str | None] | None:
+    """``(kept text, forced category or None)`` when ``sentence`` states something durable, else None.
+
+    The kept text is ``sentence`` itself, or a suffix of it (after leading markers, or after the request words
+    of a remember request) with its first letter capitalised.
+    """
+    s = sentence.strip().strip("\"'\u201c\u201d")
+    s = _trim_leading(s).strip()
+    if not s:
         return None
-    return s if _FIRST_PERSON.match(s) else None
+    remembered = _remembered(s)
+    if remembered is not False:
+        return (remembered, None) if remembered else None
+    p = _plain(s)
+    if len(s.split()) < 2 or p.endswith("?") or _SMALL_TALK.match(p):
+        return None
+    if _STANDING.match(p):
+        return (_capitalised(s), "interaction") if len(s.split()) >= 3 else None
+    if (_QUESTION_START.match(p) or _COMMAND_START.match(p) or _HYPOTHETICAL.match(p)
+            or _NOT_DURABLE.match(p)):
+        return None
+    if not (_FIRST_PERSON.match(p) or _POSSESSIVE_COPULA.match(p)):
+        return None
+    if (_TRANSIENT_TIME.search(p) or _PASSING_STATE.match(p) or _PROBLEM_REPORT.search(p)
+            or _DEICTIC.search(p) or _OTHERS_OPINION.match(p) or _SARCASM_OR_REACTION.search(p)):
+        return None
+    if _CLOCK_TIME.search(p) and not _HABITUAL.search(p):
+        return None
+    past = _REGULAR_PAST.match(p)
+    episodic = _EPISODIC_PAST.match(p) or (past and past.group("verb").lower() not in _BIOGRAPHICAL_PAST)
+    if episodic and not _DURABLE_ANCHOR.search(p):
+        return None
+    if _GOING_TO.match(p) and not _LONG_HORIZON.search(p):
+        return None
+    return _capitalised(s), None
 
 
 class OfflineExtractor:
@@ -78,12 +288,17 @@ class OfflineExtractor:
     name = "offline"
 
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
+        """Durable facts stated in the user's messages of ``turn`` (``known`` is not used offline)."""
         facts: list[Fact] = []
         seen: set[str] = set()
         for text in turn.by("user"):
             for sentence in _SENTENCE_SPLIT.split(text):
                 kept = _durable(sentence)
-                if kept and kept.lower() not in seen:
-                    seen.add(kept.lower())
-                    facts.append(Fact(content=kept, category=categorize(kept)))
+                if not kept:
+                    continue
+                content, category = kept
+                key = " ".join(_plain(content).lower().split()).rstrip(".!;,: ")
+                if key not in seen:
+                    seen.add(key)
+                    facts.append(Fact(content=content, category=category or categorize(content)))
         return facts
