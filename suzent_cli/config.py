@@ -22,7 +22,7 @@ from typing import Mapping
 from .errors import ConfigInvalid
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
-DEFAULT_CONTEXT_WINDOW = 0
+DEFAULT_CONTEXT_WINDOW = 2
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
 EXTRACTORS = ("auto", "offline", "claude")
 

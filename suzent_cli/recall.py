@@ -1,25 +1,54 @@
 """``suzent recall``: hybrid search over the index, every hit with provenance.
 
-Modes: ``vector`` (cosine over the embeddings), ``fts`` (BM25 over ``search_text``) and ``hybrid`` (both, fused
-with Reciprocal Rank Fusion: ``score = sum over modes of 1 / (RRF_K + rank)``, rank 1-based, ``RRF_K = 60``;
-ties broken by importance). RRF needs no score calibration between BM25 and cosine, which is why it is used
-instead of a weighted sum. Each returned hit is appended (best-effort) to ``notebook/.state/recall_log.jsonl``.
+Modes choose the ranked lists ("runs") that are fused: ``vector`` (cosine over the embeddings), ``fts`` (BM25 over
+``content``, the fact alone, and over ``search_text``, the fact with its preceding context) and ``hybrid`` (all
+three). Ranking, in every mode:
+
+1. **Fusion.** Each run's scores are min-max normalized over its candidate pool (``max(POOL, 5 * limit)`` rows)
+   and summed with :data:`WEIGHTS` (a row absent from a run gets 0 from it). A match in the fact itself weighs more
+   than a match in its context (field weighting). Normalized-score fusion beat Reciprocal Rank Fusion on the
+   LoCoMo evidence benchmark (see BENCHMARKS.md): RRF throws away how far ahead the best BM25 hits are.
+2. **Dates.** An explicit date in the query ("on 8 May, 2023", "May 8th 2023", "2023-05-08") or month
+   ("in May 2023") adds :data:`DATE_BOOST` to candidates captured on that day or in that month. Relative dates
+   ("last week") are not interpreted.
+3. **Neighbours.** A fact is often only understood with the facts around it (a reply, a follow-up): every row of a
+   candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
+   after it in the same file. This can surface a row that no run returned.
+
+Ties are broken by importance, then source and locator. Each returned hit is appended (best-effort) to
+``notebook/.state/recall_log.jsonl``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Iterable
 
 from .config import Settings
 from .errors import IndexMissing, InputInvalid
 from .index.embed import Embedder
-from .index.store import Store, row_metadata
+from .index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata
 from .state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
-RRF_K = 60
+RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
+WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3}
+POOL = 100
+DATE_BOOST = 0.4
+NEIGHBOUR_SHARE = 0.5
 _WORD = re.compile(r"\w+", re.UNICODE)
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(\d{4})"
+_DATE_DMY = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
+_DATE_MDY = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE)
+_DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
 @dataclass
@@ -61,10 +90,95 @@ def _hit(row: dict, score: float) -> Hit:
     )
 
 
-def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10) -> list[Hit]:
-    """Rank rows of ``store`` for ``query``. Returns at most ``limit`` hits, best first.
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower().rstrip(".")[:3]))
 
-    Raises :class:`InputInvalid` for an empty query, an unknown mode or a non-positive limit.
+
+def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
+    """The explicit dates a query names, as inclusive ``(first day, last day)`` ranges: one day for "8 May, 2023",
+    "May 8th 2023" or "2023-05-08", a whole month for "May 2023". Impossible dates are ignored; relative dates
+    ("yesterday", "last week") are not interpreted."""
+    ranges: list[tuple[dt.date, dt.date]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(match: re.Match, y: str, m: int | str, d: str | None) -> None:
+        if any(a < match.end() and match.start() < b for a, b in taken):
+            return
+        try:
+            month = int(m) if isinstance(m, str) and m.isdigit() else (m if isinstance(m, int) else _month(m))
+            if d is None:
+                first = dt.date(int(y), month, 1)
+                last = (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
+            else:
+                first = last = dt.date(int(y), month, int(d))
+        except (ValueError, StopIteration):
+            return
+        taken.append((match.start(), match.end()))
+        ranges.append((first, last))
+
+    for m in _DATE_ISO.finditer(text):
+        add(m, m.group(1), m.group(2), m.group(3))
+    for m in _DATE_DMY.finditer(text):
+        add(m, m.group(3), m.group(2), m.group(1))
+    for m in _DATE_MDY.finditer(text):
+        add(m, m.group(3), m.group(1), m.group(2))
+    for m in _DATE_MY.finditer(text):
+        add(m, m.group(2), m.group(1), None)
+    return ranges
+
+
+def normalize_scores(scores: list[float]) -> list[float]:
+    """Min-max normalize ``scores`` to 0..1 (the best is 1, the worst of the pool 0); all equal -> all 1."""
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi <= lo:
+        return [1.0] * len(scores)
+    return [(x - lo) / (hi - lo) for x in scores]
+
+
+def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str, str, int]],
+                         share: float = NEIGHBOUR_SHARE) -> dict[str, float]:
+    """Neighbour context at query time. ``positions`` lists ``(row id, source, locator)`` of every row of the
+    files involved; each row's new score is its own plus ``share`` times the larger score of the row just before
+    or just after it in the same file (absent rows count 0). Returns the new scores of every row with one > 0."""
+    by_source: dict[str, list[tuple[int, str]]] = {}
+    for rid, source, locator in positions:
+        if source is not None and locator is not None:
+            by_source.setdefault(source, []).append((locator, rid))
+    out = dict(scores)
+    for rows in by_source.values():
+        rows.sort()
+        ids = [rid for _, rid in rows]
+        for i, rid in enumerate(ids):
+            before = scores.get(ids[i - 1], 0.0) if i > 0 else 0.0
+            after = scores.get(ids[i + 1], 0.0) if i + 1 < len(ids) else 0.0
+            total = scores.get(rid, 0.0) + share * max(before, after)
+            if total > 0:
+                out[rid] = total
+    return out
+
+
+def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
+    """One ranked list: ``[(row, raw score)]``, best first."""
+    if name == "vector":
+        if embedder is None:
+            raise InputInvalid("this mode needs an embedder")
+        rows = store.vector_search(embedder.encode([query])[0], pool)
+        return [(r, 1.0 - float(r.get("_distance") or 0.0)) for r in rows]
+    words = fts_query(query)
+    if not words:
+        return []
+    column = CONTENT_FTS_COLUMN if name == "fts_content" else FTS_COLUMN
+    return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
+
+
+def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10) -> list[Hit]:
+    """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours: see the module docstring). Returns at most
+    ``limit`` hits, best first.
+
+    Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
+    an embedder without one.
     """
     if mode not in MODES:
         raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -72,24 +186,50 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
         raise InputInvalid("limit must be at least 1")
     if not query.strip():
         raise InputInvalid("empty query: nothing to recall")
-    pool = max(50, limit * 5)
-    runs: dict[str, list[dict]] = {}
-    if mode in ("hybrid", "vector"):
-        if embedder is None:
-            raise InputInvalid(f"mode {mode} needs an embedder")
-        runs["vector"] = store.vector_search(embedder.encode([query])[0], pool)
-    if mode in ("hybrid", "fts"):
-        words = fts_query(query)
-        runs["fts"] = store.fts_search(words, pool) if words else []
-    fused: dict[str, Hit] = {}
-    for name, rows in runs.items():
-        for rank, row in enumerate(rows, start=1):
-            hit = fused.get(row["id"]) or _hit(row, 0.0)
-            hit.score += 1.0 / (RRF_K + rank)
-            hit.ranks[name] = rank
-            fused[row["id"]] = hit
-    ranked = sorted(fused.values(), key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
-    return ranked[:limit]
+    if "vector" in RUNS[mode] and embedder is None:
+        raise InputInvalid(f"mode {mode} needs an embedder")
+    pool = max(POOL, limit * 5)
+    rows: dict[str, dict] = {}
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for name in RUNS[mode]:
+        run = _run(store, embedder, name, query, pool)
+        for rank, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run])), start=1):
+            rid = row["id"]
+            rows.setdefault(rid, row)
+            scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
+            ranks.setdefault(rid, {})[name] = rank
+    if not rows:
+        return []
+
+    dates = query_dates(query)
+    if dates:
+        for rid, row in rows.items():
+            day = row.get("source_date") or row_metadata(row).get("source_date")
+            try:
+                day = dt.date.fromisoformat(day) if day else None
+            except ValueError:
+                day = None
+            if day and any(first <= day <= last for first, last in dates):
+                scores[rid] += DATE_BOOST
+
+    sources = sorted({row["source"] for row in rows.values() if row.get("source") is not None})
+    if NEIGHBOUR_SHARE > 0 and sources:
+        positions = [(p["id"], p["source"], p["locator"]) for p in store.positions(sources)]
+        scores = spread_to_neighbours(scores, positions)
+
+    best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
+    missing = [rid for rid in best if rid not in rows]
+    for row in store.rows_by_id(missing):
+        rows[row["id"]] = row
+    hits = []
+    for rid in best:
+        if rid in rows:
+            hit = _hit(rows[rid], scores[rid])
+            hit.ranks = ranks.get(rid, {})
+            hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
+    return hits[:limit]
 
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,

@@ -11,6 +11,9 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 * ``source_date`` — ``YYYY-MM-DD`` for daily-log rows.
 * ``search_text`` — what BM25 full-text search sees (content plus context); ``content`` is what recall returns.
 
+Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn context) and one on ``content`` (the
+fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
+
 The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
 ``suzent.dim``). Write methods (:meth:`Store.commit`, :meth:`Store.ensure_fts_index`) are called by
 :mod:`suzent_cli.index.indexer` only.
@@ -29,6 +32,8 @@ TABLE = "archival_memories"
 BLOCKS_TABLE = "memory_blocks"
 SCHEMA_VERSION = "2"
 FTS_COLUMN = "search_text"
+CONTENT_FTS_COLUMN = "content"
+FTS_COLUMNS = (FTS_COLUMN, CONTENT_FTS_COLUMN)
 OWN_COLUMNS = ("source", "locator", "source_date", "search_text")
 
 
@@ -150,16 +155,33 @@ class Store:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
 
-    def fts_search(self, text: str, limit: int, where: str | None = None) -> list[dict[str, Any]]:
-        if not self.has_fts_index():
+    def fts_search(self, text: str, limit: int, where: str | None = None, column: str = FTS_COLUMN) -> list[dict[str, Any]]:
+        """BM25 search of ``text`` over ``column`` (``search_text`` or ``content``); [] when it has no index yet."""
+        if not self.has_fts_index(column):
             return []
-        q = self.table.search(text, query_type="fts", fts_columns=FTS_COLUMN).limit(limit)
+        q = self.table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
 
-    def has_fts_index(self) -> bool:
-        return any(FTS_COLUMN in idx.columns for idx in self.table.list_indices())
+    def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
+        """True when ``column`` has a full-text index."""
+        return any(column in idx.columns and str(idx.index_type).upper() == "FTS" for idx in self.table.list_indices())
+
+    def positions(self, sources: list[str]) -> list[dict[str, Any]]:
+        """``id, source, locator`` of every row of ``sources``: where each row sits within its file, so recall can
+        find a hit's neighbouring facts or chunks."""
+        if not sources:
+            return []
+        where = "source IN (" + ", ".join(quote(s) for s in sorted(set(sources))) + ")"
+        return self.table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
+
+    def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The result columns of the rows with these ``ids`` (any order)."""
+        if not ids:
+            return []
+        where = "id IN (" + ", ".join(quote(i) for i in sorted(set(ids))) + ")"
+        return self.table.search().where(where).select(_RESULT_COLUMNS).limit(None).to_arrow().to_pylist()
 
     def fragments(self) -> int:
         stats = self.table.stats()
@@ -183,25 +205,28 @@ class Store:
         return int(result.num_inserted_rows), int(result.num_deleted_rows)
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
-        """Create the BM25 index on ``search_text`` if missing; rebuild it when more than ``rebuild_ratio`` of the
-        rows are not yet covered (unindexed rows are still searched, by a slower flat scan). True if (re)built."""
+        """Create the BM25 indexes on ``search_text`` and ``content`` if missing; rebuild one when more than
+        ``rebuild_ratio`` of the rows are not yet covered (unindexed rows are still searched, by a slower flat scan).
+        True if any was (re)built."""
         total = self.count()
         if total == 0:
             return False
-        if self.has_fts_index():
-            try:
-                stats = self.table.index_stats(f"{FTS_COLUMN}_idx")
-                unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
-            except Exception:  # noqa: BLE001 - stats are advisory
-                unindexed = 0
-            if unindexed <= rebuild_ratio * total:
-                return False
         from lancedb.index import FTS  # noqa: PLC0415
 
-        self.table.create_index(FTS_COLUMN, config=FTS(language="English", stem=True, remove_stop_words=True,
+        built = False
+        for column in FTS_COLUMNS:
+            if self.has_fts_index(column):
+                try:
+                    stats = self.table.index_stats(f"{column}_idx")
+                    unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
+                except Exception:  # noqa: BLE001 - stats are advisory
+                    unindexed = 0
+                if unindexed <= rebuild_ratio * total:
+                    continue
+            self.table.create_index(column, config=FTS(language="English", stem=True, remove_stop_words=True,
                                                        with_position=False), replace=True)
-        return True
-
+            built = True
+        return built
 
 _RESULT_COLUMNS = ["id", "content", "metadata", "importance", "created_at", "source", "locator", "source_date",
                    "chat_id"]
