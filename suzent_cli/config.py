@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,12 +80,18 @@ class Settings:
         return bool(self.anthropic_api_key)
 
 
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
 def parse_date(text: str, what: str = "date") -> dt.date:
-    """Parse ``YYYY-MM-DD``; raises :class:`ConfigInvalid` with a one-line message otherwise."""
+    """Parse ``YYYY-MM-DD`` (exactly that form); raises :class:`ConfigInvalid` naming ``what`` otherwise."""
+    value = str(text).strip()
     try:
-        return dt.date.fromisoformat(text.strip())
+        if not _ISO_DATE.match(value):
+            raise ValueError
+        return dt.date.fromisoformat(value)
     except ValueError:
-        raise ConfigInvalid(f"{what} must be YYYY-MM-DD, got {text!r}") from None
+        raise ConfigInvalid(f"{what} must be a date YYYY-MM-DD, got {text!r}") from None
 
 
 def _load_file(path: Path) -> dict:
@@ -94,21 +101,55 @@ def _load_file(path: Path) -> dict:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigInvalid(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigInvalid(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _pick(name: str, flag, env_keys: tuple[str, ...], file_value, default, env: Mapping[str, str], origins: dict):
-    if flag is not None:
-        origins[name] = "flag"
-        return flag
-    for key in env_keys:
-        if env.get(key):
-            origins[name] = "env"
-            return env[key]
-    if file_value is not None:
-        origins[name] = "file"
-        return file_value
-    origins[name] = "default"
-    return default
+class _Resolver:
+    """Applies flag > env > file > default to one setting at a time, recording where each value came from."""
+
+    def __init__(self, env: Mapping[str, str], cfg: dict, cfg_path: Path):
+        self.env, self.cfg, self.cfg_path = env, cfg, cfg_path
+        self.origins: dict[str, str] = {}
+
+    def table(self, name: str) -> dict:
+        value = self.cfg.get(name, {})
+        if not isinstance(value, dict):
+            raise ConfigInvalid(f"{self.cfg_path}: [{name}] must be a table, got {type(value).__name__}")
+        return value
+
+    def pick(self, name: str, flag, env_keys: tuple[str, ...], section: str | None, key: str, default, kind=str):
+        if flag not in (None, ""):
+            self.origins[name] = "flag"
+            return flag
+        for env_key in env_keys:
+            if self.env.get(env_key):
+                self.origins[name] = f"env:{env_key}"
+                return self.env[env_key]
+        table = self.table(section) if section else self.cfg
+        if key in table:
+            value = table[key]
+            if not isinstance(value, kind) or isinstance(value, bool):
+                where = f"[{section}] {key}" if section else key
+                raise ConfigInvalid(f"{self.cfg_path}: {where} must be a {kind.__name__ if isinstance(kind, type) else 'number'}, "
+                                    f"got {value!r}")
+            self.origins[name] = "file"
+            return value
+        self.origins[name] = "default"
+        return default
+
+
+def context_window_of(settings: "Settings") -> int:
+    """``index.context_window`` as a validated int 0..8. Raises :class:`ConfigInvalid`.
+
+    Validated on use, not at start-up, so a bad index setting can never stop a capture from being written."""
+    try:
+        window = int(settings.context_window)
+        if str(window) != str(settings.context_window).strip() or not 0 <= window <= 8:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigInvalid(f"index.context_window must be a whole number 0..8, got {settings.context_window!r}") from None
+    return window
 
 
 def resolve_settings(
@@ -124,18 +165,25 @@ def resolve_settings(
 ) -> Settings:
     """Resolve the effective :class:`Settings` from flags, ``env`` (default ``os.environ``) and config.toml.
 
-    Home: ``home`` flag > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` > ``~/.suzent``. Relative paths in config.toml are
-    relative to the home. Raises :class:`ConfigInvalid` on an unreadable config file or a bad value.
+    Home: ``home`` flag > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` > ``~/.suzent``. Relative paths in config.toml and
+    path variables are relative to the home. Only what every command needs (paths, today, lock timeout) is
+    validated here; the extractor and index settings are validated by the stage that uses them, so a bad one can
+    never stop a capture. Raises :class:`ConfigInvalid` with a one-line message.
     """
     env = os.environ if env is None else env
-    origins: dict[str, str] = {}
-    home_raw = _pick("home", home, ("SUZENT_HOME", "SUZENT_DATA_DIR"), None, "~/.suzent", env, origins)
+    boot = _Resolver(env, {}, Path("config.toml"))
+    home_raw = boot.pick("home", home, ("SUZENT_HOME", "SUZENT_DATA_DIR"), None, "home", "~/.suzent")
     home_path = Path(home_raw).expanduser().absolute()
-    cfg = _load_file(home_path / "config.toml")
-    paths_cfg = cfg.get("paths", {})
+    if home_path.exists() and not home_path.is_dir():
+        raise ConfigInvalid(f"home {home_path} exists and is not a directory")
+    cfg_path = home_path / "config.toml"
+    r = _Resolver(env, _load_file(cfg_path), cfg_path)
+    r.origins.update(boot.origins)
 
     def path_of(name: str, flag, env_key: str, default_rel: str) -> Path:
-        raw = _pick(name, flag, (env_key,), paths_cfg.get(name), default_rel, env, origins)
+        raw = r.pick(name, flag, (env_key,), "paths", name, default_rel)
+        if not str(raw).strip():
+            raise ConfigInvalid(f"{name} is empty")
         p = Path(raw).expanduser()
         return (p if p.is_absolute() else home_path / p).absolute()
 
@@ -145,36 +193,27 @@ def resolve_settings(
         vault_dir=path_of("vault_dir", vault_dir, "SUZENT_VAULT_DIR", "notebook"),
         index_dir=path_of("index_dir", index_dir, "SUZENT_INDEX_DIR", "memory"),
     )
-    today_raw = _pick("today", today, ("SUZENT_TODAY",), None, None, env, origins)
-    today_value = parse_date(today_raw, "today") if today_raw else dt.datetime.now(dt.timezone.utc).date()
-    index_cfg = cfg.get("index", {})
-    capture_cfg = cfg.get("capture", {})
-    claude_cfg = cfg.get("claude", {})
-    extractor_value = _pick("extractor", extractor, ("SUZENT_EXTRACTOR",), capture_cfg.get("extractor"), "auto", env, origins)
-    if extractor_value not in EXTRACTORS:
-        raise ConfigInvalid(f"extractor must be one of {', '.join(EXTRACTORS)}, got {extractor_value!r}")
-    lock_timeout = _pick("lock_timeout", None, ("SUZENT_LOCK_TIMEOUT",), cfg.get("lock_timeout"), 30.0, env, origins)
+    today_raw = r.pick("today", today, ("SUZENT_TODAY",), None, "today", None)
+    today_what = {"flag": "--today"}.get(r.origins["today"], r.origins["today"].removeprefix("env:"))
+    today_value = parse_date(today_raw, today_what) if today_raw else dt.datetime.now(dt.timezone.utc).date()
+    lock_timeout = r.pick("lock_timeout", None, ("SUZENT_LOCK_TIMEOUT",), None, "lock_timeout", 30.0, (int, float))
     try:
         lock_timeout = float(lock_timeout)
-    except (TypeError, ValueError):
-        raise ConfigInvalid(f"lock_timeout must be a number of seconds, got {lock_timeout!r}") from None
-    window = _pick("context_window", None, ("SUZENT_CONTEXT_WINDOW",), index_cfg.get("context_window"), DEFAULT_CONTEXT_WINDOW, env, origins)
-    try:
-        window = int(window)
-        if not 0 <= window <= 8:
+        if not 0 <= lock_timeout <= 86400:
             raise ValueError
     except (TypeError, ValueError):
-        raise ConfigInvalid(f"index.context_window must be a whole number 0..8, got {window!r}") from None
+        raise ConfigInvalid(f"lock_timeout must be a number of seconds 0..86400, got {lock_timeout!r}") from None
     return Settings(
         paths=paths,
         today=today_value,
-        embedder=str(_pick("embedder", embedder, ("SUZENT_EMBEDDER",), index_cfg.get("embedder"), DEFAULT_EMBEDDER, env, origins)),
-        extractor=extractor_value,
-        user_id=str(_pick("user_id", None, ("SUZENT_USER_ID",), cfg.get("user_id"), "default-user", env, origins)),
-        claude_model=str(_pick("claude_model", None, ("SUZENT_CLAUDE_MODEL",), claude_cfg.get("model"), DEFAULT_CLAUDE_MODEL, env, origins)),
-        anthropic_api_key=_pick("anthropic_api_key", None, ("ANTHROPIC_API_KEY",), claude_cfg.get("api_key"), None, env, origins),
-        anthropic_base_url=_pick("anthropic_base_url", None, ("ANTHROPIC_BASE_URL",), claude_cfg.get("base_url"), None, env, origins),
+        embedder=str(r.pick("embedder", embedder, ("SUZENT_EMBEDDER",), "index", "embedder", DEFAULT_EMBEDDER)),
+        extractor=str(r.pick("extractor", extractor, ("SUZENT_EXTRACTOR",), "capture", "extractor", "auto")),
+        user_id=str(r.pick("user_id", None, ("SUZENT_USER_ID",), None, "user_id", "default-user")),
+        claude_model=str(r.pick("claude_model", None, ("SUZENT_CLAUDE_MODEL",), "claude", "model", DEFAULT_CLAUDE_MODEL)),
+        anthropic_api_key=r.pick("anthropic_api_key", None, ("ANTHROPIC_API_KEY",), "claude", "api_key", None),
+        anthropic_base_url=r.pick("anthropic_base_url", None, ("ANTHROPIC_BASE_URL",), "claude", "base_url", None),
         lock_timeout=lock_timeout,
-        context_window=window,
-        origins=origins,
+        context_window=r.pick("context_window", None, ("SUZENT_CONTEXT_WINDOW",), "index", "context_window",
+                              DEFAULT_CONTEXT_WINDOW, int),
+        origins=r.origins,
     )

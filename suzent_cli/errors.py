@@ -44,7 +44,9 @@ class IndexIncompatible(SuzentError):
 
 
 class ExtractorUnavailable(SuzentError):
-    """The requested fact extractor cannot run (e.g. claude without an API key)."""
+    """The requested fact extractor cannot run (e.g. claude without an API key): a configuration problem."""
+
+    exit_code = 2
 
 
 class ExtractionFailed(SuzentError):

@@ -37,6 +37,8 @@ def repair(data: bytes | str) -> tuple[str, list[str]]:
             text = text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
             text = text.encode("utf-8", errors="replace").decode("utf-8")
             warnings.append("replaced invalid UTF-8 byte sequence(s) with U+FFFD")
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a byte-order mark is an encoding artefact, not content
     nuls = text.count("\x00")
     if nuls:
         warnings.append(f"removed {nuls} NUL byte(s)")

@@ -36,9 +36,10 @@ def bootstrap(vault_dir: Path) -> list[Path]:
 
 
 def is_content_page(vault_dir: Path, path: Path) -> bool:
-    """True for a vault ``.md`` page the indexer reads: not under ``.state``, not a root schema/index/log.md."""
+    """True for a vault ``.md`` page the indexer reads: not under a hidden folder (``.state``, Obsidian's
+    ``.trash`` and ``.obsidian``, …), not hidden itself, not a root schema/index/log.md."""
     rel = path.relative_to(vault_dir)
-    if path.suffix.lower() != ".md" or ".state" in rel.parts:
+    if path.suffix.lower() != ".md" or any(part.startswith(".") for part in rel.parts):
         return False
     return not (len(rel.parts) == 1 and rel.name.lower() in ROOT_FILES)
 

@@ -221,3 +221,29 @@ def test_diff_unavailable_falls_back_to_whole_file_replacement(home_ready, embed
     monkeypatch.undo()
     assert [r[2] for r in rows(s, embedder)] == ["one", "two", "three"]  # replaced, not duplicated
     assert not report.errors and "replaced whole" in report.warnings[0]
+
+
+def test_a_tombstoned_fact_leaves_no_trace_in_its_neighbours(home_ready, embedder):
+    s = home_ready
+    s = s.__class__(**{**s.__dict__, "context_window": 2})
+    capture(s, D1, "Had surgery for a hernia in 2024", "Likes jazz", "Plays chess")
+    Indexer(s, embedder, context_window=2).run()
+    append_tombstones(s.paths.state_dir, ["had surgery for a hernia in 2024"], timeout=5)
+    Indexer(s, embedder, context_window=2).run()
+    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    texts = [r["search_text"] + r["content"] for r in store.table.to_arrow().to_pylist()]
+    assert len(texts) == 2 and not [t for t in texts if "hernia" in t]
+
+
+def test_frontmatter_and_hidden_folders_are_not_content(home_ready, embedder):
+    s = home_ready
+    v = s.paths.vault_dir
+    (v / "3_Personal" / "Health.md").write_text("---\ntitle: Health notes\nstale_after: 2027-01-01\n---\n\nAllergic to bees.\n")
+    (v / ".trash").mkdir()
+    (v / ".trash" / "old.md").write_text("deleted note\n")
+    (v / ".obsidian").mkdir()
+    (v / ".obsidian" / "x.md").write_text("app settings\n")
+    Indexer(s, embedder).run()
+    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    [row] = store.table.to_arrow().to_pylist()
+    assert row["content"] == "Allergic to bees." and row["search_text"].startswith("Health notes")

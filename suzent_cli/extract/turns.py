@@ -1,7 +1,8 @@
 """Reading a conversation turn or transcript given to ``capture --turn-from``.
 
-Accepted shapes: plain text (taken as the user's words), JSON ``{"user": …, "assistant": …}``, or a JSON list of
-``{"role": …, "content": …}`` messages, where ``content`` is a string or a list of content blocks (only ``text``
+Accepted shapes: plain text (taken as the user's words), JSON ``{"user": …, "assistant": …}``, ``{"messages": […]}``,
+a JSON list of ``{"role": …, "content": …}`` messages, or the same messages as JSON Lines (records that wrap them as
+``{"message": {"role", "content"}}`` are unwrapped), where ``content`` is a string or a list of content blocks (only ``text``
 blocks are read; tool calls, tool results and images are not the user's words).
 """
 
@@ -46,32 +47,53 @@ def _content_text(content) -> str:
     return ""
 
 
-def parse_turn(text: str) -> Turn:
-    """Parse turn input (see module docstring). Plain text that is not JSON is one user message.
+def _message(item: object, where: str) -> Message:
+    if isinstance(item, dict) and isinstance(item.get("message"), dict) and "role" in item["message"]:
+        item = item["message"]  # a transcript record wrapping its message
+    if not isinstance(item, dict) or "role" not in item:
+        raise InputInvalid(f"{where}: each message of a turn needs a role and content")
+    return Message(str(item["role"]), _content_text(item.get("content")))
 
-    Raises :class:`InputInvalid` for JSON of another shape.
+
+def _messages(data: object) -> Turn:
+    if isinstance(data, dict):
+        if isinstance(data.get("messages"), list):
+            data = data["messages"]
+        elif "user" in data or "assistant" in data:
+            return Turn(tuple(Message(role, _content_text(data.get(role))) for role in ("user", "assistant")
+                              if data.get(role)))
+        elif "role" in data or "message" in data:
+            data = [data]
+        else:
+            raise InputInvalid('turn JSON must be {"user": …, "assistant": …}, {"messages": […]} or a list of '
+                               "{role, content} messages")
+    if isinstance(data, list):
+        return Turn(tuple(_message(item, f"message {i + 1}") for i, item in enumerate(data)))
+    raise InputInvalid("turn JSON must be an object or a list of messages")
+
+
+def parse_turn(text: str) -> Turn:
+    """Parse turn input: plain text (one user message), a JSON object or list (see module docstring), or JSON
+    Lines with one message per line. Input that starts like JSON but does not parse is an error, never silently
+    taken as text: a hook that sends a broken payload must hear about it.
+
+    Raises :class:`InputInvalid` with the position of the first JSON error.
     """
-    stripped = text.strip()
-    if stripped[:1] in "[{":
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            if "messages" in data and isinstance(data["messages"], list):
-                data = data["messages"]
-            elif "user" in data or "assistant" in data:
-                msgs = [Message(role, _content_text(data.get(role))) for role in ("user", "assistant") if data.get(role)]
-                return Turn(tuple(msgs))
-            elif "role" in data:
-                data = [data]
-            else:
-                raise InputInvalid('turn JSON must be {"user": …, "assistant": …} or a list of {role, content} messages')
-        if isinstance(data, list):
-            msgs = []
-            for item in data:
-                if not isinstance(item, dict) or "role" not in item:
-                    raise InputInvalid("each message of a turn list needs a role and content")
-                msgs.append(Message(str(item["role"]), _content_text(item.get("content"))))
-            return Turn(tuple(msgs))
-    return Turn((Message("user", text),))
+    stripped = text.lstrip("\ufeff").strip()
+    if stripped[:1] not in ("[", "{"):
+        return Turn((Message("user", text),))
+    try:
+        return _messages(json.loads(stripped))
+    except RecursionError:
+        raise InputInvalid("turn JSON is nested too deeply") from None
+    except ValueError as exc:
+        if stripped.startswith("[") and isinstance(exc, json.JSONDecodeError) and exc.pos <= 1:
+            return Turn((Message("user", text),))  # "[Monday] I moved …": text that merely starts with a bracket
+        lines = [line for line in stripped.splitlines() if line.strip()]
+        if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):
+            try:
+                return _messages([json.loads(line) for line in lines])
+            except (ValueError, RecursionError):
+                pass
+        pos = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise InputInvalid(f"turn input looks like JSON but does not parse{pos}: {getattr(exc, 'msg', exc)}") from None

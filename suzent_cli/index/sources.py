@@ -110,11 +110,10 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
     """One document per fact line of a daily log. With ``context_window`` N > 0, the N preceding facts of the same
     log are added to the search and embedding texts (never to ``content``): neighbouring-turn context."""
     day = archive.log_day(source.path)
-    facts = archive.parse_log(text, day)
+    # Tombstoned facts go first, so their text cannot survive as another fact's context either.
+    facts = [f for f in archive.parse_log(text, day) if normalize(f.content) not in tombstones]
     docs: list[Document] = []
     for i, fact in enumerate(facts):
-        if normalize(fact.content) in tombstones:
-            continue
         context = [f.content for f in facts[max(0, i - context_window):i]] if context_window else []
         meta = {"source_type": "archive_log", "source_file": source.filename, "source_date": day.isoformat(),
                 "category": fact.category, "tags": list(fact.tags), "line": fact.line, "session_id": fact.session}
@@ -124,12 +123,30 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
     return docs
 
 
+def split_frontmatter(text: str) -> tuple[str, str | None]:
+    """``(body, title)`` of a page: the YAML frontmatter removed (python-frontmatter), its ``title`` if any.
+    A page whose frontmatter does not parse is returned whole."""
+    if not text.startswith("---"):
+        return text, None
+    import frontmatter  # noqa: PLC0415 - light, only for pages that have frontmatter
+
+    try:
+        post = frontmatter.loads(text)
+    except Exception:  # noqa: BLE001 - malformed YAML: index the page as written
+        return text, None
+    title = post.metadata.get("title") if isinstance(post.metadata, dict) else None
+    return post.content, str(title) if title else None
+
+
 def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float) -> list[Document]:
-    """One document per paragraph chunk of a vault page or core file; the page title helps full-text search."""
+    """One document per paragraph chunk of a vault page or core file; the page title helps full-text search.
+
+    YAML frontmatter is not content: it is left out of the chunks (its ``title`` joins the search text)."""
     created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
-    title = Path(source.filename).stem
+    body, meta_title = split_frontmatter(text)
+    title = meta_title or Path(source.filename).stem
     docs: list[Document] = []
-    for i, chunk in enumerate(chunk_paragraphs(text)):
+    for i, chunk in enumerate(chunk_paragraphs(body)):
         if normalize(chunk) in tombstones:
             continue
         if source.label == "notebook":

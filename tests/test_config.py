@@ -1,0 +1,75 @@
+"""Settings resolution: precedence, compat variables, and config errors that are one line, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cli
+from suzent_cli.config import context_window_of, resolve_settings
+from suzent_cli.errors import ConfigInvalid
+
+
+def test_precedence_flag_env_file_default(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text('[paths]\nvault_dir = "vault-from-file"\nindex_dir = "/abs/index"\n'
+                                      '[index]\nembedder = "hash:32"\n')
+    s = resolve_settings(home=home, env={"SUZENT_VAULT_DIR": "vault-from-env"})
+    assert s.paths.vault_dir == home / "vault-from-env" and s.origins["vault_dir"] == "env:SUZENT_VAULT_DIR"
+    assert str(s.paths.index_dir) == "/abs/index" and s.origins["index_dir"] == "file"
+    assert s.paths.memory_dir == home / "sandbox" / "shared" / "memory" and s.origins["memory_dir"] == "default"
+    assert s.embedder == "hash:32"
+    s = resolve_settings(home=home, vault_dir="from-flag", env={"SUZENT_VAULT_DIR": "x"})
+    assert s.paths.vault_dir == home / "from-flag" and s.origins["vault_dir"] == "flag"
+
+
+def test_home_variables(tmp_path):
+    assert resolve_settings(env={"SUZENT_DATA_DIR": str(tmp_path / "d")}).paths.home == tmp_path / "d"
+    both = resolve_settings(env={"SUZENT_DATA_DIR": str(tmp_path / "d"), "SUZENT_HOME": str(tmp_path / "h")})
+    assert both.paths.home == tmp_path / "h"
+    assert resolve_settings(home="", env={"SUZENT_HOME": str(tmp_path / "h")}).paths.home == tmp_path / "h"
+    assert resolve_settings(env={"HOME": "/x"}, home=None).paths.home.name == ".suzent"
+
+
+def test_today_override_is_strict(tmp_path):
+    assert str(resolve_settings(home=tmp_path, today="2026-02-28", env={}).today) == "2026-02-28"
+    assert str(resolve_settings(home=tmp_path, env={"SUZENT_TODAY": "2026-03-01"}).today) == "2026-03-01"
+    for bad in ("20260105", "2026-02-30", "yesterday"):
+        with pytest.raises(ConfigInvalid, match="YYYY-MM-DD"):
+            resolve_settings(home=tmp_path, today=bad, env={})
+    with pytest.raises(ConfigInvalid, match="SUZENT_TODAY"):
+        resolve_settings(home=tmp_path, env={"SUZENT_TODAY": "soon"})
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('paths = "x"', r"\[paths\] must be a table"),
+    ("index = 3", r"\[index\] must be a table"),
+    ("[paths]\nmemory_dir = 5", "memory_dir must be a str"),
+    ("lock_timeout = -1", "lock_timeout"),
+    ("lock_timeout = true", "lock_timeout"),
+    ("not toml at all [", "not valid TOML"),
+])
+def test_bad_config_file_is_one_clear_error(tmp_path, toml, message):
+    (tmp_path / "config.toml").write_text(toml)
+    with pytest.raises(ConfigInvalid, match=message):
+        resolve_settings(home=tmp_path, env={})
+
+
+def test_home_that_is_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ConfigInvalid, match="not a directory"):
+        resolve_settings(home=tmp_path / "f", env={})
+
+
+def test_stage_settings_are_validated_on_use_so_a_capture_is_never_blocked(home):
+    home.mkdir()
+    (home / "config.toml").write_text('[capture]\nextractor = "bogus"\n[index]\ncontext_window = 99\n')
+    r = run_cli(home, "capture", "--fact", "still written")
+    assert r.returncode == 0, r.stderr
+    s = resolve_settings(home=home, env={})
+    with pytest.raises(ConfigInvalid, match="context_window"):
+        context_window_of(s)
+    r = run_cli(home, "capture", "--turn-from", "-", input="I live in Oslo.")
+    assert r.returncode == 2 and "unknown extractor" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli(home, "index", "--model", "hash")
+    assert r.returncode == 2 and "context_window" in r.stderr
