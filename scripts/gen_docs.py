@@ -21,15 +21,79 @@ def completion(shell: str) -> str:
                           check=True, cwd=REPO).stdout
 
 
+EXIT_STATUS = [
+    ("0", "success, including \\(lqnothing to capture\\(rq"),
+    ("1", "an operation failed (e.g. the index could not be written); nothing already stored was lost"),
+    ("2", "bad input or configuration: a one-line error on stderr"),
+    ("3", "a file lock could not be taken in time; nothing was written"),
+    ("130", "interrupted"),
+]
+ENVIRONMENT = [
+    ("SUZENT_HOME, SUZENT_DATA_DIR", "the data directory (default ~/.suzent)"),
+    ("SUZENT_MEMORY_DIR, SUZENT_VAULT_DIR, SUZENT_INDEX_DIR", "where each tier lives"),
+    ("SUZENT_TODAY", "clock override YYYY-MM-DD for every date rule"),
+    ("SUZENT_EMBEDDER, SUZENT_EXTRACTOR, SUZENT_LOCK_TIMEOUT", "override config.toml"),
+    ("ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL", "enable the claude extractor, on any Anthropic-compatible server"),
+    ("NO_COLOR", "plain output"),
+    ("SUZENT_DEBUG", "show tracebacks instead of one-line errors"),
+]
+
+
+def _roff(text: str) -> str:
+    out = text.replace("\\", "\\\\").replace("-", "\\-")
+    return "\n".join(("\\&" + line) if line.startswith((".", "'")) else line for line in out.splitlines())
+
+
+def _page(title: str, name: str, command, parent: str | None, version: str) -> str:
+    """One man page (roff) for a typer/click command: name, synopsis, description, options, exit status."""
+    import typer._click as click  # typer vendors click; its commands are not the PyPI click's
+
+    ctx = click.Context(command, info_name=name)
+    help_text = (command.help or "").strip()
+    summary = help_text.splitlines()[0] if help_text else name
+    lines = [f'.TH "{title.upper()}" "1" "{DATE}" "suzent {version}" "suzent manual"', ".SH NAME",
+             f"{_roff(title)} \\- {_roff(summary)}", ".SH SYNOPSIS", f".B {_roff(name)}",
+             _roff(" ".join(command.collect_usage_pieces(ctx))), ".SH DESCRIPTION"]
+    for para in help_text.split("\n\n"):
+        lines += [".PP", _roff(" ".join(para.split()))]
+    subcommands = getattr(command, "commands", {})
+    if subcommands:
+        lines.append(".SH COMMANDS")
+        for sub_name, sub in sorted(subcommands.items()):
+            first = (sub.help or "").strip().splitlines()[0] if sub.help else ""
+            lines += [".TP", f".B {_roff(sub_name)}", _roff(first), f"See \\fBsuzent\\-{_roff(sub_name)}\\fR(1)."]
+    records = [p.get_help_record(ctx) for p in command.get_params(ctx)]
+    if any(records):
+        lines.append(".SH OPTIONS")
+        for record in records:
+            if record:
+                lines += [".TP", f".B {_roff(record[0])}", _roff(record[1])]
+    lines.append(".SH EXIT STATUS")
+    for code, meaning in EXIT_STATUS:
+        lines += [".TP", f".B {code}", meaning]
+    if parent is None:
+        lines.append(".SH ENVIRONMENT")
+        for var, meaning in ENVIRONMENT:
+            lines += [".TP", f".B {_roff(var)}", _roff(meaning)]
+        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration; see README.md"]
+    else:
+        lines += [".SH SEE ALSO", "\\fBsuzent\\fR(1)"]
+    return "\n".join(lines) + "\n"
+
+
 def man_pages(target: Path) -> None:
-    import click_man.core
+    """Write ``suzent.1`` and ``suzent-<command>.1`` for every subcommand into ``target``."""
     import typer.main
 
     from suzent_cli import __version__
     from suzent_cli.cli.app import app
 
-    click_man.core.write_man_pages("suzent", typer.main.get_command(app), version=__version__,
-                                   target_dir=str(target), date=DATE)
+    root = typer.main.get_command(app)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "suzent.1").write_text(_page("suzent", "suzent", root, None, __version__), encoding="utf-8")
+    for name, command in root.commands.items():
+        text = _page(f"suzent-{name}", f"suzent {name}", command, "suzent", __version__)
+        (target / f"suzent-{name}.1").write_text(text, encoding="utf-8")
 
 
 def generate(out: Path) -> dict[str, str]:

@@ -45,12 +45,16 @@ def parse_time(text: str) -> str:
     return text.strip()
 
 
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d+[.)])\s+")
+_BARE_CATEGORY = re.compile(r"^-?\s*\[[^\]]*\]\s*(?:`[^`]*`)?$")
+
+
 def parse_fact(text: str) -> Fact | None:
     """One fact from ``text``, folded to one line first (so it can never become two facts or a heading):
-    ``- [category] content `tags` ``, ``[category] content``, or plain content (category ``general``).
-    None when nothing is left."""
+    ``- [category] content `tags` ``, ``[category] content``, or plain content (category ``general``); a leading
+    list marker (``-``, ``*``, ``1.``) is not content. None when no content is left (``[personal]``, ``-``)."""
     line = fold_line(text)
-    if not line:
+    if not line or _BARE_CATEGORY.match(line):
         return None
     if line.startswith("["):
         line = "- " + line
@@ -58,7 +62,10 @@ def parse_fact(text: str) -> Fact | None:
     if parsed:
         category, content, tags = parsed
         return Fact(content=content, category=category, tags=tags)
-    return Fact(content=line)
+    content = _LIST_MARKER.sub("", line).strip()
+    if content.startswith("["):  # "* [goal] Ship v1"
+        return parse_fact(content)
+    return Fact(content=content) if content and content not in ("-", "*", "+") else None
 
 
 def parse_fact_lines(text: str) -> list[Fact]:

@@ -11,8 +11,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+
+DEMO_MARKER = ".suzent-demo"
 
 
 def _run(args: list[str], env: dict, stdin: str | None = None) -> str:
@@ -33,20 +35,24 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(argv[1]) if len(argv) > 1 else Path("demo-home")
     data = json.loads(example.read_text(encoding="utf-8"))
     if home.exists():
+        if not (home / DEMO_MARKER).is_file():
+            raise SystemExit(f"refusing to replace {home}: it exists and was not made by the demo "
+                             f"(no {DEMO_MARKER} in it). Give another DEMO_HOME.")
         shutil.rmtree(home)
+    home.mkdir(parents=True)
+    (home / DEMO_MARKER).write_text("made by `make demo`; deleted and re-made by the next run\n")
     env = dict(os.environ, SUZENT_HOME=str(home.absolute()), NO_COLOR="1", SUZENT_EXTRACTOR="offline",
                COLUMNS="110")
     env.pop("ANTHROPIC_API_KEY", None)
     print(f"suzent demo: {example.name} → fresh home {home}")
     _run(["init"], env)
+    turns = home / "turns"
+    turns.mkdir()
     for session in data["sessions"]:
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
-            json.dump(session["messages"], fh)
-        try:
-            _run(["capture", "--turn-from", fh.name, "--session", session["id"], "--date", session["date"],
-                  "--time", session["time"]], env)
-        finally:
-            os.unlink(fh.name)
+        turn_file = turns / f"{session['id']}.json"  # kept, so every printed command can be re-run
+        turn_file.write_text(json.dumps(session["messages"], indent=1, ensure_ascii=False), encoding="utf-8")
+        _run(["capture", "--turn-from", str(turn_file), "--session", session["id"], "--date", session["date"],
+              "--time", session["time"]], env)
     archive = home / "sandbox" / "shared" / "memory" / "archive"
     for log in sorted(archive.glob("*.md")):
         print(f"\n--- {log.relative_to(home)} ---")

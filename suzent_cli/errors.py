@@ -27,6 +27,10 @@ class LockTimeout(SuzentError):
     exit_code = 3
 
 
+class IndexUnreadable(SuzentError):
+    """LanceDB cannot read the index (corrupt or truncated files); it can be rebuilt from markdown."""
+
+
 class EmbedderUnavailable(SuzentError):
     """The embedding model cannot be loaded (missing package, bad checksum, bad path)."""
 

@@ -77,8 +77,12 @@ def test_parse_fact_lines_accepts_three_shapes():
         ("preference", "Prefers compact dashboards", ("ui",)),
         ("goal", "Ship v1", ()),
         ("general", "plain words here", ()),
-        ("general", "- []", ()),
     ]
+    for empty in ("[personal]", "[]", "-", "- [goal]", "  ", "[x] `t1 t2`"):
+        assert parse_fact(empty) is None, empty
+    assert parse_fact("- Likes hiking") == Fact("Likes hiking")
+    assert parse_fact("* [goal] Ship v1") == Fact("Ship v1", "goal")
+    assert parse_fact("2. Uses Rust") == Fact("Uses Rust")
     assert parse_fact("[personal] two\nlines `t`") == Fact("two lines", "personal", ("t",))
 
 

@@ -149,3 +149,20 @@ def test_capture_index_failure_is_a_warning_the_facts_are_kept(home):
     assert r.returncode == 0, r.stderr
     assert "not indexed" in r.stderr
     assert "- [general] kept even if the index is busy\n" in log_text(home)
+
+
+def test_corrupt_index_is_one_clear_error_and_rebuild_recovers(home):
+    run_cli(home, "capture", "--fact", "kayak trip in June")
+    assert run_cli(home, "index", "--model", "hash").returncode == 0
+    table = home / "memory" / "archival_memories.lance"
+    for f in (table / "data").glob("*"):
+        f.write_bytes(b"garbage")
+    import shutil
+    shutil.rmtree(table / "_versions")
+    for args in (("recall", "kayak", "--model", "hash"), ("index", "--model", "hash")):
+        r = run_cli(home, *args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "cannot read the index" in r.stderr and "--rebuild" in r.stderr
+    assert run_cli(home, "index", "--model", "hash", "--rebuild").returncode == 0
+    r = run_cli(home, "recall", "kayak", "--model", "hash", "--json")
+    assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"

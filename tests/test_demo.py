@@ -34,6 +34,6 @@ def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
     assert "Can you shift" not in out.split("$ suzent index")[0].split("--- ")[-1]  # questions are not facts
     assert re.search(r"rows \+\d+ −0", out)
     coffee = out.split("how does the user take their coffee")[1].split("$ suzent")[0]
-    first_hit = next(line for line in coffee.splitlines() if line.strip().startswith("1 "))
+    first_hit = next(line for line in coffee.splitlines() if line.startswith("1\t"))
     assert "coffee black" in first_hit and "2026-03-02.md:6" in first_hit and "a1f3c9e2" in first_hit
     assert out.rstrip().endswith("line it came from.")

@@ -197,3 +197,12 @@ def test_benchmark_script_prints_its_command_and_exits_zero(capsys):
     assert bench.main([str(REPO / "benchmarks" / "data" / "extraction_heldout.jsonl"), "--verbose"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("$ ") and "precision" in out and "false negatives" in out
+
+
+def test_secrets_are_never_extracted():
+    from suzent_cli.extract.offline import OfflineExtractor
+    from suzent_cli.extract.turns import parse_turn
+
+    turn = parse_turn("My password is hunter2 and my API key is sk-ant-12345abcdef. I live in Oslo. "
+                      "My token is ghp_abcdefghijklmnopqrstuvwxyz0123456789. Remember that my PIN is 4411.")
+    assert [f.content for f in OfflineExtractor().extract(turn, [])] == ["I live in Oslo."]

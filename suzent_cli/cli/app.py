@@ -14,7 +14,6 @@ from ..errors import SuzentError
 
 app = typer.Typer(
     name="suzent",
-    help="Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -37,11 +36,11 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    home: str = typer.Option(None, "--home", help="Data directory [env SUZENT_HOME, SUZENT_DATA_DIR; default ~/.suzent]."),
-    memory_dir: str = typer.Option(None, "--memory-dir", help="Memory dir with archive/ [env SUZENT_MEMORY_DIR]."),
-    vault_dir: str = typer.Option(None, "--vault-dir", help="Vault (notebook) dir [env SUZENT_VAULT_DIR]."),
-    index_dir: str = typer.Option(None, "--index-dir", help="LanceDB index dir [env SUZENT_INDEX_DIR]."),
-    today: str = typer.Option(None, "--today", help="Clock override YYYY-MM-DD for every date rule [env SUZENT_TODAY]."),
+    home: str = typer.Option(None, "--home", metavar="DIR", help="Data directory [env SUZENT_HOME, SUZENT_DATA_DIR; default ~/.suzent]."),
+    memory_dir: str = typer.Option(None, "--memory-dir", metavar="DIR", help="Memory dir with archive/ [env SUZENT_MEMORY_DIR]."),
+    vault_dir: str = typer.Option(None, "--vault-dir", metavar="DIR", help="Vault (notebook) dir [env SUZENT_VAULT_DIR]."),
+    index_dir: str = typer.Option(None, "--index-dir", metavar="DIR", help="LanceDB index dir [env SUZENT_INDEX_DIR]."),
+    today: str = typer.Option(None, "--today", metavar="YYYY-MM-DD", help="Clock override YYYY-MM-DD for every date rule [env SUZENT_TODAY]."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.
@@ -100,6 +99,11 @@ _register()
 
 def main() -> None:
     """Console-script entry point: run the app; turn suzent errors into ``Error: …`` and their exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        try:  # a console that cannot encode "→" or a user's text must not fail a command after its work is done
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
     try:
         app(prog_name="suzent")
     except SuzentError as exc:

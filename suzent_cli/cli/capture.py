@@ -19,7 +19,7 @@ from ..capture import (
 )
 from ..errors import InputInvalid
 from .app import app, settings_of
-from .render import emit_json, escape, out, warn
+from .render import clip, emit_json, escape, out, warn
 
 
 def _read_source(spec: str) -> bytes:
@@ -34,15 +34,15 @@ def _read_source(spec: str) -> bytes:
 @app.command("capture")
 def capture_cmd(
     ctx: typer.Context,
-    fact: Optional[List[str]] = typer.Option(None, "--fact", help="A fact line: '[category] content `tags`' (repeatable)."),
-    facts_from: Optional[str] = typer.Option(None, "--facts-from", help="File of fact lines, one per line ('-' = stdin)."),
-    turn_from: Optional[str] = typer.Option(None, "--turn-from",
+    fact: Optional[List[str]] = typer.Option(None, "--fact", metavar="FACT", help="A fact line: '[category] content `tags`' (repeatable)."),
+    facts_from: Optional[str] = typer.Option(None, "--facts-from", metavar="FILE|-", help="File of fact lines, one per line ('-' = stdin)."),
+    turn_from: Optional[str] = typer.Option(None, "--turn-from", metavar="FILE|-",
                                             help="A turn/transcript to extract facts from: text, {user, assistant} "
                                                  "JSON or a list of {role, content} ('-' = stdin)."),
-    extractor: Optional[str] = typer.Option(None, "--extractor", help="auto | offline | claude (for --turn-from)."),
-    session: str = typer.Option("cli", "--session", help="Session id written in the entry heading."),
-    date: Optional[str] = typer.Option(None, "--date", help="Backfill into this day's log (YYYY-MM-DD)."),
-    time: Optional[str] = typer.Option(None, "--time", help="Entry time HH:MM (UTC; default now)."),
+    extractor: Optional[str] = typer.Option(None, "--extractor", metavar="auto|offline|claude", help="auto | offline | claude (for --turn-from)."),
+    session: str = typer.Option("cli", "--session", metavar="ID", help="Session id written in the entry heading."),
+    date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="Backfill into this day's log (YYYY-MM-DD)."),
+    time: Optional[str] = typer.Option(None, "--time", metavar="HH:MM", help="Entry time HH:MM (UTC; default now)."),
     index: bool = typer.Option(False, "--index", help="Reindex the touched log right after appending."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
@@ -94,6 +94,7 @@ def _render(result, report, json_out: bool) -> None:
         return
     out.print(f"captured {len(result.facts)} fact(s) → {escape(str(result.path))}")
     for f in result.facts:
-        out.print(f"  - \\[{escape(f.category)}] {escape(f.content)}")
+        tags = f" `{' '.join(f.tags)}`" if f.tags else ""
+        out.print(f"  - \\[{escape(f.category)}] {escape(clip(f.content + tags, 400))}")
     if report is not None:
         out.print(f"indexed: +{report.rows_added} rows, {report.embeddings} embeddings")

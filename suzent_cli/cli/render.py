@@ -18,11 +18,17 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/yellow] {message}", markup=True)
-
-
 def escape(text: str) -> str:
+    """``text`` with rich markup neutralised (paths and user content may contain ``[…]``)."""
     from rich.markup import escape as _escape  # noqa: PLC0415
 
     return _escape(text)
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]warning:[/yellow] {escape(message)}", markup=True)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters for a table cell (JSON output always carries the whole text)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -245,6 +245,18 @@ def _remembered(s: str) -> str | None | bool:
     return _capitalised(rest) if len(rest.split()) >= 2 else None
 
 
+_SECRET = re.compile(
+    r"\b(?:passwords?|passcodes?|passwd|passphrases?|pin(?: code)?|api[ _-]?keys?|secret keys?|access tokens?|"
+    r"auth tokens?|private keys?|ssh keys?|credit card(?: number)?|card number|cvv|iban|social security number|ssn)\b"
+    r"|\b(?:sk|pk|ghp|gho|xox[bp]|AKIA)[-_A-Za-z0-9]{8,}|\b[A-Za-z0-9+/_-]{32,}\b", re.I)
+
+
+def looks_secret(sentence: str) -> bool:
+    """True when ``sentence`` names a credential or carries a token-like string: such text is never extracted
+    into memory (a person can still record it deliberately with ``capture --fact``)."""
+    return bool(_SECRET.search(sentence))
+
+
 def _durable(sentence: str) -> tuple[str, str | None] | None:
     """``(kept text, forced category or None)`` when ``sentence`` states something durable, else None.
 
@@ -253,7 +265,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     """
     s = sentence.strip().strip("\"'\u201c\u201d")
     s = _trim_leading(s).strip()
-    if not s:
+    if not s or looks_secret(s):
         return None
     remembered = _remembered(s)
     if remembered is not False:

@@ -33,7 +33,7 @@ from ..files import atomic_write, locked
 from ..state import read_tombstones
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
-from .store import Store, quote
+from .store import Store, quote, unreadable
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 2
@@ -108,44 +108,52 @@ class Indexer:
         report = IndexReport(full=full)
         self.paths.index_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout):
-            store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
-            state = self._load_state()
-            tombstones = read_tombstones(self.paths.state_dir)
-            fingerprint = _tombstone_fingerprint(tombstones)
-            if state is None:
-                state, full, report.full = {"files": {}}, True, True
-            sweep = full or state.get("tombstones") != fingerprint
-            state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window)
-            files: dict = state["files"]
-            self._state = state
-
-            sources = discover(self.paths)
-            if only is not None:
-                wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
-                todo = [s for s in sources if s.key in wanted]
-            else:
-                todo = [s for s in sources if sweep or self._changed(s, files.get(s.key))]
-            report.files_checked = len(sources) if only is None else len(todo)
-
             try:
-                existing: dict | None = store.ids_by_source() if (todo or only is None) else {}
-                report.legacy_rows = len(existing.get(None, ()))
-            except Exception as exc:  # noqa: BLE001 - no diff possible: replace each file's rows whole
-                existing = None
-                report.warnings.append(f"could not read existing row ids ({exc}); changed files replaced whole")
-            existing_keys = set(existing) if existing is not None else set()
-            removed = []
-            if only is None:
-                present = {s.key for s in sources}
-                removed = sorted(k for k in existing_keys | set(files) if k is not None and k not in present)
-            self._process(store, todo, existing, removed, files, report, progress)
-            state["tombstones"] = fingerprint if not report.errors else state.get("tombstones")
-            self._save_state(state)
-            report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
-                if (report.rows_added or report.full) else False
-            report.total_rows = store.count()
+                self._run_locked(report, full, only, progress)
+            except SuzentError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a lance failure mid-pass: one clear message, state consistent
+                raise unreadable(self.paths.index_dir, exc) from exc
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    def _run_locked(self, report: IndexReport, full: bool, only: list[Path] | None, progress: Progress | None) -> None:
+        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
+        state = self._load_state()
+        tombstones = read_tombstones(self.paths.state_dir)
+        fingerprint = _tombstone_fingerprint(tombstones)
+        if state is None:
+            state, full, report.full = {"files": {}}, True, True
+        sweep = full or state.get("tombstones") != fingerprint
+        state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window)
+        files: dict = state["files"]
+        self._state = state
+
+        sources = discover(self.paths)
+        if only is not None:
+            wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
+            todo = [s for s in sources if s.key in wanted]
+        else:
+            todo = [s for s in sources if sweep or self._changed(s, files.get(s.key))]
+        report.files_checked = len(sources) if only is None else len(todo)
+
+        try:
+            existing: dict | None = store.ids_by_source() if (todo or only is None) else {}
+            report.legacy_rows = len(existing.get(None, ()))
+        except Exception as exc:  # noqa: BLE001 - no diff possible: replace each file's rows whole
+            existing = None
+            report.warnings.append(f"could not read existing row ids ({exc}); changed files replaced whole")
+        existing_keys = set(existing) if existing is not None else set()
+        removed = []
+        if only is None:
+            present = {s.key for s in sources}
+            removed = sorted(k for k in existing_keys | set(files) if k is not None and k not in present)
+        self._process(store, todo, existing, removed, files, report, progress)
+        state["tombstones"] = fingerprint if not report.errors else state.get("tombstones")
+        self._save_state(state)
+        report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
+            if (report.rows_added or report.full) else False
+        report.total_rows = store.count()
 
     @staticmethod
     def _changed(source: Source, recorded: dict | None) -> bool:

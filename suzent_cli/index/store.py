@@ -26,7 +26,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import IndexIncompatible, IndexMissing
+from ..errors import IndexIncompatible, IndexMissing, IndexUnreadable
 
 TABLE = "archival_memories"
 BLOCKS_TABLE = "memory_blocks"
@@ -83,6 +83,13 @@ def quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def unreadable(index_dir: Path, exc: BaseException) -> IndexUnreadable:
+    """The one message for a table LanceDB cannot read (truncated files, missing versions, …)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return IndexUnreadable(f"cannot read the index at {index_dir} ({first}). It is derived data: `suzent index "
+                           "--rebuild` moves it to <home>/backups/ and rebuilds it from the daily logs and the vault")
+
+
 def table_exists(index_dir: Path) -> bool:
     return (index_dir / f"{TABLE}.lance").is_dir()
 
@@ -111,8 +118,12 @@ class Store:
             db.create_table(BLOCKS_TABLE, schema=blocks_schema(), exist_ok=True)
             store = cls(index_dir, table)
         else:
-            db = _lancedb().connect(str(index_dir))
-            store = cls(index_dir, db.open_table(TABLE))
+            try:
+                db = _lancedb().connect(str(index_dir))
+                store = cls(index_dir, db.open_table(TABLE))
+                store.table.schema  # noqa: B018 - forces the manifest to be read
+            except Exception as exc:  # noqa: BLE001 - any lance failure here means the table cannot be read
+                raise unreadable(index_dir, exc) from exc
         store.check(embedder_name, dim)
         return store
 
@@ -127,10 +138,12 @@ class Store:
         name, recorded_dim = self.recorded_embedder()
         if not set(OWN_COLUMNS) <= names or name is None:
             raise IndexIncompatible(
-                f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app): its rows "
-                "may be the only copy of that content, so suzent will not rewrite it. Migrate it with "
-                "`suzent retire-legacy` (check, then --export, then --apply), or point --index-dir at a fresh "
-                "directory, or run `suzent index --rebuild` to move it to a backup and build a new index from markdown")
+                f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app) and its rows "
+                "may be the only copy of that content, so suzent will not rewrite it. To index your daily logs and "
+                "vault now, point --index-dir (or SUZENT_INDEX_DIR) at a fresh directory, or run `suzent index "
+                "--rebuild`, which moves the old table to <home>/backups/ (kept whole) and builds a new one from "
+                "markdown. Exporting those rows into the daily logs first is the job of `suzent retire-legacy` "
+                "(not available yet)")
         if name != embedder_name or recorded_dim != dim:
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was built with embedder {name} (dim {recorded_dim}), not "
