@@ -3,7 +3,12 @@
 Usage::
 
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
-                                [--context-window N] [--json OUT]
+                                [--skip N] [--context-window N] [--cache DIR] [--json OUT]
+
+``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
+half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
+captured logs and index) under ``DIR/<sample_id>-cw<window>`` and reuses it on the next run, so ranking changes
+can be measured without re-embedding; delete the directory after changing capture or indexing code.
 
 The data set (Maharana et al., ACL 2024; CC BY-NC 4.0) is NOT part of this repository: it is read from the path
 given, and the benchmark exits with a message when that file is absent.
@@ -27,6 +32,8 @@ import json
 import platform
 import re
 import shlex
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +85,7 @@ class ModeScores:
     cat_n: dict[int, int] = field(default_factory=lambda: {c: 0 for c in CATEGORIES})
     cat_recall10: dict[int, float] = field(default_factory=lambda: {c: 0.0 for c in CATEGORIES})
     seconds: float = 0.0
+    times: list[float] = field(default_factory=list)
 
     def add(self, question: Question, ranked: list[str]) -> None:
         """Score one question given the ranked dia_ids of its hits."""
@@ -99,6 +107,7 @@ class ModeScores:
             "any": {f"@{k}": pct(v, self.n) for k, v in self.any.items()},
             "recall@10_by_category": {CATEGORIES[c]: pct(self.cat_recall10[c], self.cat_n[c]) for c in CATEGORIES},
             "ms_per_query": round(1000.0 * self.seconds / self.n, 1) if self.n else None,
+            "ms_median": round(1000.0 * statistics.median(self.times), 1) if self.times else None,
         }
 
 
@@ -163,6 +172,23 @@ def build_home(conv: Conversation, home: Path, embedder, context_window: int | N
     return settings, captured - started, time.perf_counter() - captured
 
 
+def home_for(conv: Conversation, tmp: Path, embedder, context_window: int | None,
+             cache: Path | None) -> tuple[object, float, float]:
+    """A captured and indexed home for ``conv``: a fresh one under ``tmp``, or with ``cache`` the one kept there
+    (built on first use; a home whose build did not finish is rebuilt). Returns ``(settings, capture s, index s)``."""
+    if cache is None:
+        return build_home(conv, tmp / "home", embedder, context_window)
+    home = cache / f"{conv.sample_id}-cw{'default' if context_window is None else context_window}"
+    done = home / ".locomo-built"
+    if done.is_file():
+        return resolve_settings(home=home, env={}), 0.0, 0.0
+    if home.exists():
+        shutil.rmtree(home)
+    built = build_home(conv, home, embedder, context_window)
+    done.write_text(embedder.name + "\n", encoding="utf-8")
+    return built
+
+
 def evaluate(store: Store, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
              search_fn=search) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]``."""
@@ -171,7 +197,9 @@ def evaluate(store: Store, embedder, questions: list[Question], modes: list[str]
         for q in questions:
             started = time.perf_counter()
             hits = search_fn(store, embedder, q.text, mode=mode, limit=max(KS))
-            acc.seconds += time.perf_counter() - started
+            took = time.perf_counter() - started
+            acc.seconds += took
+            acc.times.append(took)
             acc.add(q, [h.session for h in hits])
 
 
@@ -186,6 +214,7 @@ def render(result: dict) -> str:
     for mode, s in result["modes"].items():
         lines.append(f"| {mode} | " + " | ".join(f"{s['recall'][f'@{k}']:.1f}" for k in KS) + " | "
                      + " | ".join(f"{s['any'][f'@{k}']:.1f}" for k in KS) + f" | {s['ms_per_query']:.1f} |")
+    lines.append("median ms/query: " + ", ".join(f"{m} {s['ms_median']:.1f}" for m, s in result["modes"].items()))
     default = result["modes"].get(DEFAULT_MODE) or next(iter(result["modes"].values()))
     lines += ["", f"recall@10 by category ({DEFAULT_MODE if DEFAULT_MODE in result['modes'] else 'first mode'}): "
               + ", ".join(f"{c} {v:.1f}" for c, v in default["recall@10_by_category"].items()),
@@ -201,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, help="path to locomo-dev.json (or locomo10.json)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N conversations (before --conversations)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep (and reuse) each conversation's captured and indexed home under this directory")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     parser.add_argument("--context-window", type=int, default=None,
                         help="index.context_window for the temporary homes (default: the product default)")
@@ -215,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     if not modes or any(m not in MODES for m in modes):
         parser.error(f"--modes must be a subset of {','.join(MODES)}")
 
-    convs = load_conversations(args.data)[: args.conversations]
+    convs = load_conversations(args.data)[args.skip:]
+    convs = convs[: args.conversations] if args.conversations is not None else convs
     started = time.perf_counter()
     embedder = load_embedder(args.model)
     model_load = time.perf_counter() - started
@@ -224,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     window = None
     for conv in convs:
         with tempfile.TemporaryDirectory(prefix="suzent-locomo-") as tmp:
-            settings, c_s, i_s = build_home(conv, Path(tmp) / "home", embedder, args.context_window)
+            settings, c_s, i_s = home_for(conv, Path(tmp), embedder, args.context_window, args.cache)
             window = settings.context_window
             capture_s += c_s
             index_s += i_s
