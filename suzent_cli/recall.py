@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from .config import Settings
-from .errors import IndexMissing, InputInvalid
+from .errors import IndexMissing, InputInvalid, SuzentError
 from .index.embed import Embedder
-from .index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata
+from .index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata, unreadable
 from .state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
@@ -240,21 +240,22 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     store = _open_for_read(settings, embedder)
-    hits = search(store, embedder, query, mode=mode, limit=limit)
+    try:
+        hits = search(store, embedder, query, mode=mode, limit=limit)
+    except SuzentError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a lance failure while reading: one clear message
+        raise unreadable(settings.paths.index_dir, exc) from exc
     if log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
     return hits
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> Store:
-    from .index import store as store_mod  # noqa: PLC0415
+    from .index.store import table_exists  # noqa: PLC0415
 
-    if not store_mod.table_exists(settings.paths.index_dir):
+    if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")
     if embedder is not None:
         return Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
-    db = store_mod._lancedb().connect(str(settings.paths.index_dir))
-    s = Store(settings.paths.index_dir, db.open_table(store_mod.TABLE))
-    name, dim = s.recorded_embedder()
-    s.check(name or "", dim or 0)
-    return s
+    return Store.open_existing(settings.paths.index_dir)

@@ -247,3 +247,26 @@ def test_frontmatter_and_hidden_folders_are_not_content(home_ready, embedder):
     store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
     [row] = store.table.to_arrow().to_pylist()
     assert row["content"] == "Allergic to bees." and row["search_text"].startswith("Health notes")
+
+
+def test_many_small_commits_are_compacted(home_ready, embedder, monkeypatch):
+    from suzent_cli.index import indexer as indexer_mod
+
+    s = home_ready
+    monkeypatch.setattr(indexer_mod, "COMPACT_FRAGMENTS", 4)
+    for i in range(6):
+        capture(s, D1, f"fact number {i}", time=f"10:0{i}")
+        report = Indexer(s, embedder).run(only=[s.paths.log_path(D1)])
+    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    assert store.fragments() <= 4
+    assert store.count() == 6
+    assert report.fragments_compacted is None or report.fragments_compacted[1] < report.fragments_compacted[0]
+
+
+def test_known_facts_for_extraction_come_from_full_text_search(home_ready, embedder):
+    from suzent_cli.recall_context import known_facts_for
+
+    s = home_ready
+    capture(s, D1, "Drinks oolong tea every morning", "Lives in Oslo")
+    Indexer(s, embedder).run()
+    assert known_facts_for(s)("what tea do I drink")[0] == "Drinks oolong tea every morning"

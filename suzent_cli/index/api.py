@@ -8,14 +8,14 @@ from pathlib import Path
 
 from ..config import Settings, context_window_of
 from ..files import locked
-from .embed import Embedder, load_embedder
+from .embed import Embedder, lazy_embedder
 from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress
 from .store import TABLE
 
 
 def make_indexer(settings: Settings, model: str | None = None, embedder: Embedder | None = None) -> Indexer:
     """An :class:`Indexer` for ``settings`` with ``embedder`` or the one named by ``model``/settings."""
-    return Indexer(settings, embedder or load_embedder(model or settings.embedder), context_window=context_window_of(settings))
+    return Indexer(settings, embedder or lazy_embedder(model or settings.embedder), context_window=context_window_of(settings))
 
 
 def run_index(settings: Settings, *, full: bool = False, model: str | None = None, embedder: Embedder | None = None,

@@ -131,6 +131,60 @@ class HashEmbedder:
         return out
 
 
+def _model_dim(model_dir: Path) -> int | None:
+    """The embedding dimension a sentence-transformers model dir declares, read from its config (no model load)."""
+    import json  # noqa: PLC0415
+
+    for rel, key in (("1_Pooling/config.json", "word_embedding_dimension"), ("config.json", "hidden_size")):
+        try:
+            value = json.loads((model_dir / rel).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+class LazyEmbedder:
+    """An embedder whose ``name`` and ``dim`` are known up front and whose model loads on the first ``encode``.
+
+    A pass of the indexer that finds nothing new (cron, every half hour) then never imports torch. Loading
+    errors (:class:`EmbedderUnavailable`, bad checksum included) surface at the first ``encode``.
+    """
+
+    def __init__(self, name: str, dim: int, load):
+        self.name, self.dim, self._load, self._real = name, dim, load, None
+
+    @property
+    def loaded(self) -> bool:
+        return self._real is not None
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._real is None:
+            self._real = self._load()
+            if (self._real.name, self._real.dim) != (self.name, self.dim):
+                raise EmbedderUnavailable(f"model declares {self.name}/{self.dim} but loaded as "
+                                          f"{self._real.name}/{self._real.dim}")
+        return self._real.encode(texts)
+
+
+def lazy_embedder(spec: str) -> Embedder:
+    """Like :func:`load_embedder`, but defers loading the model until something is encoded (when the model
+    directory declares its dimension; otherwise it loads now)."""
+    if spec in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
+        model_dir = bundled_model_dir()
+        dim = _model_dim(model_dir)
+        if dim:
+            return LazyEmbedder(BUNDLED_NAME, dim, lambda: load_embedder(spec))
+    else:
+        path = Path(spec).expanduser()
+        if path.is_dir() and (dim := _model_dim(path)):
+            return LazyEmbedder(f"local:{path.absolute().name}", dim, lambda: load_embedder(spec))
+    return load_embedder(spec)
+
+
 def load_embedder(spec: str) -> Embedder:
     """Load the embedder named by ``spec``: ``all-MiniLM-L6-v2`` (bundled, sha256-checked), ``hash[:DIM]``, or a
     path to a local sentence-transformers model directory. Raises :class:`EmbedderUnavailable`."""

@@ -20,6 +20,7 @@ rows stay, its state is not recorded, the error is reported, and it is retried n
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import time
@@ -39,6 +40,9 @@ STATE_FILE = "index_state.json"
 STATE_VERSION = 2
 LOCK_FILE = ".indexer.lock"
 BATCH_TEXTS = 4096
+# Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.
+COMPACT_FRAGMENTS = 64
+KEEP_VERSIONS = dt.timedelta(hours=1)
 Progress = Callable[[int, int, str], None]
 
 
@@ -56,6 +60,7 @@ class IndexReport:
     total_rows: int = 0
     full: bool = False
     fts_rebuilt: bool = False
+    fragments_compacted: tuple[int, int] | None = None
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -153,6 +158,8 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
+        if (report.rows_added or report.rows_removed) and store.fragments() > COMPACT_FRAGMENTS:
+            report.fragments_compacted = store.compact(KEEP_VERSIONS)
         report.total_rows = store.count()
 
     @staticmethod
@@ -218,10 +225,7 @@ class Indexer:
 
     def _flush(self, store: Store, batch, removed: list[str], files: dict, report: IndexReport) -> None:
         embedded = self._embed(batch, report) if batch else []
-        now = time.time()
-        import datetime as dt  # noqa: PLC0415
-
-        stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc)
+        stamp = dt.datetime.now(dt.timezone.utc)
         rows, stale_ids, replaced = [], [], []
         for source, _st, docs, stale, vectors in embedded:
             if stale is None:

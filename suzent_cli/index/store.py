@@ -21,6 +21,7 @@ The embedder's name and dimension are stored in the table's schema metadata (``s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import warnings
 from pathlib import Path
@@ -127,6 +128,20 @@ class Store:
         store.check(embedder_name, dim)
         return store
 
+    @classmethod
+    def open_existing(cls, index_dir: Path) -> "Store":
+        """Open the table for reading whatever embedder it records (for full-text search, which needs no
+        embedder). Raises :class:`IndexMissing`, :class:`IndexIncompatible`, :class:`IndexUnreadable`."""
+        if not table_exists(index_dir):
+            raise IndexMissing(f"no search index at {index_dir} yet: run `suzent index` first")
+        try:
+            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE))
+            name, dim = store.recorded_embedder()
+        except Exception as exc:  # noqa: BLE001
+            raise unreadable(index_dir, exc) from exc
+        store.check(name or "", dim or 0)
+        return store
+
     def recorded_embedder(self) -> tuple[str | None, int | None]:
         meta = self.table.schema.metadata or {}
         name = meta.get(b"suzent.embedder")
@@ -216,6 +231,14 @@ class Store:
             merge = merge.when_not_matched_by_source_delete(delete_where)
         result = merge.execute(data)
         return int(result.num_inserted_rows), int(result.num_deleted_rows)
+
+    def compact(self, keep_versions_for: "dt.timedelta") -> tuple[int, int]:
+        """Merge small fragments, bring the BM25 indexes up to date and drop table versions older than
+        ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a query's
+        lifetime). Returns fragments ``(before, after)``."""
+        before = self.fragments()
+        self.table.optimize(cleanup_older_than=keep_versions_for)
+        return before, self.fragments()
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
         """Create the BM25 indexes on ``search_text`` and ``content`` if missing; rebuild one when more than
