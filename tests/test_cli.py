@@ -51,7 +51,8 @@ def test_empty_input_is_nothing_to_capture(home):
 
 def test_bad_input_gets_one_line_error_and_nonzero_exit(home):
     cases = [
-        (("capture",), "nothing to capture"),
+        (("capture",), "no input"),
+        (("capture", "--facts-from", "/"), "is a directory"),
         (("capture", "--fact", "x", "--turn-from", "-"), "not both"),
         (("capture", "--fact", "x y z", "--date", "2026-02-30"), "YYYY-MM-DD"),
         (("capture", "--fact", "x y z", "--time", "25:00"), "HH:MM"),

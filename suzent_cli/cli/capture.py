@@ -26,6 +26,8 @@ def _read_source(spec: str) -> bytes:
     if spec == "-":
         return sys.stdin.buffer.read()
     path = Path(spec)
+    if path.is_dir():
+        raise InputInvalid(f"{spec} is a directory, not a file")
     if not path.is_file():
         raise InputInvalid(f"no such file: {spec}")
     return path.read_bytes()
@@ -54,7 +56,7 @@ def capture_cmd(
     if turn_from and (fact or facts_from):
         raise InputInvalid("give either fact lines (--fact/--facts-from) or a turn (--turn-from), not both")
     if not (turn_from or fact or facts_from):
-        raise InputInvalid("nothing to capture: give --fact, --facts-from or --turn-from")
+        raise InputInvalid("no input: give --fact, --facts-from or --turn-from")
     day = resolve_day(settings, date)
     warnings: list[str] = []
     if turn_from:

@@ -34,7 +34,8 @@ def paths_cmd(ctx: typer.Context, json_out: bool = typer.Option(False, "--json",
     s = settings_of(ctx)
     data = {"home": s.paths.home, "memory_dir": s.paths.memory_dir, "archive_dir": s.paths.archive_dir,
             "vault_dir": s.paths.vault_dir, "state_dir": s.paths.state_dir, "index_dir": s.paths.index_dir,
-            "config_file": s.paths.config_file, "today": s.today.isoformat()}
+            "config_file": s.paths.config_file, "today": s.today.isoformat(), "embedder": s.embedder,
+            "extractor": s.extractor}
     if json_out:
         emit_json({k: str(v) for k, v in data.items()} | {"origins": dict(s.origins)})
         return
