@@ -270,3 +270,15 @@ def test_known_facts_for_extraction_come_from_full_text_search(home_ready, embed
     capture(s, D1, "Drinks oolong tea every morning", "Lives in Oslo")
     Indexer(s, embedder).run()
     assert known_facts_for(s)("what tea do I drink")[0] == "Drinks oolong tea every morning"
+
+
+def test_a_partial_pass_does_not_mark_new_tombstones_as_applied(home_ready, embedder):
+    s = home_ready
+    capture(s, D1, "forget me")
+    capture(s, D2, "other day")
+    Indexer(s, embedder).run()
+    append_tombstones(s.paths.state_dir, ["forget me"], timeout=5)
+    Indexer(s, embedder).run(only=[s.paths.log_path(D2)])  # e.g. capture --index into another day
+    assert "forget me" in [r[2] for r in rows(s, embedder)]
+    Indexer(s, embedder).run()
+    assert [r[2] for r in rows(s, embedder)] == ["other day"]

@@ -154,7 +154,8 @@ class Indexer:
             present = {s.key for s in sources}
             removed = sorted(k for k in existing_keys | set(files) if k is not None and k not in present)
         self._process(store, todo, existing, removed, files, report, progress)
-        state["tombstones"] = fingerprint if not report.errors else state.get("tombstones")
+        if only is None and not report.errors:  # only a complete, clean sweep has applied these tombstones everywhere
+            state["tombstones"] = fingerprint
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
