@@ -37,30 +37,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from suzent_cli import archive  # noqa: E402
 from suzent_cli.archive import Fact  # noqa: E402
+from synthetic import synthetic_fact  # noqa: E402
 
 TODAY = dt.date(2026, 11, 29)
 HEAVY = ("torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "anthropic", "numpy", "pydantic",
          "rich")
 MUST_NOT = ("torch", "sentence_transformers", "transformers", "lancedb", "anthropic")
 TARGET = 0.25
-
-_SUBJECTS = ["the user", "Alex", "their manager", "the team", "my sister", "the landlord", "our client", "Dr. Weber"]
-_VERBS = ["prefers", "mentioned", "is planning", "decided on", "asked about", "booked", "dislikes", "recommended"]
-_OBJECTS = ["oat milk in coffee", "a trip to Lisbon in March", "the quarterly report due Friday",
-            "weekly Spanish lessons", "a standing desk for the home office", "dark mode in every editor",
-            "running 10k on Sunday mornings", "switching the CI to GitHub Actions", "the dentist appointment at 9am",
-            "vegetarian dinners on weekdays", "a budget of 2,000 EUR for the laptop", "moving to Berlin next year"]
-_CATS = ["preference", "personal", "work", "health", "project", "travel", "finance"]
-_TAGS = ["food", "travel", "work", "health", "family", "tools", "money", "plans"]
-
-
-def synthetic_fact(rng: random.Random, i: int) -> Fact:
-    text = f"{rng.choice(_SUBJECTS).capitalize()} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} (note {i})"
-    return Fact(text, rng.choice(_CATS), tuple(rng.sample(_TAGS, rng.randint(0, 2))))
-
 
 def build_history(home: Path, total: int, days: int = 365, today_share: float = 0.05, seed: int = 7) -> dict:
     """Write ``total`` facts: ``today_share`` of them into today's log, the rest over ``days`` earlier logs."""

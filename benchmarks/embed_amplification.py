@@ -35,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from suzent_cli import archive  # noqa: E402
 from suzent_cli.archive import Fact  # noqa: E402
@@ -42,18 +43,10 @@ from suzent_cli.capture import write_facts  # noqa: E402
 from suzent_cli.config import resolve_settings  # noqa: E402
 from suzent_cli.index.api import reindex_files, run_index  # noqa: E402
 from suzent_cli.index.embed import load_embedder  # noqa: E402
+from synthetic import synthetic_fact  # noqa: E402
 
 TODAY = dt.date(2026, 11, 29)
 TARGET = 1.02
-
-_SUBJECTS = ["The user", "Alex", "Their manager", "The team", "My sister", "The landlord", "Our client", "Dr. Weber"]
-_VERBS = ["prefers", "mentioned", "is planning", "decided on", "asked about", "booked", "dislikes", "recommended"]
-_OBJECTS = ["oat milk in coffee", "a trip to Lisbon in March", "the quarterly report due Friday",
-            "weekly Spanish lessons", "a standing desk for the home office", "dark mode in every editor",
-            "running 10k on Sunday mornings", "switching the CI to GitHub Actions", "the dentist appointment at 9am",
-            "vegetarian dinners on weekdays", "a budget of 2,000 EUR for the laptop", "moving to Berlin next year"]
-_CATS = ["preference", "personal", "work", "health", "project", "travel"]
-
 
 class CountingEmbedder:
     """Wraps an embedder; counts the texts it is asked to embed."""
@@ -70,8 +63,7 @@ class CountingEmbedder:
 
 
 def fact(rng: random.Random, i: int) -> Fact:
-    return Fact(f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} (capture {i})",
-                rng.choice(_CATS), (rng.choice(["food", "work", "plans", "family"]),))
+    return synthetic_fact(rng, i, "capture")
 
 
 def seed_history(settings, rng: random.Random, days: int, per_day: int) -> None:
