@@ -73,7 +73,14 @@ class Settings:
     anthropic_base_url: str | None = None
     lock_timeout: float = 30.0
     context_window: int = 0
+    now: dt.datetime | None = None
+    dream: Mapping[str, object] = field(default_factory=dict)
     origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def clock(self) -> dt.datetime:
+        """The current instant (aware, UTC): ``--now``/``SUZENT_NOW`` when set, else the real clock."""
+        return self.now if self.now is not None else dt.datetime.now(dt.timezone.utc)
 
     @property
     def claude_configured(self) -> bool:
@@ -92,6 +99,21 @@ def parse_date(text: str, what: str = "date") -> dt.date:
         return dt.date.fromisoformat(value)
     except ValueError:
         raise ConfigInvalid(f"{what} must be a date YYYY-MM-DD, got {text!r}") from None
+
+
+def parse_instant(text: str, what: str = "time") -> dt.datetime:
+    """Parse an ISO 8601 instant (``2026-06-10T12:00`` or with ``Z``/offset); naive means UTC. Returns an aware
+    UTC datetime; raises :class:`ConfigInvalid` naming ``what`` otherwise."""
+    value = str(text).strip()
+    try:
+        if not re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
+            raise ValueError
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigInvalid(f"{what} must be an ISO time YYYY-MM-DDTHH:MM[:SS][Z], got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone(dt.timezone.utc)
 
 
 def _load_file(path: Path) -> dict:
@@ -159,11 +181,16 @@ def resolve_settings(
     vault_dir: str | Path | None = None,
     index_dir: str | Path | None = None,
     today: str | None = None,
+    now: str | None = None,
     embedder: str | None = None,
     extractor: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Resolve the effective :class:`Settings` from flags, ``env`` (default ``os.environ``) and config.toml.
+
+    Clock: ``now`` (``--now``/``SUZENT_NOW``, ISO time) fixes the current instant for time-based rules (the dream's
+    gate); ``today`` defaults to its date. ``[dream]`` is kept raw and validated by the dream (see
+    :func:`suzent_cli.dream.config.dream_config`).
 
     Home: ``home`` flag > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` > ``~/.suzent``. Relative paths in config.toml and
     path variables are relative to the home. Only what every command needs (paths, today, lock timeout) is
@@ -193,9 +220,13 @@ def resolve_settings(
         vault_dir=path_of("vault_dir", vault_dir, "SUZENT_VAULT_DIR", "notebook"),
         index_dir=path_of("index_dir", index_dir, "SUZENT_INDEX_DIR", "memory"),
     )
+    now_raw = r.pick("now", now, ("SUZENT_NOW",), None, "now", None)
+    now_what = {"flag": "--now"}.get(r.origins["now"], r.origins["now"].removeprefix("env:"))
+    now_value = parse_instant(now_raw, now_what) if now_raw else None
     today_raw = r.pick("today", today, ("SUZENT_TODAY",), None, "today", None)
     today_what = {"flag": "--today"}.get(r.origins["today"], r.origins["today"].removeprefix("env:"))
-    today_value = parse_date(today_raw, today_what) if today_raw else dt.datetime.now(dt.timezone.utc).date()
+    today_value = (parse_date(today_raw, today_what) if today_raw
+                   else (now_value or dt.datetime.now(dt.timezone.utc)).date())
     lock_timeout = r.pick("lock_timeout", None, ("SUZENT_LOCK_TIMEOUT",), None, "lock_timeout", 30.0, (int, float))
     try:
         lock_timeout = float(lock_timeout)
@@ -215,5 +246,7 @@ def resolve_settings(
         lock_timeout=lock_timeout,
         context_window=r.pick("context_window", None, ("SUZENT_CONTEXT_WINDOW",), "index", "context_window",
                               DEFAULT_CONTEXT_WINDOW, int),
+        now=now_value,
+        dream=dict(r.table("dream")),
         origins=r.origins,
     )

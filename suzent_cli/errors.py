@@ -55,3 +55,13 @@ class ExtractorUnavailable(SuzentError):
 
 class ExtractionFailed(SuzentError):
     """The extractor could not produce facts (API or network error, unusable reply); nothing was written."""
+
+
+class DreamFailed(SuzentError):
+    """A dream engine could not finish a run (timeout, API error, turn limit, unwritable page): not productive."""
+
+
+class DreamBusy(SuzentError):
+    """Another dream or lint holds the consolidation lock."""
+
+    exit_code = 3

@@ -62,20 +62,25 @@ def append_locked(path: Path, record: str, *, lock_path: Path, timeout: float, h
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_path, timeout):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fresh = os.fstat(fd).st_size == 0
-            data = ((header if fresh else "") + record).encode("utf-8")
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if fresh:
-            _fsync_dir(path.parent)
-        return fresh
+        return append_held(path, record, header=header)
+
+
+def append_held(path: Path, record: str, *, header: str = "") -> bool:
+    """:func:`append_locked` for a caller that already holds the file's lock (e.g. to read before appending)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fresh = os.fstat(fd).st_size == 0
+        data = ((header if fresh else "") + record).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if fresh:
+        _fsync_dir(path.parent)
+    return fresh
 
 
 def atomic_write(path: Path, text: str) -> None:

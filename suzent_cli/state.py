@@ -1,7 +1,9 @@
-"""Runner-owned state in ``notebook/.state/``: tombstones and the recall log.
+"""Runner-owned state in ``notebook/.state/``: tombstones, the superseded hand-off and the recall log.
 
 * ``tombstones.jsonl`` — ``{"content": <normalized text>}`` per line (compat). The only removal mechanism: a
   tombstoned text is never indexed, from any source. Bad lines are skipped, never fatal.
+* ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
+  log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 """
 
@@ -11,11 +13,12 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from .files import append_locked, read_text
+from .files import append_held, append_locked, locked, read_text
 from .textnorm import normalize
 
 TOMBSTONES = "tombstones.jsonl"
 RECALL_LOG = "recall_log.jsonl"
+SUPERSEDED = "superseded.txt"
 STATE_LOCK = ".state.lock"
 
 
@@ -66,3 +69,33 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
         append_locked(state_dir / RECALL_LOG, record, lock_path=state_dir / STATE_LOCK, timeout=timeout)
     except Exception:  # noqa: BLE001 - best-effort by contract
         pass
+
+
+def read_superseded(state_dir: Path) -> list[str]:
+    """The pending superseded hand-off lines, in order (missing file → empty; blank lines skipped)."""
+    path = state_dir / SUPERSEDED
+    if not path.is_file():
+        return []
+    return [line for line in read_text(path).split("\n") if line.strip()]
+
+
+def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> int:
+    """Append ``lines`` (raw log lines; newlines folded out) to ``superseded.txt``, skipping any already pending.
+
+    Read and append happen under the state lock, so concurrent writers never duplicate a line. A crash leaves
+    at worst the last line torn; reconcile skips a line that matches no log fact. Returns the number appended.
+    Raises LockTimeout/OSError with nothing written.
+    """
+    wanted = [" ".join(line.replace("\r", " ").split("\n")).rstrip() for line in lines]
+    wanted = [w for w in dict.fromkeys(wanted) if w.strip()]
+    if not wanted:
+        return 0
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with locked(state_dir / STATE_LOCK, timeout):
+        pending = set(read_superseded(state_dir))
+        new = [w for w in wanted if w not in pending]
+        if new:
+            path = state_dir / SUPERSEDED
+            torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+            append_held(path, ("\n" if torn else "") + "".join(w + "\n" for w in new))
+    return len(new)

@@ -41,13 +41,14 @@ def root(
     vault_dir: str = typer.Option(None, "--vault-dir", metavar="DIR", help="Vault (notebook) dir [env SUZENT_VAULT_DIR]."),
     index_dir: str = typer.Option(None, "--index-dir", metavar="DIR", help="LanceDB index dir [env SUZENT_INDEX_DIR]."),
     today: str = typer.Option(None, "--today", metavar="YYYY-MM-DD", help="Clock override YYYY-MM-DD for every date rule [env SUZENT_TODAY]."),
+    now: str = typer.Option(None, "--now", metavar="TIME", help="Clock override YYYY-MM-DDTHH:MM[Z] for time rules (the dream's gate); sets --today's default [env SUZENT_NOW]."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.
 
     Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
     """
-    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today)
+    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today, now=now)
 
 
 def _plain_coercion() -> None:
@@ -91,7 +92,7 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from . import capture, index, init, recall  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    from . import capture, dream, index, init, recall  # noqa: F401,PLC0415 - each module adds its commands to `app`
 
 
 _register()
