@@ -25,6 +25,18 @@ CONFIG_SEED = """\
 
 # [claude]
 # model = "claude-sonnet-5-5"            # ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read from the environment
+#
+# [dream]                                # `suzent dream` flags override these
+# engine = "auto"                        # auto | rules | claude  (auto: claude when an API key is set)
+# interval_seconds = 1800                # between ticks of `suzent dream --loop`
+# min_hours = 24.0                       # hours since the last attempt before a run (unless far behind)
+# min_facts = 20                         # new fact lines needed before a run (unless far behind)
+# max_days = 14                          # days per batch; more pending than this = far behind
+# max_retries = 3                        # failed attempts before a batch is skipped
+# timeout_seconds = 600                  # per engine run
+# max_turns = 60                         # claude engine: API calls per run
+# lint_enabled = true
+# lint_min_days = 7.0                    # days between lint passes
 """
 
 

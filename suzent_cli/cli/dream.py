@@ -1,0 +1,192 @@
+"""``suzent dream``, ``suzent lint`` and ``suzent status``: the consolidation loop and its report."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import typer
+
+from .app import app, settings_of
+from .render import emit_json, escape, out, warn
+
+EXIT_HELP = ("Exit codes: 0 ran (ingested, skipped a wedged batch, or linted), 4 idle (nothing due), "
+             "5 the run failed (not productive; retried next time), 3 another dream holds the lock, "
+             "2 bad configuration.")
+
+
+def _config(ctx: typer.Context, **flags):
+    from ..dream.config import dream_config  # noqa: PLC0415
+
+    return dream_config(settings_of(ctx), **flags)
+
+
+def _describe(result) -> str:
+    b = result.batch
+    span = f"{b[0].isoformat()}..{b[-1].isoformat()}" if b else ""
+    mark = result.watermark_after.isoformat() if result.watermark_after else "none"
+    if result.outcome == "ingested":
+        return (f"ingested {span} ({result.engine}): {result.facts} facts, {len(result.pages_changed)} pages changed, "
+                f"{result.superseded} superseded lines handed off; watermark {mark}")
+    if result.outcome == "unproductive":
+        return (f"run {span} ({result.engine}) not productive, attempt {result.failures}: {result.error}; "
+                f"watermark stays {mark}")
+    if result.outcome == "skipped":
+        return result.summary
+    if result.outcome == "linted":
+        return f"{result.summary}; {len(result.pages_changed)} pages changed"
+    if result.outcome == "lint_failed":
+        return f"lint failed ({result.engine}): {result.error}"
+    if result.outcome == "busy":
+        return f"busy: {result.summary}"
+    return f"idle: {result.summary}"
+
+
+def _report(result, json_out: bool) -> None:
+    if json_out:
+        emit_json(result.to_json())
+        return
+    out.print(escape(_describe(result)))
+    for step in result.steps:
+        if not step.ok:
+            warn(f"follow-up {step.name} failed: {step.error}")
+        elif step.detail.get("skipped"):
+            out.print(escape(f"  {step.name}: skipped, {step.detail['skipped']}"))
+    for message in result.warnings:
+        warn(message)
+
+
+@app.command("dream", epilog=EXIT_HELP)
+def dream_cmd(
+    ctx: typer.Context,
+    force: bool = typer.Option(False, "--force", help="Ingest pending logs now, ignoring min_facts/min_hours (never the lock)."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="rules|claude", help="Engine [dream.engine; default claude with an API key, else rules]."),
+    loop: bool = typer.Option(False, "--loop", help="Keep ticking every --interval seconds (for machines without cron)."),
+    interval: Optional[str] = typer.Option(None, "--interval", metavar="S", help="Seconds between --loop ticks [dream.interval_seconds, 1800]."),
+    ticks: Optional[str] = typer.Option(None, "--ticks", metavar="N", help="With --loop: stop after N ticks."),
+    min_hours: Optional[str] = typer.Option(None, "--min-hours", metavar="H", help="Hours between attempts when not behind [24]."),
+    min_facts: Optional[str] = typer.Option(None, "--min-facts", metavar="N", help="New fact lines needed when not behind [20]."),
+    max_days: Optional[str] = typer.Option(None, "--max-days", metavar="N", help="Days per batch; more pending means far behind [14]."),
+    max_retries: Optional[str] = typer.Option(None, "--max-retries", metavar="N", help="Failed attempts before a batch is skipped [3]."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Seconds an engine run may take [600]."),
+    lint_min_days: Optional[str] = typer.Option(None, "--lint-min-days", metavar="D", help="Days between lint passes [7]."),
+    no_lint: bool = typer.Option(False, "--no-lint", help="Never lint from the gate."),
+    json_out: bool = typer.Option(False, "--json", help="Print each tick's decision and result as JSON."),
+) -> None:
+    """One gated dream tick: fold daily logs older than today into the vault, or lint it, or stay idle.
+
+    Example: suzent dream --json    (cron: */30 * * * * suzent dream)
+    """
+    from ..dream.runner import DreamRunner  # noqa: PLC0415
+
+    config = _config(ctx, min_hours=min_hours, min_facts=min_facts, max_days=max_days, max_retries=max_retries,
+                     timeout_seconds=timeout, lint_min_days=lint_min_days, engine=engine,
+                     interval_seconds=interval, lint_enabled=False if no_lint else None)
+    settings = settings_of(ctx)
+    limit = None
+    if ticks is not None:
+        if not ticks.isdigit() or int(ticks) < 1:
+            from ..errors import ConfigInvalid  # noqa: PLC0415
+
+            raise ConfigInvalid(f"--ticks must be a whole number ≥ 1, got {ticks!r}")
+        limit = int(ticks)
+    runner = DreamRunner(settings, config, engine=config.engine_for(settings))
+    if not loop:
+        result = runner.tick(force=force)
+        _report(result, json_out)
+        raise typer.Exit(result.exit_code)
+    done = 0
+    while True:
+        result = runner.tick(force=force)
+        _report(result, json_out)
+        done += 1
+        if limit is not None and done >= limit:
+            raise typer.Exit(result.exit_code)
+        if result.outcome not in ("ingested", "skipped") or result.decision is None or not result.decision.behind:
+            time.sleep(config.interval_seconds)  # a backlog drains tick after tick; otherwise wait
+
+
+@app.command("lint", epilog=EXIT_HELP)
+def lint_cmd(
+    ctx: typer.Context,
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="rules|claude", help="Engine for contradictions [as dream]."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Seconds the engine may take [600]."),
+    json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+) -> None:
+    """Audit the vault now: broken index links, orphans, missing reciprocal ## Related links (fixed),
+    pages past stale_after (flagged needs-review), contradictions. Appends a lint entry to log.md.
+
+    Example: suzent lint --json
+    """
+    from ..dream.runner import DreamRunner  # noqa: PLC0415
+
+    config = _config(ctx, engine=engine, timeout_seconds=timeout)
+    settings = settings_of(ctx)
+    result = DreamRunner(settings, config, engine=config.engine_for(settings)).lint_now()
+    if not json_out and result.lint:
+        for path, target in result.lint.get("broken_links", []):
+            out.print(escape(f"  broken link in {path}: [[{target}]]"))
+        for page in result.lint.get("orphans", []):
+            out.print(escape(f"  orphan page: {page}"))
+        for page in result.lint.get("stale", []):
+            out.print(escape(f"  past stale_after, flagged needs-review: {page}"))
+        for line in result.lint.get("contradictions", []):
+            out.print(escape(f"  contradiction: {line}"))
+    _report(result, json_out)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("status")
+def status_cmd(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+    no_index: bool = typer.Option(False, "--no-index", help="Skip the index row counts (no LanceDB import)."),
+) -> None:
+    """Watermark, pending dates and facts, retry counters, last ingest/lint results, locks, index rows.
+
+    Example: suzent status --json
+    """
+    from ..dream.status import status  # noqa: PLC0415
+
+    data = status(settings_of(ctx), _config(ctx), with_index=not no_index)
+    if json_out:
+        emit_json(data)
+        return
+    pend = data["pending"]
+    lines = [
+        f"today          {data['today']}  (now {data['now']})",
+        f"watermark      {data['watermark'] or 'none (nothing ingested yet)'}",
+        f"daily logs     {data['logs']['count']}" + (f" ({data['logs']['first']} .. {data['logs']['last']})" if data['logs']['count'] else ""),
+        f"pending        {len(pend['dates'])} days, {pend['facts']} facts" + (f" ({pend['dates'][0]} .. {pend['dates'][-1]})" if pend['dates'] else ""),
+        f"next tick      {data['next_tick']['action']}: {data['next_tick']['reason']}",
+        f"engine         {data['engine']}",
+        f"retries        " + (", ".join(f"{k}: {v}/{data['retries']['max']}" for k, v in data['retries']['failures'].items()) or "none"),
+        f"last ingest    " + _last(data["last_ingest"], data["last_attempt"]),
+        f"last lint      {data['last_lint'] or 'never'}; " + _last(data["last_lint_result"], data["last_lint_attempt"]),
+        f"vault          {data['vault']['pages']} pages, {data['vault']['superseded_pending']} superseded lines pending, "
+        f"{data['vault']['tombstones']} tombstones",
+        "locks          " + ", ".join(f"{name} " + (f"held (pid {info.get('pid', '?')})" if info["held"] else "free")
+                                      for name, info in data["locks"].items()),
+    ]
+    idx = data["index"]
+    if idx is not None:
+        if not idx.get("built"):
+            lines.append("index          not built (run `suzent index`)")
+        elif idx.get("error"):
+            lines.append(f"index          unreadable: {idx['error']}")
+        else:
+            lines.append(f"index          {idx['rows']} rows (" + ", ".join(f"{k} {v}" for k, v in idx["by_source"].items())
+                         + f"), {idx['fragments']} fragments")
+    if data["in_flight"]:
+        lines.append(f"interrupted    run of batch ending {data['in_flight'].get('end')} (started "
+                     f"{data['in_flight'].get('started')}) will resume")
+    for line in lines:
+        out.print(escape(line))
+    for message in data["warnings"]:
+        warn(message)
+
+
+def _last(record, attempt) -> str:
+    if not record:
+        return f"none (last attempt {attempt})" if attempt else "none"
+    return f"{record.get('outcome')} at {attempt}: {record.get('summary') or record.get('error') or ''}"[:300]

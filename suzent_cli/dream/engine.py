@@ -1,0 +1,101 @@
+"""What the dream runner hands an engine, and what an engine hands back.
+
+An engine folds a batch of daily logs into vault pages. It may write content pages only: never ``log.md``,
+``.state/``, the daily logs or the index. It reports the log fact lines it folded into existing claims
+(the *superseded* hand-off); the runner, not the engine, records them and advances the watermark.
+
+Engines: ``rules`` (:mod:`.rules`, offline, deterministic) and ``claude`` (:mod:`.claude_agent`, a tool-use agent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class BatchFact:
+    """One fact of a daily log in the batch: ``raw`` is its line exactly as in the log (no newline);
+    ``line`` is 1-based. Tombstoned facts are never in a batch."""
+
+    day: dt.date
+    line: int
+    raw: str
+    category: str
+    content: str
+    tags: tuple[str, ...] = ()
+    time: str | None = None
+    session: str | None = None
+
+    @property
+    def source(self) -> str:
+        """Provenance as written on pages: ``YYYY-MM-DD.md:LINE``."""
+        return f"{self.day.isoformat()}.md:{self.line}"
+
+
+@dataclass(frozen=True)
+class IngestBatch:
+    """The work of one run: logs dated ``start`` (exclusive; None = from the beginning) to ``end`` (inclusive).
+
+    ``logs`` maps each day to its log text with tombstoned fact lines removed; ``facts`` are its parsed facts in
+    (day, line) order. ``deadline`` is a :func:`time.monotonic` instant the engine must finish by.
+    ``confirmations`` and ``revisit`` are the claim-lifecycle queues (filled by the lifecycle stage; empty until then).
+    """
+
+    vault_dir: Path
+    run_date: dt.date
+    start: dt.date | None
+    end: dt.date
+    days: tuple[dt.date, ...]
+    logs: dict[dt.date, str]
+    facts: tuple[BatchFact, ...]
+    deadline: float
+    confirmations: tuple[dict, ...] = ()
+    revisit: tuple[str, ...] = ()
+
+    def seconds_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+@dataclass
+class IngestResult:
+    """What an engine reports: ``superseded`` raw log lines folded into existing claims, ``pages`` it wrote
+    (vault-relative POSIX paths), a short human ``summary``, and ``warnings``."""
+
+    summary: str = ""
+    superseded: list[str] = field(default_factory=list)
+    pages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LintJob:
+    """A lint pass over ``vault_dir`` on ``run_date``, to finish by ``deadline`` (monotonic)."""
+
+    vault_dir: Path
+    run_date: dt.date
+    deadline: float
+
+
+@dataclass
+class LintFindings:
+    """An engine's contribution to a lint pass: contradictions found (and marked on their pages)."""
+
+    contradictions: list[str] = field(default_factory=list)
+    pages: list[str] = field(default_factory=list)
+    summary: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+class Engine(Protocol):
+    """A dream engine. Both methods raise :class:`~suzent_cli.errors.DreamFailed` when they cannot finish;
+    whatever they wrote before that stays (pages are written atomically, one at a time)."""
+
+    name: str
+
+    def ingest(self, batch: IngestBatch) -> IngestResult: ...
+
+    def lint(self, job: LintJob) -> LintFindings: ...

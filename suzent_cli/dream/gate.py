@@ -1,0 +1,107 @@
+"""The dream's gate: one decision per tick — ingest a batch, lint, or stay idle. Pure functions, no I/O
+beyond reading the daily logs' names and fact lines.
+
+* Pending dates are the daily logs strictly after the watermark (all of them when there is none) and strictly
+  before today: today's log is still being appended to and is never ingested.
+* Pending logs and more of them than ``max_days`` ("far behind"): ingest now — a backlog drains batch by batch.
+* Otherwise ingest only when the pending logs hold at least ``min_facts`` fact lines AND ``min_hours`` have passed
+  since the last attempt. ``force`` skips these two conditions (never the lock).
+* No pending logs: lint when due — enabled, never linted or the last ``lint`` entry is ``lint_min_days`` old, and
+  no lint attempt in the last 24 h. Ingest always wins over lint, so an audit can never starve consolidation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..archive import list_logs
+from ..files import read_text
+from .config import DreamConfig
+
+FACT_LINE_RE = re.compile(r"^\s*-\s*\[", re.M)
+LINT_BACKOFF = dt.timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """``action`` is ``ingest``, ``lint`` or ``idle``; ``reason`` says why in words; ``batch`` is the dates an
+    ingest would fold (the first ``max_days`` pending ones)."""
+
+    action: str
+    reason: str
+    pending: tuple[dt.date, ...] = ()
+    pending_facts: int = 0
+    batch: tuple[dt.date, ...] = ()
+    behind: bool = False
+    lint_due: bool = False
+    forced: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"action": self.action, "reason": self.reason, "pending": [d.isoformat() for d in self.pending],
+                "pending_facts": self.pending_facts, "batch": [d.isoformat() for d in self.batch],
+                "behind": self.behind, "lint_due": self.lint_due, "forced": self.forced}
+
+
+def pending_logs(archive_dir: Path, watermark: dt.date | None, today: dt.date) -> list[tuple[dt.date, Path]]:
+    """Daily logs dated after ``watermark`` (exclusive; None = all) and before ``today`` (exclusive), oldest first."""
+    return [(d, p) for d, p in list_logs(archive_dir) if d < today and (watermark is None or d > watermark)]
+
+
+def count_fact_lines(paths: list[Path]) -> int:
+    """Fact lines (``- [category] …``) in the given logs; an unreadable log counts 0."""
+    total = 0
+    for path in paths:
+        try:
+            total += len(FACT_LINE_RE.findall(read_text(path)))
+        except OSError:
+            continue
+    return total
+
+
+def lint_due(config: DreamConfig, last_lint: dt.date | None, last_lint_attempt: dt.datetime | None,
+             now: dt.datetime) -> tuple[bool, str]:
+    """Whether a lint pass is due at ``now``, and why (or why not)."""
+    if not config.lint_enabled:
+        return False, "lint is disabled"
+    if last_lint_attempt is not None and now - last_lint_attempt < LINT_BACKOFF:
+        return False, f"lint attempted {_ago(now - last_lint_attempt)} ago (at most one attempt per 24 h)"
+    if last_lint is None:
+        return True, "never linted"
+    since = now - dt.datetime.combine(last_lint, dt.time(), dt.timezone.utc)
+    if since < dt.timedelta(days=config.lint_min_days):
+        return False, f"last lint {last_lint.isoformat()} is under {config.lint_min_days:g} days old"
+    return True, f"last lint {last_lint.isoformat()} is {since.days} days old"
+
+
+def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, last_attempt: dt.datetime | None,
+           last_lint: dt.date | None, last_lint_attempt: dt.datetime | None, now: dt.datetime,
+           force: bool = False) -> Decision:
+    """The gate (module doc). ``pending`` must be sorted ascending; ``now`` is aware UTC."""
+    batch = tuple(pending[: config.max_days])
+    common = dict(pending=tuple(pending), pending_facts=pending_facts, batch=batch, forced=force)
+    if pending:
+        behind = len(pending) > config.max_days
+        if behind:
+            return Decision("ingest", f"far behind: {len(pending)} pending days > max_days {config.max_days}",
+                            behind=True, **common)
+        if force:
+            return Decision("ingest", f"forced: {len(pending)} pending days", **common)
+        if pending_facts < config.min_facts:
+            return Decision("idle", f"{pending_facts} new facts < min_facts {config.min_facts}", **common)
+        if last_attempt is not None and now - last_attempt < dt.timedelta(hours=config.min_hours):
+            return Decision("idle", f"last attempt {_ago(now - last_attempt)} ago < min_hours {config.min_hours:g}",
+                            **common)
+        return Decision("ingest", f"{pending_facts} new facts in {len(pending)} days", **common)
+    due, why = lint_due(config, last_lint, last_lint_attempt, now)
+    if due:
+        return Decision("lint", f"nothing pending; lint due ({why})", lint_due=True, **common)
+    return Decision("idle", f"nothing pending; {why}", **common)
+
+
+def _ago(delta: dt.timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"

@@ -1,0 +1,137 @@
+"""Claim lifecycle rules shared by the rules engine and lint: routing, subjects, and ``stale_after``.
+
+**Routing** (category → page). Categories about the user go to ``3_Personal/``, one page per topic; work
+context to ``1_Projects/``; everything else to ``2_Wiki/Concepts/``:
+
+    personal → 3_Personal/Profile.md        preference → 3_Personal/Preferences.md
+    goal → 3_Personal/Goals.md              interaction → 3_Personal/Interaction.md
+    context → 1_Projects/Context.md         technical → 2_Wiki/Concepts/Technical.md
+    anything else → 2_Wiki/Concepts/<Category>.md (general → General.md)
+
+**Subjects.** A *single-valued* subject can hold one value at a time: where the user lives, where and as what
+they work, their name, age, partner, time zone. Two current claims with the same subject and different values
+are a contradiction (lint); a newer one replaces the older at ingest ("currently X; previously Y").
+Multi-valued statements (likes, uses, has a dog) have no subject here and never conflict.
+
+**stale_after** (days after a claim's last confirmation, by subject, else by category). Facts that change often
+expire sooner than facts that almost never do; a page's ``stale_after`` is the soonest of its current claims:
+
+    residence, employer, role ............ 180      goal ........................... 90
+    age ................................... 365      preference, interaction ....... 365
+    name, birthday, allergy, family, health 1825   other personal ................ 365
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ..textnorm import normalize
+
+PERSONAL_PAGES = {"personal": "Profile", "preference": "Preferences", "goal": "Goals", "interaction": "Interaction"}
+PROJECT_PAGES = {"context": "Context"}
+WIKI_PAGES = {"technical": "Technical", "general": "General"}
+
+# (subject, pattern matching the start of a claim; group "value" is the value)
+_SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (subject, re.compile(pattern, re.I)) for subject, pattern in (
+        ("residence", r"^(?:the user )?(?:currently |now )?(?:lives|living|resides|is based|based|moved|relocated)"
+                      r"(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
+        ("employer", r"^(?:the user )?(?:currently |now )?(?:works|working|is employed|employed) (?:at|for)\s+(?P<value>.+)$"),
+        ("role", r"^(?:the user )?(?:currently |now )?(?:works|working) as\s+(?:an? )?(?P<value>.+)$"),
+        ("name", r"^(?:the user'?s |user'?s |my )?name is\s+(?P<value>.+)$"),
+        ("age", r"^(?:the user )?is\s+(?P<value>\d{1,3}) years old\b.*$"),
+        ("partner", r"^(?:the user )?is married to\s+(?P<value>.+)$"),
+        ("timezone", r"^(?:the user'?s )?time ?zone is\s+(?P<value>.+)$"),
+    ))
+
+_CURRENTLY_RE = re.compile(r"\s*\((?:since|as of) [^)]*\)|\s*[;,]\s*previously\b.*$", re.I)
+_STALE_BY_SUBJECT = {"residence": 180, "employer": 180, "role": 180, "age": 365, "name": 1825, "partner": 1825,
+                     "timezone": 365}
+_DURABLE = re.compile(r"\b(?:name|named|birthday|born|allerg\w*|intoleran\w*|sister|brother|mother|father|"
+                      r"parents|son|daughter|children|kids?|wife|husband|diabet\w*|asthma|left-handed|right-handed)\b",
+                      re.I)
+_STALE_BY_CATEGORY = {"goal": 90, "preference": 365, "interaction": 365, "personal": 365}
+
+
+def page_for(category: str) -> str:
+    """The vault-relative page path a fact of ``category`` is routed to (see the module table)."""
+    cat = normalize(category)
+    if cat in PERSONAL_PAGES:
+        return f"3_Personal/{PERSONAL_PAGES[cat]}.md"
+    if cat in PROJECT_PAGES:
+        return f"1_Projects/{PROJECT_PAGES[cat]}.md"
+    title = WIKI_PAGES.get(cat) or safe_title(category) or "General"
+    return f"2_Wiki/Concepts/{title}.md"
+
+
+def page_type(relpath: str) -> str:
+    """Frontmatter ``type`` for a page routed by :func:`page_for`."""
+    if relpath.startswith("3_Personal/"):
+        return "personal"
+    if relpath.startswith("1_Projects/"):
+        return "project"
+    return "concept"
+
+
+def is_personal(relpath: str) -> bool:
+    return relpath.startswith("3_Personal/")
+
+
+def safe_title(text: str) -> str:
+    """A file-name-safe title from free text: letters, digits, space, ``-``/``_``; capitalised; ≤ 60 chars."""
+    cleaned = re.sub(r"[^\w\- ]+", " ", text, flags=re.UNICODE)
+    cleaned = " ".join(cleaned.replace("_", " ").split())[:60].strip(" -")
+    return cleaned[:1].upper() + cleaned[1:]
+
+
+def subject_of(text: str) -> tuple[str, str] | None:
+    """``(subject, normalized value)`` for a claim about a single-valued subject, else None.
+
+    >>> subject_of("Lives in Berlin.")
+    ('residence', 'berlin')
+    """
+    probe = " ".join(text.split())
+    probe = _CURRENTLY_RE.sub("", probe).rstrip(" .!")  # "Currently X (since D); previously Y" reads as X
+    probe = re.sub(r"^currently\s+", "", probe, flags=re.I)
+    for subject, pattern in _SINGLE_VALUED:
+        m = pattern.match(probe)
+        if m:
+            value = normalize(m.group("value")).rstrip(" .")
+            value = re.sub(r"\s+(?:since|from|as of|in) (?:19|20)\d\d\b.*$", "", value)  # "Lisbon since 2024"
+            if value:
+                return subject, value
+    return None
+
+
+def stale_days(category: str, text: str) -> int | None:
+    """Days a personal claim stays current after its last confirmation (module table); None for non-personal."""
+    found = subject_of(text)
+    if found and found[0] in _STALE_BY_SUBJECT:
+        return _STALE_BY_SUBJECT[found[0]]
+    cat = normalize(category)
+    if cat not in _STALE_BY_CATEGORY:
+        return None
+    if cat == "personal" and _DURABLE.search(text):
+        return 1825
+    return _STALE_BY_CATEGORY[cat]
+
+
+def stale_after(category: str, text: str, last: dt.date) -> dt.date | None:
+    """``last`` + :func:`stale_days`, or None when the claim does not expire."""
+    days = stale_days(category, text)
+    return last + dt.timedelta(days=days) if days is not None else None
+
+
+_SPECIFIC_RE = re.compile(r"\d+(?:[.,:/-]\d+)*")
+NEAR_IDENTICAL = 97.0
+
+
+def specifics(text: str) -> tuple[str, ...]:
+    """The numbers, dates and versions in ``text`` (a restatement that changes one is not a repeat)."""
+    return tuple(_SPECIFIC_RE.findall(text))
+
+
+def claim_key(text: str) -> str:
+    """Comparison key of a claim: normalized (lower case, single spaces), without trailing punctuation."""
+    return normalize(text).rstrip(" .!")

@@ -1,0 +1,216 @@
+"""The ``rules`` dream engine: offline, deterministic, no LLM.
+
+Each fact of the batch, in (day, line) order, is routed by category to one page (:func:`lifecycle.page_for`)
+and folded into that page's ``## Claims``:
+
+* **repeat** — the same claim word for word after normalisation, or near-identical (rapidfuzz ``ratio`` ≥ 97)
+  with the same numbers/dates: the claim's ``(confirmed Nx, last D)`` marker is bumped and the fact's log line is
+  handed off as *superseded* (reconcile retires its index row; the page keeps the claim).
+* **change** — a claim about a single-valued subject (where the user lives, works, …) with a new value: the old
+  claim moves to ``## Previously`` with ``(until D)``, the new one becomes current.
+* **new** — added with its provenance ``· source: YYYY-MM-DD.md:LINE``.
+
+Idempotent: a page records ``folded_through`` (the last log line folded into it); a re-run of the same batch
+(after a crash) folds nothing twice but reports the same superseded lines again. Frontmatter the engine owns:
+``type``, ``title``, ``status: active`` (only when absent), ``updated``, ``stale_after`` (personal pages: the soonest
+expiry of their current claims), ``folded_through``; any other key a person added is kept. A page whose
+frontmatter is not valid YAML is never rewritten: its facts are skipped with a warning and not handed off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+from ..errors import DreamFailed
+from ..files import atomic_write, read_text
+from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
+from .lifecycle import (NEAR_IDENTICAL, claim_key, is_personal, page_for, page_type, specifics, stale_after,
+                        subject_of)
+from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, read_page, render_page
+
+_DESCRIPTIONS = {
+    "3_Personal/Profile.md": "Home, work, family, health and background.",
+    "3_Personal/Preferences.md": "Likes, dislikes and preferences.",
+    "3_Personal/Goals.md": "Plans, ambitions and things to learn.",
+    "3_Personal/Interaction.md": "How answers and collaboration should work.",
+    "1_Projects/Context.md": "Projects, teams, decisions and deadlines.",
+}
+
+
+def _position(source: str | None) -> tuple[str, int]:
+    """Sort key of a ``YYYY-MM-DD.md:LINE`` source ('' for none)."""
+    if not source or ":" not in source:
+        return ("", 0)
+    name, _, line = source.rpartition(":")
+    return (name, int(line) if line.isdigit() else 0)
+
+
+class _PageWork:
+    """One page being folded into: its parsed claims and whether anything changed."""
+
+    def __init__(self, rel: str, page: Page, category: str, fresh: bool):
+        self.rel, self.page, self.category, self.fresh = rel, page, category, fresh
+        self.current = page.claims(CLAIMS)
+        self.previous = page.claims(PREVIOUSLY)
+        self.folded_through = _position(str(page.meta.get("folded_through") or ""))
+        self.latest: dt.date | None = None
+        self.changed = fresh
+        self._keys = [claim_key(c.text) for c in self.current]
+
+    def match(self, text: str) -> int | None:
+        """Index of the current claim ``text`` repeats (exact key, else near-identical with equal specifics)."""
+        key = claim_key(text)
+        for i, k in enumerate(self._keys):
+            if k == key:
+                return i
+        if not self._keys:
+            return None
+        found = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=NEAR_IDENTICAL)
+        if found and specifics(found[0]) == specifics(key):
+            return found[2]
+        return None
+
+    def fold(self, fact: BatchFact) -> bool:
+        """Fold ``fact`` in; True when it repeated an existing claim (its line is then superseded)."""
+        already = (f"{fact.day.isoformat()}.md", fact.line) <= self.folded_through
+        i = self.match(fact.content)
+        if already:
+            return i is not None and self.current[i].source != fact.source
+        self.changed = True
+        self.folded_through = (f"{fact.day.isoformat()}.md", fact.line)
+        self.latest = max(self.latest or fact.day, fact.day)
+        if i is not None:
+            claim = self.current[i]
+            claim.count = (claim.count or 1) + 1
+            claim.last = max(claim.last or fact.day, fact.day)
+            return True
+        subject = subject_of(fact.content)
+        if subject:
+            for j in reversed(range(len(self.current))):
+                other = subject_of(self.current[j].text)
+                if other and other[0] == subject[0] and other[1] != subject[1]:
+                    old = self.current.pop(j)
+                    self._keys.pop(j)
+                    old.until = fact.day
+                    self.previous.append(old)
+        self.current.append(Claim(fact.content, 1, fact.day, fact.source))
+        self._keys.append(claim_key(fact.content))
+        return False
+
+    def finish(self, related: list[str]) -> Page:
+        """The page with claims, frontmatter and ``## Related`` brought up to date."""
+        page, meta = self.page, self.page.meta
+        title = Path(self.rel).stem
+        meta.setdefault("type", page_type(self.rel))
+        meta.setdefault("title", title)
+        meta.setdefault("status", "active")
+        if self.latest and (not isinstance(meta.get("updated"), dt.date) or meta["updated"] < self.latest):
+            meta["updated"] = self.latest
+        if is_personal(self.rel):
+            expiries = [e for c in self.current if c.last and (e := stale_after(self.category, c.text, c.last))]
+            if expiries:
+                meta["stale_after"] = min(expiries)
+        meta["folded_through"] = f"{self.folded_through[0]}:{self.folded_through[1]}"
+        if self.fresh:
+            page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'Claims about {title.lower()}.')}\n"
+        page.set_section(CLAIMS, [c.render() for c in self.current], before=RELATED)
+        if self.previous:
+            page.set_section(PREVIOUSLY, [c.render() for c in self.previous], before=RELATED)
+        existing = page.section(RELATED) or []
+        linked = {ln for ln in existing}
+        extra = [f"- [[{r}]]" for r in related if f"- [[{r}]]" not in linked]
+        if extra or not existing:
+            page.set_section(RELATED, [ln for ln in existing if ln.strip()] + extra)
+        return page
+
+
+class RulesEngine:
+    """The offline engine (module doc). Stateless; safe to reuse across runs."""
+
+    name = "rules"
+
+    def ingest(self, batch: IngestBatch) -> IngestResult:
+        """Fold ``batch.facts`` into pages and write the changed ones (atomically, one by one), then index.md.
+
+        Raises :class:`DreamFailed` when the deadline passes before the pages are written (nothing written
+        then) or a page cannot be written (pages already written stay; a re-run converges).
+        """
+        vault = batch.vault_dir
+        work: dict[str, _PageWork | None] = {}
+        result = IngestResult()
+        for n, fact in enumerate(batch.facts):
+            if n % 256 == 0 and time.monotonic() > batch.deadline:
+                raise DreamFailed(f"rules engine ran past its timeout after {n} of {len(batch.facts)} facts")
+            rel = page_for(fact.category)
+            if rel not in work:
+                work[rel] = self._open(vault, rel, fact.category, result)
+            target = work[rel]
+            if target is not None and target.fold(fact):
+                result.superseded.append(fact.raw)
+        routed = sorted(rel for rel, w in work.items() if w is not None)
+        for rel in routed:
+            w = work[rel]
+            if not w.changed:
+                continue
+            zone = rel.split("/", 1)[0]
+            siblings = [r[:-3] for r in _routed_pages(vault, zone, routed) if r != rel]
+            text = render_page(w.finish(siblings))
+            path = vault / rel
+            try:
+                if not path.is_file() or read_text(path) != text:
+                    atomic_write(path, text)
+                    result.pages.append(rel)
+            except OSError as exc:
+                raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
+        _update_index(vault, routed, result)
+        result.summary = (f"rules engine: {len(batch.facts)} facts from {len(batch.days)} days; "
+                          f"{len(result.superseded)} repeats folded; {len(result.pages)} pages written")
+        return result
+
+    def lint(self, job: LintJob) -> LintFindings:
+        """Contradictions among current claims (same single-valued subject, different values)."""
+        from .lint import rules_contradictions  # noqa: PLC0415
+
+        return rules_contradictions(job.vault_dir, job.run_date)
+
+    @staticmethod
+    def _open(vault: Path, rel: str, category: str, result: IngestResult) -> _PageWork | None:
+        path = vault / rel
+        if not path.is_file():
+            return _PageWork(rel, Page(), category, fresh=True)
+        try:
+            return _PageWork(rel, read_page(path), category, fresh=False)
+        except (DreamFailed, OSError) as exc:
+            result.warnings.append(f"{rel} left as it is, its facts not folded: {exc}")
+            return None
+
+
+def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:
+    """Pages of ``zone`` the engine routes to that exist now or are being written."""
+    from .lifecycle import PERSONAL_PAGES, PROJECT_PAGES  # noqa: PLC0415
+
+    known = [f"3_Personal/{t}.md" for t in PERSONAL_PAGES.values()] + [f"1_Projects/{t}.md" for t in PROJECT_PAGES.values()]
+    return sorted({r for r in known + routed if r.startswith(zone + "/") and (r in routed or (vault / r).is_file())})
+
+
+def _update_index(vault: Path, routed: list[str], result: IngestResult) -> None:
+    """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page)."""
+    path = vault / "index.md"
+    try:
+        text = read_text(path) if path.is_file() else "# Notebook Index\n"
+    except OSError as exc:
+        result.warnings.append(f"index.md not updated: {exc.strerror or exc}")
+        return
+    lines = [f"- [[{rel[:-3]}]] — {_DESCRIPTIONS.get(rel, 'claims consolidated from the daily logs')}"
+             for rel in routed if f"[[{rel[:-3]}]]" not in text and f"[[{rel[:-3]}|" not in text]
+    if lines:
+        try:
+            head = text.rstrip("\n")
+            gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
+            atomic_write(path, head + gap + "\n".join(lines) + "\n")
+        except OSError as exc:
+            result.warnings.append(f"index.md not updated: {exc.strerror or exc}")

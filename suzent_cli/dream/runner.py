@@ -1,0 +1,367 @@
+"""The dream runner: one gated tick under the consolidation lock — ingest a batch, lint, or stay idle.
+
+The runner owns everything an engine must not touch: the watermark (``log.md``, :mod:`.ledger`), the retry
+counters and last results (``.state/dream_state.json``, :mod:`.state`), the superseded hand-off
+(``.state/superseded.txt``) and the follow-up steps after a productive run.
+
+A run, step by step, and what a crash at each step leaves:
+
+1. Take ``.state/.dream.lock`` (non-blocking: a second dream reports *busy*). ``capture`` never takes it.
+2. Snapshot the content pages (sha256) into ``dream_state.in_flight`` and save — a killed run leaves it behind
+   and the next run of the same batch measures against it, so pages the killed run wrote still count.
+3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
+4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
+   then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
+   replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
+   with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
+5. Follow-up steps (:data:`FOLLOW_UPS`: today the index refresh; reconcile and promotion plug in here), each
+   best-effort: a failure is reported, the watermark has already moved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from filelock import FileLock, Timeout
+
+from ..archive import parse_log
+from ..config import Settings
+from ..errors import DreamFailed, SuzentError
+from ..files import atomic_write, read_text
+from ..state import append_superseded, read_tombstones
+from ..textnorm import normalize
+from ..vault import bootstrap, content_pages
+from . import ledger
+from .config import DreamConfig
+from .engine import BatchFact, Engine, IngestBatch, LintJob
+from .gate import Decision, count_fact_lines, decide, pending_logs
+from .state import DreamState, load_state, save_state
+
+DREAM_LOCK = ".dream.lock"
+HOLDER = ".dream.lock.holder"  # {"pid", "since"} of the process holding DREAM_LOCK, for `suzent status`
+
+# Exit codes of `suzent dream` / `suzent lint` (documented in their --help).
+EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = 0, 4, 5, 3
+
+
+@dataclass
+class StepResult:
+    """Outcome of one follow-up step after a productive run or a lint that changed pages."""
+
+    name: str
+    ok: bool
+    detail: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class TickResult:
+    """What one tick did. ``outcome`` is one of ``idle``, ``busy``, ``ingested``, ``unproductive``, ``skipped``,
+    ``linted``, ``lint_failed``."""
+
+    outcome: str
+    decision: Decision | None = None
+    engine: str | None = None
+    watermark_before: dt.date | None = None
+    watermark_after: dt.date | None = None
+    batch: tuple[dt.date, ...] = ()
+    facts: int = 0
+    pages_changed: list[str] = field(default_factory=list)
+    superseded: int = 0
+    failures: int = 0
+    summary: str = ""
+    error: str | None = None
+    lint: dict[str, Any] | None = None
+    steps: list[StepResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return {"idle": EXIT_IDLE, "busy": EXIT_BUSY, "unproductive": EXIT_FAILED,
+                "lint_failed": EXIT_FAILED}.get(self.outcome, EXIT_RAN)
+
+    def to_json(self) -> dict[str, Any]:
+        iso = lambda d: d.isoformat() if d else None  # noqa: E731
+        return {
+            "outcome": self.outcome, "exit_code": self.exit_code,
+            "decision": self.decision.to_json() if self.decision else None, "engine": self.engine,
+            "watermark_before": iso(self.watermark_before), "watermark_after": iso(self.watermark_after),
+            "batch": [d.isoformat() for d in self.batch], "facts": self.facts, "pages_changed": self.pages_changed,
+            "superseded": self.superseded, "failures": self.failures, "summary": self.summary, "error": self.error,
+            "lint": self.lint, "steps": [s.__dict__ for s in self.steps], "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def record(self) -> dict[str, Any]:
+        """The compact form kept in ``dream_state.json`` as the phase's last result."""
+        out = {k: v for k, v in self.to_json().items() if k in (
+            "outcome", "engine", "watermark_after", "batch", "facts", "pages_changed", "superseded", "failures",
+            "summary", "error", "lint", "seconds")}
+        out["pages_changed"] = len(self.pages_changed)
+        return out
+
+
+EngineFactory = Callable[[str], Engine]
+
+
+def refresh_index(settings: Settings, result: TickResult, embedder=None) -> StepResult:
+    """Follow-up: an indexer pass so changed vault pages become searchable. Skipped when no index was built yet."""
+    from ..index.api import run_index  # noqa: PLC0415 - lancedb and the model only when needed
+    from ..index.store import table_exists  # noqa: PLC0415
+
+    if not table_exists(settings.paths.index_dir):
+        return StepResult("index", True, {"skipped": "no index yet (run `suzent index`)"})
+    report = run_index(settings, embedder=embedder)
+    return StepResult("index", not report.errors, report.as_dict(),
+                      None if not report.errors else f"{report.errors} files failed to index")
+
+
+# Ordered follow-ups after a productive ingest. Reconcile (retire superseded, sweep, optimize) and the MEMORY.md
+# promotion plug in here; each gets the settings, the tick's result and the embedder, and must not raise for
+# expected failures (the runner turns any exception into a failed StepResult).
+FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("index", refresh_index)]
+
+
+class DreamRunner:
+    """Runs ticks for one :class:`Settings`. ``engine_factory(name)`` builds the engine (``rules``/``claude``);
+    ``embedder`` is passed to follow-ups (None: the configured model, loaded only if something needs embedding)."""
+
+    def __init__(self, settings: Settings, config: DreamConfig, *, engine_factory: EngineFactory | None = None,
+                 engine: str | None = None, embedder=None, follow_ups: list | None = None):
+        self.settings, self.config = settings, config
+        self.engine_name = engine or config.engine_for(settings)
+        self.engine_factory = engine_factory or default_engine_factory(settings, config)
+        self.embedder = embedder
+        self.follow_ups = FOLLOW_UPS if follow_ups is None else follow_ups
+        self.vault = settings.paths.vault_dir
+        self.state_dir = settings.paths.state_dir
+
+    # --- public ---------------------------------------------------------------------------------------------
+    def tick(self, *, force: bool = False) -> TickResult:
+        """One gated tick (module doc). Never raises for an engine failure (that is an ``unproductive`` or
+        ``lint_failed`` outcome); raises :class:`SuzentError`/OSError for broken state it cannot work around."""
+        return self._locked(lambda state: self._tick(state, force))
+
+    def lint_now(self) -> TickResult:
+        """A lint pass now, whatever the gate says (``suzent lint``); same lock and log entry as the gate's."""
+        return self._locked(lambda state: self._lint(state, None))
+
+    def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
+        """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
+        state = state or load_state_readonly(self.state_dir)
+        text = ledger.read_ledger(self.vault)
+        mark = ledger.watermark(text)
+        pending = pending_logs(self.settings.paths.archive_dir, mark, self.settings.today)
+        return decide(config=self.config, pending=[d for d, _ in pending],
+                      pending_facts=count_fact_lines([p for _, p in pending]), last_attempt=state.last_attempt,
+                      last_lint=ledger.last_lint(text), last_lint_attempt=state.last_lint_attempt,
+                      now=self.settings.clock, force=force)
+
+    # --- internals ------------------------------------------------------------------------------------------
+    def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
+        started = time.monotonic()
+        bootstrap(self.vault)
+        lock = FileLock(str(self.state_dir / DREAM_LOCK), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            return TickResult("busy", summary="another dream or lint holds the consolidation lock",
+                              seconds=time.monotonic() - started)
+        holder = self.state_dir / HOLDER
+        try:
+            try:
+                atomic_write(holder, json.dumps({"pid": os.getpid(), "since": self.settings.clock.isoformat()}))
+            except OSError:
+                pass  # the holder note is informational (`suzent status`)
+            state = load_state(self.state_dir)
+            result = body(state)
+            result.warnings[:0] = state.warnings
+        finally:
+            with contextlib.suppress(OSError):
+                holder.unlink()
+            lock.release()
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _tick(self, state: DreamState, force: bool) -> TickResult:
+        decision = self.decision(force=force, state=state)
+        if decision.action == "ingest":
+            return self._ingest(state, decision)
+        if decision.action == "lint":
+            return self._lint(state, decision)
+        mark = ledger.watermark(ledger.read_ledger(self.vault))
+        return TickResult("idle", decision, watermark_before=mark, watermark_after=mark, summary=decision.reason)
+
+    def _ingest(self, state: DreamState, decision: Decision) -> TickResult:
+        settings, now = self.settings, self.settings.clock
+        mark = ledger.watermark(ledger.read_ledger(self.vault))
+        batch_days, end = decision.batch, decision.batch[-1]
+        key = end.isoformat()
+        result = TickResult("unproductive", decision, self.engine_name, mark, mark, batch_days)
+        failures = state.failures.get(key, 0)
+        engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
+        state.last_attempt = now
+        if failures >= self.config.max_retries:
+            ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0], end, failures),
+                                 timeout=settings.lock_timeout)
+            state.failures.pop(key, None)
+            state.in_flight = None
+            result.outcome, result.watermark_after, result.failures = "skipped", end, failures
+            result.summary = (f"skipped {batch_days[0].isoformat()}..{key} after {failures} failed attempts; "
+                              f"watermark advanced to {key}")
+            state.last_ingest = result.record()
+            save_state(self.state_dir, state)
+            return result
+
+        batch = self._batch(mark, batch_days)
+        result.facts = len(batch.facts)
+        if state.in_flight and state.in_flight.get("end") == key:
+            before = dict(state.in_flight["snapshot"])
+            result.warnings.append(f"resuming batch ending {key} after an interrupted run "
+                                   f"(started {state.in_flight.get('started')})")
+        else:
+            before = snapshot(self.vault)
+            state.in_flight = {"end": key, "started": now.isoformat(), "snapshot": before}
+        save_state(self.state_dir, state)
+
+        outcome = None
+        try:
+            outcome = engine.ingest(batch)
+            result.summary = outcome.summary
+            result.warnings.extend(outcome.warnings)
+        except DreamFailed as exc:
+            result.error = str(exc)
+        except SuzentError as exc:
+            result.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
+            result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        result.pages_changed = changed_pages(before, snapshot(self.vault))
+
+        if outcome is not None and result.pages_changed:
+            result.superseded = append_superseded(self.state_dir, outcome.superseded, timeout=settings.lock_timeout)
+            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end), timeout=settings.lock_timeout)
+            state.failures.pop(key, None)
+            state.in_flight = None
+            result.outcome, result.watermark_after = "ingested", end
+            state.last_ingest = result.record()
+            save_state(self.state_dir, state)
+            result.steps = self._follow_ups(result)
+            state.last_ingest = result.record()
+            save_state(self.state_dir, state)
+            return result
+
+        state.failures[key] = failures + 1
+        state.in_flight = None
+        result.failures = failures + 1
+        if result.error is None:
+            result.error = "the engine finished but changed no content page"
+        result.summary = result.summary or result.error
+        state.last_ingest = result.record()
+        save_state(self.state_dir, state)
+        return result
+
+    def _lint(self, state: DreamState, decision: Decision | None) -> TickResult:
+        from .lint import lint_vault  # noqa: PLC0415
+
+        settings = self.settings
+        mark = ledger.watermark(ledger.read_ledger(self.vault))
+        result = TickResult("lint_failed", decision, self.engine_name, mark, mark)
+        engine = self.engine_factory(self.engine_name)  # a configuration error is raised before any attempt counts
+        state.last_lint_attempt = settings.clock
+        save_state(self.state_dir, state)
+        deadline = time.monotonic() + self.config.timeout_seconds
+        try:
+            report = lint_vault(self.vault, settings.today, engine, deadline)
+        except SuzentError as exc:
+            result.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed lint
+            result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        else:
+            ledger.append_ledger(self.vault, ledger.lint_entry(settings.today, report.counts()),
+                                 timeout=settings.lock_timeout)
+            result.outcome, result.lint = "linted", report.to_json()
+            result.pages_changed = list(report.pages_changed)
+            result.warnings.extend(report.warnings)
+            result.summary = "lint: " + ", ".join(f"{k} {v}" for k, v in report.counts().items())
+            if result.pages_changed:
+                result.steps = self._follow_ups(result, only=("index",))
+        result.summary = result.summary or result.error or ""
+        state.last_lint = result.record()
+        save_state(self.state_dir, state)
+        return result
+
+    def _follow_ups(self, result: TickResult, only: tuple[str, ...] | None = None) -> list[StepResult]:
+        steps: list[StepResult] = []
+        for name, step in self.follow_ups:
+            if only is not None and name not in only:
+                continue
+            try:
+                steps.append(step(self.settings, result, self.embedder))
+            except Exception as exc:  # noqa: BLE001 - best-effort after the watermark moved
+                steps.append(StepResult(name, False, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+        return steps
+
+    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...]) -> IngestBatch:
+        """Read the batch's logs; drop tombstoned facts (a forgotten fact must not come back through the vault)."""
+        tombstones = read_tombstones(self.state_dir)
+        logs: dict[dt.date, str] = {}
+        facts: list[BatchFact] = []
+        for day in days:
+            text = read_text(self.settings.paths.log_path(day))
+            lines = text.split("\n")
+            dropped: set[int] = set()
+            for f in parse_log(text, day):
+                if normalize(f.content) in tombstones:
+                    dropped.add(f.line)
+                    continue
+                facts.append(BatchFact(day, f.line, lines[f.line - 1].rstrip("\r"), f.category, f.content, f.tags,
+                                       f.time, f.session))
+            logs[day] = "\n".join(ln for i, ln in enumerate(lines, 1) if i not in dropped)
+        return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=days[-1],
+                           days=days, logs=logs, facts=tuple(facts),
+                           deadline=time.monotonic() + self.config.timeout_seconds)
+
+
+def snapshot(vault_dir: Path) -> dict[str, str]:
+    """``{vault-relative path: sha256 of bytes}`` of every content page (unreadable pages hash to ``?``)."""
+    out: dict[str, str] = {}
+    for page in content_pages(vault_dir):
+        try:
+            out[page.relative_to(vault_dir).as_posix()] = hashlib.sha256(page.read_bytes()).hexdigest()
+        except OSError:
+            out[page.relative_to(vault_dir).as_posix()] = "?"
+    return out
+
+
+def changed_pages(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Pages added, removed or changed between two snapshots, sorted."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def load_state_readonly(state_dir: Path) -> DreamState:
+    from .state import peek_state  # noqa: PLC0415
+
+    return peek_state(state_dir)
+
+
+def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFactory:
+    """Engines by name: ``rules`` (offline) or ``claude`` (needs an API key; confined to the vault)."""
+    def make(name: str) -> Engine:
+        if name == "rules":
+            from .rules import RulesEngine  # noqa: PLC0415
+
+            return RulesEngine()
+        from .claude_agent import ClaudeEngine  # noqa: PLC0415
+
+        return ClaudeEngine.from_settings(settings, max_turns=config.max_turns,
+                                          protected=(settings.paths.archive_dir, settings.paths.index_dir))
+    return make

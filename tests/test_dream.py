@@ -1,0 +1,336 @@
+"""The dream: gate decisions, productive vs not, retry-then-skip across processes, crash convergence, and the
+rules engine's folding. Real files, real subprocesses for the CLI; the rules engine (offline) throughout."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suzent_cli.archive import Fact, append_entry
+from suzent_cli.config import resolve_settings
+from suzent_cli.dream import ledger
+from suzent_cli.dream.config import DreamConfig, dream_config
+from suzent_cli.dream.engine import IngestResult
+from suzent_cli.dream.gate import decide
+from suzent_cli.dream.pages import read_page
+from suzent_cli.dream.runner import DreamRunner
+from suzent_cli.dream.state import load_state
+from suzent_cli.errors import ConfigInvalid
+from suzent_cli.state import append_tombstones, read_superseded
+
+from conftest import REPO, run_cli
+
+D = dt.date.fromisoformat
+NOW = dt.datetime(2026, 6, 20, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def H(hours: float) -> dt.datetime:
+    return NOW - dt.timedelta(hours=hours)
+
+
+# --- the gate, table-driven --------------------------------------------------------------------------------
+GATE_CASES = [
+    # name, pending days, facts, last attempt, last lint, last lint attempt, force, expected action, reason part
+    ("far behind ignores volume and time", 15, 1, H(1), None, None, False, "ingest", "far behind"),
+    ("not enough facts", 3, 19, None, None, None, False, "idle", "min_facts"),
+    ("not enough time", 3, 50, H(23), None, None, False, "idle", "min_hours"),
+    ("enough facts and time", 3, 20, H(24), None, None, False, "ingest", "new facts"),
+    ("never attempted", 1, 20, None, None, None, False, "ingest", "new facts"),
+    ("force bypasses volume and time", 1, 0, H(0.1), None, None, True, "ingest", "forced"),
+    ("nothing pending, never linted", 0, 0, None, None, None, False, "lint", "never linted"),
+    ("lint due after 9 days", 0, 0, None, D("2026-06-11"), H(200), False, "lint", "days old"),
+    ("lint not due 2 days after", 0, 0, None, D("2026-06-18"), None, False, "idle", "under 7 days"),
+    ("lint not due after a recent attempt", 0, 0, None, D("2026-05-01"), H(23), False, "idle", "24 h"),
+    ("force with nothing pending lints only when due", 0, 0, None, D("2026-06-18"), None, True, "idle", "nothing pending"),
+]
+
+
+@pytest.mark.parametrize("case", GATE_CASES, ids=[c[0] for c in GATE_CASES])
+def test_gate(case):
+    _, n, facts, attempt, lint, lint_attempt, force, action, why = case
+    pending = [D("2026-06-01") + dt.timedelta(days=i) for i in range(n)]
+    decision = decide(config=DreamConfig(), pending=pending, pending_facts=facts, last_attempt=attempt,
+                      last_lint=lint, last_lint_attempt=lint_attempt, now=NOW, force=force)
+    assert decision.action == action
+    assert why in decision.reason
+    assert decision.batch == tuple(pending[:14])
+
+
+def test_gate_lint_disabled():
+    decision = decide(config=DreamConfig(lint_enabled=False), pending=[], pending_facts=0, last_attempt=None,
+                      last_lint=None, last_lint_attempt=None, now=NOW)
+    assert (decision.action, decision.reason) == ("idle", "nothing pending; lint is disabled")
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+def settings_at(home: Path, now: str = "2026-06-20T12:00", **dream):
+    s = resolve_settings(home=home, now=now, env={})
+    return dataclasses.replace(s, dream=dream) if dream else s
+
+
+def log(settings, day: str, *facts: str, time: str = "09:00"):
+    parsed = []
+    for f in facts:
+        cat, _, content = f.partition("] ")
+        parsed.append(Fact(content=content, category=cat.lstrip("[")))
+    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
+
+
+def runner(settings, **config):
+    return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[])
+
+
+def days(start: str, n: int) -> list[str]:
+    return [(D(start) + dt.timedelta(days=i)).isoformat() for i in range(n)]
+
+
+# --- runs ------------------------------------------------------------------------------------------------
+def test_today_is_never_ingested(home):
+    s = settings_at(home)
+    log(s, "2026-06-19", "[personal] Lives in Berlin")
+    log(s, "2026-06-20", "[personal] Works at ACME")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.batch == (D("2026-06-19"),)
+    profile = (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+    assert "Lives in Berlin" in profile and "ACME" not in profile
+    assert ledger.watermark(ledger.read_ledger(s.paths.vault_dir)) == D("2026-06-19")
+    assert runner(s).tick(force=True).outcome in ("idle", "linted")  # only today is left
+
+
+def test_twelve_restatements_fold_into_one_claim(home):
+    s = settings_at(home)
+    for i, day in enumerate(days("2026-06-01", 12)):
+        log(s, day, "[preference] Prefers green tea over coffee" + ("." if i % 2 else ""),
+            "[personal] Lives in Berlin")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.facts == 24
+    page = read_page(s.paths.vault_dir / "3_Personal/Preferences.md")
+    claims = page.claims()
+    assert len(claims) == 1
+    assert (claims[0].count, claims[0].last, claims[0].source) == (12, D("2026-06-12"), "2026-06-01.md:5")
+    assert page.meta["type"] == "personal" and page.meta["status"] == "active"
+    assert page.meta["stale_after"] == D("2026-06-12") + dt.timedelta(days=365)
+    profile = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    assert profile.meta["stale_after"] == D("2026-06-12") + dt.timedelta(days=180)  # residence expires sooner
+    # every repeat's log line is handed off, exactly as in the log (identical lines once)
+    assert read_superseded(s.paths.state_dir) == ["- [preference] Prefers green tea over coffee.",
+                                                  "- [personal] Lives in Berlin",
+                                                  "- [preference] Prefers green tea over coffee"]
+
+
+def test_near_identical_folds_but_new_number_does_not(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Has two cats named Miso and Tofu")
+    log(s, "2026-06-02", "[personal] Has two cats named Miso and Tofu!", "[personal] Has 3 cats")
+    log(s, "2026-06-03", "[personal] Has 4 cats")
+    runner(s).tick(force=True)
+    claims = read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()
+    assert [(c.text, c.count) for c in claims] == [("Has two cats named Miso and Tofu", 2), ("Has 3 cats", 1),
+                                                   ("Has 4 cats", 1)]
+
+
+def test_change_over_time_moves_the_old_claim_to_previously(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    log(s, "2026-06-05", "[personal] Moved to Lisbon")
+    runner(s).tick(force=True)
+    page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    assert [c.text for c in page.claims()] == ["Moved to Lisbon"]
+    assert [(c.text, c.until) for c in page.claims("Previously")] == [("Lives in Berlin", D("2026-06-05"))]
+
+
+def test_person_written_page_keeps_its_keys_and_text(home):
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Preferences.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntitle: My likes\nmood: sunny\ncustom_list: [a, b]\n---\n# My likes\n\nWritten by me.\n\n"
+                    "## Claims\n\n- Likes jazz\n\n## Notes\n\nKeep this.\n")
+    log(s, "2026-06-01", "[preference] Likes jazz", "[preference] Likes hiking")
+    assert runner(s).tick(force=True).outcome == "ingested"
+    text = page.read_text()
+    assert "Written by me." in text and "## Notes\n\nKeep this." in text
+    parsed = read_page(page)
+    assert parsed.meta["mood"] == "sunny" and parsed.meta["custom_list"] == ["a", "b"]
+    assert parsed.meta["title"] == "My likes"
+    assert [(c.text, c.count) for c in parsed.claims()] == [("Likes jazz", 2), ("Likes hiking", 1)]
+
+
+def test_tombstoned_fact_is_not_folded_back(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin", "[personal] Has a secret diary")
+    append_tombstones(s.paths.state_dir, ["Has a secret diary"], timeout=5)
+    runner(s).tick(force=True)
+    assert "secret diary" not in (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+
+
+def test_backlog_drains_batch_by_batch(home):
+    s = settings_at(home, now="2026-08-01T12:00")
+    for day in days("2026-06-01", 40):
+        log(s, day, f"[technical] Tried tool number {day}")
+    r = runner(s)
+    outcomes = [r.tick() for _ in range(3)]
+    # far behind: no ceiling of one batch per run, no volume or time gate, until 14 days or fewer are left
+    assert [o.outcome for o in outcomes] == ["ingested", "ingested", "idle"]
+    assert [o.decision.batch[-1].isoformat() for o in outcomes] == ["2026-06-14", "2026-06-28", "2026-07-10"]
+    assert outcomes[1].decision.behind and not outcomes[2].decision.behind
+    assert "12 new facts < min_facts 20" in outcomes[2].summary
+    assert r.tick(force=True).outcome == "ingested"
+    assert r.tick().outcome == "linted"  # nothing pending any more: the lint phase is due
+    text = ledger.read_ledger(s.paths.vault_dir)
+    assert text.count("ingest | daily logs") == 3 and ledger.last_lint(text) == D("2026-08-01")
+
+
+class _NoChange:
+    name = "rules"
+
+    def ingest(self, batch):
+        return IngestResult(summary="looked, changed nothing", superseded=["- [x] y"])
+
+
+class _Boom:
+    name = "rules"
+
+    def __init__(self, vault):
+        self.vault = vault
+
+    def ingest(self, batch):
+        (self.vault / "0_Inbox" / "half.md").write_text("half-written work\n")
+        raise RuntimeError("engine crashed")
+
+
+def test_not_productive_keeps_the_watermark_and_counts_a_failure(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    r = DreamRunner(s, DreamConfig(), engine="rules", engine_factory=lambda n: _NoChange(), follow_ups=[])
+    result = r.tick(force=True)
+    assert (result.outcome, result.failures, result.exit_code) == ("unproductive", 1, 5)
+    assert "changed no content page" in result.error
+    assert ledger.watermark(ledger.read_ledger(s.paths.vault_dir)) is None
+    assert read_superseded(s.paths.state_dir) == []  # hand-off only after a productive run
+    # an engine that changes a page and then fails is not productive either (compat: failures[T]=1)
+    r2 = DreamRunner(s, DreamConfig(), engine="rules", engine_factory=lambda n: _Boom(s.paths.vault_dir), follow_ups=[])
+    result = r2.tick(force=True)
+    assert (result.outcome, result.failures) == ("unproductive", 2) and "engine crashed" in result.error
+    assert result.pages_changed == ["0_Inbox/half.md"]
+    assert load_state(s.paths.state_dir).failures == {"2026-06-01": 2}
+
+
+def test_retry_then_skip_across_processes(home):
+    """A wedged batch (its only page has broken YAML, so the rules engine can change nothing) is retried
+    max_retries times by separate processes, then skipped: the watermark moves and the next batch runs."""
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Profile.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntitle: [unclosed\n---\nMine.\n")
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    env = {"SUZENT_NOW": "2026-06-20T12:00"}
+    codes = []
+    for _ in range(3):
+        proc = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
+        codes.append(proc.returncode)
+        assert json.loads(proc.stdout)["outcome"] == "unproductive", proc.stderr
+    assert codes == [5, 5, 5]
+    assert load_state(s.paths.state_dir).failures == {"2026-06-01": 3}
+    proc = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
+    data = json.loads(proc.stdout)
+    assert (proc.returncode, data["outcome"], data["watermark_after"]) == (0, "skipped", "2026-06-01")
+    text = ledger.read_ledger(s.paths.vault_dir)
+    assert "skipped daily logs 2026-06-01..2026-06-01 after 3 failed attempts  watermark=2026-06-01" in text
+    assert page.read_text() == "---\ntitle: [unclosed\n---\nMine.\n"  # a person's page is never rewritten
+    assert load_state(s.paths.state_dir).failures == {}
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import os, sys
+    from suzent_cli.config import resolve_settings
+    from suzent_cli.dream import rules
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+
+    real, calls = rules.atomic_write, []
+    def dying_write(path, text):
+        calls.append(path)
+        if len(calls) == int(sys.argv[2]):
+            os._exit(9)          # killed in the middle of writing the batch's pages
+        real(path, text)
+    rules.atomic_write = dying_write
+    settings = resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={})
+    DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
+""")
+
+
+@pytest.mark.parametrize("die_at", [1, 2, 4])
+def test_crash_mid_run_then_rerun_converges(tmp_path, die_at):
+    homes = {name: tmp_path / name for name in ("crashed", "clean")}
+    for h in homes.values():
+        s = settings_at(h)
+        for day in days("2026-06-01", 5):
+            log(s, day, "[personal] Lives in Berlin", "[preference] Likes tea", f"[technical] Read about {day}",
+                "[goal] Wants to learn Rust")
+    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(homes["crashed"]), str(die_at)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr
+    crashed = settings_at(homes["crashed"])
+    assert ledger.watermark(ledger.read_ledger(crashed.paths.vault_dir)) is None
+    assert load_state(crashed.paths.state_dir).in_flight is not None
+
+    again = runner(crashed).tick(force=True)
+    assert again.outcome == "ingested", again.error
+    clean = runner(settings_at(homes["clean"])).tick(force=True)
+    for rel in ("3_Personal/Profile.md", "3_Personal/Preferences.md", "3_Personal/Goals.md",
+                "2_Wiki/Concepts/Technical.md", "index.md"):
+        assert (homes["crashed"] / "notebook" / rel).read_text() == (homes["clean"] / "notebook" / rel).read_text(), rel
+    assert read_superseded(crashed.paths.state_dir) == read_superseded(settings_at(homes["clean"]).paths.state_dir)
+    assert ledger.watermark(ledger.read_ledger(crashed.paths.vault_dir)) == D("2026-06-05")
+    assert load_state(crashed.paths.state_dir).in_flight is None and clean.outcome == "ingested"
+
+
+def test_busy_when_another_dream_holds_the_lock(home):
+    from filelock import FileLock
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    s.paths.state_dir.mkdir(parents=True)
+    with FileLock(str(s.paths.state_dir / ".dream.lock")):
+        proc = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+        assert proc.returncode == 3 and "busy" in proc.stdout
+        # capture never waits on the consolidation lock
+        cap = run_cli(home, "capture", "--fact", "[preference] Likes rain", env_extra={"SUZENT_LOCK_TIMEOUT": "1"})
+        assert cap.returncode == 0, cap.stderr
+
+
+def test_dream_config_validation(home):
+    s = dataclasses.replace(settings_at(home), dream={"min_facts": 5, "engine": "rules"})
+    assert dream_config(s, max_days="3").max_days == 3 and dream_config(s).min_facts == 5
+    for bad, message in (({"min_factz": 1}, "unknown key dream.min_factz"), ({"max_days": 0}, "between"),
+                         ({"lint_enabled": "yes"}, "true or false"), ({"engine": "gpt"}, "one of")):
+        with pytest.raises(ConfigInvalid, match=message):
+            dream_config(dataclasses.replace(s, dream=bad))
+    with pytest.raises(ConfigInvalid, match="whole number"):
+        dream_config(s, min_facts="1.5")
+
+
+def test_cli_idle_json_and_status(home):
+    s = settings_at(home)
+    log(s, "2026-06-18", "[personal] Lives in Berlin")
+    env = {"SUZENT_NOW": "2026-06-20T12:00"}
+    proc = run_cli(home, "dream", "--json", env_extra=env)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 4 and data["outcome"] == "idle" and data["decision"]["pending_facts"] == 1
+    proc = run_cli(home, "dream", "--min-facts", "1", env_extra=env)
+    assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (rules)" in proc.stdout, proc.stderr
+    proc = run_cli(home, "status", "--json", "--no-index", env_extra=env)
+    data = json.loads(proc.stdout)
+    assert data["watermark"] == "2026-06-18" and data["pending"]["dates"] == []
+    assert data["last_ingest"]["outcome"] == "ingested" and data["locks"]["dream"] == {"held": False}
+    proc = run_cli(home, "status", env_extra=env)
+    assert proc.returncode == 0 and "watermark      2026-06-18" in proc.stdout and "index          not built" in proc.stdout
+    proc = run_cli(home, "dream", "--max-days", "zero", env_extra=env)
+    assert proc.returncode == 2 and proc.stderr.startswith("Error: option dream.max_days")
