@@ -1,7 +1,8 @@
 """``make demo``: the main job on the bundled example conversation, through the real CLI.
 
 Creates a fresh home (default ``./demo-home``), captures every session of ``examples/conversation.json`` with the
-offline extractor on its own date, indexes, and recalls the example queries, printing each command it runs.
+offline extractor on its own date, runs the dream (rules engine) to fold the logs into the vault, indexes, and
+recalls the example queries, printing each command it runs.
 """
 
 from __future__ import annotations
@@ -57,10 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     for log in sorted(archive.glob("*.md")):
         print(f"\n--- {log.relative_to(home)} ---")
         print(log.read_text(encoding="utf-8"), end="")
+    last = max(session["date"] for session in data["sessions"])
+    _run(["--now", f"{last}T23:59", "dream", "--force", "--engine", "rules"], env)  # as cron would, once logs are past
+    vault = home / "notebook"
+    for page in sorted(vault.glob("3_Personal/*.md")):
+        print(f"\n--- {page.relative_to(home)} ---")
+        print(page.read_text(encoding="utf-8"), end="")
     _run(["index"], env)
     for query in data["queries"]:
         _run(["recall", query, "--limit", "3"], env)
-    print("\ndemo done: every hit above names the daily log and line it came from.")
+    print("\ndemo done: every hit above names the daily log line or vault page it came from.")
     return 0
 
 
