@@ -129,7 +129,7 @@ def main() -> None:
         print(f"| ticks (14-day batches) | {len(ticks)} |")
         print(f"| facts folded | {info['facts']} |")
         print(f"| pages / claims after | {info['pages']} / {info['claims']} |")
-        print(f"| superseded lines handed off | {info['superseded_lines']} |")
+        print(f"| distinct superseded lines handed off | {info['superseded_lines']} |")
         print(f"| slowest tick / median tick | {max(ticks):.2f} s / {sorted(ticks)[len(ticks) // 2]:.2f} s |")
         print(f"| lint pass at the end ({info['lint']}) | {info['lint_s']:.2f} s |")
         print(f"| **whole backlog, in process** | **{total:.2f} s** (target ≤ {TARGET:.0f} s: "

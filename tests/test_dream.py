@@ -334,3 +334,45 @@ def test_cli_idle_json_and_status(home):
     assert proc.returncode == 0 and "watermark      2026-06-18" in proc.stdout and "index          not built" in proc.stdout
     proc = run_cli(home, "dream", "--max-days", "zero", env_extra=env)
     assert proc.returncode == 2 and proc.stderr.startswith("Error: option dream.max_days")
+
+
+def test_loop_ticks_and_lint_cli(home):
+    s = settings_at(home)
+    for day in days("2026-06-01", 3):
+        log(s, day, "[personal] Lives in Berlin", "[personal] Lives in Lisbon")
+    env = {"SUZENT_NOW": "2026-06-20T12:00"}
+    proc = run_cli(home, "dream", "--loop", "--interval", "1", "--ticks", "2", "--force", "--json", env_extra=env)
+    outcomes = [json.loads(chunk)["outcome"] for chunk in proc.stdout.replace("}\n{", "}\n\x00{").split("\x00")]
+    assert outcomes == ["ingested", "linted"] and proc.returncode == 0, proc.stderr
+    # two current claims about where the user lives (a person's edit) → the rules lint flags them
+    profile = s.paths.vault_dir / "3_Personal/Profile.md"
+    profile.write_text(profile.read_text().replace("## Claims\n", "## Claims\n\n- Lives in Madrid\n"))
+    proc = run_cli(home, "lint", env_extra=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "contradiction:" in proc.stdout and "lint: broken_links 0, orphans 0" in proc.stdout
+    page = read_page(profile)
+    assert page.meta["review"] == "needs-review" and "> [!warning] Conflicting claims:" in page.body
+    entries = [ln for ln in ledger.read_ledger(s.paths.vault_dir).splitlines() if " lint" in ln]
+    assert entries[-1] == "## [2026-06-20] lint  broken_links=0 orphans=0 missing_related=0 stale=0 contradictions=1"
+
+
+def test_status_names_the_lock_holder(home):
+    s = settings_at(home)
+    from suzent_cli.dream import runner as runner_mod
+
+    seen = {}
+
+    class Peek:
+        name = "rules"
+
+        def ingest(self, batch):
+            proc = run_cli(home, "status", "--json", "--no-index", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+            seen.update(json.loads(proc.stdout)["locks"]["dream"])
+            (batch.vault_dir / "0_Inbox" / "x.md").write_text("x\n")
+            return IngestResult()
+
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    DreamRunner(s, DreamConfig(), engine="rules", engine_factory=lambda n: Peek(), follow_ups=[]).tick(force=True)
+    import os
+    assert seen == {"held": True, "pid": os.getpid(), "since": "2026-06-20T12:00:00+00:00"}
+    assert not (s.paths.state_dir / runner_mod.HOLDER).exists()
