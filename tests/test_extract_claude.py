@@ -1,7 +1,5 @@
-"""The claude extractor against a scripted fake of the Messages API (a loopback HTTP server, no real API).
-
-The real ``anthropic`` client code runs end to end: request building, retries, response parsing. The fake records
-each request body and answers with canned Messages API JSON.
+"""The claude extractor against a scripted fake of the Messages API (a loopback HTTP server, no real API:
+:mod:`fake_anthropic`). The real ``anthropic`` client code runs end to end: request building, retries, parsing.
 """
 
 from __future__ import annotations
@@ -10,11 +8,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fake_anthropic import SERVER_ERROR, FakeMessagesAPI, running, text_reply, tool_use_reply
 
 from suzent_cli.archive import Fact
 from suzent_cli.capture import extract_and_write
@@ -38,66 +35,16 @@ GOOD_FACTS = [
 
 
 def tool_reply(facts: list, *, name: str = "record_facts") -> dict:
-    return {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "tool_use", "id": "toolu_01", "name": name, "input": {"facts": facts}}],
-            "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 20}}
+    return tool_use_reply((name, {"facts": facts}), prefix="toolu_0")
 
 
-TEXT_ONLY = {"id": "msg_02", "type": "message", "role": "assistant", "model": "claude-test",
-             "content": [{"type": "text", "text": "The user moved to Lisbon."}],
-             "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 8}}
-SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
-
-
-class FakeMessagesAPI:
-    """Loopback server: records (path, headers, JSON body) of each request; answers from a script.
-
-    ``script(*replies)``: each reply is ``(status, body)`` or ``(status, body, headers)``; the last one repeats.
-    """
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.replies: list[tuple] = [(200, tool_reply(GOOD_FACTS))]
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                api.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                reply = api.replies[min(len(api.requests), len(api.replies)) - 1]
-                status, body, headers = (*reply, {})[:3]
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def script(self, *replies: tuple) -> None:
-        self.replies = list(replies)
-
-    @property
-    def last(self) -> dict:
-        return self.requests[-1]["body"]
+TEXT_ONLY = text_reply("The user moved to Lisbon.")
 
 
 @pytest.fixture
 def api():
-    fake = FakeMessagesAPI()
-    fake.thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+    with running([(200, tool_reply(GOOD_FACTS))]) as fake:
+        yield fake
 
 
 def make_extractor(api: FakeMessagesAPI, **options) -> ClaudeExtractor:
