@@ -1,4 +1,4 @@
-"""`make demo` runs the main job on the bundled example; this runs the same module the Makefile calls."""
+"""`make demo` runs the main job (capture → dream → index → recall) on the bundled example, via the Makefile."""
 
 from __future__ import annotations
 
@@ -36,4 +36,6 @@ def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
     coffee = out.split("how does the user take their coffee")[1].split("$ suzent")[0]
     first_hit = next(line for line in coffee.splitlines() if line.startswith("1\t"))
     assert "coffee black" in first_hit and "2026-03-02.md:6" in first_hit and "a1f3c9e2" in first_hit
-    assert out.rstrip().endswith("line it came from.")
+    assert re.search(r"ingested 2026-03-02\.\.2026-03-03 \(rules\): \d+ facts", out)  # the dream, before the index
+    assert "--- notebook/3_Personal/Profile.md ---" in out and "· source: 2026-03-02.md:6" in out
+    assert out.rstrip().endswith("vault page it came from.")
