@@ -8,7 +8,7 @@ A run, step by step, and what a crash at each step leaves:
 
 1. Take ``.state/.dream.lock`` (non-blocking: a second dream reports *busy*). ``capture`` never takes it.
 2. Snapshot the content pages (sha256) into ``dream_state.in_flight`` and save — a killed run leaves it behind
-   and the next run of the same batch measures against it, so pages the killed run wrote still count.
+   and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
    then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
@@ -224,10 +224,12 @@ class DreamRunner:
 
         batch = self._batch(mark, batch_days)
         result.facts = len(batch.facts)
-        if state.in_flight and state.in_flight.get("end") == key:
+        if state.in_flight:
+            # A killed run: measure against the vault as it was before that run, so its pages still count.
             before = dict(state.in_flight["snapshot"])
-            result.warnings.append(f"resuming batch ending {key} after an interrupted run "
+            result.warnings.append(f"resuming after an interrupted run of the batch ending {state.in_flight.get('end')} "
                                    f"(started {state.in_flight.get('started')})")
+            state.in_flight["end"] = key
         else:
             before = snapshot(self.vault)
             state.in_flight = {"end": key, "started": now.isoformat(), "snapshot": before}

@@ -10,7 +10,7 @@ Shape (version 1)::
      "in_flight": {"end": "2026-06-14", "started": "…", "snapshot": {"3_Personal/Profile.md": "<sha256>"}}}
 
 ``in_flight`` is written before an engine runs and cleared when the run is recorded. A run killed in between
-leaves it behind; the next run of the same batch compares the vault against that original snapshot, so the
+leaves it behind; the next run compares the vault against that original snapshot, so the
 pages the killed run already wrote still count as its work and the re-run converges instead of looking unproductive.
 
 Written only by the dream runner under the consolidation lock, atomically (temp file + rename). An unreadable
