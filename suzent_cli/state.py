@@ -13,7 +13,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from .files import append_held, append_locked, locked, read_text
+from .files import append_held, append_locked, atomic_write, locked, read_text
 from .textnorm import normalize
 
 TOMBSTONES = "tombstones.jsonl"
@@ -41,17 +41,23 @@ def read_tombstones(state_dir: Path) -> frozenset[str]:
 def append_tombstones(state_dir: Path, texts: list[str], *, timeout: float) -> list[str]:
     """Record tombstones for ``texts`` (normalized; ones already present are skipped). Returns those added.
 
-    The caller must reindex every file that held one of them (tombstoning changes no file's mtime).
+    The set is read and appended under the state lock, so concurrent writers never record one twice. The caller
+    must then reindex every file that held one of them (tombstoning changes no file's mtime): only
+    :mod:`suzent_cli.reconcile` and :mod:`suzent_cli.forget` call this, and both do. Raises LockTimeout/OSError
+    with nothing written.
     """
-    existing = read_tombstones(state_dir)
-    new: list[str] = []
-    for text in texts:
-        key = normalize(text)
-        if key and key not in existing and key not in new:
-            new.append(key)
-    if new:
-        record = "".join(json.dumps({"content": k}, ensure_ascii=False) + "\n" for k in new)
-        append_locked(state_dir / TOMBSTONES, record, lock_path=state_dir / STATE_LOCK, timeout=timeout)
+    keys = [k for k in dict.fromkeys(normalize(t) for t in texts) if k]
+    if not keys:
+        return []
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with locked(state_dir / STATE_LOCK, timeout):
+        existing = read_tombstones(state_dir)
+        new = [k for k in keys if k not in existing]
+        if new:
+            path = state_dir / TOMBSTONES
+            torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+            append_held(path, ("\n" if torn else "") +
+                        "".join(json.dumps({"content": k}, ensure_ascii=False) + "\n" for k in new))
     return new
 
 
@@ -99,3 +105,26 @@ def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> i
             torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
             append_held(path, ("\n" if torn else "") + "".join(w + "\n" for w in new))
     return len(new)
+
+
+def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float) -> int:
+    """Remove ``processed`` (lines returned by an earlier :func:`read_superseded`) from ``superseded.txt``.
+
+    Only those lines go: lines appended since they were read survive. Normally they are the file's prefix; if
+    not, each processed line's first occurrence is removed. Atomic rewrite under the state lock (a crash leaves
+    the old or the new file). Returns the number of lines removed.
+    """
+    path = state_dir / SUPERSEDED
+    if not processed or not path.is_file():
+        return 0
+    with locked(state_dir / STATE_LOCK, timeout):
+        current = read_superseded(state_dir)
+        if current[: len(processed)] == processed:
+            rest = current[len(processed):]
+        else:
+            rest = list(current)
+            for line in processed:
+                if line in rest:
+                    rest.remove(line)
+        atomic_write(path, "".join(line + "\n" for line in rest))
+        return len(current) - len(rest)

@@ -52,6 +52,13 @@ def _report(result, json_out: bool) -> None:
             warn(f"follow-up {step.name} failed: {step.error}")
         elif step.detail.get("skipped"):
             out.print(escape(f"  {step.name}: skipped, {step.detail['skipped']}"))
+        elif step.name == "reconcile":
+            d = step.detail
+            frag = d.get("fragments_compacted")
+            out.print(escape(f"  reconcile: retired {d['lines_retired']} superseded lines, {len(d['days_reindexed'])} "
+                             f"days reindexed, {d['rows_removed']} rows removed"
+                             + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
+                             + ("" if d["index_built"] else " (no index yet)")))
     for message in result.warnings:
         warn(message)
 

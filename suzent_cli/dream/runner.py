@@ -14,8 +14,9 @@ A run, step by step, and what a crash at each step leaves:
    then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
    replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
    with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
-5. Follow-up steps (:data:`FOLLOW_UPS`: today the index refresh; reconcile and promotion plug in here), each
-   best-effort: a failure is reported, the watermark has already moved.
+5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; the MEMORY.md promotion
+   plugs in after it), each best-effort: a failure is reported, the watermark has already moved, and the
+   hand-off file keeps what reconcile did not finish.
 """
 
 from __future__ import annotations
@@ -125,10 +126,18 @@ def refresh_index(settings: Settings, result: TickResult, embedder=None) -> Step
                       None if not report.errors else f"{report.errors} files failed to index")
 
 
-# Ordered follow-ups after a productive ingest. Reconcile (retire superseded, sweep, optimize) and the MEMORY.md
-# promotion plug in here; each gets the settings, the tick's result and the embedder, and must not raise for
-# expected failures (the runner turns any exception into a failed StepResult).
-FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("index", refresh_index)]
+def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
+    """Follow-up: :func:`suzent_cli.reconcile.reconcile` — retire the superseded lines, sweep, optimize."""
+    from ..reconcile import reconcile  # noqa: PLC0415
+
+    report = reconcile(settings, embedder=embedder)
+    return StepResult("reconcile", not report.errors, report.to_json(), "; ".join(report.errors) or None)
+
+
+# Ordered follow-ups after a productive ingest; the MEMORY.md promotion plugs in after reconcile. Each gets the
+# settings, the tick's result and the embedder, and must not raise for expected failures (the runner turns any
+# exception into a failed StepResult).
+FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("reconcile", reconcile_step)]
 
 
 class DreamRunner:
@@ -295,22 +304,20 @@ class DreamRunner:
             result.warnings.extend(report.warnings)
             result.summary = "lint: " + ", ".join(f"{k} {v}" for k, v in report.counts().items())
             if result.pages_changed:
-                result.steps = self._follow_ups(result, only=("index",))
+                result.steps = self._follow_ups(result, steps=[("index", refresh_index)])
         result.summary = result.summary or result.error or ""
         state.last_lint = result.record()
         save_state(self.state_dir, state)
         return result
 
-    def _follow_ups(self, result: TickResult, only: tuple[str, ...] | None = None) -> list[StepResult]:
-        steps: list[StepResult] = []
-        for name, step in self.follow_ups:
-            if only is not None and name not in only:
-                continue
+    def _follow_ups(self, result: TickResult, steps: list | None = None) -> list[StepResult]:
+        done: list[StepResult] = []
+        for name, step in (self.follow_ups if steps is None else steps):
             try:
-                steps.append(step(self.settings, result, self.embedder))
+                done.append(step(self.settings, result, self.embedder))
             except Exception as exc:  # noqa: BLE001 - best-effort after the watermark moved
-                steps.append(StepResult(name, False, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
-        return steps
+                done.append(StepResult(name, False, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+        return done
 
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...]) -> IngestBatch:
         """Read the batch's logs; drop tombstoned facts (a forgotten fact must not come back through the vault)."""

@@ -29,6 +29,11 @@ def reindex_files(settings: Settings, files: list[Path], *, embedder: Embedder |
     return make_indexer(settings, embedder=embedder).run(only=files)
 
 
+def optimize_index(settings: Settings, keep_versions_for: dt.timedelta) -> dict:
+    """Compact the index and drop old versions (see :meth:`Indexer.optimize`); loads no model."""
+    return make_indexer(settings).optimize(keep_versions_for)
+
+
 def move_index_aside(settings: Settings) -> Path | None:
     """Move the table and the index state to ``<home>/backups/index-<UTC timestamp>/`` (nothing is deleted), so
     the next pass rebuilds from markdown. Returns the backup dir, or None if there was no table."""

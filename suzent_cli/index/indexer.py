@@ -122,6 +122,23 @@ class Indexer:
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 
+    def optimize(self, keep_versions_for: dt.timedelta) -> dict:
+        """Compact the table and delete versions older than ``keep_versions_for``, under the indexer lock.
+
+        Returns ``{"fragments_before", "fragments_after", "versions_before", "versions_after"}``. Raises
+        :class:`IndexMissing` when no index exists, LockTimeout, or :class:`IndexUnreadable` on a lance failure.
+        """
+        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout):
+            store = Store.open_existing(self.paths.index_dir)
+            try:
+                versions_before = len(store.table.list_versions())
+                before, after = store.compact(keep_versions_for)
+                versions_after = len(store.table.list_versions())
+            except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
+                raise unreadable(self.paths.index_dir, exc) from exc
+        return {"fragments_before": before, "fragments_after": after, "versions_before": versions_before,
+                "versions_after": versions_after}
+
     def _run_locked(self, report: IndexReport, full: bool, only: list[Path] | None, progress: Progress | None) -> None:
         store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
         state = self._load_state()

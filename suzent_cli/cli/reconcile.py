@@ -1,0 +1,92 @@
+"""``suzent reconcile`` and ``suzent forget``: tombstones, the only removal mechanism, each with its reindex."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Optional
+
+import typer
+
+from .app import app, settings_of
+from .render import emit_json, escape, out, warn
+
+
+@app.command("reconcile")
+def reconcile_cmd(
+    ctx: typer.Context,
+    no_sweep: bool = typer.Option(False, "--no-sweep", help="Skip the indexer pass over changed vault and core files."),
+    no_optimize: bool = typer.Option(False, "--no-optimize", help="Skip compaction and old-version clean-up."),
+    keep_versions: Optional[str] = typer.Option(None, "--keep-versions", metavar="MIN", help="Keep index versions younger than MIN minutes [1]."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Retire the dream's superseded lines (tombstone + explicit reindex of their days, then truncate the
+    hand-off), sweep changed files into the index, and compact it. The dream runs this after a productive run.
+
+    Example: suzent reconcile --json
+    """
+    from ..errors import ConfigInvalid  # noqa: PLC0415
+    from ..reconcile import KEEP_VERSIONS, reconcile  # noqa: PLC0415
+
+    keep = KEEP_VERSIONS
+    if keep_versions is not None:
+        try:
+            minutes = float(keep_versions)
+            if not 0 <= minutes <= 60 * 24 * 30:
+                raise ValueError
+        except ValueError:
+            raise ConfigInvalid(f"--keep-versions must be minutes 0..43200, got {keep_versions!r}") from None
+        keep = dt.timedelta(minutes=minutes)
+    report = reconcile(settings_of(ctx), sweep=not no_sweep, optimize=not no_optimize, keep_versions=keep)
+    if json_out:
+        emit_json(report.to_json())
+    else:
+        frag = report.fragments_compacted
+        out.print(escape(
+            f"retired {report.lines_retired} of {report.lines_read} superseded lines: {report.tombstones_added} new "
+            f"tombstones, {len(report.days_reindexed)} days reindexed, {report.rows_removed} rows removed"
+            + (f"; fragments {frag[0]} → {frag[1]}" if frag else "")
+            + ("" if report.index_built else "; no index yet (the first `suzent index` applies the tombstones)")))
+        for message in report.warnings:
+            warn(message)
+        for message in report.errors:
+            out.print(f"[red]error[/red] {escape(message)}")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@app.command("forget")
+def forget_cmd(
+    ctx: typer.Context,
+    text: Optional[str] = typer.Argument(None, metavar="[TEXT]", help="The fact's exact text (case and spacing aside)."),
+    row_id: Optional[str] = typer.Option(None, "--id", metavar="ROW_ID", help="Forget the text of this index row (from recall --json)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would disappear; change nothing."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Make a fact disappear from recall for good: a tombstone for its text and a reindex of the files holding it.
+    The daily logs are never modified; later index passes (--full too) keep it out.
+
+    Example: suzent forget "Lives in Berlin" --dry-run
+    """
+    from ..errors import InputInvalid  # noqa: PLC0415
+    from ..forget import forget, plan_forget, text_of_row  # noqa: PLC0415
+
+    settings = settings_of(ctx)
+    if (text is None) == (row_id is None):
+        raise InputInvalid("give either TEXT or --id ROW_ID")
+    plan = plan_forget(settings, text if text is not None else text_of_row(settings, row_id))
+    report = forget(settings, plan, dry_run=dry_run)
+    if json_out:
+        emit_json(report.to_json())
+        return
+    verb = "would disappear" if dry_run else "forgotten"
+    for m in plan.matches:
+        out.print(escape(f"  {m.source} {m.where}: {m.content}"))
+    if dry_run:
+        out.print(escape(f"{len(plan.matches)} row(s) in {len(plan.files)} file(s) {verb}; nothing changed (--dry-run)"))
+    else:
+        state = "tombstone recorded" if report.tombstone_added else "already tombstoned"
+        out.print(escape(f"{verb}: {len(plan.matches)} row(s) in {len(plan.files)} file(s); {state}; "
+                         f"{report.rows_removed} index rows removed"
+                         + ("" if report.index_built else " (no index yet)")))
+    for message in report.warnings:
+        warn(message)

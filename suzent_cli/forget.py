@@ -1,0 +1,132 @@
+"""``suzent forget``: the user's deletion. A tombstone for the exact (normalized) text, then an explicit reindex
+of every file holding it; the markdown is never modified.
+
+* ``forget TEXT`` matches rows whose whole text equals ``TEXT`` after normalisation (case and spacing aside):
+  daily-log facts, and whole vault/core chunks. ``forget --id ROW_ID`` looks the row up in the index and
+  forgets its text. Every copy of the text goes, in every file, since tombstones are keyed by text.
+* What stays: the daily logs (append-only history) and the vault pages — a page that still *mentions* the text
+  inside a longer chunk is named in a warning, because only editing that page removes it there.
+* It stays gone: every later ``index`` pass, ``--full`` included, applies the tombstone. The same words captured
+  again stay hidden; different words are a new fact (see :mod:`suzent_cli.reconcile`).
+* Crash between the tombstone and the reindex: the tombstone changed the set, so the next ``index`` pass sweeps
+  every file and the rows go then; re-running ``forget`` does the same at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .config import Settings
+from .errors import InputInvalid, SuzentError
+from .state import append_tombstones, read_tombstones
+from .textnorm import normalize
+
+
+class NothingToForget(SuzentError):
+    """No row of any tier matches the text or id."""
+
+
+@dataclass
+class Match:
+    """A row-to-be (one fact or chunk) holding the text: ``source`` is ``label:filename``, ``where`` a line or chunk."""
+
+    source: str
+    path: str
+    where: str
+    content: str
+
+
+@dataclass
+class ForgetPlan:
+    """What ``forget`` would do: the tombstone ``key``, the rows that would disappear and pages still mentioning it."""
+
+    text: str
+    key: str
+    matches: list[Match] = field(default_factory=list)
+    mentions: list[str] = field(default_factory=list)
+    already_tombstoned: bool = False
+
+    @property
+    def files(self) -> list[str]:
+        return sorted({m.path for m in self.matches})
+
+
+@dataclass
+class ForgetReport:
+    plan: ForgetPlan
+    dry_run: bool = False
+    tombstone_added: bool = False
+    files_reindexed: int = 0
+    rows_removed: int = 0
+    index_built: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["plan"]["files"] = self.plan.files
+        return out
+
+
+def text_of_row(settings: Settings, row_id: str) -> str:
+    """The content of index row ``row_id``. Raises :class:`NothingToForget` for an unknown id, and
+    :class:`InputInvalid` for a legacy row (no source file: no tombstone and reindex can retire it)."""
+    from .index.store import Store  # noqa: PLC0415
+
+    rows = Store.open_existing(settings.paths.index_dir).rows_by_id([row_id])
+    if not rows:
+        raise NothingToForget(f"no row with id {row_id!r} in the index")
+    if rows[0].get("source") is None:
+        raise InputInvalid(f"row {row_id} is a legacy row with no source file; a tombstone cannot retire it "
+                           "(export it with retire-legacy first)")
+    return rows[0]["content"]
+
+
+def plan_forget(settings: Settings, text: str) -> ForgetPlan:
+    """Find every fact and chunk whose normalized text equals ``text``'s, by reading the markdown tiers the index
+    is derived from (so the plan is right even for an index that is behind). Raises :class:`InputInvalid` for
+    empty text and :class:`NothingToForget` when nothing matches anywhere."""
+    from .index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
+
+    key = normalize(text)
+    if not key:
+        raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_tombstones(settings.paths.state_dir))
+    for source in discover(settings.paths):
+        try:
+            docs, _ = documents(source, frozenset(), 0)
+        except OSError:
+            continue
+        hits = [d for d in docs if normalize(d.content) == key]
+        for d in hits:
+            where = f"line {d.locator}" if source.label == "archive" else f"chunk {d.locator}"
+            plan.matches.append(Match(source.key, str(source.path), where, d.content))
+        if not hits and source.label != "archive" and any(key in normalize(d.content) for d in docs):
+            plan.mentions.append(source.filename)
+    if not plan.matches and not plan.already_tombstoned:
+        hint = f"; it is mentioned inside {', '.join(plan.mentions[:3])} (edit that page)" if plan.mentions else ""
+        raise NothingToForget(f"nothing in the daily logs, vault or core files is exactly {text!r}{hint}; "
+                              "nothing recorded (forget matches a whole fact, case and spacing aside)")
+    return plan
+
+
+def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embedder=None) -> ForgetReport:
+    """Carry out ``plan``: tombstone its key (unless ``dry_run``), then reindex exactly the files that hold it.
+    Raises LockTimeout and the indexer's errors (the tombstone stays; the next index pass applies it)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from .index.api import reindex_files  # noqa: PLC0415
+    from .index.store import table_exists  # noqa: PLC0415
+
+    report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(settings.paths.index_dir))
+    if plan.mentions:
+        report.warnings.append("still mentioned inside longer text on " + ", ".join(plan.mentions)
+                               + ": tombstones remove whole facts and chunks only; edit the page to remove it there")
+    if dry_run:
+        return report
+    report.tombstone_added = bool(append_tombstones(settings.paths.state_dir, [plan.key], timeout=settings.lock_timeout))
+    if report.index_built and plan.files:
+        result = reindex_files(settings, [Path(p) for p in plan.files], embedder=embedder)
+        # net: a fact that had the forgotten one as context is re-embedded (one row out, one in) and stays
+        report.files_reindexed, report.rows_removed = result.files_updated, result.rows_removed - result.rows_added
+        report.warnings += [f"{key}: {message}" for key, message in result.errors]
+    return report

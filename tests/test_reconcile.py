@@ -1,0 +1,253 @@
+"""Reconcile and forget: tombstones as the only removal mechanism, each paired with an explicit reindex; crash
+safety by killing real processes at each step; the invariants (append-only logs, one LanceDB writer)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, CountingEmbedder, run_cli
+from suzent_cli.archive import Fact, append_entry, list_logs
+from suzent_cli.config import resolve_settings
+from suzent_cli.dream.config import DreamConfig
+from suzent_cli.dream.runner import DreamRunner
+from suzent_cli.forget import NothingToForget, forget, plan_forget
+from suzent_cli.index.api import run_index
+from suzent_cli.index.store import Store
+from suzent_cli.reconcile import reconcile
+from suzent_cli import reconcile as reconcile_mod
+from suzent_cli.state import append_superseded, read_superseded, read_tombstones
+
+EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
+
+
+def make_settings(home: Path):
+    return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
+
+
+def log(settings, day: str, *facts: str):
+    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
+    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
+
+
+def rows(settings) -> list[tuple]:
+    store = Store.open_existing(settings.paths.index_dir)
+    return sorted((r["source"], r["locator"], r["content"]) for r in store.table.to_arrow().to_pylist())
+
+
+def backlog(settings):
+    for i, day in enumerate(["2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04", "2026-06-05"]):
+        log(settings, day, "[preference] Likes green tea", "[personal] Lives in Berlin", f"[technical] Read chapter {i}",
+            "[goal] Wants to learn Rust")
+
+
+def dreamed(home: Path):
+    """A home with five days of logs, indexed, then dreamed (rules engine, no follow-ups): superseded lines pending."""
+    s = make_settings(home)
+    backlog(s)
+    run_index(s, embedder=CountingEmbedder())
+    DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
+    return s
+
+
+def test_reconcile_retires_superseded_lines_then_truncates(home):
+    s = dreamed(home)
+    assert read_superseded(s.paths.state_dir) == ["- [preference] Likes green tea", "- [personal] Lives in Berlin",
+                                                  "- [goal] Wants to learn Rust"]
+    before = {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
+    report = reconcile(s, embedder=CountingEmbedder())
+    assert (report.lines_read, report.lines_retired, report.tombstones_added) == (3, 3, 3)
+    assert report.days_reindexed == [f"2026-06-0{i}.md" for i in range(1, 6)]
+    # 15 retired rows, and the 5 facts that had a retired fact as context are re-embedded without it
+    assert (report.rows_removed, report.rows_reembedded) == (15, 5) and not report.errors
+    assert read_superseded(s.paths.state_dir) == []
+    assert read_tombstones(s.paths.state_dir) == {"likes green tea", "lives in berlin", "wants to learn rust"}
+    contents = [c for src, _, c in rows(s) if src.startswith("archive:")]
+    assert sorted(contents) == [f"Read chapter {i}" for i in range(5)]
+    assert any("Likes green tea (confirmed 5x" in c for src, _, c in rows(s) if src.startswith("notebook:"))
+    assert {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)} == before  # logs untouched
+    assert report.optimized["fragments_after"] <= report.optimized["fragments_before"]
+    again = reconcile(s, embedder=CountingEmbedder())
+    assert (again.lines_read, again.tombstones_added, again.rows_removed, again.days_reindexed) == (0, 0, 0, [])
+
+
+def test_lines_handed_off_during_reconcile_survive_the_truncate(home, monkeypatch):
+    s = dreamed(home)
+    real = reconcile_mod.truncate_superseded
+
+    def late_append_then_truncate(state_dir, processed, *, timeout):
+        append_superseded(state_dir, ["- [personal] Has a cat"], timeout=timeout)  # the dream, meanwhile
+        return real(state_dir, processed, timeout=timeout)
+
+    monkeypatch.setattr(reconcile_mod, "truncate_superseded", late_append_then_truncate)
+    reconcile(s, embedder=CountingEmbedder(), sweep=False, optimize=False)
+    assert read_superseded(s.paths.state_dir) == ["- [personal] Has a cat"]
+
+
+def test_a_failed_reindex_keeps_the_hand_off_for_a_retry(home):
+    s = dreamed(home)
+    report = reconcile(s, embedder=CountingEmbedder(fail_on="Read chapter 2"), sweep=False, optimize=False)
+    assert report.errors and len(read_superseded(s.paths.state_dir)) == 3
+    report = reconcile(s, embedder=CountingEmbedder())
+    assert not report.errors and read_superseded(s.paths.state_dir) == []
+
+
+# Killed at each step: after the tombstones are appended, after the first group of days is reindexed, and just
+# before superseded.txt is truncated.
+CRASH = textwrap.dedent("""
+    import dataclasses, os, sys
+    from suzent_cli import reconcile as r
+    from suzent_cli.config import resolve_settings
+    point, home = sys.argv[1], sys.argv[2]
+    r.REINDEX_GROUP = 2
+    calls = []
+    real_truncate = r.truncate_superseded
+    import suzent_cli.index.api as api
+    real_api = api.reindex_files
+    def reindex(settings, files, **kw):
+        calls.append(files)
+        if point == "after-tombstones" or (point == "after-some-days" and len(calls) == 2):
+            os._exit(9)
+        return real_api(settings, files, **kw)
+    api.reindex_files = reindex
+    def truncate(*a, **kw):
+        if point == "before-truncate":
+            os._exit(9)
+        return real_truncate(*a, **kw)
+    r.truncate_superseded = truncate
+    settings = dataclasses.replace(resolve_settings(home=home, env={}), embedder="hash:64")
+    r.reconcile(settings)
+""")
+
+
+@pytest.mark.parametrize("point", ["after-tombstones", "after-some-days", "before-truncate"])
+def test_killed_reconcile_converges_on_rerun(tmp_path, point):
+    crashed, clean = dreamed(tmp_path / "crashed"), dreamed(tmp_path / "clean")
+    proc = subprocess.run([sys.executable, "-c", CRASH, point, str(crashed.paths.home)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 9, proc.stderr
+    assert len(read_tombstones(crashed.paths.state_dir)) == 3          # tombstones were written before the kill
+    assert len(read_superseded(crashed.paths.state_dir)) == 3          # ... and the hand-off is still whole
+    rerun = run_cli(crashed.paths.home, "reconcile", "--json", env_extra=EMB)
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["tombstones_added"] == 0
+    uninterrupted = run_cli(clean.paths.home, "reconcile", "--json", env_extra=EMB)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    assert rows(crashed) == rows(clean)
+    assert read_tombstones(crashed.paths.state_dir) == read_tombstones(clean.paths.state_dir)
+    assert read_superseded(crashed.paths.state_dir) == read_superseded(clean.paths.state_dir) == []
+
+
+def test_dream_runs_reconcile_after_a_productive_run(home):
+    s = make_settings(home)
+    backlog(s)
+    run_index(s, embedder=CountingEmbedder())
+    result = DreamRunner(s, DreamConfig(), engine="rules", embedder=CountingEmbedder()).tick(force=True)
+    (step,) = result.steps
+    assert step.name == "reconcile" and step.ok and step.detail["lines_retired"] == 3
+    assert read_superseded(s.paths.state_dir) == [] and not any("Likes green tea" == c for _, _, c in rows(s))
+
+
+# --- forget ------------------------------------------------------------------------------------------------
+def test_forget_text_removes_every_copy_and_stays_gone(home):
+    s = make_settings(home)
+    log(s, "2026-06-01", "[personal] Has a secret diary", "[personal] Lives in Berlin")
+    log(s, "2026-06-02", "[personal] has a  SECRET diary", "[preference] Likes tea")
+    page = s.paths.vault_dir / "0_Inbox" / "notes.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Notes\n\nThe user has a secret diary under the bed.\n")
+    run_index(s, embedder=CountingEmbedder())
+    logs_before = {p: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
+
+    proc = run_cli(home, "forget", "Has a secret diary", "--dry-run", env_extra=EMB)
+    assert proc.returncode == 0 and "2 row(s) in 2 file(s) would disappear" in proc.stdout
+    assert read_tombstones(s.paths.state_dir) == frozenset()
+
+    proc = run_cli(home, "forget", "has a secret DIARY", "--json", env_extra=EMB)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["tombstone_added"] and data["rows_removed"] == 2
+    assert data["plan"]["mentions"] == ["0_Inbox/notes.md"] and "edit the page" in data["warnings"][0]
+    assert not [c for _, _, c in rows(s) if c.lower() == "has a secret diary"]  # gone without an index pass
+    proc = run_cli(home, "index", "--full", env_extra=EMB)
+    assert proc.returncode == 0
+    assert not [c for _, _, c in rows(s) if "secret diary" in c.lower() and "bed" not in c]
+    assert {p: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)} == logs_before
+
+    # re-captured later: the same words stay hidden, different words are a new fact
+    log(s, "2026-06-03", "[personal] Has a secret diary", "[personal] Has a secret diary in the attic")
+    run_index(s, embedder=CountingEmbedder())
+    assert [c for _, _, c in rows(s) if "secret diary" in c.lower() and "bed" not in c] == \
+        ["Has a secret diary in the attic"]
+
+
+def test_forget_by_row_id_and_bad_input(home):
+    s = make_settings(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin", "[preference] Likes tea")
+    run_index(s, embedder=CountingEmbedder())
+    row = next(r for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist() if r["content"] == "Likes tea")
+    proc = run_cli(home, "forget", "--id", row["id"], env_extra=EMB)
+    assert proc.returncode == 0 and "1 index rows removed" in proc.stdout, proc.stderr
+    assert [c for _, _, c in rows(s)] == ["Lives in Berlin"]
+    for args, code, message in ((["forget", "--id", "nope"], 1, "no row with id"),
+                                (["forget", "Never said this"], 1, "nothing recorded"),
+                                (["forget"], 2, "give either TEXT or --id"),
+                                (["forget", "x", "--id", "y"], 2, "give either TEXT or --id")):
+        proc = run_cli(home, *args, env_extra=EMB)
+        assert proc.returncode == code and proc.stderr.startswith("Error: ") and message in proc.stderr, proc.stderr
+    # forgetting again is not an error: the tombstone is there; the files are reindexed anyway
+    proc = run_cli(home, "forget", "Likes tea", env_extra=EMB)
+    assert proc.returncode == 0 and "already tombstoned" in proc.stdout
+
+
+# --- invariants --------------------------------------------------------------------------------------------
+def test_daily_logs_are_append_only_through_every_stage(home):
+    s = make_settings(home)
+    backlog(s)
+    stages = [
+        ("index", ["index"]), ("dream", ["dream", "--force", "--engine", "rules"]), ("reconcile", ["reconcile"]),
+        ("forget", ["forget", "Read chapter 1"]), ("lint", ["lint"]), ("capture", ["capture", "--fact", "[x] late"]),
+        ("index --full", ["index", "--full"]), ("status", ["status"]),
+    ]
+    seen = {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
+    for name, args in stages:
+        proc = run_cli(home, *args, env_extra=EMB)
+        assert proc.returncode == 0, (name, proc.stderr)
+        now = {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
+        for log_name, old in seen.items():
+            assert now[log_name][: len(old)] == old, f"{name} rewrote {log_name}"
+            if log_name != "2026-06-20.md":
+                assert hashlib.sha256(now[log_name]).digest() == hashlib.sha256(old).digest(), f"{name} changed {log_name}"
+        seen = now
+
+
+def _py_sources() -> dict[str, str]:
+    root = REPO / "suzent_cli"
+    return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.py")}
+
+
+def test_the_indexer_is_the_only_lancedb_writer():
+    sources = _py_sources()
+    importers = sorted(f for f, t in sources.items() if re.search(r"\bimport lancedb\b|\bfrom lancedb\b", t))
+    assert importers == ["index/store.py"]
+    writers = sorted(f for f, t in sources.items() if re.search(r"\.(commit|compact)\(", t) and f != "index/store.py")
+    assert writers == ["index/indexer.py"]
+    openers = sorted(f for f, t in sources.items() if re.search(r"Indexer\(", t))
+    assert openers == ["index/api.py"]
+
+
+def test_every_tombstone_write_is_paired_with_an_explicit_reindex():
+    sources = _py_sources()
+    callers = sorted(f for f, t in sources.items() if "append_tombstones(" in t and f != "state.py")
+    assert callers == ["forget.py", "reconcile.py"]
+    for f in callers:
+        text = sources[f]
+        assert text.index("append_tombstones(") < text.rindex("reindex_files("), f
