@@ -161,6 +161,30 @@ class _Resolver:
         return default
 
 
+# What config.toml may hold; a typo is an error rather than a setting silently ignored. [dream] is checked by
+# suzent_cli.dream.config.
+KNOWN_KEYS: dict[str | None, tuple[str, ...]] = {
+    None: ("today", "now", "lock_timeout", "user_id", "paths", "index", "capture", "claude", "dream"),
+    "paths": ("memory_dir", "vault_dir", "index_dir"),
+    "index": ("embedder", "context_window"),
+    "capture": ("extractor",),
+    "claude": ("model", "api_key", "base_url"),
+}
+
+
+def _check_keys(cfg: dict, cfg_path: Path) -> dict:
+    for key in cfg:
+        if key not in KNOWN_KEYS[None]:
+            raise ConfigInvalid(f"{cfg_path}: unknown key or table {key!r} (known: {', '.join(KNOWN_KEYS[None])})")
+    for table, keys in KNOWN_KEYS.items():
+        if table is None or not isinstance(cfg.get(table), dict):
+            continue
+        for key in cfg[table]:
+            if key not in keys:
+                raise ConfigInvalid(f"{cfg_path}: unknown key {table}.{key} (known: {', '.join(keys)})")
+    return cfg
+
+
 def context_window_of(settings: "Settings") -> int:
     """``index.context_window`` as a validated int 0..8. Raises :class:`ConfigInvalid`.
 
@@ -204,7 +228,7 @@ def resolve_settings(
     if home_path.exists() and not home_path.is_dir():
         raise ConfigInvalid(f"home {home_path} exists and is not a directory")
     cfg_path = home_path / "config.toml"
-    r = _Resolver(env, _load_file(cfg_path), cfg_path)
+    r = _Resolver(env, _check_keys(_load_file(cfg_path), cfg_path), cfg_path)
     r.origins.update(boot.origins)
 
     def path_of(name: str, flag, env_key: str, default_rel: str) -> Path:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from .config import Settings
 from .errors import InputInvalid, SuzentError
-from .state import append_tombstones, read_tombstones
+from .state import FORGET, append_tombstones, read_forgotten
 from .textnorm import normalize
 
 
@@ -90,7 +90,7 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
-    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_tombstones(settings.paths.state_dir))
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(settings.paths.state_dir))
     for source in discover(settings.paths):
         try:
             docs, _ = documents(source, frozenset(), 0)
@@ -123,7 +123,8 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
                                + ": tombstones remove whole facts and chunks only; edit the page to remove it there")
     if dry_run:
         return report
-    report.tombstone_added = bool(append_tombstones(settings.paths.state_dir, [plan.key], timeout=settings.lock_timeout))
+    report.tombstone_added = bool(append_tombstones(settings.paths.state_dir, [plan.key], reason=FORGET,
+                                                     timeout=settings.lock_timeout))
     if report.index_built and plan.files:
         result = reindex_files(settings, [Path(p) for p in plan.files], embedder=embedder)
         # net: a fact that had the forgotten one as context is re-embedded (one row out, one in) and stays

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .archive import list_logs, parse_fact_line, read_log
 from .config import Settings
-from .state import append_tombstones, read_superseded, truncate_superseded
+from .state import SUPERSEDED_REASON, append_tombstones, read_superseded, truncate_superseded
 from .textnorm import normalize
 
 REINDEX_GROUP = 8
@@ -100,7 +100,8 @@ def retire_superseded(settings: Settings, report: ReconcileReport, *, embedder=N
             report.lines_unparsed += 1
     if report.lines_unparsed:
         report.warnings.append(f"{report.lines_unparsed} line(s) of superseded.txt are not log fact lines; dropped")
-    report.tombstones_added = len(append_tombstones(state_dir, texts, timeout=settings.lock_timeout))
+    report.tombstones_added = len(append_tombstones(state_dir, texts, reason=SUPERSEDED_REASON,
+                                                   timeout=settings.lock_timeout))
     days = logs_holding(settings.paths.archive_dir, {normalize(t) for t in texts})
     report.index_built = table_exists(settings.paths.index_dir)
     if report.index_built:

@@ -1,6 +1,7 @@
 """Runner-owned state in ``notebook/.state/``: tombstones, the superseded hand-off and the recall log.
 
-* ``tombstones.jsonl`` — ``{"content": <normalized text>}`` per line (compat). The only removal mechanism: a
+* ``tombstones.jsonl`` — ``{"content": <normalized text>, "reason": "forget"|"superseded"}`` per line (compat:
+  the original app writes and reads ``content`` only; no reason means ``forget``). The only removal mechanism: a
   tombstoned text is never indexed, from any source. Bad lines are skipped, never fatal.
 * ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
   log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
@@ -22,27 +23,47 @@ SUPERSEDED = "superseded.txt"
 STATE_LOCK = ".state.lock"
 
 
-def read_tombstones(state_dir: Path) -> frozenset[str]:
-    """The set of normalized tombstoned texts (missing file → empty; malformed lines skipped)."""
+FORGET, SUPERSEDED_REASON = "forget", "superseded"
+
+
+def _tombstone_records(state_dir: Path) -> list[tuple[str, str]]:
+    """``(normalized text, reason)`` of every readable tombstone line; a line without a reason (the original app's
+    delete route) counts as ``forget``."""
     path = state_dir / TOMBSTONES
     if not path.is_file():
-        return frozenset()
-    out: set[str] = set()
+        return []
+    out: list[tuple[str, str]] = []
     for line in read_text(path).splitlines():
         try:
-            content = json.loads(line).get("content")
+            record = json.loads(line)
+            content, reason = record.get("content"), record.get("reason") or FORGET
         except (ValueError, AttributeError):
             continue
         if isinstance(content, str) and content.strip():
-            out.add(normalize(content))
-    return frozenset(out)
+            out.append((normalize(content), str(reason)))
+    return out
 
 
-def append_tombstones(state_dir: Path, texts: list[str], *, timeout: float) -> list[str]:
-    """Record tombstones for ``texts`` (normalized; ones already present are skipped). Returns those added.
+def read_tombstones(state_dir: Path) -> frozenset[str]:
+    """The set of normalized tombstoned texts, whatever the reason (missing file → empty; malformed lines skipped).
+    The indexer keeps every one of them out of the index."""
+    return frozenset(k for k, _ in _tombstone_records(state_dir))
 
-    The set is read and appended under the state lock, so concurrent writers never record one twice. The caller
-    must then reindex every file that held one of them (tombstoning changes no file's mtime): only
+
+def read_forgotten(state_dir: Path) -> frozenset[str]:
+    """The texts the user asked to forget (reason ``forget``): kept out of the vault as well as the index. Texts
+    retired because the dream folded them into a claim (reason ``superseded``) are not in this set: a later
+    restatement still confirms the claim."""
+    return frozenset(k for k, reason in _tombstone_records(state_dir) if reason == FORGET)
+
+
+def append_tombstones(state_dir: Path, texts: list[str], *, reason: str, timeout: float) -> list[str]:
+    """Record tombstones for ``texts`` (normalized) with ``reason`` (``forget`` or ``superseded``); a text already
+    recorded with that reason is skipped. Returns the normalized texts added.
+
+    ``{"content": <normalized>, "reason": …}`` per line (the original app reads ``content`` only). The set is read
+    and appended under the state lock, so concurrent writers never record one twice. The caller must then
+    reindex every file that held one of them (tombstoning changes no file's mtime): only
     :mod:`suzent_cli.reconcile` and :mod:`suzent_cli.forget` call this, and both do. Raises LockTimeout/OSError
     with nothing written.
     """
@@ -51,13 +72,13 @@ def append_tombstones(state_dir: Path, texts: list[str], *, timeout: float) -> l
         return []
     state_dir.mkdir(parents=True, exist_ok=True)
     with locked(state_dir / STATE_LOCK, timeout):
-        existing = read_tombstones(state_dir)
-        new = [k for k in keys if k not in existing]
+        existing = {(k, r) for k, r in _tombstone_records(state_dir)}
+        new = [k for k in keys if (k, reason) not in existing]
         if new:
             path = state_dir / TOMBSTONES
             torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
-            append_held(path, ("\n" if torn else "") +
-                        "".join(json.dumps({"content": k}, ensure_ascii=False) + "\n" for k in new))
+            append_held(path, ("\n" if torn else "") + "".join(
+                json.dumps({"content": k, "reason": reason}, ensure_ascii=False) + "\n" for k in new))
     return new
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from suzent_cli.archive import Fact, append_entry
+from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.dream import ledger
 from suzent_cli.dream.config import DreamConfig, dream_config
@@ -78,8 +78,8 @@ def settings_at(home: Path, now: str = "2026-06-20T12:00", **dream):
 def log(settings, day: str, *facts: str, time: str = "09:00"):
     parsed = []
     for f in facts:
-        cat, _, content = f.partition("] ")
-        parsed.append(Fact(content=content, category=cat.lstrip("[")))
+        category, content, tags = parse_fact_line("- " + f)
+        parsed.append(Fact(content=content, category=category, tags=tags))
     append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
 
 
@@ -165,7 +165,7 @@ def test_person_written_page_keeps_its_keys_and_text(home):
 def test_tombstoned_fact_is_not_folded_back(home):
     s = settings_at(home)
     log(s, "2026-06-01", "[personal] Lives in Berlin", "[personal] Has a secret diary")
-    append_tombstones(s.paths.state_dir, ["Has a secret diary"], timeout=5)
+    append_tombstones(s.paths.state_dir, ["Has a secret diary"], reason="forget", timeout=5)
     runner(s).tick(force=True)
     assert "secret diary" not in (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
 
@@ -332,8 +332,15 @@ def test_cli_idle_json_and_status(home):
     assert data["last_ingest"]["outcome"] == "ingested" and data["locks"]["dream"] == {"held": False}
     proc = run_cli(home, "status", env_extra=env)
     assert proc.returncode == 0 and "watermark      2026-06-18" in proc.stdout and "index          not built" in proc.stdout
-    proc = run_cli(home, "dream", "--max-days", "zero", env_extra=env)
-    assert proc.returncode == 2 and proc.stderr.startswith("Error: option dream.max_days")
+    for args, message in ((["dream", "--max-days", "zero"], "--max-days must be a whole number"),
+                          (["dream", "--ticks", "2"], "--ticks only applies with --loop"),
+                          (["dream", "--engine", "claude"], "needs ANTHROPIC_API_KEY"),
+                          (["lint", "--engine", "gpt"], "--engine must be one of auto, rules, claude")):
+        proc = run_cli(home, *args, env_extra=env)
+        assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
+    (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
+    proc = run_cli(home, "dream", env_extra=env)
+    assert proc.returncode == 2 and "unknown key or table 'dreams'" in proc.stderr
 
 
 def test_loop_ticks_and_lint_cli(home):
@@ -376,3 +383,66 @@ def test_status_names_the_lock_holder(home):
     import os
     assert seen == {"held": True, "pid": os.getpid(), "since": "2026-06-20T12:00:00+00:00"}
     assert not (s.paths.state_dir / runner_mod.HOLDER).exists()
+
+
+def test_notes_a_person_wrote_inside_claims_survive(home):
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Interaction.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Interaction\n\n## Claims\n\n> [!note] Written by me, keep it.\n\nA paragraph of mine.\n\n"
+                    "- Prefers short answers\n  - nested note under it\n- Likes tables — my comment\n")
+    log(s, "2026-06-01", "[interaction] Prefers short answers", "[interaction] Wants code first")
+    assert runner(s).tick(force=True).outcome == "ingested"
+    text = page.read_text()
+    for kept in ("> [!note] Written by me, keep it.", "A paragraph of mine.", "  - nested note under it",
+                 "- Likes tables — my comment"):
+        assert kept in text
+    assert "- Prefers short answers (confirmed 2x, last 2026-06-01)\n  - nested note under it" in text
+    assert text.index("Likes tables") < text.index("Wants code first")  # new claims go after the existing ones
+
+
+def test_a_negated_claim_replaces_the_affirmed_one(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Is allergic to peanuts `health`")
+    log(s, "2026-06-03", "[personal] Is not allergic to peanuts `health allergy`")
+    runner(s).tick(force=True)
+    page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    assert [c.text for c in page.claims()] == ["Is not allergic to peanuts"]
+    assert [(c.text, c.until) for c in page.claims("Previously")] == [("Is allergic to peanuts", D("2026-06-03"))]
+    assert page.meta["tags"] == ["health", "allergy"]  # the facts' tags reach the page
+
+
+def test_a_restatement_after_reconcile_still_confirms_the_claim(home):
+    """Superseded tombstones hide log rows from the index, not from the dream: a later repeat is folded."""
+    from suzent_cli.reconcile import reconcile
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[preference] Likes green tea")
+    log(s, "2026-06-02", "[preference] Likes green tea")
+    runner(s).tick(force=True)
+    reconcile(s)  # tombstones "likes green tea" (no index yet: nothing to reindex)
+    log(s, "2026-06-03", "[preference] Likes green tea")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested", result.error
+    (claim,) = read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()
+    assert (claim.count, claim.last) == (3, D("2026-06-03"))
+
+
+def test_a_batch_of_only_forgotten_facts_advances_instead_of_wedging(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Has a secret diary")
+    append_tombstones(s.paths.state_dir, ["Has a secret diary"], reason="forget", timeout=5)
+    result = runner(s).tick(force=True)
+    assert (result.outcome, result.watermark_after) == ("ingested", D("2026-06-01"))
+    assert "ingest | daily logs (nothing to fold)  watermark=2026-06-01" in ledger.read_ledger(s.paths.vault_dir)
+    assert not list((s.paths.vault_dir / "3_Personal").glob("*.md"))
+
+
+def test_counters_of_batches_behind_the_watermark_are_dropped(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    r = DreamRunner(s, DreamConfig(), engine="rules", engine_factory=lambda n: _NoChange(), follow_ups=[])
+    assert r.tick(force=True).failures == 1
+    log(s, "2026-06-02", "[personal] Works at ACME")
+    assert runner(s).tick(force=True).outcome == "ingested"
+    assert load_state(s.paths.state_dir).failures == {}

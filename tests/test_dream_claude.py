@@ -463,7 +463,10 @@ def test_cli_dream_with_the_claude_engine_end_to_end(tmp_path):
     assert any("refused by the vault sandbox" in w for w in data["warnings"])
     vault = home / "notebook"
     assert "2030" not in (vault / "log.md").read_text()
-    assert (vault / ".state/superseded.txt").read_text() == "- [preference] Likes tea\n"
+    # the runner recorded the hand-off and its reconcile step retired it: tombstoned as superseded, file truncated
+    assert (vault / ".state/superseded.txt").read_text() == ""
+    assert json.loads((vault / ".state/tombstones.jsonl").read_text()) == {"content": "likes tea", "reason": "superseded"}
+    assert data["steps"][0]["name"] == "reconcile" and data["steps"][0]["detail"]["lines_retired"] == 1
     assert (vault / "3_Personal/Preferences.md").read_text() == page
 
     append_entry(archive, dt.date(2026, 6, 2), "09:00", "s1", [Fact("Lives in Berlin", "personal")], timeout=5)

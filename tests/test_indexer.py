@@ -116,7 +116,7 @@ def test_tombstoned_text_is_never_indexed_from_any_source(home_ready, embedder):
     (s.paths.memory_dir / "user.md").write_text("Secret thing\n")
     Indexer(s, embedder).run()
     assert "Secret   THING" in [r[2] for r in rows(s, embedder)]
-    append_tombstones(s.paths.state_dir, ["secret thing"], timeout=5)
+    append_tombstones(s.paths.state_dir, ["secret thing"], reason="forget", timeout=5)
     report = Indexer(s, embedder).run()  # the tombstone set changed: every file is looked at again
     contents = [r[2] for r in rows(s, embedder)]
     assert not [c for c in contents if c.lower().split() == ["secret", "thing"]]
@@ -228,7 +228,7 @@ def test_a_tombstoned_fact_leaves_no_trace_in_its_neighbours(home_ready, embedde
     s = s.__class__(**{**s.__dict__, "context_window": 2})
     capture(s, D1, "Had surgery for a hernia in 2024", "Likes jazz", "Plays chess")
     Indexer(s, embedder, context_window=2).run()
-    append_tombstones(s.paths.state_dir, ["had surgery for a hernia in 2024"], timeout=5)
+    append_tombstones(s.paths.state_dir, ["had surgery for a hernia in 2024"], reason="forget", timeout=5)
     Indexer(s, embedder, context_window=2).run()
     store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
     texts = [r["search_text"] + r["content"] for r in store.table.to_arrow().to_pylist()]
@@ -277,7 +277,7 @@ def test_a_partial_pass_does_not_mark_new_tombstones_as_applied(home_ready, embe
     capture(s, D1, "forget me")
     capture(s, D2, "other day")
     Indexer(s, embedder).run()
-    append_tombstones(s.paths.state_dir, ["forget me"], timeout=5)
+    append_tombstones(s.paths.state_dir, ["forget me"], reason="forget", timeout=5)
     Indexer(s, embedder).run(only=[s.paths.log_path(D2)])  # e.g. capture --index into another day
     assert "forget me" in [r[2] for r in rows(s, embedder)]
     Indexer(s, embedder).run()

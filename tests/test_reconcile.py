@@ -251,3 +251,17 @@ def test_every_tombstone_write_is_paired_with_an_explicit_reindex():
     for f in callers:
         text = sources[f]
         assert text.index("append_tombstones(") < text.rindex("reindex_files("), f
+
+
+def test_commands_use_the_embedder_the_index_was_built_with(home):
+    """Built with --model hash:64, the index keeps working for reconcile, forget, dream and recall without the flag."""
+    s = make_settings(home)
+    backlog(s)
+    env = {"SUZENT_NOW": "2026-06-20T12:00"}
+    assert run_cli(home, "index", "--model", "hash:64", env_extra=env).returncode == 0
+    proc = run_cli(home, "dream", "--force", env_extra=env)
+    assert proc.returncode == 0 and "reconcile: retired 3 superseded lines" in proc.stdout, proc.stdout + proc.stderr
+    assert "warning" not in proc.stderr
+    for args in (["reconcile"], ["forget", "Read chapter 3"], ["recall", "green tea", "--limit", "2"]):
+        proc = run_cli(home, *args, env_extra=env)
+        assert proc.returncode == 0, (args, proc.stderr)

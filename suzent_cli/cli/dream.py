@@ -13,21 +13,28 @@ from .render import emit_json, escape, out, warn
 EXIT_HELP = ("Exit codes: 0 ran (ingested, skipped a wedged batch, or linted), 4 idle (nothing due), "
              "5 the run failed (not productive; retried next time), 3 another dream holds the lock, "
              "2 bad configuration.")
+LINT_EXIT_HELP = ("Exit codes: 0 linted, 5 the engine failed (no log entry), 3 a dream holds the lock, "
+                  "2 bad configuration.")
 
 
-def _config(ctx: typer.Context, **flags):
-    from ..dream.config import dream_config  # noqa: PLC0415
+def _config(ctx: typer.Context, *, check: bool = False, **flags):
+    from ..dream.config import check_engine, dream_config  # noqa: PLC0415
 
-    return dream_config(settings_of(ctx), **flags)
+    config = dream_config(settings_of(ctx), **flags)
+    if check:
+        check_engine(settings_of(ctx), config)
+    return config
 
 
 def _describe(result) -> str:
     b = result.batch
     span = f"{b[0].isoformat()}..{b[-1].isoformat()}" if b else ""
     mark = result.watermark_after.isoformat() if result.watermark_after else "none"
+    if result.outcome == "ingested" and not result.pages_changed and not result.facts:
+        return f"ingested {span}: {result.summary}"
     if result.outcome == "ingested":
         return (f"ingested {span} ({result.engine}): {result.facts} facts, {len(result.pages_changed)} pages changed, "
-                f"{result.superseded} superseded lines handed off; watermark {mark}")
+                f"{result.superseded} new superseded lines handed off; watermark {mark}")
     if result.outcome == "unproductive":
         return (f"run {span} ({result.engine}) not productive, attempt {result.failures}: {result.error}; "
                 f"watermark stays {mark}")
@@ -67,7 +74,7 @@ def _report(result, json_out: bool) -> None:
 def dream_cmd(
     ctx: typer.Context,
     force: bool = typer.Option(False, "--force", help="Ingest pending logs now, ignoring min_facts/min_hours (never the lock)."),
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="rules|claude", help="Engine [dream.engine; default claude with an API key, else rules]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Engine [dream.engine; auto: claude with an API key, else rules]."),
     loop: bool = typer.Option(False, "--loop", help="Keep ticking every --interval seconds (for machines without cron)."),
     interval: Optional[str] = typer.Option(None, "--interval", metavar="S", help="Seconds between --loop ticks [dream.interval_seconds, 1800]."),
     ticks: Optional[str] = typer.Option(None, "--ticks", metavar="N", help="With --loop: stop after N ticks."),
@@ -86,15 +93,17 @@ def dream_cmd(
     """
     from ..dream.runner import DreamRunner  # noqa: PLC0415
 
-    config = _config(ctx, min_hours=min_hours, min_facts=min_facts, max_days=max_days, max_retries=max_retries,
+    config = _config(ctx, check=True, min_hours=min_hours, min_facts=min_facts, max_days=max_days, max_retries=max_retries,
                      timeout_seconds=timeout, lint_min_days=lint_min_days, engine=engine,
                      interval_seconds=interval, lint_enabled=False if no_lint else None)
     settings = settings_of(ctx)
     limit = None
-    if ticks is not None:
-        if not ticks.isdigit() or int(ticks) < 1:
-            from ..errors import ConfigInvalid  # noqa: PLC0415
+    if ticks is not None or (interval is not None and not loop):
+        from ..errors import ConfigInvalid  # noqa: PLC0415
 
+        if not loop:
+            raise ConfigInvalid(f"{'--ticks' if ticks is not None else '--interval'} only applies with --loop")
+        if not ticks.isdigit() or int(ticks) < 1:
             raise ConfigInvalid(f"--ticks must be a whole number ≥ 1, got {ticks!r}")
         limit = int(ticks)
     runner = DreamRunner(settings, config, engine=config.engine_for(settings))
@@ -113,10 +122,10 @@ def dream_cmd(
             time.sleep(config.interval_seconds)  # a backlog drains tick after tick; otherwise wait
 
 
-@app.command("lint", epilog=EXIT_HELP)
+@app.command("lint", epilog=LINT_EXIT_HELP)
 def lint_cmd(
     ctx: typer.Context,
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="rules|claude", help="Engine for contradictions [as dream]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Engine for contradictions [as dream]."),
     timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Seconds the engine may take [600]."),
     json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
 ) -> None:
@@ -127,7 +136,7 @@ def lint_cmd(
     """
     from ..dream.runner import DreamRunner  # noqa: PLC0415
 
-    config = _config(ctx, engine=engine, timeout_seconds=timeout)
+    config = _config(ctx, check=True, engine=engine, timeout_seconds=timeout)
     settings = settings_of(ctx)
     result = DreamRunner(settings, config, engine=config.engine_for(settings)).lint_now()
     if not json_out and result.lint:

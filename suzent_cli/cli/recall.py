@@ -28,9 +28,10 @@ def recall_cmd(
     settings = settings_of(ctx)
     embedder = None
     if mode != "fts":
+        from ..index.api import embedder_name  # noqa: PLC0415
         from ..index.embed import load_embedder  # noqa: PLC0415
 
-        embedder = load_embedder(model or settings.embedder)
+        embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
     if json_out:
         emit_json({"query": query, "mode": mode, "hits": [h.as_dict() for h in hits]})

@@ -44,15 +44,19 @@ _LIMITS: dict[str, tuple[float, float]] = {
 }
 
 
-def _coerce(name: str, kind: type, value: Any, where: str) -> Any:
+FLAGS = {"interval_seconds": "--interval", "timeout_seconds": "--timeout", "lint_enabled": "--no-lint"}
+
+
+def _coerce(name: str, kind: type, value: Any, label: str) -> Any:
+    """``value`` as ``kind`` within its limits; ``label`` names it in the error (a flag or a config.toml key)."""
     if kind is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigInvalid(f"{where} dream.{name} must be true or false, got {value!r}")
+        raise ConfigInvalid(f"{label} must be true or false, got {value!r}")
     if kind is str:
         text = str(value).strip().lower()
         if text not in ENGINES:
-            raise ConfigInvalid(f"{where} dream.{name} must be one of {', '.join(ENGINES)}, got {value!r}")
+            raise ConfigInvalid(f"{label} must be one of {', '.join(ENGINES)}, got {value!r}")
         return text
     try:
         if isinstance(value, bool):
@@ -61,11 +65,10 @@ def _coerce(name: str, kind: type, value: Any, where: str) -> Any:
         if kind is int and isinstance(value, float) and value != int(value):
             raise ValueError
     except (TypeError, ValueError):
-        raise ConfigInvalid(f"{where} dream.{name} must be a {'whole number' if kind is int else 'number'}, "
-                            f"got {value!r}") from None
+        raise ConfigInvalid(f"{label} must be a {'whole number' if kind is int else 'number'}, got {value!r}") from None
     low, high = _LIMITS[name]
     if not low <= number <= high:
-        raise ConfigInvalid(f"{where} dream.{name} must be between {low:g} and {high:g}, got {value!r}")
+        raise ConfigInvalid(f"{label} must be between {low:g} and {high:g}, got {value!r}")
     return number
 
 
@@ -81,11 +84,21 @@ def dream_config(settings: Settings, **overrides: Any) -> DreamConfig:
     for name, value in dict(settings.dream).items():
         if name not in kinds:
             raise ConfigInvalid(f"config.toml: unknown key dream.{name} (known: {', '.join(kinds)})")
-        values[name] = _coerce(name, kinds[name], value, "config.toml:")
+        values[name] = _coerce(name, kinds[name], value, f"config.toml: dream.{name}")
     for name, value in overrides.items():
         if value is not None:
-            values[name] = _coerce(name, kinds[name], value, "option")
+            values[name] = _coerce(name, kinds[name], value, FLAGS.get(name, "--" + name.replace("_", "-")))
     return replace(config, **values)
+
+
+def check_engine(settings: Settings, config: DreamConfig) -> str:
+    """The engine a run would use, checked now rather than when a run comes due: ``claude`` without an API key
+    raises :class:`ConfigInvalid`."""
+    name = config.engine_for(settings)
+    if name == "claude" and not settings.claude_configured:
+        raise ConfigInvalid("the claude dream engine needs ANTHROPIC_API_KEY; set it, or use --engine rules "
+                            "(or dream.engine = \"rules\")")
+    return name
 
 
 def as_dict(config: DreamConfig) -> Mapping[str, Any]:

@@ -103,5 +103,5 @@ def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, l
 
 
 def _ago(delta: dt.timedelta) -> str:
-    hours = delta.total_seconds() / 3600
+    hours = max(0.0, delta.total_seconds() / 3600)  # a clock set before the last attempt reads as "just now"
     return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"

@@ -49,9 +49,11 @@ def last_lint(text: str) -> dt.date | None:
     return found[-1] if found else None
 
 
-def ingest_entry(run_date: dt.date, end: dt.date) -> str:
-    """The entry of a productive ingest: ``## [run date] ingest | daily logs  watermark=T``."""
-    return f"## [{run_date.isoformat()}] ingest | daily logs  watermark={end.isoformat()}"
+def ingest_entry(run_date: dt.date, end: dt.date, note: str = "") -> str:
+    """The entry of a productive ingest: ``## [run date] ingest | daily logs  watermark=T`` (``note`` goes in
+    parentheses after ``daily logs``, e.g. for a batch with nothing to fold)."""
+    what = f"daily logs ({note})" if note else "daily logs"
+    return f"## [{run_date.isoformat()}] ingest | {what}  watermark={end.isoformat()}"
 
 
 def skip_entry(run_date: dt.date, start: dt.date, end: dt.date, failures: int) -> str:

@@ -135,3 +135,20 @@ def specifics(text: str) -> tuple[str, ...]:
 def claim_key(text: str) -> str:
     """Comparison key of a claim: normalized (lower case, single spaces), without trailing punctuation."""
     return normalize(text).rstrip(" .!")
+
+
+_NEGATION_RE = re.compile(r"\b(?:not|no longer|never)\b\s*|n't\b", re.I)
+
+
+def conflict_key(text: str) -> tuple[str, str]:
+    """``(subject, value)``: two current claims with the same subject and different values cannot both hold.
+
+    A single-valued subject (:func:`subject_of`) when there is one; otherwise the statement itself with its
+    polarity as the value, so "Is allergic to peanuts" and "Is not allergic to peanuts" conflict.
+    """
+    found = subject_of(text)
+    if found:
+        return found
+    key = claim_key(text)
+    stripped = " ".join(_NEGATION_RE.sub(" ", key).split())
+    return f"statement: {stripped}", ("negated" if stripped != key else "affirmed")

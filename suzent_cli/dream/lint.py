@@ -28,7 +28,7 @@ from ..errors import DreamFailed
 from ..files import read_text
 from ..vault import content_pages
 from .engine import LintFindings, LintJob
-from .lifecycle import is_personal, subject_of
+from .lifecycle import conflict_key, is_personal
 from .pages import CLAIMS, MDLINK_RE, RELATED, WIKILINK_RE, Claim, Page, read_page, write_page
 
 NEEDS_REVIEW = "needs-review"
@@ -212,8 +212,9 @@ def _add_related(page: Page, target: str) -> None:
 def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
     """The rules engine's contradiction check (``run_date`` is part of the engine interface, unused).
 
-    Current claims (``## Claims``; not ``## Previously``, nor a bullet marked ``(until DATE)``) about the same
-    single-valued subject (:func:`.lifecycle.subject_of`) with different values conflict — pooled across all
+    Current claims (``## Claims``; not ``## Previously``, nor a bullet marked ``(until DATE)``) with the same
+    subject and different values (:func:`.lifecycle.conflict_key`: a single-valued subject such as where the user
+    lives, or one statement affirmed and negated) conflict — pooled across all
     ``3_Personal/`` pages, within one page elsewhere. Every page holding a conflicting claim gets the callout
     ``> [!warning] Conflicting claims: A / B`` after its title heading (or at the top; never twice) and
     ``review: needs-review``. Returns one line per conflict, the pages written and warnings for skipped pages."""
@@ -222,7 +223,7 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
     groups: dict[tuple[str, str], list[tuple[str, str, Claim]]] = {}
     for rel, page in pages.items():
         for claim in page.claims(CLAIMS):
-            found = None if claim.until else subject_of(claim.text)
+            found = None if claim.until else conflict_key(claim.text)
             if found:
                 scope = "3_Personal/" if is_personal(rel) else rel
                 groups.setdefault((scope, found[0]), []).append((rel, found[1], claim))

@@ -30,7 +30,7 @@ RELATED = "Related"
 _SOURCE_RE = re.compile(r"\s+·\s+source:\s+(\d{4}-\d{2}-\d{2}\.md:\d+)\s*$")
 _UNTIL_RE = re.compile(r"\s+\(until (\d{4}-\d{2}-\d{2})\)\s*$")
 _MARKER_RE = re.compile(r"\s+\(confirmed (\d+)x, last (\d{4}-\d{2}-\d{2})\)\s*$")
-_BULLET_RE = re.compile(r"^\s*[-*+]\s+(?!\[[ xX]\]\s)(.*\S)\s*$")
+_BULLET_RE = re.compile(r"^[-*+]\s+(?!\[[ xX]\]\s)(.*\S)\s*$")  # top-level only: nested bullets are notes
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 WIKILINK_RE = re.compile(r"(?<!!)\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 MDLINK_RE = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
@@ -63,7 +63,7 @@ class Claim:
 
 
 def parse_claim(line: str) -> Claim | None:
-    """The claim on a bullet line, or None when ``line`` is not a bullet (task checkboxes are not claims)."""
+    """The claim on a top-level bullet line, or None otherwise (nested bullets and task checkboxes are not claims)."""
     m = _BULLET_RE.match(line)
     if not m:
         return None

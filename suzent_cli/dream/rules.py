@@ -28,9 +28,9 @@ from rapidfuzz import fuzz, process
 from ..errors import DreamFailed
 from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, claim_key, is_personal, page_for, page_type, specifics, stale_after,
-                        subject_of)
-from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, read_page, render_page
+from .lifecycle import (NEAR_IDENTICAL, claim_key, conflict_key, is_personal, page_for, page_type, specifics,
+                        stale_after)
+from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, parse_claim, read_page, render_page
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -41,6 +41,19 @@ _DESCRIPTIONS = {
 }
 
 
+MAX_TAGS = 20
+
+
+def _trim(lines: list[str]) -> list[str]:
+    """``lines`` without leading and trailing blank lines."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
 def _position(source: str | None) -> tuple[str, int]:
     """Sort key of a ``YYYY-MM-DD.md:LINE`` source ('' for none)."""
     if not source or ":" not in source:
@@ -49,16 +62,25 @@ def _position(source: str | None) -> tuple[str, int]:
     return (name, int(line) if line.isdigit() else 0)
 
 
+def _entries(lines: list[str] | None) -> list[Claim | str]:
+    """A section's lines as claims (top-level bullets) and raw lines (anything else, kept as written)."""
+    return [parse_claim(line) or line for line in lines or []]
+
+
 class _PageWork:
-    """One page being folded into: its parsed claims and whether anything changed."""
+    """One page being folded into. ``claims``/``history`` keep every line of ``## Claims``/``## Previously``:
+    claim bullets as :class:`Claim`, anything a person wrote between them (notes, callouts, nested bullets) as
+    text, so a rewrite changes only the claims."""
 
     def __init__(self, rel: str, page: Page, category: str, fresh: bool):
         self.rel, self.page, self.category, self.fresh = rel, page, category, fresh
-        self.current = page.claims(CLAIMS)
-        self.previous = page.claims(PREVIOUSLY)
+        self.claims = _entries(page.section(CLAIMS))
+        self.history = _entries(page.section(PREVIOUSLY))
+        self.current = [e for e in self.claims if isinstance(e, Claim)]
         self.folded_through = _position(str(page.meta.get("folded_through") or ""))
         self.latest: dt.date | None = None
         self.changed = fresh
+        self.tags: list[str] = []
         self._keys = [claim_key(c.text) for c in self.current]
 
     def match(self, text: str) -> int | None:
@@ -83,21 +105,28 @@ class _PageWork:
         self.changed = True
         self.folded_through = (f"{fact.day.isoformat()}.md", fact.line)
         self.latest = max(self.latest or fact.day, fact.day)
+        self.tags.extend(t for t in fact.tags if t not in self.tags)
         if i is not None:
             claim = self.current[i]
             claim.count = (claim.count or 1) + 1
             claim.last = max(claim.last or fact.day, fact.day)
             return True
-        subject = subject_of(fact.content)
-        if subject:
-            for j in reversed(range(len(self.current))):
-                other = subject_of(self.current[j].text)
-                if other and other[0] == subject[0] and other[1] != subject[1]:
-                    old = self.current.pop(j)
-                    self._keys.pop(j)
-                    old.until = fact.day
-                    self.previous.append(old)
-        self.current.append(Claim(fact.content, 1, fact.day, fact.source))
+        subject, value = conflict_key(fact.content)
+        for j in reversed(range(len(self.current))):
+            other = conflict_key(self.current[j].text)
+            if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
+                old = self.current.pop(j)
+                self._keys.pop(j)
+                self.claims.remove(old)
+                old.until = fact.day
+                self.history.append(old)
+        new = Claim(fact.content, 1, fact.day, fact.source)
+        last_claim = max((k for k, e in enumerate(self.claims) if isinstance(e, Claim)), default=None)
+        at = len(self.claims) if last_claim is None else last_claim + 1
+        while last_claim is None and at > 0 and not str(self.claims[at - 1]).strip():
+            at -= 1  # a fresh claim goes after a person's intro text, before trailing blank lines
+        self.claims.insert(at, new)
+        self.current.append(new)
         self._keys.append(claim_key(fact.content))
         return False
 
@@ -114,17 +143,23 @@ class _PageWork:
             expiries = [e for c in self.current if c.last and (e := stale_after(self.category, c.text, c.last))]
             if expiries:
                 meta["stale_after"] = min(expiries)
+        if self.tags:
+            have = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+            merged = list(dict.fromkeys([*map(str, have), *self.tags]))
+            if "tags" not in meta or isinstance(meta.get("tags"), list):
+                meta["tags"] = merged[:MAX_TAGS] if len(have) <= MAX_TAGS else list(map(str, have))
         meta["folded_through"] = f"{self.folded_through[0]}:{self.folded_through[1]}"
         if self.fresh:
-            page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'Claims about {title.lower()}.')}\n"
-        page.set_section(CLAIMS, [c.render() for c in self.current], before=RELATED)
-        if self.previous:
-            page.set_section(PREVIOUSLY, [c.render() for c in self.previous], before=RELATED)
+            page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'{title}: notes consolidated from the daily logs.')}\n"
+        render = [e.render() if isinstance(e, Claim) else e for e in self.claims]
+        page.set_section(CLAIMS, _trim(render), before=RELATED)
+        if self.history:
+            page.set_section(PREVIOUSLY, _trim([e.render() if isinstance(e, Claim) else e for e in self.history]),
+                             before=RELATED)
         existing = page.section(RELATED) or []
-        linked = {ln for ln in existing}
-        extra = [f"- [[{r}]]" for r in related if f"- [[{r}]]" not in linked]
-        if extra or not existing:
-            page.set_section(RELATED, [ln for ln in existing if ln.strip()] + extra)
+        extra = [f"- [[{r}]]" for r in related if f"[[{r}]]" not in "\n".join(existing)]
+        if extra:
+            page.set_section(RELATED, _trim(existing) + extra)
         return page
 
 

@@ -37,7 +37,7 @@ from ..archive import parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
 from ..files import atomic_write, read_text
-from ..state import append_superseded, read_tombstones
+from ..state import append_superseded, read_forgotten
 from ..textnorm import normalize
 from ..vault import bootstrap, content_pages
 from . import ledger
@@ -222,7 +222,7 @@ class DreamRunner:
         if failures >= self.config.max_retries:
             ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0], end, failures),
                                  timeout=settings.lock_timeout)
-            state.failures.pop(key, None)
+            self._clear_counters(state, end)
             state.in_flight = None
             result.outcome, result.watermark_after, result.failures = "skipped", end, failures
             result.summary = (f"skipped {batch_days[0].isoformat()}..{key} after {failures} failed attempts; "
@@ -233,6 +233,18 @@ class DreamRunner:
 
         batch = self._batch(mark, batch_days)
         result.facts = len(batch.facts)
+        if not batch.facts:
+            # Nothing to fold (empty logs, or every fact forgotten): no engine can change a page, so waiting for
+            # one would only wedge the watermark. Advance it and say so.
+            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note="nothing to fold"),
+                                 timeout=settings.lock_timeout)
+            self._clear_counters(state, end)
+            state.in_flight = None
+            result.outcome, result.watermark_after = "ingested", end
+            result.summary = f"no facts to fold in {batch_days[0].isoformat()}..{key}; watermark advanced to {key}"
+            state.last_ingest = result.record()
+            save_state(self.state_dir, state)
+            return result
         if state.in_flight:
             # A killed run: measure against the vault as it was before that run, so its pages still count.
             before = dict(state.in_flight["snapshot"])
@@ -249,18 +261,16 @@ class DreamRunner:
             outcome = engine.ingest(batch)
             result.summary = outcome.summary
             result.warnings.extend(outcome.warnings)
-        except DreamFailed as exc:
-            result.error = str(exc)
-        except SuzentError as exc:
+        except SuzentError as exc:  # DreamFailed and friends: one-line messages already
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
-            result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            result.error = _one_line(exc)
         result.pages_changed = changed_pages(before, snapshot(self.vault))
 
         if outcome is not None and result.pages_changed:
             result.superseded = append_superseded(self.state_dir, outcome.superseded, timeout=settings.lock_timeout)
             ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end), timeout=settings.lock_timeout)
-            state.failures.pop(key, None)
+            self._clear_counters(state, end)
             state.in_flight = None
             result.outcome, result.watermark_after = "ingested", end
             state.last_ingest = result.record()
@@ -295,7 +305,7 @@ class DreamRunner:
         except SuzentError as exc:
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed lint
-            result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            result.error = _one_line(exc)
         else:
             ledger.append_ledger(self.vault, ledger.lint_entry(settings.today, report.counts()),
                                  timeout=settings.lock_timeout)
@@ -310,18 +320,27 @@ class DreamRunner:
         save_state(self.state_dir, state)
         return result
 
+    @staticmethod
+    def _clear_counters(state: DreamState, end: dt.date) -> None:
+        """Drop the retry counters of every batch end at or before ``end``: those days are behind the watermark."""
+        for key in [k for k in state.failures if k <= end.isoformat()]:
+            del state.failures[key]
+
     def _follow_ups(self, result: TickResult, steps: list | None = None) -> list[StepResult]:
         done: list[StepResult] = []
         for name, step in (self.follow_ups if steps is None else steps):
             try:
                 done.append(step(self.settings, result, self.embedder))
-            except Exception as exc:  # noqa: BLE001 - best-effort after the watermark moved
-                done.append(StepResult(name, False, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+            except SuzentError as exc:  # best-effort after the watermark moved
+                done.append(StepResult(name, False, error=str(exc)))
+            except Exception as exc:  # noqa: BLE001
+                done.append(StepResult(name, False, error=_one_line(exc)))
         return done
 
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...]) -> IngestBatch:
-        """Read the batch's logs; drop tombstoned facts (a forgotten fact must not come back through the vault)."""
-        tombstones = read_tombstones(self.state_dir)
+        """Read the batch's logs; drop forgotten facts (they must not come back through the vault). Facts retired
+        as superseded stay: a restatement of a folded claim still confirms it."""
+        tombstones = read_forgotten(self.state_dir)
         logs: dict[dt.date, str] = {}
         facts: list[BatchFact] = []
         for day in days:
@@ -338,6 +357,12 @@ class DreamRunner:
         return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=days[-1],
                            days=days, logs=logs, facts=tuple(facts),
                            deadline=time.monotonic() + self.config.timeout_seconds)
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, at most 500 characters (for unexpected exceptions only)."""
+    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return text if len(text) <= 500 else text[:499] + "…"
 
 
 def snapshot(vault_dir: Path) -> dict[str, str]:

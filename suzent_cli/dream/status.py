@@ -15,7 +15,8 @@ from ..files import read_text
 from ..state import STATE_LOCK, read_superseded, read_tombstones
 from ..vault import content_pages
 from . import ledger
-from .config import DreamConfig
+from ..errors import ConfigInvalid
+from .config import DreamConfig, check_engine
 from .gate import count_fact_lines, pending_logs
 from .runner import DREAM_LOCK, HOLDER, DreamRunner
 from .state import peek_state
@@ -68,6 +69,11 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     state = peek_state(paths.state_dir)
     logs = list_logs(paths.archive_dir)
     decision = DreamRunner(settings, config, engine_factory=lambda name: None).decision(state=state)
+    warnings = list(state.warnings)
+    try:
+        check_engine(settings, config)
+    except ConfigInvalid as exc:
+        warnings.append(f"the next run will fail: {exc}")
     return {
         "today": settings.today.isoformat(),
         "now": settings.clock.isoformat(timespec="seconds"),
@@ -93,5 +99,5 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
             "index": lock_state(paths.index_dir / ".indexer.lock"),
         },
         "index": index_counts(settings) if with_index else None,
-        "warnings": state.warnings,
+        "warnings": warnings,
     }

@@ -7,15 +7,38 @@ import shutil
 from pathlib import Path
 
 from ..config import Settings, context_window_of
+from ..errors import SuzentError
 from ..files import locked
 from .embed import Embedder, lazy_embedder
 from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress
 from .store import TABLE
 
 
-def make_indexer(settings: Settings, model: str | None = None, embedder: Embedder | None = None) -> Indexer:
-    """An :class:`Indexer` for ``settings`` with ``embedder`` or the one named by ``model``/settings."""
-    return Indexer(settings, embedder or lazy_embedder(model or settings.embedder), context_window=context_window_of(settings))
+def embedder_name(settings: Settings, model: str | None = None, *, use_recorded: bool = True) -> str:
+    """Which embedder to use: ``model`` (a ``--model`` flag) > one configured by flag, env or config.toml > the
+    one the existing index was built with (so an index built with ``--model hash:64`` keeps working for every
+    command without repeating the flag) > the default. Reading the recorded one opens the table (lancedb)."""
+    if model:
+        return model
+    if settings.origins.get("embedder", "default") != "default" or not use_recorded:
+        return settings.embedder
+    from .store import Store, table_exists  # noqa: PLC0415
+
+    if table_exists(settings.paths.index_dir):
+        try:
+            recorded, _dim = Store.open_existing(settings.paths.index_dir).recorded_embedder()
+        except SuzentError:
+            recorded = None  # another tool's or an unreadable table: the indexer reports it
+        if recorded:
+            return recorded
+    return settings.embedder
+
+
+def make_indexer(settings: Settings, model: str | None = None, embedder: Embedder | None = None, *,
+                 use_recorded: bool = True) -> Indexer:
+    """An :class:`Indexer` for ``settings`` with ``embedder`` or the one :func:`embedder_name` picks."""
+    return Indexer(settings, embedder or lazy_embedder(embedder_name(settings, model, use_recorded=use_recorded)),
+                   context_window=context_window_of(settings))
 
 
 def run_index(settings: Settings, *, full: bool = False, model: str | None = None, embedder: Embedder | None = None,
