@@ -107,7 +107,22 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
     if cleaned:
         result.path = archive.append_entry(settings.paths.archive_dir, day, time, session, cleaned,
                                            timeout=settings.lock_timeout)
+        if day < settings.today:
+            _warn_behind_watermark(settings, day, warnings)
     return result
+
+
+def _warn_behind_watermark(settings: Settings, day: dt.date, warnings: list[str]) -> None:
+    """A backfilled fact dated at or before the dream's watermark is indexed, but no dream will fold it."""
+    from .dream.ledger import read_ledger, watermark  # noqa: PLC0415 - light: reads log.md only
+
+    try:
+        mark = watermark(read_ledger(settings.paths.vault_dir))
+    except OSError:
+        return
+    if mark is not None and day <= mark:
+        warnings.append(f"{day.isoformat()} is at or before the dream's watermark {mark.isoformat()}: the fact is "
+                        "stored and indexed, but the dream will not fold it into the vault")
 
 
 KnownFacts = Callable[[str], list[str]]

@@ -61,6 +61,8 @@ class Settings:
     """Effective configuration of one invocation.
 
     ``origins`` maps each setting name to where its value came from: ``default``, ``file``, ``env`` or ``flag``.
+    ``config_errors`` lists unknown config.toml keys: every command but ``capture`` refuses to run with one
+    (capture warns and still writes: a typo in another stage's table never costs a fact).
     """
 
     paths: Paths
@@ -75,6 +77,7 @@ class Settings:
     context_window: int = 0
     now: dt.datetime | None = None
     dream: Mapping[str, object] = field(default_factory=dict)
+    config_errors: tuple[str, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -172,17 +175,15 @@ KNOWN_KEYS: dict[str | None, tuple[str, ...]] = {
 }
 
 
-def _check_keys(cfg: dict, cfg_path: Path) -> dict:
-    for key in cfg:
-        if key not in KNOWN_KEYS[None]:
-            raise ConfigInvalid(f"{cfg_path}: unknown key or table {key!r} (known: {', '.join(KNOWN_KEYS[None])})")
+def unknown_keys(cfg: dict, cfg_path: Path) -> list[str]:
+    """One message per key or table of config.toml that suzent does not know (a typo, most likely)."""
+    problems = [f"{cfg_path}: unknown key or table {key!r} (known: {', '.join(KNOWN_KEYS[None])})"
+                for key in cfg if key not in KNOWN_KEYS[None]]
     for table, keys in KNOWN_KEYS.items():
-        if table is None or not isinstance(cfg.get(table), dict):
-            continue
-        for key in cfg[table]:
-            if key not in keys:
-                raise ConfigInvalid(f"{cfg_path}: unknown key {table}.{key} (known: {', '.join(keys)})")
-    return cfg
+        if table is not None and isinstance(cfg.get(table), dict):
+            problems += [f"{cfg_path}: unknown key {table}.{key} (known: {', '.join(keys)})"
+                         for key in cfg[table] if key not in keys]
+    return problems
 
 
 def context_window_of(settings: "Settings") -> int:
@@ -228,7 +229,8 @@ def resolve_settings(
     if home_path.exists() and not home_path.is_dir():
         raise ConfigInvalid(f"home {home_path} exists and is not a directory")
     cfg_path = home_path / "config.toml"
-    r = _Resolver(env, _check_keys(_load_file(cfg_path), cfg_path), cfg_path)
+    cfg = _load_file(cfg_path)
+    r = _Resolver(env, cfg, cfg_path)
     r.origins.update(boot.origins)
 
     def path_of(name: str, flag, env_key: str, default_rel: str) -> Path:
@@ -245,10 +247,11 @@ def resolve_settings(
         index_dir=path_of("index_dir", index_dir, "SUZENT_INDEX_DIR", "memory"),
     )
     now_raw = r.pick("now", now, ("SUZENT_NOW",), None, "now", None)
-    now_what = {"flag": "--now"}.get(r.origins["now"], r.origins["now"].removeprefix("env:"))
+    now_what = {"flag": "--now", "file": f"{cfg_path}: now"}.get(r.origins["now"], r.origins["now"].removeprefix("env:"))
     now_value = parse_instant(now_raw, now_what) if now_raw else None
     today_raw = r.pick("today", today, ("SUZENT_TODAY",), None, "today", None)
-    today_what = {"flag": "--today"}.get(r.origins["today"], r.origins["today"].removeprefix("env:"))
+    today_what = {"flag": "--today", "file": f"{cfg_path}: today"}.get(r.origins["today"],
+                                                                      r.origins["today"].removeprefix("env:"))
     today_value = (parse_date(today_raw, today_what) if today_raw
                    else (now_value or dt.datetime.now(dt.timezone.utc)).date())
     lock_timeout = r.pick("lock_timeout", None, ("SUZENT_LOCK_TIMEOUT",), None, "lock_timeout", 30.0, (int, float))
@@ -272,5 +275,6 @@ def resolve_settings(
                               DEFAULT_CONTEXT_WINDOW, int),
         now=now_value,
         dream=dict(r.table("dream")),
+        config_errors=tuple(unknown_keys(cfg, cfg_path)),
         origins=r.origins,
     )

@@ -6,6 +6,7 @@ of every file holding it; the markdown is never modified.
   forgets its text. Every copy of the text goes, in every file, since tombstones are keyed by text.
 * What stays: the daily logs (append-only history) and the vault pages — a page that still *mentions* the text
   inside a longer chunk is named in a warning, because only editing that page removes it there.
+* Traces go too: recall-log snippets holding the text are dropped, and old index versions are cleaned up at once.
 * It stays gone: every later ``index`` pass, ``--full`` included, applies the tombstone. The same words captured
   again stay hidden; different words are a new fact (see :mod:`suzent_cli.reconcile`).
 * Crash between the tombstone and the reindex: the tombstone changed the set, so the next ``index`` pass sweeps
@@ -14,16 +15,19 @@ of every file holding it; the markdown is never modified.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from .config import Settings
 from .errors import InputInvalid, SuzentError
-from .state import FORGET, append_tombstones, read_forgotten
+from .state import FORGET, append_tombstones, purge_recall_log, read_forgotten
 from .textnorm import normalize
 
 
 class NothingToForget(SuzentError):
-    """No row of any tier matches the text or id."""
+    """No row of any tier matches the text or id (bad input: exit 2)."""
+
+    exit_code = 2
 
 
 @dataclass
@@ -57,7 +61,11 @@ class ForgetReport:
     dry_run: bool = False
     tombstone_added: bool = False
     files_reindexed: int = 0
+    rows_indexed: int = 0
     rows_removed: int = 0
+    rows_reembedded: int = 0
+    recall_log_purged: int = 0
+    optimized: dict | None = None
     index_built: bool = True
     warnings: list[str] = field(default_factory=list)
 
@@ -81,12 +89,27 @@ def text_of_row(settings: Settings, row_id: str) -> str:
     return rows[0]["content"]
 
 
+def as_fact_text(text: str) -> str:
+    """The fact text of ``text``: a log line as capture printed it (``- [category] text `tags```, with or
+    without the leading dash) is reduced to its text, so it can be pasted as is."""
+    from .archive import parse_fact_line  # noqa: PLC0415
+
+    stripped = text.strip()
+    for candidate in (stripped, f"- {stripped}"):
+        if candidate.startswith("- ["):
+            parsed = parse_fact_line(candidate)
+            if parsed:
+                return parsed[1]
+    return text
+
+
 def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     """Find every fact and chunk whose normalized text equals ``text``'s, by reading the markdown tiers the index
     is derived from (so the plan is right even for an index that is behind). Raises :class:`InputInvalid` for
     empty text and :class:`NothingToForget` when nothing matches anywhere."""
     from .index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
 
+    text = as_fact_text(text)
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
@@ -114,20 +137,40 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
     Raises LockTimeout and the indexer's errors (the tombstone stays; the next index pass applies it)."""
     from pathlib import Path  # noqa: PLC0415
 
-    from .index.api import reindex_files  # noqa: PLC0415
+    from .index.api import optimize_index, reindex_files  # noqa: PLC0415
     from .index.store import table_exists  # noqa: PLC0415
 
     report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(settings.paths.index_dir))
     if plan.mentions:
         report.warnings.append("still mentioned inside longer text on " + ", ".join(plan.mentions)
                                + ": tombstones remove whole facts and chunks only; edit the page to remove it there")
+    if report.index_built:
+        report.rows_indexed = _rows_holding(settings, plan.key)
+    if any(m.source.startswith("notebook:") for m in plan.matches):
+        report.warnings.append("a vault row is a whole paragraph chunk of its page: forgetting it hides that whole "
+                               "chunk from recall; editing the page is usually what you want")
     if dry_run:
         return report
     report.tombstone_added = bool(append_tombstones(settings.paths.state_dir, [plan.key], reason=FORGET,
                                                      timeout=settings.lock_timeout))
+    report.recall_log_purged = purge_recall_log(settings.paths.state_dir, plan.key, timeout=settings.lock_timeout)
     if report.index_built and plan.files:
         result = reindex_files(settings, [Path(p) for p in plan.files], embedder=embedder)
-        # net: a fact that had the forgotten one as context is re-embedded (one row out, one in) and stays
-        report.files_reindexed, report.rows_removed = result.files_updated, result.rows_removed - result.rows_added
+        report.files_reindexed, report.rows_removed = result.files_updated, result.rows_removed
+        report.rows_reembedded = result.rows_added  # facts that had the forgotten one as context
         report.warnings += [f"{key}: {message}" for key, message in result.errors]
+        # Old table versions still hold the text: drop them now (a query in flight may fail once; privacy wins).
+        report.optimized = optimize_index(settings, dt.timedelta(0))
     return report
+
+
+def _rows_holding(settings: Settings, key: str) -> int:
+    """How many index rows hold exactly ``key`` now (0 when the index cannot be read)."""
+    from .index.store import Store  # noqa: PLC0415
+
+    try:
+        store = Store.open_existing(settings.paths.index_dir)
+        contents = store.table.search().select(["content"]).limit(None).to_arrow().column("content").to_pylist()
+        return sum(1 for c in contents if c and normalize(c) == key)
+    except Exception:  # noqa: BLE001 - the count is informational
+        return 0

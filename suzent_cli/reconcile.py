@@ -38,8 +38,9 @@ KEEP_VERSIONS = dt.timedelta(minutes=1)
 
 @dataclass
 class ReconcileReport:
-    """What one reconcile did (``--json``). ``rows_removed`` is net of ``rows_reembedded`` (neighbours whose
-    context lost a retired fact). ``errors`` non-empty means superseded.txt was left for a re-run."""
+    """What one reconcile did (``--json``). ``rows_removed``/``rows_reembedded``: rows deleted from and added to the
+    index by the explicit reindex (retired facts go; facts that had one as context, or were not indexed yet,
+    come back or in). ``errors`` non-empty means superseded.txt was left for a re-run."""
 
     lines_read: int = 0
     lines_retired: int = 0
@@ -108,8 +109,8 @@ def retire_superseded(settings: Settings, report: ReconcileReport, *, embedder=N
         for start in range(0, len(days), REINDEX_GROUP):
             group = days[start:start + REINDEX_GROUP]
             result = reindex_files(settings, group, embedder=embedder)
-            # net removals; a fact that had a retired one as context is re-embedded without it (one out, one in)
-            report.rows_removed += result.rows_removed - result.rows_added
+            # rows out and in: a fact that had a retired one as context is re-embedded without it (one out, one in)
+            report.rows_removed += result.rows_removed
             report.rows_reembedded += result.rows_added
             if result.errors:
                 report.errors += [f"{key}: {message}" for key, message in result.errors]

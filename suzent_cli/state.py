@@ -149,3 +149,25 @@ def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float
                     rest.remove(line)
         atomic_write(path, "".join(line + "\n" for line in rest))
         return len(current) - len(rest)
+
+
+def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
+    """Drop every ``recall_log.jsonl`` line whose snippet contains the normalized text ``key`` (a forgotten fact
+    leaves no trace in runner state). Atomic rewrite under the state lock; returns the number of lines dropped."""
+    path = state_dir / RECALL_LOG
+    if not key or not path.is_file():
+        return 0
+    with locked(state_dir / STATE_LOCK, timeout):
+        kept, dropped = [], 0
+        for line in read_text(path).splitlines():
+            try:
+                snippet = json.loads(line).get("snippet", "")
+            except (ValueError, AttributeError):
+                snippet = ""
+            if isinstance(snippet, str) and key in normalize(snippet):
+                dropped += 1
+            else:
+                kept.append(line)
+        if dropped:
+            atomic_write(path, "".join(line + "\n" for line in kept))
+        return dropped

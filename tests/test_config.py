@@ -73,3 +73,20 @@ def test_stage_settings_are_validated_on_use_so_a_capture_is_never_blocked(home)
     assert r.returncode == 2 and "unknown extractor" in r.stderr and "Traceback" not in r.stderr
     r = run_cli(home, "index", "--model", "hash")
     assert r.returncode == 2 and "context_window" in r.stderr
+
+
+def test_unknown_config_keys_block_every_command_but_capture(tmp_path):
+    from conftest import run_cli
+
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text('[dreams]\nmin_facts = 1\n[paths]\nvault = "v"\n')
+    proc = run_cli(home, "capture", "--fact", "[personal] Lives in Berlin")
+    assert proc.returncode == 0 and "warning:" in proc.stderr and "'dreams'" in proc.stderr
+    assert "Lives in Berlin" in next((home / "sandbox/shared/memory/archive").glob("*.md")).read_text()
+    for args in (["paths"], ["status", "--no-index"]):
+        proc = run_cli(home, *args)
+        assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "unknown key or table 'dreams'" in proc.stderr
+    (home / "config.toml").write_text('today = "2026-02-30"\n')
+    proc = run_cli(home, "paths")
+    assert proc.returncode == 2 and "config.toml: today must be a date" in proc.stderr

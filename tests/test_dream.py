@@ -446,3 +446,52 @@ def test_counters_of_batches_behind_the_watermark_are_dropped(home):
     log(s, "2026-06-02", "[personal] Works at ACME")
     assert runner(s).tick(force=True).outcome == "ingested"
     assert load_state(s.paths.state_dir).failures == {}
+
+
+def test_a_negation_is_never_folded_as_a_repeat(home):
+    s = settings_at(home)
+    long = "allergic to peanuts and tree nuts and must always carry an epinephrine auto-injector pen"
+    log(s, "2026-06-01", f"[personal] Is {long}", "[preference] Likes long detailed weekly status reports by email")
+    log(s, "2026-06-02", f"[personal] Is not {long}", "[preference] Dislikes long detailed weekly status reports by email")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and not read_superseded(s.paths.state_dir)  # nothing folded, nothing retired
+    assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()] == [f"Is not {long}"]
+    assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()] == \
+        ["Dislikes long detailed weekly status reports by email"]
+
+
+def test_lint_flags_likes_and_doesnt_like(home):
+    from suzent_cli.dream.lint import rules_contradictions
+
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Preferences.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Preferences\n\n## Claims\n\n- Likes coffee\n- Doesn't like coffee\n- Likes tea\n")
+    findings = rules_contradictions(s.paths.vault_dir, D("2026-06-20"))
+    assert findings.contradictions == ["statement: likes coffee: Likes coffee (3_Personal/Preferences.md) / "
+                                       "Doesn't like coffee (3_Personal/Preferences.md)"]
+
+
+def test_notes_under_the_last_claim_stay_with_it_and_previously_stays_tight(home):
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Profile.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Profile\n\n## Claims\n\n- Lives in Rome\n  - note: near the Pantheon\n")
+    for day, city in (("2026-06-01", "Oslo"), ("2026-06-02", "Kyiv"), ("2026-06-03", "Lima")):
+        log(s, day, f"[personal] Lives in {city}", "[personal] Has a bike")
+        runner(s).tick(force=True)
+    text = page.read_text()
+    assert "- Lives in Rome (until 2026-06-01)\n  - note: near the Pantheon\n- Lives in Oslo" in text  # with its note
+    assert "- Lives in Lima (confirmed 1x" in text.split("## Previously")[0]
+    previously = text.split("## Previously\n\n")[1].split("\n\n")[0].splitlines()
+    assert [ln.split(" (")[0] for ln in previously] == ["- Lives in Rome", "  - note: near the Pantheon",
+                                                        "- Lives in Oslo", "- Lives in Kyiv"]
+
+
+def test_a_backfill_behind_the_watermark_warns(home):
+    s = settings_at(home)
+    log(s, "2026-06-05", "[personal] Lives in Berlin")
+    runner(s).tick(force=True)
+    proc = run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[goal] Wants to learn Rust",
+                   env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    assert proc.returncode == 0 and "at or before the dream's watermark 2026-06-05" in proc.stderr

@@ -68,7 +68,7 @@ def test_reconcile_retires_superseded_lines_then_truncates(home):
     assert (report.lines_read, report.lines_retired, report.tombstones_added) == (3, 3, 3)
     assert report.days_reindexed == [f"2026-06-0{i}.md" for i in range(1, 6)]
     # 15 retired rows, and the 5 facts that had a retired fact as context are re-embedded without it
-    assert (report.rows_removed, report.rows_reembedded) == (15, 5) and not report.errors
+    assert (report.rows_removed, report.rows_reembedded) == (20, 5) and not report.errors
     assert read_superseded(s.paths.state_dir) == []
     assert read_tombstones(s.paths.state_dir) == {"likes green tea", "lives in berlin", "wants to learn rust"}
     contents = [c for src, _, c in rows(s) if src.startswith("archive:")]
@@ -168,13 +168,16 @@ def test_forget_text_removes_every_copy_and_stays_gone(home):
     run_index(s, embedder=CountingEmbedder())
     logs_before = {p: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
 
-    proc = run_cli(home, "forget", "Has a secret diary", "--dry-run", env_extra=EMB)
-    assert proc.returncode == 0 and "2 row(s) in 2 file(s) would disappear" in proc.stdout
+    proc = run_cli(home, "forget", "--dry-run", "--", "- [personal] Has a secret diary", env_extra=EMB)  # as printed
+    assert proc.returncode == 0 and "2 fact(s) or chunk(s) in 2 file(s) hold this text; 2 of them in the search index" \
+        in proc.stdout, proc.stdout
     assert read_tombstones(s.paths.state_dir) == frozenset()
 
     proc = run_cli(home, "forget", "has a secret DIARY", "--json", env_extra=EMB)
     data = json.loads(proc.stdout)
-    assert proc.returncode == 0 and data["tombstone_added"] and data["rows_removed"] == 2
+    assert proc.returncode == 0 and data["tombstone_added"] and data["rows_indexed"] == 2
+    assert (data["rows_removed"], data["rows_reembedded"]) == (4, 2)  # the two neighbours lose it as context
+    assert data["optimized"]["versions_after"] == 1  # old versions holding the text are gone at once
     assert data["plan"]["mentions"] == ["0_Inbox/notes.md"] and "edit the page" in data["warnings"][0]
     assert not [c for _, _, c in rows(s) if c.lower() == "has a secret diary"]  # gone without an index pass
     proc = run_cli(home, "index", "--full", env_extra=EMB)
@@ -195,17 +198,17 @@ def test_forget_by_row_id_and_bad_input(home):
     run_index(s, embedder=CountingEmbedder())
     row = next(r for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist() if r["content"] == "Likes tea")
     proc = run_cli(home, "forget", "--id", row["id"], env_extra=EMB)
-    assert proc.returncode == 0 and "1 index rows removed" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "1 index row(s) removed" in proc.stdout, proc.stderr
     assert [c for _, _, c in rows(s)] == ["Lives in Berlin"]
-    for args, code, message in ((["forget", "--id", "nope"], 1, "no row with id"),
-                                (["forget", "Never said this"], 1, "nothing recorded"),
+    for args, code, message in ((["forget", "--id", "nope"], 2, "no row with id"),
+                                (["forget", "Never said this"], 2, "nothing recorded"),
                                 (["forget"], 2, "give either TEXT or --id"),
                                 (["forget", "x", "--id", "y"], 2, "give either TEXT or --id")):
         proc = run_cli(home, *args, env_extra=EMB)
         assert proc.returncode == code and proc.stderr.startswith("Error: ") and message in proc.stderr, proc.stderr
     # forgetting again is not an error: the tombstone is there; the files are reindexed anyway
     proc = run_cli(home, "forget", "Likes tea", env_extra=EMB)
-    assert proc.returncode == 0 and "already tombstoned" in proc.stdout
+    assert proc.returncode == 0 and "it was already forgotten" in proc.stdout
 
 
 # --- invariants --------------------------------------------------------------------------------------------

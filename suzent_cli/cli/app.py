@@ -49,6 +49,13 @@ def root(
     Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
     """
     ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today, now=now)
+    if ctx.obj.config_errors:
+        if ctx.invoked_subcommand != "capture":
+            from ..errors import ConfigInvalid  # noqa: PLC0415
+
+            raise ConfigInvalid(ctx.obj.config_errors[0])
+        for message in ctx.obj.config_errors:  # capture never loses a fact over another stage's setting
+            print(f"warning: {message}", file=sys.stderr)
 
 
 def _plain_coercion() -> None:

@@ -63,7 +63,7 @@ def _report(result, json_out: bool) -> None:
             d = step.detail
             frag = d.get("fragments_compacted")
             out.print(escape(f"  reconcile: retired {d['lines_retired']} superseded lines, {len(d['days_reindexed'])} "
-                             f"days reindexed, {d['rows_removed']} rows removed"
+                             f"days reindexed, rows {d['rows_removed']} out / {d['rows_reembedded']} in"
                              + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
                              + ("" if d["index_built"] else " (no index yet)")))
     for message in result.warnings:

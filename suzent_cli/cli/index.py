@@ -26,7 +26,9 @@ def index_cmd(
     from ..index.api import make_indexer, move_index_aside  # noqa: PLC0415 - loads torch
 
     settings = settings_of(ctx)
-    indexer = make_indexer(settings, model, use_recorded=not rebuild)  # a rebuild starts from the configured one
+    indexer = make_indexer(settings, model)  # a rebuild keeps the index's embedder unless --model names another
+    if rebuild and not json_out:
+        out.print(f"rebuilding with embedder {escape(indexer.embedder.name)}")
     backup = move_index_aside(settings) if rebuild else None
     if backup and not json_out:
         out.print(f"previous index moved to {escape(str(backup))}")

@@ -43,7 +43,8 @@ def reconcile_cmd(
         frag = report.fragments_compacted
         out.print(escape(
             f"retired {report.lines_retired} of {report.lines_read} superseded lines: {report.tombstones_added} new "
-            f"tombstones, {len(report.days_reindexed)} days reindexed, {report.rows_removed} rows removed"
+            f"tombstones, {len(report.days_reindexed)} days reindexed, rows {report.rows_removed} out / "
+            f"{report.rows_reembedded} in"
             + (f"; fragments {frag[0]} → {frag[1]}" if frag else "")
             + ("" if report.index_built else "; no index yet (the first `suzent index` applies the tombstones)")))
         for message in report.warnings:
@@ -78,15 +79,16 @@ def forget_cmd(
     if json_out:
         emit_json(report.to_json())
         return
-    verb = "would disappear" if dry_run else "forgotten"
     for m in plan.matches:
         out.print(escape(f"  {m.source} {m.where}: {m.content}"))
+    held = f"{len(plan.matches)} fact(s) or chunk(s) in {len(plan.files)} file(s) hold this text"
+    in_index = (f"{report.rows_indexed} of them in the search index" if report.index_built else "no index yet")
     if dry_run:
-        out.print(escape(f"{len(plan.matches)} row(s) in {len(plan.files)} file(s) {verb}; nothing changed (--dry-run)"))
+        out.print(escape(f"{held}; {in_index}; nothing changed (--dry-run)"))
     else:
-        state = "tombstone recorded" if report.tombstone_added else "already tombstoned"
-        out.print(escape(f"{verb}: {len(plan.matches)} row(s) in {len(plan.files)} file(s); {state}; "
-                         f"{report.rows_removed} index rows removed"
-                         + ("" if report.index_built else " (no index yet)")))
+        state = "tombstone recorded" if report.tombstone_added else "it was already forgotten"
+        out.print(escape(f"forgotten: {held}; {state}; {report.rows_indexed} index row(s) removed"
+                         + ("" if report.index_built else " (no index yet)")
+                         + (f"; {report.recall_log_purged} recall-log line(s) dropped" if report.recall_log_purged else "")))
     for message in report.warnings:
         warn(message)

@@ -140,15 +140,41 @@ def claim_key(text: str) -> str:
 _NEGATION_RE = re.compile(r"\b(?:not|no longer|never)\b\s*|n't\b", re.I)
 
 
+def polarity(text: str) -> tuple[str, bool]:
+    """``(statement without its negation, negated?)``: "Doesn't like coffee", "Does not like coffee" and
+    "Dislikes coffee" all read as ``("likes coffee", True)``; "Is not allergic to X" as ``("is allergic to x", True)``."""
+    key = claim_key(text)
+    s = re.sub(r"\bdoes(?:n't| not) (\w+)", lambda m: m.group(1) + ("es" if m.group(1).endswith(("s", "sh", "ch")) else "s"), key)
+    s = re.sub(r"\b(?:do|did)(?:n't| not) (\w+)", r"\1", s)
+    s = _NEGATION_RE.sub(" ", s)
+    s = re.sub(r"\bdis(?=(?:like|agree|trust|approve)\w*)", "", s)
+    stripped = " ".join(s.split())
+    return stripped, stripped != " ".join(key.split())
+
+
+def is_repeat(a: str, b: str) -> bool:
+    """Whether claim ``a`` restates ``b``: the same words after normalisation, or near-identical (rapidfuzz
+    ratio ≥ :data:`NEAR_IDENTICAL`) with the same numbers and dates and the same polarity — "Is not allergic to
+    peanuts and tree nuts …" is never a repeat of "Is allergic to peanuts and tree nuts …"."""
+    from rapidfuzz import fuzz  # noqa: PLC0415
+
+    ka, kb = claim_key(a), claim_key(b)
+    if ka == kb:
+        return True
+    if specifics(ka) != specifics(kb) or polarity(ka)[1] != polarity(kb)[1]:
+        return False
+    return fuzz.ratio(ka, kb) >= NEAR_IDENTICAL
+
+
 def conflict_key(text: str) -> tuple[str, str]:
     """``(subject, value)``: two current claims with the same subject and different values cannot both hold.
 
     A single-valued subject (:func:`subject_of`) when there is one; otherwise the statement itself with its
-    polarity as the value, so "Is allergic to peanuts" and "Is not allergic to peanuts" conflict.
+    polarity as the value, so "Is allergic to peanuts" and "Is not allergic to peanuts" conflict, as do
+    "Likes coffee", "Dislikes coffee" and "Doesn't like coffee".
     """
     found = subject_of(text)
     if found:
         return found
-    key = claim_key(text)
-    stripped = " ".join(_NEGATION_RE.sub(" ", key).split())
-    return f"statement: {stripped}", ("negated" if stripped != key else "affirmed")
+    stripped, negated = polarity(text)
+    return f"statement: {stripped}", ("negated" if negated else "affirmed")

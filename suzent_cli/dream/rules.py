@@ -28,7 +28,7 @@ from rapidfuzz import fuzz, process
 from ..errors import DreamFailed
 from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, claim_key, conflict_key, is_personal, page_for, page_type, specifics,
+from .lifecycle import (NEAR_IDENTICAL, claim_key, conflict_key, is_personal, is_repeat, page_for, page_type,
                         stale_after)
 from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, parse_claim, read_page, render_page
 
@@ -52,6 +52,11 @@ def _trim(lines: list[str]) -> list[str]:
     while end > start and not lines[end - 1].strip():
         end -= 1
     return lines[start:end]
+
+
+def _nested(entry: Claim | str) -> bool:
+    """A raw line indented under the claim before it (a nested bullet or continuation)."""
+    return isinstance(entry, str) and entry[:1] in (" ", "\t") and bool(entry.strip())
 
 
 def _position(source: str | None) -> tuple[str, int]:
@@ -92,7 +97,7 @@ class _PageWork:
         if not self._keys:
             return None
         found = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=NEAR_IDENTICAL)
-        if found and specifics(found[0]) == specifics(key):
+        if found and is_repeat(key, found[0]):
             return found[2]
         return None
 
@@ -117,14 +122,26 @@ class _PageWork:
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
                 old = self.current.pop(j)
                 self._keys.pop(j)
-                self.claims.remove(old)
+                at = next(k for k, e in enumerate(self.claims) if e is old)
+                end = at + 1
+                while end < len(self.claims) and _nested(self.claims[end]):
+                    end += 1  # the notes nested under a claim go with it
+                moved = self.claims[at:end]
+                del self.claims[at:end]
                 old.until = fact.day
-                self.history.append(old)
+                while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
+                    self.history.pop()  # keep ## Previously a tight list
+                self.history.extend(moved)
         new = Claim(fact.content, 1, fact.day, fact.source)
         last_claim = max((k for k, e in enumerate(self.claims) if isinstance(e, Claim)), default=None)
-        at = len(self.claims) if last_claim is None else last_claim + 1
-        while last_claim is None and at > 0 and not str(self.claims[at - 1]).strip():
-            at -= 1  # a fresh claim goes after a person's intro text, before trailing blank lines
+        if last_claim is None:
+            at = len(self.claims)
+            while at > 0 and not str(self.claims[at - 1]).strip():
+                at -= 1  # a fresh claim goes after a person's intro text, before trailing blank lines
+        else:
+            at = last_claim + 1
+            while at < len(self.claims) and _nested(self.claims[at]):
+                at += 1  # past the notes nested under the last claim: they stay with it
         self.claims.insert(at, new)
         self.current.append(new)
         self._keys.append(claim_key(fact.content))
