@@ -5,6 +5,10 @@
   tombstoned text is never indexed, from any source. Bad lines are skipped, never fatal.
 * ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
   log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
+* ``confirmations.jsonl`` — one JSON object per restatement the write-path classifier recognised instead of
+  writing it to the log: ``{"ts", "day", "content", "category", "matched", "source", "locator", "score",
+  "session"}``. Appended by capture, folded into claim markers by the dream, truncated by the number of lines
+  the dream was shown.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 """
 
@@ -20,6 +24,7 @@ from .textnorm import normalize
 TOMBSTONES = "tombstones.jsonl"
 RECALL_LOG = "recall_log.jsonl"
 SUPERSEDED = "superseded.txt"
+CONFIRMATIONS = "confirmations.jsonl"
 STATE_LOCK = ".state.lock"
 
 
@@ -171,3 +176,45 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
         if dropped:
             atomic_write(path, "".join(line + "\n" for line in kept))
         return dropped
+
+
+def append_confirmations(state_dir: Path, records: list[dict], *, timeout: float) -> None:
+    """Append confirmation ``records`` (see the module doc) as JSON lines, one locked fsynced write.
+    Raises LockTimeout/OSError with nothing written."""
+    if not records:
+        return
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with locked(state_dir / STATE_LOCK, timeout):
+        path = state_dir / CONFIRMATIONS
+        torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+        append_held(path, ("\n" if torn else "") + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def read_confirmations(state_dir: Path) -> list[dict | None]:
+    """Every line of ``confirmations.jsonl`` in order, decoded; a malformed line is ``None`` (kept in the count so
+    truncation by number of lines stays exact). Missing file → empty."""
+    path = state_dir / CONFIRMATIONS
+    if not path.is_file():
+        return []
+    out: list[dict | None] = []
+    for line in read_text(path).split("\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        out.append(record if isinstance(record, dict) else None)
+    return out
+
+
+def truncate_confirmations(state_dir: Path, shown: int, *, timeout: float) -> int:
+    """Drop the first ``shown`` non-blank lines of ``confirmations.jsonl`` (the ones a dream was shown); lines
+    appended since survive. Atomic rewrite under the state lock. Returns the number dropped."""
+    path = state_dir / CONFIRMATIONS
+    if shown <= 0 or not path.is_file():
+        return 0
+    with locked(state_dir / STATE_LOCK, timeout):
+        lines = [line for line in read_text(path).split("\n") if line.strip()]
+        atomic_write(path, "".join(line + "\n" for line in lines[shown:]))
+        return min(shown, len(lines))
