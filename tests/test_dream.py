@@ -454,7 +454,10 @@ def test_a_negation_is_never_folded_as_a_repeat(home):
     log(s, "2026-06-01", f"[personal] Is {long}", "[preference] Likes long detailed weekly status reports by email")
     log(s, "2026-06-02", f"[personal] Is not {long}", "[preference] Dislikes long detailed weekly status reports by email")
     result = runner(s).tick(force=True)
-    assert result.outcome == "ingested" and not read_superseded(s.paths.state_dir)  # nothing folded, nothing retired
+    # nothing folded as a repeat; the replaced claims' own log lines are handed off (the page holds them as history)
+    assert result.outcome == "ingested"
+    assert read_superseded(s.paths.state_dir) == [f"- [personal] Is {long}",
+                                                  "- [preference] Likes long detailed weekly status reports by email"]
     assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()] == [f"Is not {long}"]
     assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()] == \
         ["Dislikes long detailed weekly status reports by email"]
@@ -495,3 +498,72 @@ def test_a_backfill_behind_the_watermark_warns(home):
     proc = run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[goal] Wants to learn Rust",
                    env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert proc.returncode == 0 and "at or before the dream's watermark 2026-06-05" in proc.stderr
+
+
+# --- lifecycle: confirmations, revisit queue -------------------------------------------------------------------
+def confirmation(day: str, content: str, category: str = "preference", ts: str | None = None, **extra) -> dict:
+    return {"ts": ts or f"{day}T10:00:00+00:00", "day": day, "content": content, "category": category,
+            "matched": content, "source": "archive:2026-06-01.md", "locator": 5, "score": 1.0, "session": "s"} | extra
+
+
+def test_confirmations_fold_into_the_marker_and_the_sidecar_keeps_later_lines(home, monkeypatch):
+    from suzent_cli.state import append_confirmations, read_confirmations
+    from suzent_cli.dream import rules
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[preference] Likes green tea")
+    append_confirmations(s.paths.state_dir, [confirmation(f"2026-06-0{i}", "Likes green tea") for i in range(2, 7)]
+                         + [confirmation("2026-06-07", "Reads before bed", ts="2026-06-07T09:00:00+00:00")], timeout=5)
+    real = rules.RulesEngine.ingest
+
+    def ingest_while_capturing(self, batch):  # a capture appends a confirmation while the engine runs
+        append_confirmations(s.paths.state_dir, [confirmation("2026-06-19", "Likes green tea",
+                                                              ts="2026-06-19T08:00:00+00:00")], timeout=5)
+        return real(self, batch)
+
+    monkeypatch.setattr(rules.RulesEngine, "ingest", ingest_while_capturing)
+    result = runner(s).tick(force=True)
+    assert (result.outcome, result.confirmations) == ("ingested", 6)
+    page = read_page(s.paths.vault_dir / "3_Personal/Preferences.md")
+    claims = {c.text: (c.count, c.last) for c in page.claims()}
+    assert claims == {"Likes green tea": (6, D("2026-06-06")), "Reads before bed": (2, D("2026-06-07"))}
+    assert page.meta["confirmed_through"] == "2026-06-07T09:00:00+00:00"
+    assert [c["day"] for c in read_confirmations(s.paths.state_dir)] == ["2026-06-19"]  # only the shown lines went
+
+
+def test_confirmations_are_not_folded_twice_after_a_crash(home):
+    from suzent_cli.dream.engine import IngestBatch
+    from suzent_cli.dream.rules import RulesEngine
+    import time as _time
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[preference] Likes green tea")
+    batch = lambda: IngestBatch(vault_dir=s.paths.vault_dir, run_date=D("2026-06-20"), start=None, end=D("2026-06-01"),
+                                days=(D("2026-06-01"),), logs={}, facts=(), deadline=_time.monotonic() + 60,
+                                confirmations=(confirmation("2026-06-02", "Likes green tea"),))
+    runner(s).tick(force=True)
+    RulesEngine().ingest(batch())
+    RulesEngine().ingest(batch())  # the runner was killed before truncating the sidecar: replayed
+    (claim,) = read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()
+    assert claim.count == 2
+
+
+def test_revisit_queue_and_stale_after_backfill(home):
+    from suzent_cli.dream.revisit import revisit_queue
+
+    s = settings_at(home)
+    v = s.paths.vault_dir
+    (v / "3_Personal").mkdir(parents=True)
+    (v / "2_Wiki").mkdir(parents=True)
+    (v / "3_Personal/Old.md").write_text("---\nupdated: 2026-01-10\n---\n# Old\n\n## Claims\n\n- Lives in Rome\n")
+    (v / "3_Personal/Expired.md").write_text("---\nstale_after: 2026-03-01\n---\n# E\n")
+    (v / "3_Personal/Sooner.md").write_text("---\nstale_after: 2026-02-01\n---\n# S\n")
+    (v / "2_Wiki/Undated.md").write_text("---\ntype: concept\n---\n# W\n")
+    (v / "3_Personal/Fresh.md").write_text("---\nstale_after: 2027-01-01\n---\n# F\n")
+    assert revisit_queue(v, D("2026-06-20")) == ("3_Personal/Sooner.md", "3_Personal/Expired.md", "3_Personal/Old.md")
+    log(s, "2026-06-01", "[technical] Uses neovim")
+    result = runner(s).tick(force=True)
+    assert "3_Personal/Old.md" in result.pages_changed
+    # Old.md: "Lives in Rome" is a residence claim (180 days) counted from `updated`
+    assert read_page(v / "3_Personal/Old.md").meta["stale_after"] == D("2026-01-10") + dt.timedelta(days=180)
+    assert (v / "3_Personal/Expired.md").read_text() == "---\nstale_after: 2026-03-01\n---\n# E\n"  # never deleted

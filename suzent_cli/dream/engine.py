@@ -42,7 +42,10 @@ class IngestBatch:
 
     ``logs`` maps each day to its log text with tombstoned fact lines removed; ``facts`` are its parsed facts in
     (day, line) order. ``deadline`` is a :func:`time.monotonic` instant the engine must finish by.
-    ``confirmations`` and ``revisit`` are the claim-lifecycle queues (filled by the lifecycle stage; empty until then).
+    ``confirmations``: records of ``confirmations.jsonl`` (restatements the write path did not log; fold each into its
+    claim's marker). ``revisit``: vault-relative pages past their ``stale_after`` (soonest first), then personal
+    pages with none — to re-confirm against these logs or leave for review, never to delete. ``archive_dir`` lets
+    an engine read a log line a claim's provenance names (read-only).
     """
 
     vault_dir: Path
@@ -55,9 +58,21 @@ class IngestBatch:
     deadline: float
     confirmations: tuple[dict, ...] = ()
     revisit: tuple[str, ...] = ()
+    archive_dir: Path | None = None
 
     def seconds_left(self) -> float:
         return self.deadline - time.monotonic()
+
+    def log_line(self, source: str | None) -> str | None:
+        """The raw line a ``YYYY-MM-DD.md:LINE`` provenance points at (read-only), or None."""
+        if not source or self.archive_dir is None or ":" not in source:
+            return None
+        name, _, number = source.rpartition(":")
+        try:
+            lines = (self.archive_dir / name).read_bytes().decode("utf-8", errors="replace").split("\n")
+            return lines[int(number) - 1].rstrip("\r") if number.isdigit() and 0 < int(number) <= len(lines) else None
+        except OSError:
+            return None
 
 
 @dataclass

@@ -25,11 +25,12 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from ..archive import parse_fact_line
 from ..errors import DreamFailed
 from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, claim_key, conflict_key, is_personal, is_repeat, page_for, page_type,
-                        stale_after)
+from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, claim_key, conflict_key, is_personal, is_repeat, page_for,
+                        page_type, stale_after)
 from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, parse_claim, read_page, render_page
 
 _DESCRIPTIONS = {
@@ -42,6 +43,20 @@ _DESCRIPTIONS = {
 
 
 MAX_TAGS = 20
+_PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
+
+
+def _as_date(value) -> dt.date | None:
+    from .revisit import as_date  # noqa: PLC0415
+
+    return as_date(value)
+
+
+def _record_day(record: dict) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(record.get("day"))[:10])
+    except ValueError:
+        return None
 
 
 def _trim(lines: list[str]) -> list[str]:
@@ -83,6 +98,8 @@ class _PageWork:
         self.history = _entries(page.section(PREVIOUSLY))
         self.current = [e for e in self.claims if isinstance(e, Claim)]
         self.folded_through = _position(str(page.meta.get("folded_through") or ""))
+        self.confirmed_through = str(page.meta.get("confirmed_through") or "")
+        self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
         self.latest: dt.date | None = None
         self.changed = fresh
         self.tags: list[str] = []
@@ -129,6 +146,8 @@ class _PageWork:
                 moved = self.claims[at:end]
                 del self.claims[at:end]
                 old.until = fact.day
+                if old.source:
+                    self.replaced.append(old.source)
                 while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
                     self.history.pop()  # keep ## Previously a tight list
                 self.history.extend(moved)
@@ -146,6 +165,41 @@ class _PageWork:
         self.current.append(new)
         self._keys.append(claim_key(fact.content))
         return False
+
+    def confirm(self, record: dict) -> None:
+        """Fold one ``confirmations.jsonl`` record: bump the matching claim, or add it when no claim matches (the
+        restatement was never logged, so it must not be lost). Records up to ``confirmed_through`` are skipped."""
+        ts, day = str(record.get("ts") or ""), _record_day(record)
+        if not ts or ts <= self.confirmed_through or day is None:
+            return
+        self.confirmed_through = ts
+        self.changed = True
+        self.latest = max(self.latest or day, day)
+        for text in (record.get("matched"), record.get("content")):
+            i = self.match(str(text)) if text else None
+            if i is not None:
+                claim = self.current[i]
+                claim.count = (claim.count or 1) + 1
+                claim.last = max(claim.last or day, day)
+                return
+        source = str(record.get("source") or "")
+        provenance = (f"{source.removeprefix('archive:')}:{record.get('locator')}"
+                      if source.startswith("archive:") and record.get("locator") else None)
+        new = Claim(str(record.get("content")), 2, day, provenance)  # the original statement and this one
+        self.claims.append(new)
+        self.current.append(new)
+        self._keys.append(claim_key(new.text))
+
+    def backfill_stale_after(self) -> None:
+        """A personal page with no ``stale_after`` gets one from its claims' last confirmations (or ``updated``)."""
+        if "stale_after" in self.page.meta or not is_personal(self.rel):
+            return
+        fallback = _as_date(self.page.meta.get("updated"))
+        expiries = [e for c in self.current if (last := c.last or fallback)
+                    and (e := stale_after(self.category, c.text, last))]
+        if expiries:
+            self.page.meta["stale_after"] = min(expiries)
+            self.changed = True
 
     def finish(self, related: list[str]) -> Page:
         """The page with claims, frontmatter and ``## Related`` brought up to date."""
@@ -165,7 +219,10 @@ class _PageWork:
             merged = list(dict.fromkeys([*map(str, have), *self.tags]))
             if "tags" not in meta or isinstance(meta.get("tags"), list):
                 meta["tags"] = merged[:MAX_TAGS] if len(have) <= MAX_TAGS else list(map(str, have))
-        meta["folded_through"] = f"{self.folded_through[0]}:{self.folded_through[1]}"
+        if self.folded_through[0]:
+            meta["folded_through"] = f"{self.folded_through[0]}:{self.folded_through[1]}"
+        if self.confirmed_through:
+            meta["confirmed_through"] = self.confirmed_through
         if self.fresh:
             page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'{title}: notes consolidated from the daily logs.')}\n"
         render = [e.render() if isinstance(e, Claim) else e for e in self.claims]
@@ -203,6 +260,22 @@ class RulesEngine:
             target = work[rel]
             if target is not None and target.fold(fact):
                 result.superseded.append(fact.raw)
+        for record in batch.confirmations:
+            rel = page_for(str(record.get("category") or "general"))
+            if rel not in work:
+                work[rel] = self._open(vault, rel, str(record.get("category") or "general"), result)
+            if work[rel] is not None:
+                work[rel].confirm(record)
+        for rel in batch.revisit:
+            if rel not in work and is_personal(rel) and (vault / rel).is_file():
+                work[rel] = self._open(vault, rel, _PAGE_CATEGORY.get(Path(rel).stem, "personal"), result)
+            if work.get(rel) is not None:
+                work[rel].backfill_stale_after()
+        for w in work.values():  # a replaced claim's log line: the page now holds it as history
+            for source in (w.replaced if w is not None else []):
+                raw = batch.log_line(source)
+                if raw and parse_fact_line(raw):
+                    result.superseded.append(raw)
         routed = sorted(rel for rel, w in work.items() if w is not None)
         for rel in routed:
             w = work[rel]

@@ -37,13 +37,14 @@ from ..archive import parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
 from ..files import atomic_write, read_text
-from ..state import append_superseded, read_forgotten
+from ..state import append_superseded, read_confirmations, read_forgotten, truncate_confirmations
 from ..textnorm import normalize
 from ..vault import bootstrap, content_pages
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
 from .gate import Decision, count_fact_lines, decide, pending_logs
+from .revisit import revisit_queue
 from .state import DreamState, load_state, save_state
 
 DREAM_LOCK = ".dream.lock"
@@ -77,6 +78,7 @@ class TickResult:
     facts: int = 0
     pages_changed: list[str] = field(default_factory=list)
     superseded: int = 0
+    confirmations: int = 0
     failures: int = 0
     summary: str = ""
     error: str | None = None
@@ -97,7 +99,8 @@ class TickResult:
             "decision": self.decision.to_json() if self.decision else None, "engine": self.engine,
             "watermark_before": iso(self.watermark_before), "watermark_after": iso(self.watermark_after),
             "batch": [d.isoformat() for d in self.batch], "facts": self.facts, "pages_changed": self.pages_changed,
-            "superseded": self.superseded, "failures": self.failures, "summary": self.summary, "error": self.error,
+            "superseded": self.superseded, "confirmations": self.confirmations, "failures": self.failures,
+            "summary": self.summary, "error": self.error,
             "lint": self.lint, "steps": [s.__dict__ for s in self.steps], "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
         }
@@ -105,7 +108,8 @@ class TickResult:
     def record(self) -> dict[str, Any]:
         """The compact form kept in ``dream_state.json`` as the phase's last result."""
         out = {k: v for k, v in self.to_json().items() if k in (
-            "outcome", "engine", "watermark_after", "batch", "facts", "pages_changed", "superseded", "failures",
+            "outcome", "engine", "watermark_after", "batch", "facts", "pages_changed", "superseded", "confirmations",
+            "failures",
             "summary", "error", "lint", "seconds")}
         out["pages_changed"] = len(self.pages_changed)
         return out
@@ -153,6 +157,7 @@ class DreamRunner:
         self.follow_ups = FOLLOW_UPS if follow_ups is None else follow_ups
         self.vault = settings.paths.vault_dir
         self.state_dir = settings.paths.state_dir
+        self._shown = 0  # confirmations.jsonl lines the current batch showed the engine
 
     # --- public ---------------------------------------------------------------------------------------------
     def tick(self, *, force: bool = False) -> TickResult:
@@ -233,7 +238,7 @@ class DreamRunner:
 
         batch = self._batch(mark, batch_days)
         result.facts = len(batch.facts)
-        if not batch.facts:
+        if not batch.facts and not batch.confirmations:
             # Nothing to fold (empty logs, or every fact forgotten): no engine can change a page, so waiting for
             # one would only wedge the watermark. Advance it and say so.
             ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note="nothing to fold"),
@@ -269,6 +274,8 @@ class DreamRunner:
 
         if outcome is not None and result.pages_changed:
             result.superseded = append_superseded(self.state_dir, outcome.superseded, timeout=settings.lock_timeout)
+            # only the lines the engine was shown: captures keep appending while it runs
+            result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=settings.lock_timeout)
             ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end), timeout=settings.lock_timeout)
             self._clear_counters(state, end)
             state.in_flight = None
@@ -341,6 +348,8 @@ class DreamRunner:
         """Read the batch's logs; drop forgotten facts (they must not come back through the vault). Facts retired
         as superseded stay: a restatement of a folded claim still confirms it."""
         tombstones = read_forgotten(self.state_dir)
+        confirmations = read_confirmations(self.state_dir)
+        self._shown = len(confirmations)
         logs: dict[dt.date, str] = {}
         facts: list[BatchFact] = []
         for day in days:
@@ -356,7 +365,11 @@ class DreamRunner:
             logs[day] = "\n".join(ln for i, ln in enumerate(lines, 1) if i not in dropped)
         return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=days[-1],
                            days=days, logs=logs, facts=tuple(facts),
-                           deadline=time.monotonic() + self.config.timeout_seconds)
+                           deadline=time.monotonic() + self.config.timeout_seconds,
+                           confirmations=tuple(c for c in confirmations if c is not None and
+                                               normalize(str(c.get("content", ""))) not in tombstones),
+                           revisit=revisit_queue(self.vault, self.settings.today),
+                           archive_dir=self.settings.paths.archive_dir)
 
 
 def _one_line(exc: BaseException) -> str:
