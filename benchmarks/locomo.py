@@ -173,24 +173,70 @@ def build_home(conv: Conversation, home: Path, embedder, context_window: int | N
 
 
 def home_for(conv: Conversation, tmp: Path, embedder, context_window: int | None,
-             cache: Path | None) -> tuple[object, float, float]:
+             cache: Path | None, dream: bool = False) -> tuple[object, float, float]:
     """A captured and indexed home for ``conv``: a fresh one under ``tmp``, or with ``cache`` the one kept there
     (built on first use; a home whose build did not finish is rebuilt). Returns ``(settings, capture s, index s)``."""
+    suffix = "-dream" if dream else ""
     if cache is None:
-        return build_home(conv, tmp / "home", embedder, context_window)
-    home = cache / f"{conv.sample_id}-cw{'default' if context_window is None else context_window}"
+        built = build_home(conv, tmp / "home", embedder, context_window)
+        if dream:
+            dream_home(built[0], embedder, conv)
+        return built
+    home = cache / f"{conv.sample_id}-cw{'default' if context_window is None else context_window}{suffix}"
     done = home / ".locomo-built"
     if done.is_file():
         return resolve_settings(home=home, env={}), 0.0, 0.0
     if home.exists():
         shutil.rmtree(home)
     built = build_home(conv, home, embedder, context_window)
+    if dream:
+        dream_home(built[0], embedder, conv)
     done.write_text(embedder.name + "\n", encoding="utf-8")
     return built
 
 
+_SOURCE = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
+
+
+def dream_home(settings, embedder, conv: Conversation) -> float:
+    """Run the dream (rules engine, with its reconcile follow-up) over every log of the home, as cron would the
+    day after the last session. Returns seconds."""
+    from suzent_cli.dream.config import DreamConfig  # noqa: PLC0415
+    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
+
+    last = max(day for day, _, _, _ in conv.turns)
+    dreamer = resolve_settings(home=settings.paths.home, now=f"{last + dt.timedelta(days=1)}T12:00", env={})
+    runner = DreamRunner(dreamer, DreamConfig(), engine="rules", embedder=embedder)
+    started = time.perf_counter()
+    while (result := runner.tick(force=True)).outcome == "ingested":
+        failed = [step for step in result.steps if not step.ok]
+        if failed:
+            raise SystemExit(f"dream follow-up failed for {conv.sample_id}: {failed[0].error}")
+    return time.perf_counter() - started
+
+
+def provenance_map(settings) -> dict[tuple[str, int], str]:
+    """``(log file name, line) -> dia_id`` (the session each turn was captured with), to map vault claims back."""
+    from suzent_cli.archive import list_logs, read_log  # noqa: PLC0415
+
+    return {(path.name, f.line): f.session for _, path in list_logs(settings.paths.archive_dir)
+            for f in read_log(path) if f.session}
+
+
+def ranked_turns(hits, provenance: dict[tuple[str, int], str] | None) -> list[str]:
+    """The dia_ids a ranked hit list shows, in order: a log row is its turn; a vault chunk is every turn its claims
+    cite (``· source: F:L``), so a chunk holding ten claims uses ten of the k places."""
+    out: list[str] = []
+    for h in hits:
+        if h.session:
+            out.append(h.session)
+        elif provenance is not None:
+            out += [provenance[(f, int(n))] for f, n in _SOURCE.findall(h.content) if (f, int(n)) in provenance]
+    return out
+
+
 def evaluate(store: Store, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
-             search_fn=search) -> None:
+             search_fn=search, provenance: dict[tuple[str, int], str] | None = None) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]``."""
     for mode in modes:
         acc = scores[mode]
@@ -200,13 +246,13 @@ def evaluate(store: Store, embedder, questions: list[Question], modes: list[str]
             took = time.perf_counter() - started
             acc.seconds += took
             acc.times.append(took)
-            acc.add(q, [h.session for h in hits])
+            acc.add(q, ranked_turns(hits, provenance))
 
 
 def render(result: dict) -> str:
     """The report as plain text: one table of all modes and k, per-category recall@10, times, anchors."""
     lines = [f"LoCoMo evidence retrieval — {result['conversations']} conversations, {result['turns']} turns, "
-             f"{result['questions']} questions (categories 1-4); skipped {result['skipped_evidence_ids']} evidence ids "
+             f"{result['questions']} questions (categories 1-4){'; after a dream' if result.get('dream') else ''}; skipped {result['skipped_evidence_ids']} evidence ids "
              f"and {result['skipped_questions']} questions without resolvable evidence; context_window="
              f"{result['context_window']}", ""]
     head = "| mode | " + " | ".join(f"R@{k}" for k in KS) + " | " + " | ".join(f"any@{k}" for k in KS) + " | ms/query |"
@@ -238,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="index.context_window for the temporary homes (default: the product default)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder spec (default: the bundled model)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result as JSON here")
+    parser.add_argument("--dream", action="store_true",
+                        help="run the dream (rules engine + reconcile) over each home before recalling; vault hits "
+                             "map back to turns through their claims' provenance")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"LoCoMo data not found at {args.data}: download locomo10.json from snap-research/locomo "
@@ -257,12 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     window = None
     for conv in convs:
         with tempfile.TemporaryDirectory(prefix="suzent-locomo-") as tmp:
-            settings, c_s, i_s = home_for(conv, Path(tmp), embedder, args.context_window, args.cache)
+            settings, c_s, i_s = home_for(conv, Path(tmp), embedder, args.context_window, args.cache, args.dream)
             window = settings.context_window
             capture_s += c_s
             index_s += i_s
             store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
-            evaluate(store, embedder, conv.questions, modes, scores)
+            evaluate(store, embedder, conv.questions, modes, scores,
+                     provenance=provenance_map(settings) if args.dream else None)
         print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions, "
               f"capture {c_s:.1f} s, index {i_s:.1f} s", file=sys.stderr)
 
@@ -272,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
         "embedder": embedder.name,
+        "dream": args.dream,
         "context_window": window,
         "conversations": len(convs),
         "turns": sum(len(c.turns) for c in convs),
