@@ -142,8 +142,12 @@ def test_change_over_time_moves_the_old_claim_to_previously(home):
     log(s, "2026-06-05", "[personal] Moved to Lisbon")
     runner(s).tick(force=True)
     page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
-    assert [c.text for c in page.claims()] == ["Moved to Lisbon"]
+    assert [c.text for c in page.claims()] == ["Moved to Lisbon (since 2026-06-05); previously: Lives in Berlin"]
     assert [(c.text, c.until) for c in page.claims("Previously")] == [("Lives in Berlin", D("2026-06-05"))]
+    log(s, "2026-06-07", "[personal] Moved to Lisbon")  # a restatement confirms the current claim
+    runner(s).tick(force=True)
+    (claim,) = read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()
+    assert (claim.count, claim.text.startswith("Moved to Lisbon (since")) == (2, True)
 
 
 def test_person_written_page_keeps_its_keys_and_text(home):
@@ -407,7 +411,7 @@ def test_a_negated_claim_replaces_the_affirmed_one(home):
     log(s, "2026-06-03", "[personal] Is not allergic to peanuts `health allergy`")
     runner(s).tick(force=True)
     page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
-    assert [c.text for c in page.claims()] == ["Is not allergic to peanuts"]
+    assert [c.text for c in page.claims()] == ["Is not allergic to peanuts (since 2026-06-03); previously: Is allergic to peanuts"]
     assert [(c.text, c.until) for c in page.claims("Previously")] == [("Is allergic to peanuts", D("2026-06-03"))]
     assert page.meta["tags"] == ["health", "allergy"]  # the facts' tags reach the page
 
@@ -458,9 +462,10 @@ def test_a_negation_is_never_folded_as_a_repeat(home):
     assert result.outcome == "ingested"
     assert read_superseded(s.paths.state_dir) == [f"- [personal] Is {long}",
                                                   "- [preference] Likes long detailed weekly status reports by email"]
-    assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()] == [f"Is not {long}"]
-    assert [c.text for c in read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()] == \
-        ["Dislikes long detailed weekly status reports by email"]
+    assert [c.text.split(" (since")[0] for c in read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()] == \
+        [f"Is not {long}"]
+    assert [c.text.split(" (since")[0] for c in read_page(s.paths.vault_dir / "3_Personal/Preferences.md").claims()] \
+        == ["Dislikes long detailed weekly status reports by email"]
 
 
 def test_lint_flags_likes_and_doesnt_like(home):
@@ -485,7 +490,7 @@ def test_notes_under_the_last_claim_stay_with_it_and_previously_stays_tight(home
         runner(s).tick(force=True)
     text = page.read_text()
     assert "- Lives in Rome (until 2026-06-01)\n  - note: near the Pantheon\n- Lives in Oslo" in text  # with its note
-    assert "- Lives in Lima (confirmed 1x" in text.split("## Previously")[0]
+    assert "- Lives in Lima (since 2026-06-03); previously: Lives in Kyiv (confirmed 1x" in text.split("## Previously")[0]
     previously = text.split("## Previously\n\n")[1].split("\n\n")[0].splitlines()
     assert [ln.split(" (")[0] for ln in previously] == ["- Lives in Rome", "  - note: near the Pantheon",
                                                         "- Lives in Oslo", "- Lives in Kyiv"]

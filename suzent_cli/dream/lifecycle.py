@@ -132,9 +132,16 @@ def specifics(text: str) -> tuple[str, ...]:
     return tuple(_SPECIFIC_RE.findall(text))
 
 
+def base_text(text: str) -> str:
+    """A claim without its change-over-time note: "Moved to Lisbon (since 2026-09-01); previously: Lives in
+    Berlin" → "Moved to Lisbon"."""
+    return re.sub(r"^currently\s+", "", _CURRENTLY_RE.sub("", text).strip(), flags=re.I)
+
+
 def claim_key(text: str) -> str:
-    """Comparison key of a claim: normalized (lower case, single spaces), without trailing punctuation."""
-    return normalize(text).rstrip(" .!")
+    """Comparison key of a claim: its :func:`base_text`, normalized (lower case, single spaces), without trailing
+    punctuation."""
+    return normalize(base_text(text)).rstrip(" .!")
 
 
 _NEGATION_RE = re.compile(r"\b(?:not|no longer|never)\b\s*|n't\b", re.I)

@@ -29,7 +29,7 @@ from ..archive import parse_fact_line
 from ..errors import DreamFailed
 from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, claim_key, conflict_key, is_personal, is_repeat, page_for,
+from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, base_text, claim_key, conflict_key, is_personal, is_repeat, page_for,
                         page_type, stale_after)
 from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, parse_claim, read_page, render_page
 
@@ -134,6 +134,7 @@ class _PageWork:
             claim.last = max(claim.last or fact.day, fact.day)
             return True
         subject, value = conflict_key(fact.content)
+        replaced: list[Claim] = []
         for j in reversed(range(len(self.current))):
             other = conflict_key(self.current[j].text)
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
@@ -146,12 +147,17 @@ class _PageWork:
                 moved = self.claims[at:end]
                 del self.claims[at:end]
                 old.until = fact.day
+                old.text = base_text(old.text)
+                replaced.append(old)
                 if old.source:
                     self.replaced.append(old.source)
                 while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
                     self.history.pop()  # keep ## Previously a tight list
                 self.history.extend(moved)
-        new = Claim(fact.content, 1, fact.day, fact.source)
+        text = fact.content
+        if replaced:  # the schema's change-over-time form, so the current claim answers for the old one too
+            text = f"{fact.content.rstrip(' .')} (since {fact.day.isoformat()}); previously: {replaced[0].text}"
+        new = Claim(text, 1, fact.day, fact.source)
         last_claim = max((k for k, e in enumerate(self.claims) if isinstance(e, Claim)), default=None)
         if last_claim is None:
             at = len(self.claims)
