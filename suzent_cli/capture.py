@@ -1,9 +1,19 @@
 """The write path: ``suzent capture`` appends facts to the day's log in the capture buffer.
 
 Ready fact lines take the fast path: parse, clean, one locked append — no model, no index, no heavy import.
-A conversation turn goes through an extractor first (:mod:`suzent_cli.extract`); for the claude extractor the
-10 nearest known facts are looked up best-effort (a missing, locked or corrupt index only means no context: the
-write still happens — invariant 5). Nothing is deduplicated at write time.
+They are never classified: a caller that hands over fact lines has already decided they belong in the log.
+
+A conversation turn goes through an extractor first (:mod:`suzent_cli.extract`). When an index exists, the 10
+nearest known facts (the *recall set*) are looked up once per turn, best-effort (a locked or corrupt index only
+means no context: the write still happens — invariant 5). The claude extractor's prompt carries their texts; for
+either extractor the write-path classifier (:mod:`suzent_cli.classifier`) then compares each extracted fact with
+the same set (invariant 5b):
+
+* ``confirmation`` — a word-for-word restatement of a durably recorded claim: not written to the log, recorded in
+  ``notebook/.state/confirmations.jsonl`` instead (see :mod:`suzent_cli.state`) for the dream to count;
+* ``revision`` — written exactly like a new fact, with the tag ``revision`` added;
+* ``new`` — written as before. Any failure of the lookup, the classifier or the confirmations write degrades to
+  ``new``: the fact is written.
 """
 
 from __future__ import annotations
@@ -36,6 +46,8 @@ class CaptureResult:
     extractor: str | None = None
     known_facts: int = 0
     warnings: list[str] = field(default_factory=list)
+    outcomes: list = field(default_factory=list)  # a Classification per written fact (turn captures only)
+    confirmations: list = field(default_factory=list)  # (Fact, Classification) recorded instead of written
 
 
 def parse_time(text: str) -> str:
@@ -125,18 +137,24 @@ def _warn_behind_watermark(settings: Settings, day: dt.date, warnings: list[str]
                         "stored and indexed, but the dream will not fold it into the vault")
 
 
-KnownFacts = Callable[[str], list[str]]
+KnownFacts = Callable[[str], list]  # text -> recalled rows (Hit) or plain strings
+
+
+def _text_of(item) -> str:
+    return item if isinstance(item, str) else str(item.content)
 
 
 def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str | None = None,
                       known_facts: KnownFacts | None = None, day: dt.date | None = None, time: str | None = None,
                       session: str = "cli", warnings: list[str] | None = None) -> CaptureResult:
-    """Extract facts from a turn (see :func:`suzent_cli.extract.turns.parse_turn`) and :func:`write_facts` them.
+    """Extract facts from a turn (see :func:`suzent_cli.extract.turns.parse_turn`), classify them and write them
+    (:func:`write_classified`).
 
-    ``known_facts(text)`` returns up to 10 nearest known facts for the prompt; any exception it raises is
-    swallowed (the extraction runs without context). When a model extractor raises :class:`ExtractionFailed`
-    the offline extractor is used instead, with a warning. Raises :class:`InputInvalid`,
-    :class:`ExtractorUnavailable`.
+    ``known_facts(text)`` returns the recall set: up to 10 nearest known rows (:class:`~suzent_cli.recall.Hit`, or
+    plain strings, which the classifier never matches). It is called once; the claude prompt gets the texts and the
+    classifier the rows. Any exception it raises is swallowed with a warning (no context, every fact ``new``).
+    When a model extractor raises :class:`ExtractionFailed` the offline extractor is used instead, with a
+    warning. Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
     """
     from .extract import choose_extractor  # noqa: PLC0415
     from .extract.turns import parse_turn  # noqa: PLC0415
@@ -144,12 +162,18 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     warnings = list(warnings or [])
     turn = parse_turn(turn_text)
     extractor = choose_extractor(settings, extractor_name)
-    known: list[str] = []
-    if known_facts is not None and extractor.name != "offline":
+    if time:
+        parse_time(time)  # fail before anything is recorded
+    recall_set: list = []
+    texts: list[str] = []
+    if known_facts is not None:
         try:
-            known = list(known_facts(turn.as_text()))[:KNOWN_FACTS]
+            recall_set = list(known_facts(turn.as_text()))[:KNOWN_FACTS]
+            texts = [_text_of(item) for item in recall_set]
         except Exception as exc:  # noqa: BLE001 - invariant 5: enrichment never blocks a write
+            recall_set, texts = [], []
             warnings.append(f"known-fact lookup skipped ({type(exc).__name__}: {exc})".splitlines()[0][:200])
+    known = texts if extractor.name != "offline" else []
     try:
         facts = extractor.extract(turn, known)
     except ExtractionFailed as exc:
@@ -161,8 +185,55 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
         extractor, known = OfflineExtractor(), []
         facts = extractor.extract(turn, known)
-    return write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings,
-                       extractor=extractor.name, known_facts=len(known))
+    return write_classified(settings, facts, recall_set, day=day, time=time, session=session, warnings=warnings,
+                            extractor=extractor.name, known_facts=len(known))
+
+
+def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *, day: dt.date | None = None,
+                     time: str | None = None, session: str = "cli", warnings: list[str] | None = None,
+                     extractor: str | None = None, known_facts: int = 0) -> CaptureResult:
+    """Classify ``facts`` against ``recall_set`` (:func:`suzent_cli.classifier.classify_all`), record the
+    confirmations in ``confirmations.jsonl`` and :func:`write_facts` the rest (revisions tagged ``revision``).
+
+    Confirmations are recorded first, in one locked append; if that fails they are written to the log as new
+    facts, with a warning. When every fact is a confirmation nothing is appended to the log (``path`` None).
+    ``result.outcomes`` holds a :class:`~suzent_cli.classifier.Classification` per written fact,
+    ``result.confirmations`` the ``(fact, classification)`` pairs recorded instead. Raises like
+    :func:`write_facts` (the confirmations, if any, are then already recorded).
+    """
+    from .classifier import Classification, classify_all  # noqa: PLC0415
+    from .state import append_confirmations  # noqa: PLC0415
+
+    warnings = list(warnings or [])
+    day = day or settings.today
+    cleaned = clean_facts(facts)
+    outcomes = (classify_all(cleaned, recall_set) if recall_set
+                else [Classification("new", reason="empty recall set") for _ in cleaned])
+    confirmed = [(f, c) for f, c in zip(cleaned, outcomes) if c.outcome == "confirmation"]
+    if confirmed:
+        now = dt.datetime.now(dt.timezone.utc).isoformat()
+        records = [{"ts": now, "day": day.isoformat(), "content": f.content, "category": f.category,
+                    "matched": c.matched, "source": c.source, "locator": c.locator, "score": c.score,
+                    "session": session} for f, c in confirmed]
+        try:
+            append_confirmations(settings.paths.state_dir, records, timeout=settings.lock_timeout)
+        except Exception as exc:  # noqa: BLE001 - a restatement is logged rather than lost
+            warnings.append(f"confirmations not recorded ({type(exc).__name__}: {exc}); the facts were logged "
+                            "instead".splitlines()[0][:200])
+            outcomes = [Classification("new", reason="confirmation not recorded") if c.outcome == "confirmation"
+                        else c for c in outcomes]
+            confirmed = []
+    kept = [(_tagged(f) if c.outcome == "revision" else f, c)
+            for f, c in zip(cleaned, outcomes) if c.outcome != "confirmation"]
+    result = write_facts(settings, [f for f, _ in kept], day=day, time=time, session=session, warnings=warnings,
+                         extractor=extractor, known_facts=known_facts)
+    result.outcomes = [c for _, c in kept]
+    result.confirmations = confirmed
+    return result
+
+
+def _tagged(fact: Fact) -> Fact:
+    return fact if "revision" in fact.tags else Fact(fact.content, fact.category, (*fact.tags, "revision"))
 
 
 def index_after_capture(settings: Settings, path: Path):

@@ -15,8 +15,17 @@ three). Ranking, in every mode:
    candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
    after it in the same file. This can surface a row that no run returned.
 
+The sum of 1-3 is the row's **relevance**.
+
+4. **Importance.** ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (:func:`ranking.final_score`),
+   with the importance the indexer stamped (confirmations, status, history section, human verification) times the
+   stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.ranking` documents
+   the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is relevance alone;
+   legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
+
 Ties are broken by importance, then source and locator. Each returned hit is appended (best-effort) to
-``notebook/.state/recall_log.jsonl``.
+``notebook/.state/recall_log.jsonl``. Every hit carries its factors (``runs``, ``date_boost``, ``neighbour``,
+``relevance``, ``importance``, ``factors``) for ``recall --explain``.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
+from . import ranking
 from .config import Settings
 from .errors import IndexMissing, InputInvalid, SuzentError
 from .index.embed import Embedder
@@ -51,9 +61,18 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "factors")
+
+
 @dataclass
 class Hit:
-    """One recalled row. ``locator`` is the 1-based line of a daily-log fact or the chunk index of a page."""
+    """One recalled row. ``locator`` is the 1-based line of a daily-log fact or the chunk index of a page.
+
+    ``score`` is the final score; ``relevance`` the part from the query (``runs``: each run's min-max normalized
+    score, 0..1, before :data:`WEIGHTS`; plus ``date_boost`` and ``neighbour``, the share a neighbouring row
+    added); ``importance`` the row's importance at recall (stale decay applied); ``factors`` how that importance
+    was made (the indexer's ``importance_factors`` plus ``stale_factor`` and ``ranked``: False for a legacy row).
+    """
 
     id: str
     content: str
@@ -68,9 +87,19 @@ class Hit:
     tags: list[str]
     importance: float
     ranks: dict[str, int] = field(default_factory=dict)
+    relevance: float = 0.0
+    runs: dict[str, float] = field(default_factory=dict)
+    date_boost: float = 0.0
+    neighbour: float = 0.0
+    factors: dict = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
-        return asdict(self)
+    def as_dict(self, explain: bool = False) -> dict:
+        """The hit as a JSON-ready dict; the ranking factors (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
+        d = asdict(self)
+        if not explain:
+            for key in EXPLAIN_FIELDS:
+                d.pop(key, None)
+        return d
 
 
 def fts_query(text: str) -> str:
@@ -78,15 +107,24 @@ def fts_query(text: str) -> str:
     return " ".join(_WORD.findall(text))
 
 
-def _hit(row: dict, score: float) -> Hit:
+def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
+    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score."""
     meta = row_metadata(row)
     tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+    stored = row.get("importance")
+    stamped = meta.get(ranking.FACTORS_KEY) if isinstance(meta.get(ranking.FACTORS_KEY), dict) else {}
+    importance, stale = ranking.effective_importance(stored, stamped, today)
+    ranked = row.get("source") is not None  # a legacy row's importance is another tool's scale: neutral here
+    factors = {**stamped, "indexed": None if stored is None else float(stored), "stale_factor": stale,
+               "ranked": ranked}
+    score = ranking.final_score(relevance, importance if ranked else ranking.NEUTRAL)
     return Hit(
-        id=row["id"], content=row["content"], score=score, source=row.get("source"),
-        source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
+        id=row["id"], content=row["content"], score=score,
+        source=row.get("source"), source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
         source_file=meta.get("source_file"), locator=row.get("locator"),
         date=row.get("source_date") or meta.get("source_date"), session=meta.get("session_id"),
-        category=meta.get("category"), tags=[str(t) for t in tags], importance=float(row.get("importance") or 0.0),
+        category=meta.get("category"), tags=[str(t) for t in tags], importance=importance, relevance=relevance,
+        factors=factors,
     )
 
 
@@ -127,11 +165,19 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
     return ranges
 
 
+MIN_POOL = 10
+
+
 def normalize_scores(scores: list[float]) -> list[float]:
-    """Min-max normalize ``scores`` to 0..1 (the best is 1, the worst of the pool 0); all equal -> all 1."""
+    """Min-max normalize ``scores`` to 0..1 (the best is 1, the worst of the pool 0); all equal -> all 1.
+
+    A pool under :data:`MIN_POOL` rows (a rare term matched only a few) has no meaningful worst: its scores are
+    divided by the best instead (floor 0), so the second of two good matches is not pushed to 0."""
     if not scores:
         return []
     lo, hi = min(scores), max(scores)
+    if len(scores) < MIN_POOL:
+        lo = min(lo, 0.0)
     if hi <= lo:
         return [1.0] * len(scores)
     return [(x - lo) / (hi - lo) for x in scores]
@@ -173,9 +219,10 @@ def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: i
     return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
 
 
-def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10) -> list[Hit]:
-    """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours: see the module docstring). Returns at most
-    ``limit`` hits, best first.
+def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
+           today: dt.date | None = None) -> list[Hit]:
+    """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
+    Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
@@ -192,6 +239,7 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
     rows: dict[str, dict] = {}
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
+    runs: dict[str, dict[str, float]] = {}
     for name in RUNS[mode]:
         run = _run(store, embedder, name, query, pool)
         for rank, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run])), start=1):
@@ -199,9 +247,11 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
             rows.setdefault(rid, row)
             scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
             ranks.setdefault(rid, {})[name] = rank
+            runs.setdefault(rid, {})[name] = norm
     if not rows:
         return []
 
+    boosted: set[str] = set()
     dates = query_dates(query)
     if dates:
         for rid, row in rows.items():
@@ -212,12 +262,15 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
                 day = None
             if day and any(first <= day <= last for first, last in dates):
                 scores[rid] += DATE_BOOST
+                boosted.add(rid)
 
+    own = dict(scores)
     sources = sorted({row["source"] for row in rows.values() if row.get("source") is not None})
     if NEIGHBOUR_SHARE > 0 and sources:
         positions = [(p["id"], p["source"], p["locator"]) for p in store.positions(sources)]
         scores = spread_to_neighbours(scores, positions)
 
+    # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
     missing = [rid for rid in best if rid not in rows]
     for row in store.rows_by_id(missing):
@@ -225,8 +278,11 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
     hits = []
     for rid in best:
         if rid in rows:
-            hit = _hit(rows[rid], scores[rid])
+            hit = _hit(rows[rid], scores[rid], today)
             hit.ranks = ranks.get(rid, {})
+            hit.runs = runs.get(rid, {})
+            hit.date_boost = DATE_BOOST if rid in boosted else 0.0
+            hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
     return hits[:limit]
@@ -234,14 +290,15 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            log: bool = True) -> list[Hit]:
-    """Open the index of ``settings`` and :func:`search` it; log returned hits to ``recall_log.jsonl``.
+    """Open the index of ``settings`` and :func:`search` it (stale decay as of ``settings.today``); log returned
+    hits to ``recall_log.jsonl``.
 
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     store = _open_for_read(settings, embedder)
     try:
-        hits = search(store, embedder, query, mode=mode, limit=limit)
+        hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)
     except SuzentError:
         raise
     except Exception as exc:  # noqa: BLE001 - a lance failure while reading: one clear message

@@ -1,25 +1,39 @@
-"""Best-effort "nearest known facts" for the extraction prompt (invariant 5: never blocks a write)."""
+"""Best-effort recall set for a turn capture: the nearest known rows, shared by the extraction prompt and the
+write-path classifier (invariant 5: never blocks a write)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .config import Settings
 
+if TYPE_CHECKING:
+    from .recall import Hit
 
-def known_facts_for(settings: Settings, limit: int = 10) -> Callable[[str], list[str]]:
-    """A function ``text -> up to limit nearest known facts`` over the existing index, for capture.
 
-    It runs BM25 only, so it loads lancedb but never torch or the embedding model; the offline extractor never
-    calls it. Any failure — no index,
-    locked, corrupt, another embedder — raises, and capture swallows it and extracts without context.
+def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list["Hit"]]:
+    """A function ``text -> up to limit nearest known rows`` (:class:`~suzent_cli.recall.Hit`, with ``content``,
+    ``source`` = ``label:filename``, ``source_type``, ``source_file``, ``locator``, …) over the existing index.
+
+    Full-text (BM25) only on the turn's first 2,000 characters: it loads lancedb but never torch or the embedding
+    model, and is not logged to ``recall_log.jsonl``. With no index yet it returns ``[]`` without importing
+    lancedb. Any other failure — locked, corrupt, another embedder — raises; capture swallows it, extracts
+    without context and classifies every fact ``new``.
     """
 
-    def lookup(text: str) -> list[str]:
+    def lookup(text: str) -> list[Hit]:
+        from .index.store import table_exists  # noqa: PLC0415 - light: lancedb is imported lazily
+
+        if not table_exists(settings.paths.index_dir):
+            return []
         from .recall import recall  # noqa: PLC0415
 
-        # Full-text only: no model load on the write path, and the classifier that reads this set compares
-        # lexically anyway. The query is the turn's first 2,000 characters.
-        return [h.content for h in recall(settings, None, text[:2000], mode="fts", limit=limit, log=False)]
+        return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False)
 
     return lookup
+
+
+def known_facts_for(settings: Settings, limit: int = 10) -> Callable[[str], list[str]]:
+    """Like :func:`recall_set_for`, texts only (``Hit.content``): for callers that only need the prompt's list."""
+    rows = recall_set_for(settings, limit)
+    return lambda text: [h.content for h in rows(text)]

@@ -11,7 +11,7 @@ from conftest import CountingEmbedder
 from suzent_cli import archive
 from suzent_cli.archive import Fact
 from suzent_cli.errors import IndexIncompatible
-from suzent_cli.index.indexer import STATE_FILE, Indexer
+from suzent_cli.index.indexer import STATE_FILE, STATE_VERSION, Indexer
 from suzent_cli.index.store import Store
 from suzent_cli.layout import init_home
 from suzent_cli.state import append_tombstones
@@ -106,7 +106,7 @@ def test_unversioned_state_is_discarded_and_triggers_full_rebuild(home_ready, em
     assert report.full and report.files_checked == 1
     assert report.rows_added == 0 and len(rows(s, embedder)) == 1
     state = json.loads((s.paths.index_dir / STATE_FILE).read_text())
-    assert state["version"] == 2 and list(state["files"]) == ["archive:2026-06-01.md"]
+    assert state["version"] == STATE_VERSION and list(state["files"]) == ["archive:2026-06-01.md"]
 
 
 def test_tombstoned_text_is_never_indexed_from_any_source(home_ready, embedder):

@@ -18,7 +18,9 @@ def test_normalize_scores_min_max():
     assert normalize_scores([]) == []
     assert normalize_scores([3.0]) == [1.0]
     assert normalize_scores([2.0, 2.0]) == [1.0, 1.0]
-    assert normalize_scores([4.0, 3.0, 2.0]) == [1.0, 0.5, 0.0]
+    pool = [float(x) for x in range(20, 8, -1)]  # a pool of 12: min-max
+    assert normalize_scores(pool)[0] == 1.0 and normalize_scores(pool)[-1] == 0.0
+    assert normalize_scores([4.0, 3.0, 2.0]) == [1.0, 0.75, 0.5]  # a pool of 3 has no meaningful worst: / best
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -50,6 +50,10 @@ def capture_cmd(
 ) -> None:
     """Append facts to the day's log in the capture buffer (fast: ready fact lines load no model).
 
+    Facts extracted from a turn are classified against the memory recalled for it: a word-for-word restatement
+    of a logged or vault claim is recorded as a confirmation instead of a new log line, a changed one is logged
+    tagged `revision`. Fact lines are always logged as given.
+
     Example: suzent capture --fact "[preference] Prefers compact dashboards `ui`"
     """
     settings = settings_of(ctx)
@@ -61,9 +65,9 @@ def capture_cmd(
     warnings: list[str] = []
     if turn_from:
         text = repair_input(_read_source(turn_from), warnings)
-        from ..recall_context import known_facts_for  # noqa: PLC0415
+        from ..recall_context import recall_set_for  # noqa: PLC0415
 
-        result = extract_and_write(settings, text, extractor_name=extractor, known_facts=known_facts_for(settings),
+        result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
     else:
         facts = [f for raw in fact or [] if (f := parse_fact(repair_input(raw, warnings)))]
@@ -78,25 +82,43 @@ def capture_cmd(
     _render(result, report, json_out)
 
 
+def _outcome(fact, c, logged: bool) -> dict:
+    return {"category": fact.category, "content": fact.content, "tags": list(fact.tags), "logged": logged,
+            "outcome": c.outcome if c else "new", "matched": c.matched if c else None,
+            "source": c.source if c else None, "locator": c.locator if c else None,
+            "score": c.score if c else None, "reason": c.reason if c else "fact line: not classified"}
+
+
 def _render(result, report, json_out: bool) -> None:
+    outcomes = result.outcomes or [None] * len(result.facts)
     if json_out:
         emit_json({
-            "captured": len(result.facts), "path": str(result.path) if result.path else None,
+            "captured": len(result.facts), "confirmations": len(result.confirmations),
+            "path": str(result.path) if result.path else None,
             "date": result.day.isoformat() if result.day else None, "time": result.time, "session": result.session,
             "extractor": result.extractor, "known_facts": result.known_facts,
-            "facts": [{"category": f.category, "content": f.content, "tags": list(f.tags), "outcome": "new"}
-                      for f in result.facts],
+            "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes)]
+                     + [_outcome(f, c, False) for f, c in result.confirmations],
             "warnings": result.warnings, "index": report.as_dict() if report else None,
         })
         return
     for w in result.warnings:
         warn(w)
-    if not result.facts:
+    confirmed = result.confirmations
+    if not result.facts and not confirmed:
         out.print("nothing to capture")
         return
-    out.print(f"captured {len(result.facts)} fact(s) → {escape(str(result.path))}")
-    for f in result.facts:
+    head = (f"captured {len(result.facts)} fact(s) → {escape(str(result.path))}" if result.facts
+            else "captured 0 fact(s): nothing new to log")
+    if confirmed:
+        head += f"; {len(confirmed)} confirmation(s) recorded (not logged)"
+    out.print(head)
+    for f, c in zip(result.facts, outcomes):
         tags = f" `{' '.join(f.tags)}`" if f.tags else ""
-        out.print(f"  - \\[{escape(f.category)}] {escape(clip(f.content + tags, 400))}")
+        note = f"  (revises {escape(clip(c.matched or '', 120))})" if c and c.outcome == "revision" else ""
+        out.print(f"  - \\[{escape(f.category)}] {escape(clip(f.content + tags, 400))}{note}")
+    for f, c in confirmed:
+        out.print(f"  = \\[{escape(f.category)}] {escape(clip(f.content, 400))}  (confirms {escape(c.source or '')}"
+                  f":{c.locator}, {c.score:.2f})")
     if report is not None:
         out.print(f"indexed: +{report.rows_added} rows, {report.embeddings} embeddings")

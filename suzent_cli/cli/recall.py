@@ -18,6 +18,8 @@ def recall_cmd(
     limit: int = typer.Option(10, "--limit", "-n", metavar="N", help="How many hits."),
     model: Optional[str] = typer.Option(None, "--model", metavar="EMBEDDER", help="Embedder (must be the one the index was built with)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON hits."),
+    explain: bool = typer.Option(False, "--explain", help="Show how each hit's score was made: every run's "
+                                 "normalized score, date boost, neighbour share, importance and its factors."),
 ) -> None:
     """Search memory; every hit names its source file, line or chunk, date and session.
 
@@ -34,10 +36,16 @@ def recall_cmd(
         embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
     if json_out:
-        emit_json({"query": query, "mode": mode, "hits": [h.as_dict() for h in hits]})
+        emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits]})
         return
     if not hits:
         out.print("no memories found")
+        return
+    if explain:
+        for i, h in enumerate(hits, 1):
+            typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.content.split())}")
+            for line in explain_lines(h):
+                typer.echo(f"    {line}")
         return
     if not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):
@@ -52,6 +60,39 @@ def recall_cmd(
         table.add_row(str(i), f"{h.score:.4f}", escape(clip(h.content)), escape(where(h)), h.date or "",
                       escape(h.session or ""))
     out.print(table)
+
+
+def explain_lines(hit) -> list[str]:
+    """How ``hit``'s final score was made, as display lines: relevance (each run's normalized score and weight,
+    date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
+    the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.ranking`)."""
+    from ..ranking import IMPORTANCE_WEIGHT, NEUTRAL  # noqa: PLC0415
+    from ..recall import RUNS, WEIGHTS  # noqa: PLC0415
+
+    names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
+    runs = " + ".join(f"{n} {hit.runs[n]:.4f}×{WEIGHTS.get(n, 0):g}" for n in names) or "no run (neighbour only)"
+    lines = [f"relevance {hit.relevance:.4f} = runs: {runs} + date boost {hit.date_boost:.4f}"
+             f" + neighbour share {hit.neighbour:.4f}"]
+    f = hit.factors
+    if not f.get("ranked", True):
+        lines.append(f"importance {hit.importance:.4f} (legacy row: ranked as neutral {NEUTRAL:g})")
+    elif "stamped" not in f:
+        lines.append(f"importance {hit.importance:.4f} = base {NEUTRAL:g} (raw capture / core file: neutral)")
+    elif f.get("status") == "deprecated":
+        lines.append(f"importance {hit.importance:.4f} = status deprecated (wins over every other factor)"
+                     f" · section {f.get('section')!r}")
+    else:
+        status = f"{f.get('status_effect', 0):+g}" if f.get("status_effect") else "+0"
+        human = f"floor {f['human_floor']:g} ({f['human']})" if f.get("human") else "none"
+        stale = f"×{f.get('stale_factor', 1):g}" + (f" (stale_after {f['stale_after']})" if f.get("stale_after") else "")
+        lines.append(f"importance {hit.importance:.4f} = base {f.get('base', NEUTRAL):g}"
+                     f" + confirmations {f.get('confirmations', 0)}x {f.get('confirmation_bonus', 0):+.4f}"
+                     f" · status {f.get('status') or '-'} {status} · human {human}"
+                     f" · section {f.get('section')!r} ×{f.get('section_factor', 1):g} · stale decay {stale}")
+    used = hit.importance if f.get("ranked", True) else NEUTRAL
+    lines.append(f"final {hit.score:.4f} = relevance {hit.relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance"
+                 f" {used:.4f} − {NEUTRAL:g})")
+    return lines
 
 
 def where(hit) -> str:

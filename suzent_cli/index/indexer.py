@@ -37,7 +37,7 @@ from .sources import Document, Source, discover, documents, source_for_path
 from .store import Store, quote, unreadable
 
 STATE_FILE = "index_state.json"
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
 LOCK_FILE = ".indexer.lock"
 BATCH_TEXTS = 4096
 # Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.

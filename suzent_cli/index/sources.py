@@ -4,10 +4,13 @@ Sources, in index order: core files (``persona.md``, ``user.md``, ``MEMORY.md`` 
 (``archive``), vault content pages (``notebook``). Each is keyed ``label:filename`` — never an absolute path, so
 an index state survives a moved or synced home.
 
-A daily log yields one document per fact line; a page or core file one per paragraph chunk. A document whose
-normalized content is tombstoned is never produced. Row ids are derived from everything that determines a row
-(source, locator, texts, metadata), so an unchanged line keeps its id and re-indexing is a diff: only new ids
-are embedded, only vanished ids are deleted.
+A daily log yields one document per fact line; a core file one per paragraph chunk; a vault page one per
+paragraph chunk of each ``##`` section, its importance stamped from the page's lifecycle signals
+(:mod:`suzent_cli.ranking`). A document whose normalized content is tombstoned is never produced. Row ids are
+derived from everything that determines a row (source, locator, texts, metadata, importance), so an unchanged line
+keeps its id and re-indexing is a diff: only new ids are embedded, only vanished ids are deleted. An edited
+frontmatter (``status``, ``verified``, ``stale_after``) changes its page's rows' ids, so it takes effect on the
+next pass.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import archive, vault
-from ..chunking import chunk_paragraphs
+from .. import archive, ranking, vault
+from ..chunking import chunk_paragraphs, chunk_sections
 from ..config import Paths
 from ..files import read_text
 from ..textnorm import normalize
@@ -123,39 +126,64 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
     return docs
 
 
-def split_frontmatter(text: str) -> tuple[str, str | None]:
-    """``(body, title)`` of a page: the YAML frontmatter removed (python-frontmatter), its ``title`` if any.
-    A page whose frontmatter does not parse is returned whole."""
+def parse_frontmatter(text: str) -> tuple[str, dict]:
+    """``(body, frontmatter mapping)`` of a page (python-frontmatter). A page without frontmatter, or whose
+    frontmatter does not parse to a mapping, is returned whole with ``{}``."""
     if not text.startswith("---"):
-        return text, None
+        return text, {}
     import frontmatter  # noqa: PLC0415 - light, only for pages that have frontmatter
 
     try:
         post = frontmatter.loads(text)
     except Exception:  # noqa: BLE001 - malformed YAML: index the page as written
-        return text, None
-    title = post.metadata.get("title") if isinstance(post.metadata, dict) else None
-    return post.content, str(title) if title else None
+        return text, {}
+    if not isinstance(post.metadata, dict):
+        return text, {}
+    return post.content, post.metadata
+
+
+def split_frontmatter(text: str) -> tuple[str, str | None]:
+    """``(body, title)`` of a page: the YAML frontmatter removed, its ``title`` if any (see
+    :func:`parse_frontmatter`)."""
+    body, meta = parse_frontmatter(text)
+    title = meta.get("title")
+    return body, str(title) if title else None
 
 
 def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float) -> list[Document]:
-    """One document per paragraph chunk of a vault page or core file; the page title helps full-text search.
+    """One document per chunk of a vault page or core file; the page title helps full-text search.
 
-    YAML frontmatter is not content: it is left out of the chunks (its ``title`` joins the search text)."""
+    YAML frontmatter is not content: it is left out of the chunks (its ``title`` joins the search text).
+    A vault page is chunked per ``##`` section (:func:`chunk_sections`: ``## Claims`` and ``## Previously`` never
+    share a row; metadata ``section`` names the heading, ``""`` before the first one) and each chunk's importance
+    is stamped from the page's lifecycle signals (:func:`ranking.chunk_importance`; factors in metadata
+    ``importance_factors``, which recall reads for the stale decay). Core files keep paragraph chunking and the
+    neutral importance. Locators count chunks in page order, tombstoned ones included.
+    """
     created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
-    body, meta_title = split_frontmatter(text)
-    title = meta_title or Path(source.filename).stem
+    body, fm = parse_frontmatter(text)
+    title = str(fm.get("title") or "") or Path(source.filename).stem
+    if source.label == "notebook":
+        signals = ranking.page_signals(fm)
+        pieces: list[tuple[str | None, str]] = list(chunk_sections(body))
+    else:
+        signals = None
+        pieces = [(None, c) for c in chunk_paragraphs(body)]
     docs: list[Document] = []
-    for i, chunk in enumerate(chunk_paragraphs(body)):
+    for i, (section, chunk) in enumerate(pieces):
         if normalize(chunk) in tombstones:
             continue
-        if source.label == "notebook":
+        importance = RAW_IMPORTANCE
+        if signals is not None:
+            importance, factors = ranking.chunk_importance(signals, section, chunk)
             meta = {"source_type": "notebook", "source_file": source.filename, "chunk_index": i, "label": "notebook",
-                    "category": "notebook", "tags": ["notebook", source.filename]}
+                    "category": "notebook", "tags": ["notebook", source.filename], "section": section or "",
+                    ranking.FACTORS_KEY: factors}
         else:
             meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
                     "category": "core_file", "tags": ["core_memory", source.label, source.filename]}
-        docs.append(Document(source.key, i, chunk, chunk, f"{title}\n{chunk}", meta, RAW_IMPORTANCE, created))
+        context = f"{title}\n{section}" if section else title  # a claim row is found by its page and section too
+        docs.append(Document(source.key, i, chunk, chunk, f"{context}\n{chunk}", meta, importance, created))
     return docs
 
 

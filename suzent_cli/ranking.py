@@ -1,0 +1,179 @@
+"""Importance: how much recall should trust a row, from the lifecycle signals written into the vault.
+
+Pure functions, no I/O. The indexer stamps :func:`chunk_importance` into a row's ``importance`` column and its
+factors into the row metadata (``importance_factors``); recall applies the one time-dependent factor, the stale
+decay (:func:`effective_importance`), with the settings' today, and combines relevance with importance
+(:func:`final_score`).
+
+Importance of one row (0..1; 0.5 is neutral)::
+
+    row                                   importance
+    ------------------------------------  ----------------------------------------------------------------
+    daily-log fact, core file             0.5 (raw capture has no lifecycle)
+    vault chunk                           0.5 base
+      + confirmations (N = highest          + min(0.25, 0.08 · log2 N)   N=1: +0, 2: +0.08, 3: +0.127,
+        "confirmed Nx" in the chunk)                                      8: +0.24, ≥ 9: +0.25 (cap)
+      status: draft                         − 0.05
+      human verification                    max(value, 0.9)  (a floor, not a bonus; replaces the above when
+        (frontmatter verified: human:…)                       lower)
+      section "## Previously" (history)     × 0.2            (after the floor: verified history is history;
+                                                            replaced claims rank like deprecated ones)
+      status: deprecated                    = 0.1            (wins over everything, no other factor applies)
+    at recall: today > stale_after          × 0.6            (not for human-verified or deprecated pages)
+
+Only a ``human:`` actor qualifies as verification (``verified: human:<name>@<YYYY-MM-DD>``); ``agent:x`` or any
+other actor is ignored, or an agent stamping itself would launder its own output into the strongest evidence.
+
+Recall's final score (see :func:`final_score`)::
+
+    final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)        IMPORTANCE_WEIGHT = 0.5
+
+so a neutral row (every daily-log fact: 0.5) gets exactly +0 and raw-log ranking is unchanged by construction,
+while importance moves a row by at most ±0.2 — half a date boost: it decides between comparably relevant rows
+(a confirmed current claim 3x: +0.063 over an equal raw fact; a history chunk: −0.125; deprecated: −0.2;
+human-verified: +0.2) but cannot lift an irrelevant row over a strong match.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+NEUTRAL = 0.5  # raw capture, core files, and the vault base
+CONFIRM_SLOPE = 0.08  # bonus per doubling of confirmations
+CONFIRM_CAP = 0.25
+DRAFT_PENALTY = 0.05
+DEPRECATED = 0.1
+HUMAN_FLOOR = 0.9
+HISTORY_FACTOR = 0.2
+HISTORY_SECTIONS = frozenset({"previously", "history"})  # compared case-insensitively
+STALE_FACTOR = 0.6
+IMPORTANCE_WEIGHT = 0.5
+FACTORS_KEY = "importance_factors"  # the row-metadata key the indexer writes and recall reads
+
+_CONFIRMED = re.compile(r"\(confirmed (\d+)x, last \d{4}-\d{2}-\d{2}\)")
+_BULLET = re.compile(r"^[-*+]\s")
+_HUMAN = re.compile(r"^human:([^@\s]+)(?:@(\d{4}-\d{2}-\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class PageSignals:
+    """The page-level signals of a vault page's frontmatter.
+
+    ``status``: lower-cased ``status`` value or None; ``stale_after``: the date or None (unparseable → None);
+    ``human``: the qualifying ``verified`` stamp as written (``human:<name>@<date>``) or None.
+    """
+
+    status: str | None = None
+    stale_after: dt.date | None = None
+    human: str | None = None
+
+
+def _as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def human_stamp(value: Any) -> str | None:
+    """The first qualifying human verification in a ``verified`` frontmatter value, or None.
+
+    ``value`` is a string or a list of strings. A stamp qualifies when it reads ``human:<name>`` optionally followed
+    by ``@<YYYY-MM-DD>`` (a valid date); ``agent:…``, any other actor and malformed stamps do not.
+    """
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str):
+            continue
+        m = _HUMAN.match(item.strip())
+        if m and (m.group(2) is None or _as_date(m.group(2)) is not None):
+            return item.strip()
+    return None
+
+
+def page_signals(meta: Mapping[str, Any] | None) -> PageSignals:
+    """Read ``status``, ``stale_after`` and ``verified`` from a parsed frontmatter mapping (None or a non-mapping →
+    no signals). Never raises: an unreadable value is treated as absent."""
+    if not isinstance(meta, Mapping):
+        return PageSignals()
+    status = meta.get("status")
+    return PageSignals(status=str(status).strip().lower() if isinstance(status, str) and status.strip() else None,
+                       stale_after=_as_date(meta.get("stale_after")), human=human_stamp(meta.get("verified")))
+
+
+def confirmations(chunk: str) -> int:
+    """The highest ``(confirmed Nx, last YYYY-MM-DD)`` count among the claim bullets of ``chunk``; 0 when none."""
+    counts = [int(m.group(1)) for line in chunk.split("\n") if _BULLET.match(line.lstrip())
+              for m in _CONFIRMED.finditer(line)]
+    return max(counts, default=0)
+
+
+def confirmation_bonus(n: int) -> float:
+    """``min(CONFIRM_CAP, CONFIRM_SLOPE · log2 n)`` for n ≥ 1; 0 for n ≤ 1 (a single statement earns nothing)."""
+    return min(CONFIRM_CAP, CONFIRM_SLOPE * math.log2(n)) if n > 1 else 0.0
+
+
+def is_history(section: str | None) -> bool:
+    """True for a section that records replaced claims (``## Previously``, ``## History``)."""
+    return bool(section) and section.strip().lower() in HISTORY_SECTIONS
+
+
+def chunk_importance(signals: PageSignals, section: str | None, chunk: str) -> tuple[float, dict[str, Any]]:
+    """The indexer's importance of one vault chunk (everything but the stale decay; see the module table).
+
+    Returns ``(importance in 0..1, factors)``; ``factors`` is JSON-serializable and is stored in the row metadata
+    under :data:`FACTORS_KEY` so recall can apply the stale decay and explain the value: ``base``,
+    ``confirmations`` (N), ``confirmation_bonus``, ``status``, ``status_effect`` (−0.05 draft, 0 otherwise),
+    ``human`` (stamp or None), ``human_floor`` (0.9 or None), ``section``, ``section_factor`` (0.5 history, else
+    1), ``stale_after`` (ISO date or None), ``stamped`` (the result).
+    """
+    n = confirmations(chunk)
+    bonus = confirmation_bonus(n)
+    status_effect = -DRAFT_PENALTY if signals.status == "draft" else 0.0
+    section_factor = HISTORY_FACTOR if is_history(section) else 1.0
+    if signals.status == "deprecated":
+        value = DEPRECATED
+    else:
+        value = NEUTRAL + bonus + status_effect
+        if signals.human:
+            value = max(value, HUMAN_FLOOR)
+        value *= section_factor
+    value = round(min(1.0, max(0.0, value)), 6)
+    factors = {
+        "base": NEUTRAL, "confirmations": n, "confirmation_bonus": round(bonus, 6), "status": signals.status,
+        "status_effect": status_effect, "human": signals.human, "human_floor": HUMAN_FLOOR if signals.human else None,
+        "section": section or "", "section_factor": section_factor,
+        "stale_after": signals.stale_after.isoformat() if signals.stale_after else None, "stamped": value,
+    }
+    return value, factors
+
+
+def stale_factor(factors: Mapping[str, Any] | None, today: dt.date | None) -> float:
+    """:data:`STALE_FACTOR` once ``today`` is after the factors' ``stale_after``, else 1.0. Never for a
+    human-verified or deprecated page, nor without a ``today`` or ``stale_after``."""
+    if not factors or today is None or factors.get("human") or factors.get("status") == "deprecated":
+        return 1.0
+    stale_after = _as_date(factors.get("stale_after"))
+    return STALE_FACTOR if stale_after is not None and today > stale_after else 1.0
+
+
+def effective_importance(stored: float | None, factors: Mapping[str, Any] | None,
+                         today: dt.date | None) -> tuple[float, float]:
+    """Recall-time importance: ``(stored × stale factor, stale factor)``. A missing ``stored`` is neutral."""
+    base = NEUTRAL if stored is None else float(stored)
+    factor = stale_factor(factors, today)
+    return base * factor, factor
+
+
+def final_score(relevance: float, importance: float) -> float:
+    """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL)``: exactly ``relevance`` for a neutral row."""
+    return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL)

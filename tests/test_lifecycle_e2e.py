@@ -1,0 +1,63 @@
+"""Issue 5 end to end, through real `suzent` processes and a real LanceDB index (hash embedder): twelve
+restatements become one claim confirmed 12x with no duplicate rows, and a knowledge update ranks the new value
+first after the dream."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+from suzent_cli.dream.pages import read_page
+
+ENV = {"SUZENT_EMBEDDER": "hash:64"}
+
+
+def cli(home, *args, now: str, **kw):
+    proc = run_cli(home, *args, env_extra=ENV | {"SUZENT_NOW": now}, **kw)
+    assert proc.returncode in (0, 4), (args, proc.stdout, proc.stderr)
+    return proc
+
+
+def test_twelve_restatements_over_a_week_become_one_claim_confirmed_12x(home):
+    turn = json.dumps({"user": "I prefer green tea over coffee in the morning.", "assistant": "Noted."})
+    days = ["2026-06-01", "2026-06-01", "2026-06-02", "2026-06-02", "2026-06-03", "2026-06-03", "2026-06-04",
+            "2026-06-05", "2026-06-05", "2026-06-06", "2026-06-07", "2026-06-07"]
+    for i, day in enumerate(days):
+        cli(home, "capture", "--turn-from", "-", "--date", day, "--time", f"{9 + i % 8:02d}:00", "--index",
+            input=turn, now=f"{day}T20:00")
+    logs = "".join(p.read_text() for p in sorted((home / "sandbox/shared/memory/archive").glob("*.md")))
+    assert logs.count("green tea") == 1  # the first statement is logged; the other eleven are confirmations
+    assert len((home / "notebook/.state/confirmations.jsonl").read_text().splitlines()) == 11
+    cli(home, "dream", "--force", now="2026-06-08T03:00")
+    (claim,) = read_page(home / "notebook/3_Personal/Preferences.md").claims()
+    assert (claim.count, claim.last.isoformat()) == (12, "2026-06-07")
+    assert (home / "notebook/.state/confirmations.jsonl").read_text() == ""
+    hits = json.loads(cli(home, "recall", "green tea", "--json", now="2026-06-08T09:00").stdout)["hits"]
+    texts = [h["content"] for h in hits]
+    assert sum("green tea" in t for t in texts) == 2  # the original log row and the vault claim: no duplicates
+    assert any("(confirmed 12x" in t for t in texts[:2])
+
+
+def test_knowledge_update_ranks_the_new_value_first_after_the_dream(home):
+    """"Lives in Berlin", months later "Moved to Lisbon": after the dream, the first hit about where the user lives
+    is the current Lisbon claim; Berlin survives only as history, ranked below it."""
+    cli(home, "capture", "--date", "2026-01-10", "--fact", "[personal] Lives in Berlin",
+        "--fact", "[technical] Uses neovim for Python work", "--fact", "[goal] Wants to run a marathon in October",
+        "--fact", "[preference] Prefers window seats on trains", now="2026-01-10T12:00")
+    cli(home, "capture", "--date", "2026-01-11", "--fact", "[preference] Likes cycling",
+        "--fact", "[context] Works on the billing service migration", "--fact", "[preference] Drinks flat whites",
+        now="2026-01-11T12:00")
+    cli(home, "index", now="2026-01-12T12:00")
+    cli(home, "dream", "--force", now="2026-01-12T12:00")
+    cli(home, "capture", "--date", "2026-05-02", "--fact", "[personal] Moved to Lisbon", now="2026-05-02T12:00")
+    cli(home, "dream", "--force", now="2026-05-03T12:00")
+    for mode in ("hybrid", "fts", "vector"):
+        hits = json.loads(cli(home, "recall", "where does the user live", "--json", "--mode", mode, "--limit", "20",
+                              now="2026-05-03T13:00").stdout)["hits"]
+        about = [h["content"] for h in hits if "Berlin" in h["content"] or "Lisbon" in h["content"]]
+        assert about and "Lisbon" in about[0] and "(until" not in about[0], (mode, about)  # the current value
+        if mode != "vector":  # lexically, the current claim also answers for the old one
+            assert about[0].startswith("- Moved to Lisbon (since 2026-05-02); previously: Lives in Berlin"), about
+        assert all("(until" in t for t in about if "Berlin" in t and "Lisbon" not in t)  # the old value is history
+    profile = read_page(home / "notebook/3_Personal/Profile.md")
+    assert [c.text for c in profile.claims("Previously")] == ["Lives in Berlin"]
