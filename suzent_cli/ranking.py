@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .dream.pages import meta_date
+
 NEUTRAL = 0.5  # raw capture, core files, and the vault base
 CONFIRM_SLOPE = 0.08  # bonus per doubling of confirmations
 CONFIRM_CAP = 0.25
@@ -72,17 +74,6 @@ class PageSignals:
     human: str | None = None
 
 
-def _as_date(value: Any) -> dt.date | None:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    return None
 
 
 def human_stamp(value: Any) -> str | None:
@@ -95,7 +86,7 @@ def human_stamp(value: Any) -> str | None:
         if not isinstance(item, str):
             continue
         m = _HUMAN.match(item.strip())
-        if m and (m.group(2) is None or _as_date(m.group(2)) is not None):
+        if m and (m.group(2) is None or meta_date(m.group(2)) is not None):
             return item.strip()
     return None
 
@@ -107,7 +98,7 @@ def page_signals(meta: Mapping[str, Any] | None) -> PageSignals:
         return PageSignals()
     status = meta.get("status")
     return PageSignals(status=str(status).strip().lower() if isinstance(status, str) and status.strip() else None,
-                       stale_after=_as_date(meta.get("stale_after")), human=human_stamp(meta.get("verified")))
+                       stale_after=meta_date(meta.get("stale_after")), human=human_stamp(meta.get("verified")))
 
 
 def confirmations(chunk: str) -> int:
@@ -162,7 +153,7 @@ def stale_factor(factors: Mapping[str, Any] | None, today: dt.date | None) -> fl
     human-verified or deprecated page, nor without a ``today`` or ``stale_after``."""
     if not factors or today is None or factors.get("human") or factors.get("status") == "deprecated":
         return 1.0
-    stale_after = _as_date(factors.get("stale_after"))
+    stale_after = meta_date(factors.get("stale_after"))
     return STALE_FACTOR if stale_after is not None and today > stale_after else 1.0
 
 

@@ -29,7 +29,7 @@ from ..files import read_text
 from ..vault import content_pages
 from .engine import LintFindings, LintJob
 from .lifecycle import conflict_key, is_personal
-from .pages import CLAIMS, MDLINK_RE, RELATED, WIKILINK_RE, Claim, Page, read_page, write_page
+from .pages import CLAIMS, MDLINK_RE, RELATED, WIKILINK_RE, Claim, Page, meta_date, read_page, write_page
 
 NEEDS_REVIEW = "needs-review"
 CALLOUT = "> [!warning] Conflicting claims: "
@@ -122,18 +122,12 @@ def _load(vault_dir: Path, warnings: list[str]) -> tuple[dict[str, str], dict[st
     return texts, pages
 
 
-def _stale_date(value: object) -> dt.date | None:
-    """``stale_after`` as a date (YAML date/datetime or ISO string); raises ValueError when it is neither."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            return dt.datetime.fromisoformat(value.strip()).date()
-    raise ValueError(f"not a date: {value!r}")
+def _stale_date(value: object) -> dt.date:
+    """``stale_after`` as a date; raises ValueError when it is not one (the caller warns)."""
+    found = meta_date(value)
+    if found is None:
+        raise ValueError(f"not a date: {value!r}")
+    return found
 
 
 def _flag(page: Page) -> bool:

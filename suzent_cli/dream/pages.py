@@ -79,6 +79,22 @@ def parse_claim(line: str) -> Claim | None:
     return claim if claim.text else None
 
 
+def meta_date(value: object) -> dt.date | None:
+    """A frontmatter date — a YAML date or datetime, or an ISO date/datetime string — as a date; else None."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        for parse in (dt.date.fromisoformat, lambda t: dt.datetime.fromisoformat(t).date()):
+            try:
+                return parse(text)
+            except ValueError:
+                continue
+    return None
+
+
 def _date(text: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(text)

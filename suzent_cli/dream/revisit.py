@@ -15,21 +15,9 @@ from pathlib import Path
 from ..errors import DreamFailed
 from ..vault import content_pages
 from .lifecycle import is_personal
-from .pages import read_page
+from .pages import meta_date, read_page
 
 
-def as_date(value) -> dt.date | None:
-    """A frontmatter date (YAML date, datetime or ISO string) as a date, else None."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
 
 
 def revisit_queue(vault_dir: Path, today: dt.date, limit: int = 50) -> tuple[str, ...]:
@@ -42,7 +30,7 @@ def revisit_queue(vault_dir: Path, today: dt.date, limit: int = 50) -> tuple[str
             meta = read_page(path).meta
         except (DreamFailed, OSError):
             continue
-        stale = as_date(meta.get("stale_after"))
+        stale = meta_date(meta.get("stale_after"))
         if stale is not None and stale < today:
             expired.append((stale, rel))
         elif "stale_after" not in meta and is_personal(rel):

@@ -31,7 +31,7 @@ from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, base_text, claim_key, conflict_key, is_personal, is_repeat, page_for,
                         page_type, stale_after)
-from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, parse_claim, read_page, render_page
+from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, meta_date, parse_claim, read_page, render_page
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -46,10 +46,6 @@ MAX_TAGS = 20
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 
 
-def _as_date(value) -> dt.date | None:
-    from .revisit import as_date  # noqa: PLC0415
-
-    return as_date(value)
 
 
 def _record_day(record: dict) -> dt.date | None:
@@ -200,7 +196,7 @@ class _PageWork:
         """A personal page with no ``stale_after`` gets one from its claims' last confirmations (or ``updated``)."""
         if "stale_after" in self.page.meta or not is_personal(self.rel):
             return
-        fallback = _as_date(self.page.meta.get("updated"))
+        fallback = meta_date(self.page.meta.get("updated"))
         expiries = [e for c in self.current if (last := c.last or fallback)
                     and (e := stale_after(self.category, c.text, last))]
         if expiries:
