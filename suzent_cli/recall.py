@@ -23,7 +23,8 @@ The sum of 1-3 is the row's **relevance**.
    the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is relevance alone;
    legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
-Ties are broken by importance, then source and locator. Each returned hit is appended (best-effort) to
+Ties are broken by importance, then source and locator. A daily-log row and the vault claim citing it
+(``· source: F:L``) are one statement: only the better-ranked of the two is returned (:func:`collapse_cited`). Each returned hit is appended (best-effort) to
 ``notebook/.state/recall_log.jsonl``. Every hit carries its factors (``runs``, ``date_boost``, ``neighbour``,
 ``relevance``, ``importance``, ``factors``) for ``recall --explain``.
 """
@@ -96,6 +97,7 @@ class Hit:
     def as_dict(self, explain: bool = False) -> dict:
         """The hit as a JSON-ready dict; the ranking factors (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
         d = asdict(self)
+        d["importance"] = round(float(d["importance"]), 4)  # stored as float32: 0.1 would print 0.10000000149
         if not explain:
             for key in EXPLAIN_FIELDS:
                 d.pop(key, None)
@@ -285,7 +287,37 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
-    return hits[:limit]
+    return collapse_cited(hits)[:limit]
+
+
+_CITES = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
+
+
+def collapse_cited(hits: list[Hit]) -> list[Hit]:
+    """One statement, one hit: a daily-log row and the vault claim that cites it (``· source: F:L``) say the same
+    thing, so the claim — which carries the lifecycle — takes the better of the two places (and score) and the
+    log row goes. ``hits`` must be sorted best first; rows nobody cites are kept as they are."""
+    cited: dict[tuple[str, int], Hit] = {}
+    for h in hits:
+        if h.source_type == "notebook":
+            for f, n in _CITES.findall(h.content):
+                cited.setdefault((f, int(n)), h)
+    out: list[Hit] = []
+    placed: set[str] = set()
+    for h in hits:
+        claim = None
+        if h.source_type == "archive_log" and h.source_file and h.locator is not None:
+            claim = cited.get((h.source_file, int(h.locator)))
+        if claim is not None:
+            if claim.id not in placed:
+                claim.score = max(claim.score, h.score)
+                out.append(claim)
+                placed.add(claim.id)
+            continue
+        if h.id not in placed:
+            out.append(h)
+            placed.add(h.id)
+    return out
 
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,

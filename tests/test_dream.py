@@ -572,3 +572,44 @@ def test_revisit_queue_and_stale_after_backfill(home):
     # Old.md: "Lives in Rome" is a residence claim (180 days) counted from `updated`
     assert read_page(v / "3_Personal/Old.md").meta["stale_after"] == D("2026-01-10") + dt.timedelta(days=180)
     assert (v / "3_Personal/Expired.md").read_text() == "---\nstale_after: 2026-03-01\n---\n# E\n"  # never deleted
+
+
+def test_a_confirmation_before_a_change_is_folded_before_it(home):
+    """Confirmed on day 2, negated on day 3: the negation is current and the confirmed claim is history — the
+    confirmation must not bring the old claim back as current."""
+    from suzent_cli.state import append_confirmations
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[preference] I prefer dark roast coffee in the morning.")
+    append_confirmations(s.paths.state_dir, [confirmation("2026-06-02", "I prefer dark roast coffee in the morning.")],
+                         timeout=5)
+    log(s, "2026-06-03", "[preference] I do not prefer dark roast coffee in the morning.")
+    assert runner(s).tick(force=True).outcome == "ingested"
+    page = read_page(s.paths.vault_dir / "3_Personal/Preferences.md")
+    assert [c.text.split(" (since")[0] for c in page.claims()] == ["I do not prefer dark roast coffee in the morning"]
+    assert [(c.text, c.count) for c in page.claims("Previously")] == \
+        [("I prefer dark roast coffee in the morning.", 2)]
+
+
+def test_first_person_facts_from_turns_are_subjects_too(home):
+    s = settings_at(home)
+    log(s, "2026-01-10", "[personal] I live in Berlin.", "[personal] I work at Acme.")
+    log(s, "2026-06-15", "[personal] I just moved to Lisbon from Hamburg.")
+    runner(s).tick(force=True)
+    page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    assert [c.text.split(" (since")[0] for c in page.claims()] == ["I work at Acme.", "I just moved to Lisbon from Hamburg"]
+    assert [c.text for c in page.claims("Previously")] == ["I live in Berlin."]
+    assert page.meta["stale_after"] == D("2026-01-10") + dt.timedelta(days=180)  # residence/employer: 180 days
+
+
+def test_a_hand_written_personal_page_without_claims_gets_a_stale_after(home):
+    s = settings_at(home)
+    page = s.paths.vault_dir / "3_Personal/Routines.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Routines\n\n- Runs on Sundays\n")
+    log(s, "2026-06-01", "[technical] Uses neovim")
+    runner(s).tick(force=True)
+    parsed = read_page(page)
+    assert parsed.meta["stale_after"] == D("2026-06-20") + dt.timedelta(days=365)
+    assert "- Runs on Sundays" in parsed.body
+    assert "Routines" not in (s.paths.vault_dir / "index.md").read_text()  # not listed as the dream's page

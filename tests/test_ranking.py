@@ -255,3 +255,11 @@ def test_recall_explain_prints_every_factor(home):
     assert {"confirmations", "status", "section", "stale_factor", "human_floor", "stamped"} <= set(page_hit["factors"])
     plain = json.loads(run_cli(home, "recall", "where does the user live", "--json", env_extra=env).stdout)["hits"]
     assert "factors" not in plain[0] and "importance" in plain[0]
+
+
+def test_one_bad_frontmatter_value_does_not_drop_the_page_lifecycle():
+    from suzent_cli.index.sources import parse_frontmatter
+
+    body, meta = parse_frontmatter("---\nstatus: deprecated\nstale_after: 2026-13-45\n---\n# P\n\n- Likes tea\n")
+    assert meta == {"status": "deprecated", "stale_after": "2026-13-45"} and body == "# P\n\n- Likes tea\n"
+    assert chunk_importance(page_signals(meta), "Claims", "- Likes tea")[0] == 0.1

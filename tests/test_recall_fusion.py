@@ -95,3 +95,19 @@ def test_neighbour_of_a_strong_hit_is_recalled(tmp_path, embedder):
     assert sessions[:2] == ["q", "answer"]
     assert hits[1].ranks == {}  # surfaced by neighbour context only
     assert "x" not in sessions
+
+
+def test_a_log_row_and_the_claim_citing_it_are_one_hit():
+    from suzent_cli.recall import Hit, collapse_cited
+
+    def hit(i, content, source_type, source_file=None, locator=None):
+        return Hit(id=str(i), content=content, score=1.0 - i / 10, source=None, source_type=source_type,
+                   source_file=source_file, locator=locator, date=None, session=None, category=None, tags=[],
+                   importance=0.5)
+
+    hits = [hit(0, "- Likes tea (confirmed 3x, last 2026-06-02) · source: 2026-06-01.md:5", "notebook", "P.md", 0),
+            hit(1, "Likes tea", "archive_log", "2026-06-01.md", 5),
+            hit(2, "Likes jazz", "archive_log", "2026-06-01.md", 6),
+            hit(3, "- Likes jazz (confirmed 1x, last 2026-06-01) · source: 2026-06-01.md:6", "notebook", "P.md", 1)]
+    assert [h.id for h in collapse_cited(hits)] == ["0", "3"]  # the claim takes its log row's place
+    assert collapse_cited(hits)[1].score == 0.8

@@ -180,6 +180,7 @@ def status_cmd(
         f"last ingest    " + _last(data["last_ingest"], data["last_attempt"]),
         f"last lint      {data['last_lint'] or 'never'}; " + _last(data["last_lint_result"], data["last_lint_attempt"]),
         f"vault          {data['vault']['pages']} pages, {data['vault']['superseded_pending']} superseded lines pending, "
+        f"{data['vault']['confirmations_pending']} confirmations pending (folded with the next batch), "
         f"{data['vault']['tombstones']} tombstones",
         "locks          " + ", ".join(f"{name} " + (f"held (pid {info.get('pid', '?')})" if info["held"] else "free")
                                       for name, info in data["locks"].items()),

@@ -14,7 +14,7 @@ from .render import emit_json, escape, out
 def index_cmd(
     ctx: typer.Context,
     full: bool = typer.Option(False, "--full", help="Re-read every file (legacy rows are never deleted)."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Move the table to <home>/backups/ and build a fresh one."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Move the table to <home>/backups/ and build a fresh one (with the same embedder unless --model names another)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="EMBEDDER", help="Embedder: all-MiniLM-L6-v2 (default), hash[:DIM], or a "
                                                               "local sentence-transformers model dir."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),

@@ -35,15 +35,18 @@ WIKI_PAGES = {"technical": "Technical", "general": "General"}
 # (subject, pattern matching the start of a claim; group "value" is the value)
 _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (subject, re.compile(pattern, re.I)) for subject, pattern in (
-        ("residence", r"^(?:the user )?(?:currently |now )?(?:lives|living|resides|is based|based|moved|relocated)"
-                      r"(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
-        ("employer", r"^(?:the user )?(?:currently |now )?(?:works|working|is employed|employed) (?:at|for)\s+(?P<value>.+)$"),
-        ("role", r"^(?:the user )?(?:currently |now )?(?:works|working) as\s+(?:an? )?(?P<value>.+)$"),
+        ("residence", r"^(?:the user |i |we )?(?:'m |am |are |is )?(?:currently |now |just |recently )?"
+                      r"(?:lives?|living|resides?|based|moved|relocated)(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
+        ("employer", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:works?|working|employed) (?:at|for)"
+                     r"\s+(?P<value>.+)$"),
+        ("role", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:works?|working) as\s+(?:an? )?(?P<value>.+)$"),
         ("name", r"^(?:the user'?s |user'?s |my )?name is\s+(?P<value>.+)$"),
-        ("age", r"^(?:the user )?is\s+(?P<value>\d{1,3}) years old\b.*$"),
-        ("partner", r"^(?:the user )?is married to\s+(?P<value>.+)$"),
-        ("timezone", r"^(?:the user'?s )?time ?zone is\s+(?P<value>.+)$"),
+        ("age", r"^(?:the user |i )?(?:'m |am |is )(?P<value>\d{1,3}) years old\b.*$"),
+        ("partner", r"^(?:the user |i )?(?:'m |am |is )married to\s+(?P<value>.+)$"),
+        ("timezone", r"^(?:the user'?s |my )?time ?zone is\s+(?P<value>.+)$"),
     ))
+# A value ends before a trailing clause: "Lisbon from Hamburg", "Acme since 2024", "Berlin, Germany".
+_VALUE_END = re.compile(r"(?:,|;|\s+(?:from|since|with|because|and|so|but|as of|for now|now)\b).*$", re.I)
 
 _CURRENTLY_RE = re.compile(r"\s*\((?:since|as of) [^)]*\)|\s*[;,]\s*previously\b.*$", re.I)
 _STALE_BY_SUBJECT = {"residence": 180, "employer": 180, "role": 180, "age": 365, "name": 1825, "partner": 1825,
@@ -94,11 +97,12 @@ def subject_of(text: str) -> tuple[str, str] | None:
     probe = " ".join(text.split())
     probe = _CURRENTLY_RE.sub("", probe).rstrip(" .!")  # "Currently X (since D); previously Y" reads as X
     probe = re.sub(r"^currently\s+", "", probe, flags=re.I)
+    probe = re.sub(r"^(i|we)['’](m|re)\b", r"\1 am", probe, flags=re.I)  # "I'm married to" → "I am married to"
     for subject, pattern in _SINGLE_VALUED:
         m = pattern.match(probe)
         if m:
-            value = normalize(m.group("value")).rstrip(" .")
-            value = re.sub(r"\s+(?:since|from|as of|in) (?:19|20)\d\d\b.*$", "", value)  # "Lisbon since 2024"
+            value = normalize(m.group("value")).rstrip(" .!")
+            value = re.sub(r"\s+(?:in) (?:19|20)\d\d\b.*$", "", _VALUE_END.sub("", value))  # "Lisbon in 2024"
             if value:
                 return subject, value
     return None

@@ -44,8 +44,21 @@ _DESCRIPTIONS = {
 
 MAX_TAGS = 20
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
+_NOT_TOPICS = frozenset({"revision"})  # outcome tags of the write path, not topics of the page
 
 
+
+
+def _in_time_order(batch: IngestBatch) -> list[tuple[tuple[str, str, int], BatchFact | dict]]:
+    """The batch's facts and confirmations interleaved by when they were said (day, then HH:MM; a log line
+    before a confirmation of the same minute), so a restatement is folded before a later change, not after."""
+    events: list[tuple[tuple[str, str, int], BatchFact | dict]] = [
+        ((f.day.isoformat(), f.time or "", 0), f) for f in batch.facts]
+    for record in batch.confirmations:
+        ts = str(record.get("ts") or "")
+        events.append(((str(record.get("day") or "")[:10], ts[11:16], 1), record))
+    events.sort(key=lambda e: e[0])
+    return events
 
 
 def _record_day(record: dict) -> dt.date | None:
@@ -96,6 +109,7 @@ class _PageWork:
         self.folded_through = _position(str(page.meta.get("folded_through") or ""))
         self.confirmed_through = str(page.meta.get("confirmed_through") or "")
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
+        self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
         self.changed = fresh
         self.tags: list[str] = []
@@ -120,16 +134,21 @@ class _PageWork:
         i = self.match(fact.content)
         if already:
             return i is not None and self.current[i].source != fact.source
-        self.changed = True
         self.folded_through = (f"{fact.day.isoformat()}.md", fact.line)
-        self.latest = max(self.latest or fact.day, fact.day)
-        self.tags.extend(t for t in fact.tags if t not in self.tags)
+        self.tags.extend(t for t in fact.tags if t not in self.tags and t not in _NOT_TOPICS)
+        return self._state(fact.content, fact.day, fact.source, i)
+
+    def _state(self, content: str, day: dt.date, source: str | None, i: int | None, count: int = 1) -> bool:
+        """``content`` stated on ``day``: bump claim ``i`` if it repeats one (True), else make it current — a
+        claim it conflicts with moves to ``## Previously`` — and add it with provenance ``source`` (False)."""
+        self.changed = True
+        self.latest = max(self.latest or day, day)
         if i is not None:
             claim = self.current[i]
             claim.count = (claim.count or 1) + 1
-            claim.last = max(claim.last or fact.day, fact.day)
+            claim.last = max(claim.last or day, day)
             return True
-        subject, value = conflict_key(fact.content)
+        subject, value = conflict_key(content)
         replaced: list[Claim] = []
         for j in reversed(range(len(self.current))):
             other = conflict_key(self.current[j].text)
@@ -142,7 +161,7 @@ class _PageWork:
                     end += 1  # the notes nested under a claim go with it
                 moved = self.claims[at:end]
                 del self.claims[at:end]
-                old.until = fact.day
+                old.until = day
                 old.text = base_text(old.text)
                 replaced.append(old)
                 if old.source:
@@ -150,10 +169,10 @@ class _PageWork:
                 while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
                     self.history.pop()  # keep ## Previously a tight list
                 self.history.extend(moved)
-        text = fact.content
+        text = content
         if replaced:  # the schema's change-over-time form, so the current claim answers for the old one too
-            text = f"{fact.content.rstrip(' .')} (since {fact.day.isoformat()}); previously: {replaced[0].text}"
-        new = Claim(text, 1, fact.day, fact.source)
+            text = f"{content.rstrip(' .')} (since {day.isoformat()}); previously: {replaced[0].text}"
+        new = Claim(text, count, day, source)
         last_claim = max((k for k, e in enumerate(self.claims) if isinstance(e, Claim)), default=None)
         if last_claim is None:
             at = len(self.claims)
@@ -165,7 +184,7 @@ class _PageWork:
                 at += 1  # past the notes nested under the last claim: they stay with it
         self.claims.insert(at, new)
         self.current.append(new)
-        self._keys.append(claim_key(fact.content))
+        self._keys.append(claim_key(content))
         return False
 
     def confirm(self, record: dict) -> None:
@@ -175,30 +194,28 @@ class _PageWork:
         if not ts or ts <= self.confirmed_through or day is None:
             return
         self.confirmed_through = ts
-        self.changed = True
-        self.latest = max(self.latest or day, day)
-        for text in (record.get("matched"), record.get("content")):
+        content = str(record.get("content") or record.get("matched") or "")
+        for text in (record.get("content"), record.get("matched")):
             i = self.match(str(text)) if text else None
             if i is not None:
-                claim = self.current[i]
-                claim.count = (claim.count or 1) + 1
-                claim.last = max(claim.last or day, day)
+                self._state(content, day, None, i)
                 return
+        # No current claim: the restated record was replaced since (a change back: it is current again) or was
+        # never folded. Either way it is a statement as of its day, and must not be lost.
         source = str(record.get("source") or "")
         provenance = (f"{source.removeprefix('archive:')}:{record.get('locator')}"
                       if source.startswith("archive:") and record.get("locator") else None)
-        new = Claim(str(record.get("content")), 2, day, provenance)  # the original statement and this one
-        self.claims.append(new)
-        self.current.append(new)
-        self._keys.append(claim_key(new.text))
+        self._state(content, day, provenance, None, count=2)  # the original statement and this one
 
     def backfill_stale_after(self) -> None:
         """A personal page with no ``stale_after`` gets one from its claims' last confirmations (or ``updated``)."""
         if "stale_after" in self.page.meta or not is_personal(self.rel):
             return
-        fallback = meta_date(self.page.meta.get("updated"))
+        fallback = meta_date(self.page.meta.get("updated")) or self.run_date
         expiries = [e for c in self.current if (last := c.last or fallback)
                     and (e := stale_after(self.category, c.text, last))]
+        if not expiries and fallback:  # a page without claim bullets: the category's own expiry
+            expiries = [e for e in [stale_after(self.category, "", fallback)] if e]
         if expiries:
             self.page.meta["stale_after"] = min(expiries)
             self.changed = True
@@ -253,38 +270,42 @@ class RulesEngine:
         vault = batch.vault_dir
         work: dict[str, _PageWork | None] = {}
         result = IngestResult()
-        for n, fact in enumerate(batch.facts):
+        for n, (_when, item) in enumerate(_in_time_order(batch)):
             if n % 256 == 0 and time.monotonic() > batch.deadline:
                 raise DreamFailed(f"rules engine ran past its timeout after {n} of {len(batch.facts)} facts")
-            rel = page_for(fact.category)
+            category = item.category if isinstance(item, BatchFact) else str(item.get("category") or "general")
+            rel = page_for(category)
             if rel not in work:
-                work[rel] = self._open(vault, rel, fact.category, result)
+                work[rel] = self._open(vault, rel, category, result)
             target = work[rel]
-            if target is not None and target.fold(fact):
-                result.superseded.append(fact.raw)
-        for record in batch.confirmations:
-            rel = page_for(str(record.get("category") or "general"))
-            if rel not in work:
-                work[rel] = self._open(vault, rel, str(record.get("category") or "general"), result)
-            if work[rel] is not None:
-                work[rel].confirm(record)
+            if target is None:
+                continue
+            if isinstance(item, BatchFact):
+                if target.fold(item):
+                    result.superseded.append(item.raw)
+            else:
+                target.confirm(item)
+        revisit_only = set()
         for rel in batch.revisit:
             if rel not in work and is_personal(rel) and (vault / rel).is_file():
                 work[rel] = self._open(vault, rel, _PAGE_CATEGORY.get(Path(rel).stem, "personal"), result)
+                revisit_only.add(rel)
             if work.get(rel) is not None:
+                work[rel].run_date = batch.run_date
                 work[rel].backfill_stale_after()
         for w in work.values():  # a replaced claim's log line: the page now holds it as history
             for source in (w.replaced if w is not None else []):
                 raw = batch.log_line(source)
                 if raw and parse_fact_line(raw):
                     result.superseded.append(raw)
-        routed = sorted(rel for rel, w in work.items() if w is not None)
-        for rel in routed:
+        routed = sorted(rel for rel, w in work.items() if w is not None and rel not in revisit_only)
+        revisited = sorted(rel for rel in revisit_only if work[rel] is not None)
+        for rel in routed + revisited:
             w = work[rel]
             if not w.changed:
                 continue
             zone = rel.split("/", 1)[0]
-            siblings = [r[:-3] for r in _routed_pages(vault, zone, routed) if r != rel]
+            siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, zone, routed) if r != rel]
             text = render_page(w.finish(siblings))
             path = vault / rel
             try:

@@ -12,7 +12,7 @@ from filelock import FileLock, Timeout
 from ..archive import APPEND_LOCK, list_logs
 from ..config import Settings
 from ..files import read_text
-from ..state import STATE_LOCK, read_superseded, read_tombstones
+from ..state import STATE_LOCK, read_confirmations, read_superseded, read_tombstones
 from ..vault import content_pages
 from . import ledger
 from ..errors import ConfigInvalid
@@ -91,6 +91,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "last_ingest": state.last_ingest,
         "last_lint_result": state.last_lint,
         "vault": {"pages": len(content_pages(paths.vault_dir)), "superseded_pending": len(read_superseded(paths.state_dir)),
+                  "confirmations_pending": len(read_confirmations(paths.state_dir)),
                   "tombstones": len(read_tombstones(paths.state_dir))},
         "locks": {
             "dream": lock_state(paths.state_dir / DREAM_LOCK, paths.state_dir / HOLDER),

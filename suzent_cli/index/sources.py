@@ -135,11 +135,30 @@ def parse_frontmatter(text: str) -> tuple[str, dict]:
 
     try:
         post = frontmatter.loads(text)
-    except Exception:  # noqa: BLE001 - malformed YAML: index the page as written
-        return text, {}
+    except Exception:  # noqa: BLE001 - e.g. an impossible date: read the keys as plain strings instead
+        return _lenient_frontmatter(text)
     if not isinstance(post.metadata, dict):
         return text, {}
     return post.content, post.metadata
+
+
+def _lenient_frontmatter(text: str) -> tuple[str, dict]:
+    """A page whose frontmatter YAML does not load typed (``stale_after: 2026-13-45``): every scalar read as a
+    string (yaml BaseLoader), so one bad value cannot drop the page's other keys (``status: deprecated``).
+    Frontmatter that does not parse even so: the page as written, ``{}``."""
+    import yaml  # noqa: PLC0415
+
+    parts = text.split("\n---", 1)
+    if len(parts) != 2:
+        return text, {}
+    try:
+        meta = yaml.load(parts[0].removeprefix("---"), Loader=yaml.BaseLoader)  # noqa: S506 - BaseLoader is safe
+    except yaml.YAMLError:
+        return text, {}
+    if not isinstance(meta, dict):
+        return text, {}
+    body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
+    return body, meta
 
 
 def split_frontmatter(text: str) -> tuple[str, str | None]:
