@@ -114,6 +114,7 @@ class _PageWork:
         self.changed = fresh
         self.tags: list[str] = []
         self._keys = [claim_key(c.text) for c in self.current]
+        self._conflicts = [conflict_key(c.text) for c in self.current]  # computed once per claim, not per fact
 
     def match(self, text: str) -> int | None:
         """Index of the current claim ``text`` repeats (exact key, else near-identical with equal specifics)."""
@@ -151,10 +152,11 @@ class _PageWork:
         subject, value = conflict_key(content)
         replaced: list[Claim] = []
         for j in reversed(range(len(self.current))):
-            other = conflict_key(self.current[j].text)
+            other = self._conflicts[j]
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
                 old = self.current.pop(j)
                 self._keys.pop(j)
+                self._conflicts.pop(j)
                 at = next(k for k, e in enumerate(self.claims) if e is old)
                 end = at + 1
                 while end < len(self.claims) and _nested(self.claims[end]):
@@ -185,6 +187,7 @@ class _PageWork:
         self.claims.insert(at, new)
         self.current.append(new)
         self._keys.append(claim_key(content))
+        self._conflicts.append((subject, value))
         return False
 
     def confirm(self, record: dict) -> None:
