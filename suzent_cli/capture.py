@@ -48,6 +48,7 @@ class CaptureResult:
     warnings: list[str] = field(default_factory=list)
     outcomes: list = field(default_factory=list)  # a Classification per written fact (turn captures only)
     confirmations: list = field(default_factory=list)  # (Fact, Classification) recorded instead of written
+    refresh: dict | None = None  # the legacy MEMORY.md refresh ({"status", "reason", …}); None: not attempted
 
 
 def parse_time(text: str) -> str:
@@ -121,7 +122,24 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
                                            timeout=settings.lock_timeout)
         if day < settings.today:
             _warn_behind_watermark(settings, day, warnings)
+        result.refresh = refresh_memory_md(settings, cleaned, warnings)
     return result
+
+
+def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]) -> dict | None:
+    """The legacy MEMORY.md refresh after a capture that logged a personal/preference/goal/interaction fact
+    (:func:`suzent_cli.promote.legacy_refresh`; it stands down once the vault has a personal page). Best-effort:
+    any failure is a warning and ``{"status": "failed"}``, never a failed capture. None when no fact qualifies."""
+    from .promote import LEGACY_CATEGORIES, legacy_refresh  # noqa: PLC0415 - light: no model, no API
+
+    if not any(f.category.strip().lower() in LEGACY_CATEGORIES for f in facts):
+        return None
+    try:
+        return legacy_refresh(settings)
+    except Exception as exc:  # noqa: BLE001 - invariant 5: MEMORY.md never blocks a write
+        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
+        warnings.append(f"captured, but MEMORY.md was not refreshed ({reason})")
+        return {"status": "failed", "reason": reason, "path": None, "facts": 0}
 
 
 def _warn_behind_watermark(settings: Settings, day: dt.date, warnings: list[str]) -> None:
@@ -211,8 +229,10 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
                 else [Classification("new", reason="empty recall set") for _ in cleaned])
     confirmed = [(f, c) for f, c in zip(cleaned, outcomes) if c.outcome == "confirmation"]
     if confirmed:
-        now = dt.datetime.now(dt.timezone.utc).isoformat()
-        records = [{"ts": now, "day": day.isoformat(), "content": f.content, "category": f.category,
+        stamp = dt.datetime.now(dt.timezone.utc)  # ts: when recorded (unique, ordered); time: when it was said
+        said = parse_time(time) if time else stamp.strftime("%H:%M")
+        records = [{"ts": stamp.isoformat(), "day": day.isoformat(), "time": said, "content": f.content,
+                    "category": f.category,
                     "matched": c.matched, "source": c.source, "locator": c.locator, "score": c.score,
                     "session": session} for f, c in confirmed]
         try:

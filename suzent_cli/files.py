@@ -16,7 +16,7 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
@@ -98,6 +98,29 @@ def atomic_write(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, before_replace: Callable[[], bool] | None = None) -> bool:
+    """:func:`atomic_write` for bytes. ``before_replace`` runs after the temp file is durable and just before the
+    rename; if it returns False the temp file is removed, ``path`` is left as it is and False is returned (the
+    caller re-reads and retries). True when ``path`` was replaced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if before_replace is not None and not before_replace():
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+    return True
 
 
 def write_if_absent(path: Path, text: str) -> bool:

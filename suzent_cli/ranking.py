@@ -10,6 +10,7 @@ Importance of one row (0..1; 0.5 is neutral)::
     row                                   importance
     ------------------------------------  ----------------------------------------------------------------
     daily-log fact, core file             0.5 (raw capture has no lifecycle)
+    MEMORY.md chunk                       0.5; a manual-zone chunk with a human: stamp: the 0.9 floor
     vault chunk                           0.5 base
       + confirmations (N = highest          + min(0.25, 0.08 · log2 N)   N=1: +0, 2: +0.08, 3: +0.127,
         "confirmed Nx" in the chunk)                                      8: +0.24, ≥ 9: +0.25 (cap)
@@ -168,3 +169,27 @@ def effective_importance(stored: float | None, factors: Mapping[str, Any] | None
 def final_score(relevance: float, importance: float) -> float:
     """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL)``: exactly ``relevance`` for a neutral row."""
     return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL)
+
+
+_MEMORY_STAMP = re.compile(r"verified:\s*([^\s<>]+)")
+
+
+def memory_stamp(chunk: str) -> str | None:
+    """The first qualifying ``verified: human:<name>@<date>`` stamp written in a MEMORY.md chunk, or None. A name
+    starting with ``agent`` does not qualify (``suzent verify-fact`` refuses to write one)."""
+    for m in _MEMORY_STAMP.finditer(chunk):
+        stamp = human_stamp(m.group(1))
+        if stamp and not stamp[len("human:"):].lower().startswith("agent"):
+            return stamp
+    return None
+
+
+def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any] | None]:
+    """Importance of one MEMORY.md chunk: the human floor (:data:`HUMAN_FLOOR`, via :func:`chunk_importance`) for
+    a manual-zone chunk carrying a ``human:`` stamp, with its factors (so recall skips the stale decay and can
+    explain it); :data:`NEUTRAL` and no factors for generated-zone chunks and unstamped manual chunks."""
+    stamp = memory_stamp(chunk) if zone == "manual" else None
+    if stamp is None:
+        return NEUTRAL, None
+    value, factors = chunk_importance(PageSignals(human=stamp), None, chunk)
+    return value, {**factors, "zone": zone}

@@ -221,6 +221,19 @@ def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: i
     return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
 
 
+def check_query(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:
+    """Raise :class:`InputInvalid` for an unknown mode, a non-positive ``--limit``, an empty query, or a mode that
+    needs an embedder without one — before any index is opened, so bad input is always reported as such."""
+    if mode not in MODES:
+        raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if limit < 1:
+        raise InputInvalid(f"--limit must be at least 1, got {limit}")
+    if not query.strip():
+        raise InputInvalid("empty query: nothing to recall")
+    if "vector" in RUNS[mode] and embedder is None:
+        raise InputInvalid(f"mode {mode} needs an embedder")
+
+
 def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
@@ -229,14 +242,7 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
     """
-    if mode not in MODES:
-        raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if limit < 1:
-        raise InputInvalid("limit must be at least 1")
-    if not query.strip():
-        raise InputInvalid("empty query: nothing to recall")
-    if "vector" in RUNS[mode] and embedder is None:
-        raise InputInvalid(f"mode {mode} needs an embedder")
+    check_query(query, mode=mode, limit=limit, embedder=embedder)
     pool = max(POOL, limit * 5)
     rows: dict[str, dict] = {}
     scores: dict[str, float] = {}
@@ -328,6 +334,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
+    check_query(query, mode=mode, limit=limit, embedder=embedder)
     store = _open_for_read(settings, embedder)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)

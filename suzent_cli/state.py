@@ -6,8 +6,8 @@
 * ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
   log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
 * ``confirmations.jsonl`` — one JSON object per restatement the write-path classifier recognised instead of
-  writing it to the log: ``{"ts", "day", "content", "category", "matched", "source", "locator", "score",
-  "session"}``. Appended by capture, folded into claim markers by the dream, truncated by the number of lines
+  writing it to the log: ``{"ts", "day", "time", "content", "category", "matched", "source", "locator",
+  "score", "session"}`` (``ts``: when recorded; ``day``/``time``: when it was said). Appended by capture, folded into claim markers by the dream, truncated by the number of lines
   the dream was shown.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 """

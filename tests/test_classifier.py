@@ -178,7 +178,7 @@ def test_a_confirmation_goes_to_the_sidecar_not_the_log(s):
     [(fact, c)] = result.confirmations
     assert (fact.content, c.outcome, c.source, c.locator) == (FACT, "confirmation", LOG, 5)
     [record] = read_confirmations(s.paths.state_dir)
-    assert set(record) == {"ts", "day", "content", "category", "matched", "source", "locator", "score", "session"}
+    assert set(record) == {"ts", "day", "time", "content", "category", "matched", "source", "locator", "score", "session"}
     assert (record["day"], record["content"], record["matched"], record["source"], record["locator"],
             record["session"], record["category"]) == ("2026-06-04", FACT, FACT, LOG, 5, "s9", "personal")
     assert dt.datetime.fromisoformat(record["ts"]).tzinfo is not None

@@ -152,7 +152,8 @@ def test_dream_runs_reconcile_after_a_productive_run(home):
     backlog(s)
     run_index(s, embedder=CountingEmbedder())
     result = DreamRunner(s, DreamConfig(), engine="rules", embedder=CountingEmbedder()).tick(force=True)
-    (step,) = result.steps
+    step, promote = result.steps  # reconcile, then the MEMORY.md promotion
+    assert promote.name == "promote" and promote.ok
     assert step.name == "reconcile" and step.ok and step.detail["lines_retired"] == 3
     assert read_superseded(s.paths.state_dir) == [] and not any("Likes green tea" == c for _, _, c in rows(s))
 

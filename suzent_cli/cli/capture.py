@@ -100,6 +100,7 @@ def _render(result, report, json_out: bool) -> None:
             "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes)]
                      + [_outcome(f, c, False) for f, c in result.confirmations],
             "warnings": result.warnings, "index": report.as_dict() if report else None,
+            "refresh": result.refresh,
         })
         return
     for w in result.warnings:
@@ -120,5 +121,7 @@ def _render(result, report, json_out: bool) -> None:
     for f, c in confirmed:
         out.print(f"  = \\[{escape(f.category)}] {escape(clip(f.content, 400))}  (confirms {escape(c.source or '')}"
                   f":{c.locator}, {c.score:.2f})")
+    if result.refresh and result.refresh.get("status") == "written":
+        out.print("MEMORY.md refreshed (generated zone)")
     if report is not None:
         out.print(f"indexed: +{report.rows_added} rows, {report.embeddings} embeddings")

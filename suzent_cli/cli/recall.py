@@ -25,9 +25,10 @@ def recall_cmd(
 
     Example: suzent recall "what does the user drink in the morning" --limit 5
     """
-    from ..recall import recall  # noqa: PLC0415
+    from ..recall import check_query, recall  # noqa: PLC0415
 
     settings = settings_of(ctx)
+    check_query(query, mode=mode, limit=limit, embedder=None if mode == "fts" else object())  # before any load
     embedder = None
     if mode != "fts":
         from ..index.api import embedder_name  # noqa: PLC0415

@@ -55,8 +55,8 @@ def _in_time_order(batch: IngestBatch) -> list[tuple[tuple[str, str, int], Batch
     events: list[tuple[tuple[str, str, int], BatchFact | dict]] = [
         ((f.day.isoformat(), f.time or "", 0), f) for f in batch.facts]
     for record in batch.confirmations:
-        ts = str(record.get("ts") or "")
-        events.append(((str(record.get("day") or "")[:10], ts[11:16], 1), record))
+        said = str(record.get("time") or str(record.get("ts") or "")[11:16])
+        events.append(((str(record.get("day") or "")[:10], said, 1), record))
     events.sort(key=lambda e: e[0])
     return events
 
@@ -107,7 +107,10 @@ class _PageWork:
         self.history = _entries(page.section(PREVIOUSLY))
         self.current = [e for e in self.claims if isinstance(e, Claim)]
         self.folded_through = _position(str(page.meta.get("folded_through") or ""))
-        self.confirmed_through = str(page.meta.get("confirmed_through") or "")
+        # confirmations up to this ts were folded by an earlier run (records are appended in ts order, and a run
+        # folds every record it was shown); this run's records are folded in the order they were said
+        self.folded_before = str(page.meta.get("confirmed_through") or "")
+        self.confirmed_through = self.folded_before
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
         self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
@@ -194,9 +197,9 @@ class _PageWork:
         """Fold one ``confirmations.jsonl`` record: bump the matching claim, or add it when no claim matches (the
         restatement was never logged, so it must not be lost). Records up to ``confirmed_through`` are skipped."""
         ts, day = str(record.get("ts") or ""), _record_day(record)
-        if not ts or ts <= self.confirmed_through or day is None:
+        if not ts or ts <= self.folded_before or day is None:
             return
-        self.confirmed_through = ts
+        self.confirmed_through = max(self.confirmed_through, ts)
         content = str(record.get("content") or record.get("matched") or "")
         for text in (record.get("content"), record.get("matched")):
             i = self.match(str(text)) if text else None

@@ -14,8 +14,8 @@ A run, step by step, and what a crash at each step leaves:
    then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
    replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
    with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
-5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; the MEMORY.md promotion
-   plugs in after it), each best-effort: a failure is reported, the watermark has already moved, and the
+5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; then promote — MEMORY.md's
+   generated zone from the personal pages), each best-effort: a failure is reported, the watermark has already moved, and the
    hand-off file keeps what reconcile did not finish.
 """
 
@@ -138,10 +138,22 @@ def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> Ste
     return StepResult("reconcile", not report.errors, report.to_json(), "; ".join(report.errors) or None)
 
 
-# Ordered follow-ups after a productive ingest; the MEMORY.md promotion plugs in after reconcile. Each gets the
-# settings, the tick's result and the embedder, and must not raise for expected failures (the runner turns any
-# exception into a failed StepResult).
-FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("reconcile", reconcile_step)]
+def promote_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
+    """Follow-up: :func:`suzent_cli.promote.promote` (engine ``auto``) — MEMORY.md's generated zone from the
+    personal pages. A manual MEMORY.md (left untouched) and nothing to promote are both ok."""
+    from ..promote import promote  # noqa: PLC0415
+
+    report = promote(settings)
+    detail = report.to_json()
+    if report.status == "manual":
+        detail["note"] = "MEMORY.md is manual (no generated zone we wrote): left untouched"
+    return StepResult("promote", True, detail)
+
+
+# Ordered follow-ups after a productive ingest: reconcile, then the MEMORY.md promotion. Each gets the settings, the
+# tick's result and the embedder, and must not raise for expected failures (the runner turns any exception into a
+# failed StepResult).
+FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("reconcile", reconcile_step), ("promote", promote_step)]
 
 
 class DreamRunner:

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import archive, ranking, vault
+from .. import archive, memory_md, ranking, vault
 from ..chunking import chunk_paragraphs, chunk_sections
 from ..config import Paths
 from ..files import read_text
@@ -177,9 +177,12 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     share a row; metadata ``section`` names the heading, ``""`` before the first one) and each chunk's importance
     is stamped from the page's lifecycle signals (:func:`ranking.chunk_importance`; factors in metadata
     ``importance_factors``, which recall reads for the stale decay). Core files keep paragraph chunking and the
-    neutral importance. Locators count chunks in page order, tombstoned ones included.
+    neutral importance; MEMORY.md (``facts``) is chunked per zone (:func:`_memory_documents`). Locators count chunks
+    in page order, tombstoned ones included.
     """
     created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
+    if source.label == "facts":
+        return _memory_documents(source, text, tombstones, created)
     body, fm = parse_frontmatter(text)
     title = str(fm.get("title") or "") or Path(source.filename).stem
     if source.label == "notebook":
@@ -203,6 +206,25 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
                     "category": "core_file", "tags": ["core_memory", source.label, source.filename]}
         context = f"{title}\n{section}" if section else title  # a claim row is found by its page and section too
         docs.append(Document(source.key, i, chunk, chunk, f"{context}\n{chunk}", meta, importance, created))
+    return docs
+
+
+def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime) -> list[Document]:
+    """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`memory_md.memory_chunks`: a chunk
+    never spans the ``<!-- /memory:generated -->`` marker; an unmarked file is all manual), metadata ``zone``. The
+    generated zone is not indexed: it only restates daily-log facts and vault claims that are rows already. A
+    manual-zone chunk carrying a ``verified: human:<name>@<date>`` stamp is stamped with the human floor (factors in
+    ``importance_factors``); every other chunk keeps the neutral importance. No frontmatter is parsed."""
+    docs: list[Document] = []
+    for i, (zone, chunk) in enumerate(memory_md.memory_chunks(text)):
+        if zone == "generated" or normalize(chunk) in tombstones:
+            continue  # the generated zone is a summary of the logs and the vault, which are indexed themselves
+        importance, factors = ranking.memory_chunk_importance(zone, chunk)
+        meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
+                "category": "core_file", "tags": ["core_memory", source.label, source.filename], "zone": zone}
+        if factors is not None:
+            meta[ranking.FACTORS_KEY] = factors
+        docs.append(Document(source.key, i, chunk, chunk, f"MEMORY\n{chunk}", meta, importance, created))
     return docs
 
 

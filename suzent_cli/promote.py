@@ -1,0 +1,371 @@
+"""MEMORY.md's generated zone from the vault: ``promote`` and the legacy per-capture refresh (invariant 6).
+
+Two writers regenerate the generated zone (through :func:`suzent_cli.memory_md.write_generated`, which copies the
+manual zone through, never touches an unmarked file it did not write, and enforces the size bound):
+
+* :func:`promote` — after a productive dream (and ``suzent promote``): the current claims of the ``3_Personal/``
+  pages. Engines: ``offline`` (deterministic: every current claim, most recalled first, then importance, then
+  confirmations, then last date; grouped by page, pages ordered by their best claim) and ``claude`` (one Messages
+  API call summarising the claims and the recent recall signal; an API error falls back to ``offline``).
+* :func:`legacy_refresh` — after a capture of a personal/preference/goal/interaction fact, from the most recent
+  such facts in the daily logs. It stands down on its own as soon as the vault has any personal page: no flag.
+
+Both bound the body in code to whole claims/lines within ``max_lines``/``max_bytes`` minus the zone's header and
+footer, so ``write_generated`` (which bounds the whole zone again, header and footer included) never has to cut. Nothing here imports ``anthropic`` unless the claude engine runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import Settings
+from .errors import ConfigInvalid, InputInvalid, SuzentError
+from .files import read_text
+from .textnorm import normalize
+
+PERSONAL = "3_Personal"
+ENGINES = ("auto", "offline", "claude")
+LEGACY_CATEGORIES = ("personal", "preference", "goal", "interaction")  # also the section order of the refresh
+LEGACY_MAX_FACTS = 50
+CLAUDE_CLAIMS_CHARS = 12000
+CLAUDE_SNIPPETS = 30
+RECALL_LOG_WINDOW = 5000  # most recent recall_log.jsonl lines counted by the offline ranking
+MIN_MATCH = 6  # a normalized text shorter than this never counts as containing/contained (no "a" matches all)
+MAX_LINES, MAX_BYTES = 200, 16000
+FRAME_LINES, FRAME_BYTES = 4, 200  # what write_generated's header and footer take out of the bound (generous)
+
+PROMPT = """\
+You maintain the generated part of the user's MEMORY.md: a short digest of durable, high-value facts about the \
+user that an assistant reads at the start of every conversation.
+
+Below are the current claims of the user's personal notes (grouped by page; "confirmed Nx" counts how often a \
+claim was stated) and the snippets memory recall returned most recently.
+
+Write only the digest: a few `## ` section headers, under each one fact per `- ` bullet, stated directly. Keep \
+durable facts (identity, home, work, family, health, strong preferences, goals, how the user wants to be helped); \
+favour topics that were recalled; drop trivia, duplicates and anything transient. Never invent a fact. No \
+preamble, no closing remarks, no code fences. Hard limit: {max_lines} lines.
+
+## Personal notes
+{claims}
+
+## Recently recalled
+{snippets}"""
+
+
+@dataclass
+class PromoteResult:
+    """``status``: ``written``/``unchanged``/``manual`` (from :func:`write_generated`) or ``nothing`` (no personal
+    page or no current claim: nothing written). ``engine``: the engine that produced the body (``offline`` after
+    a claude fallback). ``claims``/``pages``: what the body was built from. ``write``: the WriteResult or None."""
+
+    status: str
+    engine: str | None
+    claims: int = 0
+    pages: int = 0
+    reason: str | None = None
+    write: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        w = self.write
+        return {"status": self.status, "engine": self.engine, "claims": self.claims, "pages": self.pages,
+                "reason": self.reason, "path": str(w.path) if w is not None and w.path else None,
+                "lines": getattr(w, "lines", None), "bytes": getattr(w, "bytes", None), "warnings": self.warnings}
+
+
+@dataclass
+class RankedClaim:
+    page: str  # title
+    rel: str  # vault-relative path
+    order: int  # position on the page
+    text: str
+    recalls: int
+    importance: float
+    count: int
+    last: dt.date | None
+
+
+# --- vault -------------------------------------------------------------------------------------------------
+
+def personal_pages(vault_dir: Path) -> list[Path]:
+    """The content pages under ``3_Personal/`` (any depth), sorted by vault-relative path."""
+    from .vault import is_content_page  # noqa: PLC0415
+
+    root = vault_dir / PERSONAL
+    if not root.is_dir():
+        return []
+    pages = [p for p in root.rglob("*") if p.is_file() and is_content_page(vault_dir, p)]
+    return sorted(pages, key=lambda p: p.relative_to(vault_dir).as_posix())
+
+
+def has_personal_page(vault_dir: Path) -> bool:
+    """True as soon as ``3_Personal/`` holds any content page: the legacy refresh then stands down."""
+    return bool(personal_pages(vault_dir))
+
+
+def _title(page, path: Path) -> str:
+    title = page.meta.get("title")
+    if isinstance(title, str) and title.strip():
+        return " ".join(title.split())
+    for line in page.body.split("\n"):
+        if line.startswith("# ") and line[2:].strip():
+            return " ".join(line[2:].split())
+    return path.stem
+
+
+def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
+    """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given."""
+    from .state import RECALL_LOG  # noqa: PLC0415
+
+    path = state_dir / RECALL_LOG
+    if not path.is_file():
+        return []
+    lines = read_text(path).splitlines()
+    out: list[str] = []
+    for line in lines[-limit:] if limit else lines:
+        try:
+            snippet = json.loads(line).get("snippet")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(snippet, str) and snippet.strip():
+            out.append(snippet)
+    return out
+
+
+def _recall_count(key: str, snippets: Counter) -> int:
+    if len(key) < MIN_MATCH:
+        return sum(n for s, n in snippets.items() if s == key)
+    return sum(n for s, n in snippets.items() if key in s or (len(s) >= MIN_MATCH and s in key))
+
+
+def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedClaim], int]:
+    """Every current claim (``## Claims``; not ``## Previously``, not ended) of every non-deprecated personal page,
+    best first, deduplicated by normalized text; and the number of personal pages found. A page whose frontmatter
+    does not parse is skipped with a warning."""
+    from .dream.pages import CLAIMS, read_page  # noqa: PLC0415
+    from .ranking import chunk_importance, page_signals  # noqa: PLC0415
+
+    vault = settings.paths.vault_dir
+    paths = personal_pages(vault)
+    snippets = Counter(normalize(s) for s in recall_snippets(settings.paths.state_dir, RECALL_LOG_WINDOW))
+    out: list[RankedClaim] = []
+    for path in paths:
+        rel = path.relative_to(vault).as_posix()
+        try:
+            page = read_page(path)
+        except (SuzentError, OSError, UnicodeError) as exc:
+            warnings.append(f"{rel} skipped: {' '.join(str(exc).split())[:160]}")
+            continue
+        signals = page_signals(page.meta)
+        if signals.status == "deprecated":
+            continue
+        title = _title(page, path)
+        for order, claim in enumerate(page.claims(CLAIMS)):
+            if claim.until is not None:
+                continue
+            importance, _ = chunk_importance(signals, CLAIMS, claim.render())
+            out.append(RankedClaim(title, rel, order, claim.text, _recall_count(claim.key, snippets), importance,
+                                   claim.count or 0, claim.last))
+    out.sort(key=lambda c: (-c.recalls, -c.importance, -c.count, -(c.last.toordinal() if c.last else 0),
+                            c.rel, c.order))
+    seen: set[str] = set()
+    unique = []
+    for c in out:
+        key = normalize(c.text).rstrip(" .")
+        if key not in seen:
+            seen.add(key)
+            unique.append(c)
+    return unique, len(paths)
+
+
+# --- bodies ------------------------------------------------------------------------------------------------
+
+def _size(lines: list[str]) -> int:
+    return len(("\n".join(lines) + "\n").encode("utf-8")) if lines else 0
+
+
+def grouped_body(items: list[tuple[str, str]], *, max_lines: int, max_bytes: int) -> tuple[str, int, int]:
+    """Render ``(group, text)`` items (best first) as ``## group`` sections of ``- text`` bullets, groups ordered by
+    their best item. Items are taken best first while the rendered body stays within ``max_lines`` lines and
+    ``max_bytes`` bytes; the first that does not fit ends the selection. Returns ``(body, items, groups)``."""
+    chosen: dict[str, list[str]] = {}
+    n_lines = n_bytes = taken = 0
+    for group, text in items:
+        bullet = "- " + " ".join(text.split())
+        add_lines, add_bytes = 1, len(bullet.encode("utf-8")) + 1
+        if group not in chosen:
+            head = "## " + " ".join(group.split())
+            add_lines += 2 if chosen else 1  # blank line before a later section
+            add_bytes += len(head.encode("utf-8")) + 1 + (1 if chosen else 0)
+        if n_lines + add_lines > max_lines or n_bytes + add_bytes > max_bytes:
+            break
+        chosen.setdefault(group, []).append(bullet)
+        n_lines, n_bytes, taken = n_lines + add_lines, n_bytes + add_bytes, taken + 1
+    blocks = ["\n".join(["## " + " ".join(g.split()), *bullets]) for g, bullets in chosen.items()]
+    return ("\n\n".join(blocks) + "\n" if blocks else ""), taken, len(chosen)
+
+
+def bound_text(text: str, *, max_lines: int, max_bytes: int) -> str:
+    """``text`` cut to whole lines within ``max_lines`` and ``max_bytes`` (a trailing header left alone is
+    dropped)."""
+    kept: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n"):
+        if len(kept) + 1 > max_lines or _size([*kept, line]) > max_bytes:
+            break
+        kept.append(line.rstrip())
+    while kept and (not kept[-1].strip() or kept[-1].lstrip().startswith("#")):
+        kept.pop()
+    return "\n".join(kept) + "\n" if kept else ""
+
+
+# --- promote -----------------------------------------------------------------------------------------------
+
+def _budget(max_lines: int, max_bytes: int) -> tuple[int, int]:
+    """The body's share of the zone bound (the rest is write_generated's header and footer)."""
+    return max(1, max_lines - FRAME_LINES), max(1, max_bytes - FRAME_BYTES)
+
+
+def _check_bounds(max_lines: int, max_bytes: int) -> None:
+    if max_lines < 6 or max_bytes < 400:
+        raise InputInvalid(f"MEMORY.md bound too small: need at least 6 lines and 400 bytes "
+                           f"(got {max_lines} lines, {max_bytes} bytes)")
+
+
+def _write(settings: Settings, body: str, writer: str, max_lines: int, max_bytes: int):
+    from .memory_md import write_generated  # noqa: PLC0415
+
+    return write_generated(settings, body, writer=writer, max_lines=max_lines, max_bytes=max_bytes)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "no details"
+    return f"{type(exc).__name__}: {text}"[:200]
+
+
+def claude_body(settings: Settings, claims: list[RankedClaim], *, max_lines: int, timeout: float = 120.0,
+                max_retries: int = 2) -> str:
+    """One Messages API call: the claims (grouped by page, at most 12000 characters) and the last 30 recall
+    snippets in, the digest text out. Raises :class:`SuzentError` on an API error or an empty reply."""
+    try:
+        import anthropic  # noqa: PLC0415 - only the claude engine pays for this import
+    except ImportError as exc:
+        raise SuzentError(f"the claude engine needs the anthropic package ({exc})") from None
+    listing, _, _ = grouped_body(
+        [(c.page, c.text + (f" (confirmed {c.count}x)" if c.count > 1 else "")) for c in claims],
+        max_lines=10**9, max_bytes=CLAUDE_CLAIMS_CHARS)
+    snippets = recall_snippets(settings.paths.state_dir, CLAUDE_SNIPPETS)
+    recalled = "\n".join(f"- {' '.join(s.split())}" for s in snippets) or "(none)"
+    prompt = PROMPT.format(max_lines=max_lines, claims=listing.strip() or "(none)", snippets=recalled)
+    # base_url is always explicit, so the SDK reads neither ANTHROPIC_BASE_URL nor a profile behind our back.
+    client = anthropic.Anthropic(api_key=settings.anthropic_api_key,
+                                 base_url=settings.anthropic_base_url or "https://api.anthropic.com",
+                                 timeout=timeout, max_retries=max_retries)
+    try:
+        response = client.messages.create(model=settings.claude_model, max_tokens=2000,
+                                          messages=[{"role": "user", "content": prompt}])
+    except anthropic.AnthropicError as exc:
+        raise SuzentError(f"claude request failed ({_one_line(exc)})") from None
+    text = "\n".join(getattr(b, "text", "") for b in getattr(response, "content", None) or []
+                     if getattr(b, "type", None) == "text").strip()
+    if text.startswith("```"):
+        text = "\n".join(ln for ln in text.split("\n") if not ln.startswith("```"))
+    if not text.strip():
+        raise SuzentError("claude replied with no text")
+    return text
+
+
+def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LINES,
+            max_bytes: int = MAX_BYTES) -> PromoteResult:
+    """Regenerate MEMORY.md's generated zone from the personal pages (module doc). ``engine``: ``auto`` (claude
+    when an API key is configured, else offline), ``offline`` or ``claude`` (raises :class:`ConfigInvalid`
+    without a key). A claude API error falls back to offline with a warning. Raises like ``write_generated``
+    (a lock timeout); a manual MEMORY.md is status ``manual``, not an error."""
+    if engine not in ENGINES:
+        raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    _check_bounds(max_lines, max_bytes)
+    if engine == "claude" and not settings.claude_configured:
+        raise ConfigInvalid("the claude promote engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
+    name = engine if engine != "auto" else ("claude" if settings.claude_configured else "offline")
+    warnings: list[str] = []
+    claims, n_pages = ranked_claims(settings, warnings)
+    if not n_pages:
+        return PromoteResult("nothing", name, reason=f"the vault has no {PERSONAL}/ page", warnings=warnings)
+    if not claims:
+        return PromoteResult("nothing", name, pages=n_pages, reason=f"no current claim on the {PERSONAL}/ pages",
+                             warnings=warnings)
+    body = None
+    used_claims, used_pages = len(claims), len({c.rel for c in claims})
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    if name == "claude":
+        try:
+            body = bound_text(claude_body(settings, claims, max_lines=lines_budget), max_lines=lines_budget,
+                              max_bytes=bytes_budget)
+            if not body:
+                raise SuzentError("claude's reply had no usable line within the bound")
+        except SuzentError as exc:
+            warnings.append(f"claude promote failed ({exc}); used the offline engine")
+            name, body = "offline", None
+    if body is None:
+        body, used_claims, groups = grouped_body([(c.page, c.text) for c in claims], max_lines=lines_budget,
+                                                 max_bytes=bytes_budget)
+        used_pages = groups
+    write = _write(settings, body, "promote", max_lines, max_bytes)
+    reason = write.reason
+    if write.status == "manual":
+        reason = reason or "MEMORY.md has no generated zone we wrote: it is manual and was left untouched"
+    return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings)
+
+
+# --- legacy refresh ----------------------------------------------------------------------------------------
+
+def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
+    """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
+    newest first (later days, later lines), deduplicated by normalized text, forgotten facts left out, at most
+    ``limit``. Reads logs newest first and stops once ``limit`` are found."""
+    from .archive import list_logs, read_log  # noqa: PLC0415
+    from .state import read_forgotten  # noqa: PLC0415
+
+    forgotten = read_forgotten(settings.paths.state_dir)
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for _, path in reversed(list_logs(settings.paths.archive_dir)):
+        try:
+            facts = read_log(path)
+        except (OSError, ValueError):
+            continue
+        for f in reversed(facts):
+            category = f.category.strip().lower()
+            key = normalize(f.content).rstrip(" .")
+            if category not in LEGACY_CATEGORIES or not key or key in seen or normalize(f.content) in forgotten:
+                continue
+            seen.add(key)
+            out.append((category, f.content))
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def legacy_refresh(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """The legacy per-capture refresh (call it after capturing an important fact). Returns ``{"status",
+    "reason", "path", "facts"}``: ``skipped`` when the vault has a personal page (promote owns the zone now) or
+    no qualifying fact exists, else the ``write_generated`` status. Raises like ``write_generated``."""
+    if has_personal_page(settings.paths.vault_dir):
+        return {"status": "skipped", "reason": f"the vault has {PERSONAL}/ pages: promote owns MEMORY.md",
+                "path": None, "facts": 0}
+    _check_bounds(max_lines, max_bytes)
+    facts = legacy_facts(settings)
+    if not facts:
+        return {"status": "skipped", "reason": "no personal fact in the daily logs", "path": None, "facts": 0}
+    order = {c: i for i, c in enumerate(LEGACY_CATEGORIES)}
+    items = sorted(((c.capitalize(), text) for c, text in facts), key=lambda it: order[it[0].lower()])
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    body, taken, _ = grouped_body(items, max_lines=lines_budget, max_bytes=bytes_budget)
+    write = _write(settings, body, "refresh", max_lines, max_bytes)
+    return {"status": write.status, "reason": write.reason, "path": str(write.path) if write.path else None,
+            "facts": taken}
