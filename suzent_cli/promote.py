@@ -327,28 +327,54 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
 def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
     """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
     newest first (later days, later lines), deduplicated by normalized text, forgotten facts left out, at most
-    ``limit``. Reads logs newest first and stops once ``limit`` are found."""
-    from .archive import list_logs, read_log  # noqa: PLC0415
+    ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
+    are found, so its cost does not grow with the history."""
+    from .archive import list_logs, parse_fact_line  # noqa: PLC0415
     from .state import read_forgotten  # noqa: PLC0415
 
     forgotten = read_forgotten(settings.paths.state_dir)
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
+    budget = LEGACY_READ_BYTES  # it runs after a capture: its cost must not grow with the history
     for _, path in reversed(list_logs(settings.paths.archive_dir)):
         try:
-            facts = read_log(path)
-        except (OSError, ValueError):
+            lines, budget = _tail_lines(path, budget)
+        except OSError:
             continue
-        for f in reversed(facts):
-            category = f.category.strip().lower()
-            key = normalize(f.content).rstrip(" .")
-            if category not in LEGACY_CATEGORIES or not key or key in seen or normalize(f.content) in forgotten:
+        for line in reversed(lines):
+            parsed = parse_fact_line(line)
+            if not parsed:
+                continue
+            category, content, _tags = parsed
+            category = category.strip().lower()
+            key = normalize(content).rstrip(" .")
+            if category not in LEGACY_CATEGORIES or not key or key in seen or normalize(content) in forgotten:
                 continue
             seen.add(key)
-            out.append((category, f.content))
+            out.append((category, content))
             if len(out) >= limit:
                 return out
+        if budget <= 0:
+            break
     return out
+
+
+LEGACY_READ_BYTES = 512 * 1024
+
+
+def _tail_lines(path, budget: int) -> tuple[list[str], int]:
+    """The last ``budget`` bytes of ``path`` as whole lines (a partial first line dropped), and the budget left."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        start = max(0, size - budget)
+        fh.seek(start)
+        data = fh.read()
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if start > 0:
+        lines = lines[1:]
+    return lines, budget - len(data)
 
 
 def legacy_refresh(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
