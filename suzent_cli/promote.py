@@ -315,6 +315,9 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         body, used_claims, groups = grouped_body([(c.page, c.text) for c in claims], max_lines=lines_budget,
                                                  max_bytes=bytes_budget)
         used_pages = groups
+        if used_claims < len(claims):
+            warnings.append(f"the size bound ({max_lines} lines, {max_bytes} bytes) kept the {used_claims} best of "
+                            f"{len(claims)} personal claims; {len(claims) - used_claims} were left out")
     write = _write(settings, body, "promote", max_lines, max_bytes)
     reason = write.reason
     if write.status == "manual":

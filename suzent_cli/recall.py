@@ -62,7 +62,7 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "factors")
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "factors", "stands_for")
 
 
 @dataclass
@@ -93,6 +93,7 @@ class Hit:
     date_boost: float = 0.0
     neighbour: float = 0.0
     factors: dict = field(default_factory=dict)
+    stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
 
     def as_dict(self, explain: bool = False) -> dict:
         """The hit as a JSON-ready dict; the ranking factors (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
@@ -316,7 +317,8 @@ def collapse_cited(hits: list[Hit]) -> list[Hit]:
             claim = cited.get((h.source_file, int(h.locator)))
         if claim is not None:
             if claim.id not in placed:
-                claim.score = max(claim.score, h.score)
+                if h.score > claim.score:
+                    claim.score, claim.stands_for = h.score, f"{h.source_file}:{h.locator} (score {h.score:.4f})"
                 out.append(claim)
                 placed.add(claim.id)
             continue

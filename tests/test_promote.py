@@ -180,6 +180,7 @@ def test_size_bound_holds_for_a_huge_vault(settings, max_lines, max_bytes):
     assert zone.count(b"\n") <= max_lines and len(zone) <= max_bytes
     assert b"cut to the size bound" not in zone  # whole claims were chosen in code, nothing was cut mid-way
     assert f"- {text(0, 3)}\n".encode() in zone  # a recalled claim made it in first
+    assert result.claims < 40 * 60 and f"{40 * 60 - result.claims} were left out" in result.warnings[-1]
 
 
 # --- manual MEMORY.md ------------------------------------------------------------------------------------------

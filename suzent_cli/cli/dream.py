@@ -66,6 +66,14 @@ def _report(result, json_out: bool) -> None:
                              f"days reindexed, rows {d['rows_removed']} out / {d['rows_reembedded']} in"
                              + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
                              + ("" if d["index_built"] else " (no index yet)")))
+        elif step.name == "promote":
+            d = step.detail
+            what = {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims",
+                    "unchanged": "MEMORY.md unchanged", "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
+                    "nothing": "nothing to promote to MEMORY.md"}.get(d.get("status"), f"MEMORY.md {d.get('status')}")
+            out.print(escape(f"  promote: {what}"))
+            for message in d.get("warnings") or []:
+                warn(message)
     for message in result.warnings:
         warn(message)
 

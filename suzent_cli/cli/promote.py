@@ -13,7 +13,7 @@ def promote_cmd(
     ctx: typer.Context,
     engine: str = typer.Option("auto", "--engine", metavar="auto|offline|claude",
                                help="auto (claude when ANTHROPIC_API_KEY is set) | offline | claude."),
-    max_lines: int = typer.Option(200, "--max-lines", metavar="N", help="Most lines of the generated zone [200]."),
+    max_lines: int = typer.Option(200, "--max-lines", metavar="N", help="Most lines of the generated zone, 6..10000 [200]; the best claims that fit are kept, and a warning says how many were left out."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Rewrite the generated zone of MEMORY.md (above `<!-- /memory:generated -->`) from the current claims of

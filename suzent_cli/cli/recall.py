@@ -91,6 +91,11 @@ def explain_lines(hit) -> list[str]:
                      f" · status {f.get('status') or '-'} {status} · human {human}"
                      f" · section {f.get('section')!r} ×{f.get('section_factor', 1):g} · stale decay {stale}")
     used = hit.importance if f.get("ranked", True) else NEUTRAL
+    if getattr(hit, "stands_for", None):
+        lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
+                     f"{hit.stands_for} (one statement, one hit); its own: relevance {hit.relevance:.4f} + "
+                     f"{IMPORTANCE_WEIGHT:g} × (importance {used:.4f} − {NEUTRAL:g})")
+        return lines
     lines.append(f"final {hit.score:.4f} = relevance {hit.relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance"
                  f" {used:.4f} − {NEUTRAL:g})")
     return lines
