@@ -85,28 +85,21 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) atomically: temp file, fsync, rename, fsync of the directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, before_replace: Callable[[], bool] | None = None) -> bool:
-    """:func:`atomic_write` for bytes. ``before_replace`` runs after the temp file is durable and just before the
+    """Replace ``path`` with ``data`` atomically: temp file (the old file's mode), fsync, rename, fsync of the
+    directory. ``before_replace`` runs after the temp file is durable and just before the
     rename; if it returns False the temp file is removed, ``path`` is left as it is and False is returned (the
     caller re-reads and retries). True when ``path`` was replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        try:  # mkstemp makes 0600: keep the replaced file's mode, or the usual 0644 for a new one
+            os.fchmod(fd, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
+        except OSError:
+            pass
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
