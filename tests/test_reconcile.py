@@ -269,3 +269,23 @@ def test_commands_use_the_embedder_the_index_was_built_with(home):
     for args in (["reconcile"], ["forget", "Read chapter 3"], ["recall", "green tea", "--limit", "2"]):
         proc = run_cli(home, *args, env_extra=env)
         assert proc.returncode == 0, (args, proc.stderr)
+
+
+def test_state_appenders_never_join_a_torn_last_line_and_forget_purges_the_recall_log(home):
+    """A crash can leave the last line of a state file without its newline: the next append starts a new line
+    rather than gluing onto it, and forget drops the forgotten text's recall-log snippets."""
+    from suzent_cli.state import RECALL_LOG, SUPERSEDED, TOMBSTONES, append_recall_log, append_tombstones, \
+        purge_recall_log
+
+    state = make_settings(home).paths.state_dir
+    state.mkdir(parents=True)
+    (state / SUPERSEDED).write_text("- [x] torn")
+    append_superseded(state, ["- [personal] Has a cat"], timeout=5)
+    assert read_superseded(state) == ["- [x] torn", "- [personal] Has a cat"]
+    (state / TOMBSTONES).write_text('{"content": "torn"')
+    append_tombstones(state, ["Likes tea"], reason="forget", timeout=5)
+    assert read_tombstones(state) == {"likes tea"}  # the torn line is skipped, the new one is whole
+    append_recall_log(state, "q", [{"content": "Has a secret diary", "source_type": "archive_log"},
+                                   {"content": "Likes tea", "source_type": "archive_log"}])
+    assert purge_recall_log(state, "has a secret diary", timeout=5) == 1
+    assert "secret" not in (state / RECALL_LOG).read_text() and "Likes tea" in (state / RECALL_LOG).read_text()

@@ -29,8 +29,8 @@ from ..archive import parse_fact_line
 from ..errors import DreamFailed
 from ..files import atomic_write, read_text
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, base_text, claim_key, conflict_key, is_personal, is_repeat, page_for,
-                        page_type, stale_after)
+from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
+                        is_personal, is_repeat, page_for, page_type, stale_after)
 from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, meta_date, parse_claim, read_page, render_page
 
 _DESCRIPTIONS = {
@@ -345,8 +345,6 @@ class RulesEngine:
 
 def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:
     """Pages of ``zone`` the engine routes to that exist now or are being written."""
-    from .lifecycle import PERSONAL_PAGES, PROJECT_PAGES  # noqa: PLC0415
-
     known = [f"3_Personal/{t}.md" for t in PERSONAL_PAGES.values()] + [f"1_Projects/{t}.md" for t in PROJECT_PAGES.values()]
     return sorted({r for r in known + routed if r.startswith(zone + "/") and (r in routed or (vault / r).is_file())})
 

@@ -45,7 +45,7 @@ from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
 from .gate import Decision, count_fact_lines, decide, pending_logs
 from .revisit import revisit_queue
-from .state import DreamState, load_state, save_state
+from .state import DreamState, load_state, peek_state, save_state
 
 DREAM_LOCK = ".dream.lock"
 HOLDER = ".dream.lock.holder"  # {"pid", "since"} of the process holding DREAM_LOCK, for `suzent status`
@@ -183,7 +183,7 @@ class DreamRunner:
 
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
-        state = state or load_state_readonly(self.state_dir)
+        state = state or peek_state(self.state_dir)
         text = ledger.read_ledger(self.vault)
         mark = ledger.watermark(text)
         pending = pending_logs(self.settings.paths.archive_dir, mark, self.settings.today)
@@ -404,12 +404,6 @@ def snapshot(vault_dir: Path) -> dict[str, str]:
 def changed_pages(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """Pages added, removed or changed between two snapshots, sorted."""
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-
-
-def load_state_readonly(state_dir: Path) -> DreamState:
-    from .state import peek_state  # noqa: PLC0415
-
-    return peek_state(state_dir)
 
 
 def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFactory:
