@@ -20,8 +20,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from .files import append_locked, read_text
+from .files import append_held, locked, read_text
 from .textnorm import fold_line
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
@@ -144,16 +145,29 @@ def read_log(path: Path) -> list[LoggedFact]:
     return parse_log(read_text(path), day)
 
 
-def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts: list[Fact], *, timeout: float) -> Path:
+def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts: list[Fact], *, timeout: float,
+                 on_appended: Callable[[int], None] | None = None) -> Path:
     """Append one entry of ``facts`` to the log of ``day``, as a single locked, fsynced write.
 
     ``facts`` must be non-empty and already cleaned. The log is created with its header if needed. Concurrent
     appenders (threads or processes) serialize on ``archive/.append.lock``. Raises :class:`LockTimeout`/OSError
     with nothing written. Returns the log path.
+
+    ``on_appended(from_line)``: called after the write, still under the lock, with the 1-based line the entry
+    starts at (used to record a late append to a past day; see :func:`suzent_cli.state.append_late_lines`). If it
+    raises, the entry stays written and the exception propagates.
     """
     if not facts:
         raise ValueError("append_entry needs at least one fact")
     path = archive_dir / f"{day.isoformat()}.md"
-    append_locked(path, render_entry(facts, time, fold_line(session) or "cli"),
-                  lock_path=archive_dir / APPEND_LOCK, timeout=timeout, header=log_header(day))
+    record = render_entry(facts, time, fold_line(session) or "cli")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(archive_dir / APPEND_LOCK, timeout):
+        from_line = 1
+        if on_appended is not None and path.is_file():
+            with open(path, "rb") as fh:
+                from_line = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
+        append_held(path, record, header=log_header(day))
+        if on_appended is not None:
+            on_appended(from_line)
     return path

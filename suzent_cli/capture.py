@@ -105,11 +105,14 @@ def repair_input(data: bytes | str, warnings: list[str]) -> str:
 
 def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = None, time: str | None = None,
                 session: str = "cli", warnings: list[str] | None = None, extractor: str | None = None,
-                known_facts: int = 0) -> CaptureResult:
+                known_facts: int = 0, refresh: bool = True) -> CaptureResult:
     """Append ``facts`` as one entry to the log of ``day`` (default: settings.today) at ``time`` (default: now, UTC).
 
     Facts are cleaned first; if none remain nothing is written and ``path`` is None. One locked, fsynced append;
-    raises :class:`LockTimeout`/OSError with nothing written.
+    raises :class:`LockTimeout`/OSError with nothing written. A ``day`` before today is a *late* append: the
+    appender records it in ``.state/late_lines.jsonl`` (under the log's lock, after the write) so the dream folds
+    it even when the day is at or below its watermark; if that record cannot be written the fact stays written
+    and a warning says so. ``refresh``: run the legacy MEMORY.md refresh (off for bulk writers).
     """
     warnings = list(warnings or [])
     day = day or settings.today
@@ -118,12 +121,26 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
     result = CaptureResult(cleaned, day=day, time=time, session=session, extractor=extractor,
                            known_facts=known_facts, warnings=warnings)
     if cleaned:
+        late = _late_recorder(settings, day, warnings) if day < settings.today else None
         result.path = archive.append_entry(settings.paths.archive_dir, day, time, session, cleaned,
-                                           timeout=settings.lock_timeout)
-        if day < settings.today:
-            _warn_behind_watermark(settings, day, warnings)
-        result.refresh = refresh_memory_md(settings, cleaned, warnings)
+                                           timeout=settings.lock_timeout, on_appended=late)
+        if refresh:
+            result.refresh = refresh_memory_md(settings, cleaned, warnings)
     return result
+
+
+def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Callable[[int], None]:
+    """The appender's callback for a late append to ``day``: record it for the dream, never fail the write."""
+    from .state import append_late_lines  # noqa: PLC0415 - light
+
+    def record(from_line: int) -> None:
+        try:
+            append_late_lines(settings.paths.state_dir, day, from_line, timeout=settings.lock_timeout)
+        except Exception as exc:  # noqa: BLE001 - the fact is written; only its consolidation is at stake
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
+            warnings.append(f"captured to {day.isoformat()}, but not recorded as a late line for the dream ({reason}):"
+                            " if that day is already consolidated, the dream will not fold this fact")
+    return record
 
 
 def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]) -> dict | None:
@@ -140,19 +157,6 @@ def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]
         reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
         warnings.append(f"captured, but MEMORY.md was not refreshed ({reason})")
         return {"status": "failed", "reason": reason, "path": None, "facts": 0}
-
-
-def _warn_behind_watermark(settings: Settings, day: dt.date, warnings: list[str]) -> None:
-    """A backfilled fact dated at or before the dream's watermark is indexed, but no dream will fold it."""
-    from .dream.ledger import read_ledger, watermark  # noqa: PLC0415 - light: reads log.md only
-
-    try:
-        mark = watermark(read_ledger(settings.paths.vault_dir))
-    except OSError:
-        return
-    if mark is not None and day <= mark:
-        warnings.append(f"{day.isoformat()} is at or before the dream's watermark {mark.isoformat()}: the fact is "
-                        "stored and indexed, but the dream will not fold it into the vault")
 
 
 KnownFacts = Callable[[str], list]  # text -> recalled rows (Hit) or plain strings

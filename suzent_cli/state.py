@@ -9,6 +9,9 @@
   writing it to the log: ``{"ts", "day", "time", "content", "category", "matched", "source", "locator",
   "score", "session"}`` (``ts``: when recorded; ``day``/``time``: when it was said). Appended by capture, folded into claim markers by the dream, truncated by the number of lines
   the dream was shown.
+* ``late_lines.jsonl`` — ``{"ts", "day", "from_line"}`` per append to a daily log dated before today (a
+  ``capture --date`` backfill, a ``retire-legacy --export``): lines from ``from_line`` on of that day's log are
+  new. The dream folds them even when the day is at or below its watermark, then truncates the records it folded.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 """
 
@@ -25,6 +28,7 @@ TOMBSTONES = "tombstones.jsonl"
 RECALL_LOG = "recall_log.jsonl"
 SUPERSEDED = "superseded.txt"
 CONFIRMATIONS = "confirmations.jsonl"
+LATE_LINES = "late_lines.jsonl"
 STATE_LOCK = ".state.lock"
 
 
@@ -178,22 +182,22 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
         return dropped
 
 
-def append_confirmations(state_dir: Path, records: list[dict], *, timeout: float) -> None:
-    """Append confirmation ``records`` (see the module doc) as JSON lines, one locked fsynced write.
-    Raises LockTimeout/OSError with nothing written."""
+def _append_jsonl(state_dir: Path, name: str, records: list[dict], *, timeout: float) -> None:
+    """Append ``records`` to ``<state_dir>/<name>`` as JSON lines: one locked, fsynced write (a torn last line
+    left by a crash is closed first, so it never swallows the first new record)."""
     if not records:
         return
     state_dir.mkdir(parents=True, exist_ok=True)
     with locked(state_dir / STATE_LOCK, timeout):
-        path = state_dir / CONFIRMATIONS
+        path = state_dir / name
         torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
         append_held(path, ("\n" if torn else "") + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def read_confirmations(state_dir: Path) -> list[dict | None]:
-    """Every line of ``confirmations.jsonl`` in order, decoded; a malformed line is ``None`` (kept in the count so
+def _read_jsonl(state_dir: Path, name: str) -> list[dict | None]:
+    """Every non-blank line of ``<state_dir>/<name>`` decoded; a malformed line is ``None`` (kept in the count so
     truncation by number of lines stays exact). Missing file → empty."""
-    path = state_dir / CONFIRMATIONS
+    path = state_dir / name
     if not path.is_file():
         return []
     out: list[dict | None] = []
@@ -208,13 +212,52 @@ def read_confirmations(state_dir: Path) -> list[dict | None]:
     return out
 
 
-def truncate_confirmations(state_dir: Path, shown: int, *, timeout: float) -> int:
-    """Drop the first ``shown`` non-blank lines of ``confirmations.jsonl`` (the ones a dream was shown); lines
-    appended since survive. Atomic rewrite under the state lock. Returns the number dropped."""
-    path = state_dir / CONFIRMATIONS
+def _truncate_jsonl(state_dir: Path, name: str, shown: int, *, timeout: float) -> int:
+    """Drop the first ``shown`` non-blank lines of ``<state_dir>/<name>``; lines appended since survive. Atomic
+    rewrite under the state lock. Returns the number dropped."""
+    path = state_dir / name
     if shown <= 0 or not path.is_file():
         return 0
     with locked(state_dir / STATE_LOCK, timeout):
         lines = [line for line in read_text(path).split("\n") if line.strip()]
         atomic_write(path, "".join(line + "\n" for line in lines[shown:]))
         return min(shown, len(lines))
+
+
+def append_confirmations(state_dir: Path, records: list[dict], *, timeout: float) -> None:
+    """Append confirmation ``records`` (see the module doc) as JSON lines, one locked fsynced write.
+    Raises LockTimeout/OSError with nothing written."""
+    _append_jsonl(state_dir, CONFIRMATIONS, records, timeout=timeout)
+
+
+def read_confirmations(state_dir: Path) -> list[dict | None]:
+    """Every line of ``confirmations.jsonl`` in order, decoded; a malformed line is ``None``. Missing file → []."""
+    return _read_jsonl(state_dir, CONFIRMATIONS)
+
+
+def truncate_confirmations(state_dir: Path, shown: int, *, timeout: float) -> int:
+    """Drop the first ``shown`` lines of ``confirmations.jsonl`` (the ones a dream was shown); lines appended
+    since survive. Returns the number dropped."""
+    return _truncate_jsonl(state_dir, CONFIRMATIONS, shown, timeout=timeout)
+
+
+def append_late_lines(state_dir: Path, day: dt.date, from_line: int, *, timeout: float) -> None:
+    """Record that the daily log of ``day`` (a day before today) grew from line ``from_line`` (1-based) on:
+    ``{"ts", "day", "from_line"}`` appended to ``late_lines.jsonl``. The dream folds those lines even when ``day``
+    is at or below its watermark. Called by the log appender while it still holds the log's lock, after the
+    append (so a dream that sees the record also sees the lines). ``ts`` is the real clock (never ``--now``): it
+    orders records for the dream's idempotency marker. Raises LockTimeout/OSError."""
+    ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    _append_jsonl(state_dir, LATE_LINES, [{"ts": ts, "day": day.isoformat(), "from_line": int(from_line)}],
+                  timeout=timeout)
+
+
+def read_late_lines(state_dir: Path) -> list[dict | None]:
+    """Every record of ``late_lines.jsonl`` in order (malformed → ``None``, kept for exact truncation)."""
+    return _read_jsonl(state_dir, LATE_LINES)
+
+
+def truncate_late_lines(state_dir: Path, shown: int, *, timeout: float) -> int:
+    """Drop the first ``shown`` records of ``late_lines.jsonl`` (the ones a dream folded). Returns the number
+    dropped."""
+    return _truncate_jsonl(state_dir, LATE_LINES, shown, timeout=timeout)

@@ -496,13 +496,82 @@ def test_notes_under_the_last_claim_stay_with_it_and_previously_stays_tight(home
                                                         "- Lives in Oslo", "- Lives in Kyiv"]
 
 
-def test_a_backfill_behind_the_watermark_warns(home):
+def test_a_backfill_behind_the_watermark_is_recorded_and_folded_by_the_next_dream(home):
+    from suzent_cli.state import read_late_lines
+
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")
     runner(s).tick(force=True)
     proc = run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[goal] Wants to learn Rust",
                    env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
-    assert proc.returncode == 0 and "at or before the dream's watermark 2026-06-05" in proc.stderr
+    assert proc.returncode == 0 and proc.stderr == ""
+    records = read_late_lines(s.paths.state_dir)
+    assert [(r["day"], r["from_line"]) for r in records] == [("2026-06-01", 1)]
+    decision = runner(s).decision()
+    assert decision.late == ((D("2026-06-01"), 1),) and decision.pending == () and decision.pending_facts == 1
+
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.batch == () and result.facts == 1
+    assert result.watermark_after == D("2026-06-05")  # the watermark stays: only late lines were folded
+    assert "- Wants to learn Rust" in (s.paths.vault_dir / "3_Personal/Goals.md").read_text()
+    text = ledger.read_ledger(s.paths.vault_dir)
+    assert "ingest | daily logs (late lines of 2026-06-01)  watermark=2026-06-05" in text
+    assert ledger.watermark(text) == D("2026-06-05")
+    assert read_late_lines(s.paths.state_dir) == []
+    again = runner(s).tick(force=True)
+    assert again.outcome != "ingested"  # folded once, never again
+
+
+def test_a_late_line_older_than_the_current_claim_becomes_history(home):
+    s = settings_at(home)
+    log(s, "2026-06-05", "[personal] Lives in Berlin")
+    runner(s).tick(force=True)
+    run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
+            env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    runner(s).tick(force=True)
+    text = (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+    current, previously = text.split("## Previously")
+    assert "- Lives in Berlin" in current and "Rome" not in current
+    assert "- Lives in Rome (confirmed 1x, last 2026-06-01) (until 2026-06-05) · source: 2026-06-01.md:" in previously
+
+
+def test_late_lines_with_pending_days_and_a_crash_are_folded_once(home, monkeypatch):
+    from suzent_cli.dream import runner as runner_mod
+
+    s = settings_at(home)
+    log(s, "2026-06-05", "[preference] Likes green tea")
+    runner(s).tick(force=True)
+    run_cli(home, "capture", "--date", "2026-06-02", "--fact", "[preference] Likes green tea",
+            env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    log(s, "2026-06-07", "[preference] Likes jazz")
+    calls = []
+    real = runner_mod.truncate_late_lines
+
+    def crash(*args, **kwargs):  # killed after the pages were written, before the records were dropped
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_mod, "truncate_late_lines", crash)
+    with pytest.raises(KeyboardInterrupt):
+        runner(s).tick(force=True)
+    page = s.paths.vault_dir / "3_Personal/Preferences.md"
+    after_crash = page.read_text()
+    assert "Likes green tea (confirmed 2x, last 2026-06-05)" in after_crash and "Likes jazz" in after_crash
+    monkeypatch.setattr(runner_mod, "truncate_late_lines", real)
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.watermark_after == D("2026-06-07")
+    assert page.read_text().count("confirmed 2x") == 1 and "confirmed 3x" not in page.read_text()
+    assert "late lines of 2026-06-02" in ledger.read_ledger(s.paths.vault_dir)
+
+
+def test_a_record_for_a_day_the_last_run_read_does_not_fold_it_twice():
+    from suzent_cli.dream.gate import late_days
+
+    records = [{"ts": "t1", "day": "2026-06-03", "from_line": 5}, {"ts": "t2", "day": "2026-06-03", "from_line": 9},
+               {"ts": "t3", "day": "2026-06-09", "from_line": 1}, None, {"day": "bad"}]
+    assert late_days(records, D("2026-06-05"), D("2026-06-20")) == {D("2026-06-03"): 5}
+    assert late_days(records, D("2026-06-05"), D("2026-06-20"), {"2026-06-03": 10}) == {D("2026-06-03"): 11}
+    assert late_days(records, None, D("2026-06-20")) == {}
 
 
 # --- lifecycle: confirmations, revisit queue -------------------------------------------------------------------
@@ -613,3 +682,21 @@ def test_a_hand_written_personal_page_without_claims_gets_a_stale_after(home):
     assert parsed.meta["stale_after"] == D("2026-06-20") + dt.timedelta(days=365)
     assert "- Runs on Sundays" in parsed.body
     assert "Routines" not in (s.paths.vault_dir / "index.md").read_text()  # not listed as the dream's page
+
+
+def test_the_claude_prompt_and_status_name_late_lines(home):
+    from suzent_cli.dream.claude_agent import ingest_message
+    from suzent_cli.dream.status import status
+
+    s = settings_at(home)
+    log(s, "2026-06-05", "[personal] Lives in Berlin")
+    runner(s).tick(force=True)
+    run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
+            env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    data = status(s, DreamConfig(), with_index=False)
+    assert data["pending"]["late"] == {"2026-06-01": 1} and data["pending"]["late_facts"] == 1
+    r = runner(s)
+    batch = r._batch(D("2026-06-05"), (), D("2026-06-05"), load_state(s.paths.state_dir))
+    message = ingest_message(batch)
+    assert 'Fold the late lines below' in message and '<log file="2026-06-01.md" late_from_line="1">' in message
+    assert "- [personal] Lives in Rome" in message and "Lives in Berlin" not in message.split("<log")[1]

@@ -181,7 +181,8 @@ def status_cmd(
         f"today          {data['today']}  (now {data['now']})",
         f"watermark      {data['watermark'] or 'none (nothing ingested yet)'}",
         f"daily logs     {data['logs']['count']}" + (f" ({data['logs']['first']} .. {data['logs']['last']})" if data['logs']['count'] else ""),
-        f"pending        {len(pend['dates'])} days, {pend['facts']} facts" + (f" ({pend['dates'][0]} .. {pend['dates'][-1]})" if pend['dates'] else ""),
+        f"pending        {len(pend['dates'])} days, {pend['facts']} facts" + (f" ({pend['dates'][0]} .. {pend['dates'][-1]})" if pend['dates'] else "")
+        + (f"; late lines: {pend['late_facts']} facts in {len(pend['late'])} consolidated days" if pend['late'] else ""),
         f"next tick      {data['next_tick']['action']}: {data['next_tick']['reason']}",
         f"engine         {data['engine']}",
         f"retries        " + (", ".join(f"{k}: {v}/{data['retries']['max']}" for k, v in data['retries']['failures'].items()) or "none"),

@@ -92,9 +92,11 @@ def ingest_message(batch: IngestBatch) -> str:
     empty, and what to do."""
     start = batch.start.isoformat() if batch.start else "the beginning"
     days = sorted(batch.logs)
+    scope = (f"Fold the daily logs dated after {start} up to and including {batch.end.isoformat()}"
+             if batch.days else "Fold the late lines below")
     parts = [
-        f"Dream run of {batch.run_date.isoformat()}. Fold the daily logs dated after {start} up to and including "
-        f"{batch.end.isoformat()} into the vault: {len(days)} log(s), {len(batch.facts)} fact line(s).",
+        f"Dream run of {batch.run_date.isoformat()}. {scope} into the vault: {len(days)} log(s), "
+        f"{len(batch.facts)} fact line(s).",
         "The logs are read-only and are given here in full; they are not files in the vault. Each line is shown "
         "as `LINE | text`: LINE is its line number in the log file (cite it as `source: YYYY-MM-DD.md:LINE`), "
         "text is the line exactly as written (hand repeats off with hand_off_superseded by that text alone).",
@@ -102,7 +104,14 @@ def ingest_message(batch: IngestBatch) -> str:
     for day in days:
         facts = [f for f in batch.facts if f.day == day]
         name = f"{day.isoformat()}.md"
-        parts.append(f'<log file="{name}">\n{_numbered_log(batch.logs[day], facts)}\n</log>')
+        late = f' late_from_line="{batch.late[day]}"' if day in batch.late else ""
+        parts.append(f'<log file="{name}"{late}>\n{_numbered_log(batch.logs[day], facts)}\n</log>')
+    if batch.late:
+        parts.append("Logs marked late_from_line were consolidated before; only the lines added since (a backfill or "
+                     "an export of old memories) are shown. They are statements of their own date, older than most "
+                     "of the vault: fold them like any fact, but where one conflicts with a claim that became true "
+                     "after its date, record it under ## Previously (until that claim's date) instead of replacing "
+                     "the newer claim.")
     if batch.confirmations:
         rows = "\n".join(json.dumps(c, ensure_ascii=False, sort_keys=True, default=str) for c in batch.confirmations)
         parts.append("Confirmations (repeats the write path recognised and did not log; fold each into its "

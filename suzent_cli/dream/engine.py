@@ -19,7 +19,8 @@ from typing import Protocol
 @dataclass(frozen=True)
 class BatchFact:
     """One fact of a daily log in the batch: ``raw`` is its line exactly as in the log (no newline);
-    ``line`` is 1-based. Tombstoned facts are never in a batch."""
+    ``line`` is 1-based. Tombstoned facts are never in a batch. ``late``: the ``ts`` of the ``late_lines.jsonl``
+    record that brought a line appended to an already consolidated day (None for a fact of a pending day)."""
 
     day: dt.date
     line: int
@@ -29,6 +30,7 @@ class BatchFact:
     tags: tuple[str, ...] = ()
     time: str | None = None
     session: str | None = None
+    late: str | None = None
 
     @property
     def source(self) -> str:
@@ -45,7 +47,9 @@ class IngestBatch:
     ``confirmations``: records of ``confirmations.jsonl`` (restatements the write path did not log; fold each into its
     claim's marker). ``revisit``: vault-relative pages past their ``stale_after`` (soonest first), then personal
     pages with none — to re-confirm against these logs or leave for review, never to delete. ``archive_dir`` lets
-    an engine read a log line a claim's provenance names (read-only).
+    an engine read a log line a claim's provenance names (read-only). ``late``: days at or below the watermark
+    whose logs grew since they were consolidated, mapped to the first new line; ``logs`` holds only those new
+    lines for them (fold them as statements of their own date: older than most of the vault).
     """
 
     vault_dir: Path
@@ -59,6 +63,7 @@ class IngestBatch:
     confirmations: tuple[dict, ...] = ()
     revisit: tuple[str, ...] = ()
     archive_dir: Path | None = None
+    late: dict[dt.date, int] = field(default_factory=dict)
 
     def seconds_left(self) -> float:
         return self.deadline - time.monotonic()

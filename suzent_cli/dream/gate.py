@@ -3,6 +3,9 @@ beyond reading the daily logs' names and fact lines.
 
 * Pending dates are the daily logs strictly after the watermark (all of them when there is none) and strictly
   before today: today's log is still being appended to and is never ingested.
+* Late lines: lines appended to a day at or below the watermark since it was consolidated (a ``capture --date``
+  backfill, a ``retire-legacy --export``), as recorded in ``.state/late_lines.jsonl``. They are pending too: their
+  facts count toward ``min_facts``, and a run folds all of them along with its batch of days.
 * Pending logs and more of them than ``max_days`` ("far behind"): ingest now — a backlog drains batch by batch.
 * Otherwise ingest only when the pending logs hold at least ``min_facts`` fact lines AND ``min_hours`` have passed
   since the last attempt. ``force`` skips these two conditions (never the lock).
@@ -38,10 +41,12 @@ class Decision:
     behind: bool = False
     lint_due: bool = False
     forced: bool = False
+    late: tuple[tuple[dt.date, int], ...] = ()
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"action": self.action, "reason": self.reason, "pending": [d.isoformat() for d in self.pending],
+                "late": {d.isoformat(): line for d, line in self.late},
                 "pending_facts": self.pending_facts, "batch": [d.isoformat() for d in self.batch],
                 "behind": self.behind, "lint_due": self.lint_due, "forced": self.forced}
 
@@ -49,6 +54,39 @@ class Decision:
 def pending_logs(archive_dir: Path, watermark: dt.date | None, today: dt.date) -> list[tuple[dt.date, Path]]:
     """Daily logs dated after ``watermark`` (exclusive; None = all) and before ``today`` (exclusive), oldest first."""
     return [(d, p) for d, p in list_logs(archive_dir) if d < today and (watermark is None or d > watermark)]
+
+
+def late_days(records: list[dict | None], watermark: dt.date | None, today: dt.date,
+              read: dict[str, int] | None = None) -> dict[dt.date, int]:
+    """``{day: first new line}`` of the ``late_lines.jsonl`` records about days at or below ``watermark`` and
+    before ``today`` (records about later days are covered by the ordinary pending logs). ``read``: lines of each
+    log the last productive run already read (``dream_state.logs_read``); those are not new. Malformed records
+    are ignored."""
+    out: dict[dt.date, int] = {}
+    if watermark is None:
+        return out
+    for record in records:
+        try:
+            day = dt.date.fromisoformat(str(record["day"]))  # type: ignore[index]
+            line = int(record["from_line"])  # type: ignore[index]
+        except (TypeError, KeyError, ValueError):
+            continue
+        if day <= watermark and day < today:
+            line = max(line, 1, (read or {}).get(day.isoformat(), 0) + 1)
+            out[day] = min(out.get(day, line), line)
+    return dict(sorted(out.items()))
+
+
+def count_late_facts(archive_dir: Path, late: dict[dt.date, int]) -> int:
+    """Fact lines at or after each late day's first new line; an unreadable log counts 0."""
+    total = 0
+    for day, first in late.items():
+        try:
+            lines = read_text(archive_dir / f"{day.isoformat()}.md").split("\n")[first - 1:]
+        except OSError:
+            continue
+        total += sum(1 for line in lines if FACT_LINE_RE.match(line))
+    return total
 
 
 def count_fact_lines(paths: list[Path]) -> int:
@@ -79,23 +117,27 @@ def lint_due(config: DreamConfig, last_lint: dt.date | None, last_lint_attempt: 
 
 def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, last_attempt: dt.datetime | None,
            last_lint: dt.date | None, last_lint_attempt: dt.datetime | None, now: dt.datetime,
-           force: bool = False) -> Decision:
-    """The gate (module doc). ``pending`` must be sorted ascending; ``now`` is aware UTC."""
+           force: bool = False, late: dict[dt.date, int] | None = None) -> Decision:
+    """The gate (module doc). ``pending`` must be sorted ascending; ``now`` is aware UTC; ``late`` is
+    :func:`late_days`, and ``pending_facts`` counts its facts too."""
     batch = tuple(pending[: config.max_days])
-    common = dict(pending=tuple(pending), pending_facts=pending_facts, batch=batch, forced=force)
-    if pending:
+    late = dict(late or {})
+    common = dict(pending=tuple(pending), pending_facts=pending_facts, batch=batch, forced=force,
+                  late=tuple(late.items()))
+    if pending or late:
         behind = len(pending) > config.max_days
+        what = f"{len(pending)} pending days" + (f" and late lines in {len(late)} consolidated days" if late else "")
         if behind:
             return Decision("ingest", f"far behind: {len(pending)} pending days > max_days {config.max_days}",
                             behind=True, **common)
         if force:
-            return Decision("ingest", f"forced: {len(pending)} pending days", **common)
+            return Decision("ingest", f"forced: {what}", **common)
         if pending_facts < config.min_facts:
             return Decision("idle", f"{pending_facts} new facts < min_facts {config.min_facts}", **common)
         if last_attempt is not None and now - last_attempt < dt.timedelta(hours=config.min_hours):
             return Decision("idle", f"last attempt {_ago(now - last_attempt)} ago < min_hours {config.min_hours:g}",
                             **common)
-        return Decision("ingest", f"{pending_facts} new facts in {len(pending)} days", **common)
+        return Decision("ingest", f"{pending_facts} new facts in {what}", **common)
     due, why = lint_due(config, last_lint, last_lint_attempt, now)
     if due:
         return Decision("lint", f"nothing pending; lint due ({why})", lint_due=True, **common)

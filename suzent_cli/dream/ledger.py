@@ -56,9 +56,11 @@ def ingest_entry(run_date: dt.date, end: dt.date, note: str = "") -> str:
     return f"## [{run_date.isoformat()}] ingest | {what}  watermark={end.isoformat()}"
 
 
-def skip_entry(run_date: dt.date, start: dt.date, end: dt.date, failures: int) -> str:
-    """The entry of a batch skipped after ``failures`` failed attempts; it advances the watermark to ``end``."""
-    return (f"## [{run_date.isoformat()}] ingest | skipped daily logs {start.isoformat()}..{end.isoformat()} "
+def skip_entry(run_date: dt.date, start: dt.date | None, end: dt.date, failures: int, note: str = "") -> str:
+    """The entry of a batch skipped after ``failures`` failed attempts; it advances the watermark to ``end``.
+    ``start`` None: the batch held only late lines of consolidated days (``note`` names them)."""
+    what = f"daily logs {start.isoformat()}..{end.isoformat()}" if start else "late lines"
+    return (f"## [{run_date.isoformat()}] ingest | skipped {what}{f' ({note})' if note else ''} "
             f"after {failures} failed attempts  watermark={end.isoformat()}")
 
 

@@ -9,9 +9,13 @@ and folded into that page's ``## Claims``:
 * **change** — a claim about a single-valued subject (where the user lives, works, …) with a new value: the old
   claim moves to ``## Previously`` with ``(until D)``, the new one becomes current.
 * **new** — added with its provenance ``· source: YYYY-MM-DD.md:LINE``.
+* **late** — a line appended to a day already consolidated (``batch.late``: a backfill, an exported legacy row) is
+  folded the same way, except that when it conflicts with a current claim that became true *after* its day, it
+  goes to ``## Previously`` (``until`` that claim's day) instead of replacing it.
 
-Idempotent: a page records ``folded_through`` (the last log line folded into it); a re-run of the same batch
-(after a crash) folds nothing twice but reports the same superseded lines again. Frontmatter the engine owns:
+Idempotent: a page records ``folded_through`` (the last log line folded into it) and ``late_through`` (the last
+late-line record folded into it); a re-run of the same batch (after a crash) folds nothing twice but reports the
+same superseded lines again. Frontmatter the engine owns:
 ``type``, ``title``, ``status: active`` (only when absent), ``updated``, ``stale_after`` (personal pages: the soonest
 expiry of their current claims), ``folded_through``; any other key a person added is kept. A page whose
 frontmatter is not valid YAML is never rewritten: its facts are skipped with a warning and not handed off.
@@ -20,6 +24,7 @@ frontmatter is not valid YAML is never rewritten: its facts are skipped with a w
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from pathlib import Path
 
@@ -43,10 +48,22 @@ _DESCRIPTIONS = {
 
 
 MAX_TAGS = 20
+_SINCE_RE = re.compile(r"\(since (\d{4}-\d{2}-\d{2})\)")
+_SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision"})  # outcome tags of the write path, not topics of the page
 
 
+
+
+def _since(claim: Claim) -> dt.date | None:
+    """The day a current claim became true: its ``(since D)``, else the day of the log line it cites."""
+    m = _SINCE_RE.search(claim.text)
+    if m:
+        return meta_date(m.group(1))
+    if claim.source and (m := _SOURCE_DAY_RE.match(claim.source)):
+        return meta_date(m.group(1))
+    return None
 
 
 def _in_time_order(batch: IngestBatch) -> list[tuple[tuple[str, str, int], BatchFact | dict]]:
@@ -111,6 +128,9 @@ class _PageWork:
         # folds every record it was shown); this run's records are folded in the order they were said
         self.folded_before = str(page.meta.get("confirmed_through") or "")
         self.confirmed_through = self.folded_before
+        # late lines (appended to days already consolidated) are keyed by their record's ts, like confirmations
+        self.late_before = str(page.meta.get("late_through") or "")
+        self.late_through = self.late_before
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
         self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
@@ -134,11 +154,15 @@ class _PageWork:
 
     def fold(self, fact: BatchFact) -> bool:
         """Fold ``fact`` in; True when it repeated an existing claim (its line is then superseded)."""
-        already = (f"{fact.day.isoformat()}.md", fact.line) <= self.folded_through
+        position = (f"{fact.day.isoformat()}.md", fact.line)
+        already = fact.late <= self.late_before if fact.late else position <= self.folded_through
         i = self.match(fact.content)
         if already:
             return i is not None and self.current[i].source != fact.source
-        self.folded_through = (f"{fact.day.isoformat()}.md", fact.line)
+        if fact.late:
+            self.late_through = max(self.late_through, fact.late)
+        else:
+            self.folded_through = position
         self.tags.extend(t for t in fact.tags if t not in self.tags and t not in _NOT_TOPICS)
         return self._state(fact.content, fact.day, fact.source, i)
 
@@ -153,6 +177,13 @@ class _PageWork:
             claim.last = max(claim.last or day, day)
             return True
         subject, value = conflict_key(content)
+        newer = [s for j, other in enumerate(self._conflicts) if other[0] == subject and other[1] != value
+                 and (s := _since(self.current[j])) is not None and s > day]
+        if subject and newer:
+            # A late line (a backfill, an exported legacy row) older than the claim it conflicts with: it was true
+            # before, so it is history, not the current value.
+            self._add_history(Claim(content, 1, day, source, until=min(newer)))
+            return False
         replaced: list[Claim] = []
         for j in reversed(range(len(self.current))):
             other = self._conflicts[j]
@@ -192,6 +223,11 @@ class _PageWork:
         self._keys.append(claim_key(content))
         self._conflicts.append((subject, value))
         return False
+
+    def _add_history(self, claim: Claim) -> None:
+        while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
+            self.history.pop()
+        self.history.append(claim)
 
     def confirm(self, record: dict) -> None:
         """Fold one ``confirmations.jsonl`` record: bump the matching claim, or add it when no claim matches (the
@@ -248,6 +284,8 @@ class _PageWork:
             meta["folded_through"] = f"{self.folded_through[0]}:{self.folded_through[1]}"
         if self.confirmed_through:
             meta["confirmed_through"] = self.confirmed_through
+        if self.late_through:
+            meta["late_through"] = self.late_through
         if self.fresh:
             page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'{title}: notes consolidated from the daily logs.')}\n"
         render = [e.render() if isinstance(e, Claim) else e for e in self.claims]

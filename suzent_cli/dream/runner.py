@@ -11,7 +11,7 @@ A run, step by step, and what a crash at each step leaves:
    and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
-   then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
+   drop the confirmations and late-line records the run was shown, then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
    replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
    with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
 5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; then promote — MEMORY.md's
@@ -37,13 +37,14 @@ from ..archive import parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
 from ..files import atomic_write, read_text
-from ..state import append_superseded, read_confirmations, read_forgotten, truncate_confirmations
+from ..state import (append_superseded, read_confirmations, read_forgotten, read_late_lines, truncate_confirmations,
+                     truncate_late_lines)
 from ..textnorm import normalize
 from ..vault import bootstrap, content_pages
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
-from .gate import Decision, count_fact_lines, decide, pending_logs
+from .gate import Decision, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from .revisit import revisit_queue
 from .state import DreamState, load_state, peek_state, save_state
 
@@ -170,6 +171,8 @@ class DreamRunner:
         self.vault = settings.paths.vault_dir
         self.state_dir = settings.paths.state_dir
         self._shown = 0  # confirmations.jsonl lines the current batch showed the engine
+        self._late_shown = 0  # late_lines.jsonl records the current batch folded
+        self._logs_read: dict[str, int] = {}  # lines of each pending day's log the current batch read
 
     # --- public ---------------------------------------------------------------------------------------------
     def tick(self, *, force: bool = False) -> TickResult:
@@ -186,11 +189,13 @@ class DreamRunner:
         state = state or peek_state(self.state_dir)
         text = ledger.read_ledger(self.vault)
         mark = ledger.watermark(text)
-        pending = pending_logs(self.settings.paths.archive_dir, mark, self.settings.today)
+        archive_dir = self.settings.paths.archive_dir
+        pending = pending_logs(archive_dir, mark, self.settings.today)
+        late = late_days(read_late_lines(self.state_dir), mark, self.settings.today, state.logs_read)
         return decide(config=self.config, pending=[d for d, _ in pending],
-                      pending_facts=count_fact_lines([p for _, p in pending]), last_attempt=state.last_attempt,
-                      last_lint=ledger.last_lint(text), last_lint_attempt=state.last_lint_attempt,
-                      now=self.settings.clock, force=force)
+                      pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
+                      last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
+                      last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late)
 
     # --- internals ------------------------------------------------------------------------------------------
     def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
@@ -230,35 +235,47 @@ class DreamRunner:
     def _ingest(self, state: DreamState, decision: Decision) -> TickResult:
         settings, now = self.settings, self.settings.clock
         mark = ledger.watermark(ledger.read_ledger(self.vault))
-        batch_days, end = decision.batch, decision.batch[-1]
+        batch_days = decision.batch
+        end = batch_days[-1] if batch_days else mark  # only late lines: the watermark stays where it is
+        if end is None:  # cannot happen: late lines exist only at or below a watermark
+            return TickResult("idle", decision, summary="nothing to ingest")
         key = end.isoformat()
+        span = f"{batch_days[0].isoformat()}..{key}" if batch_days else "late lines"
         result = TickResult("unproductive", decision, self.engine_name, mark, mark, batch_days)
         failures = state.failures.get(key, 0)
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = now
         if failures >= self.config.max_retries:
-            ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0], end, failures),
+            self._late_shown = len(read_late_lines(self.state_dir))
+            late_note = _late_note(dict(decision.late))
+            ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0] if batch_days else None,
+                                                               end, failures, late_note),
                                  timeout=settings.lock_timeout)
+            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
             self._clear_counters(state, end)
             state.in_flight = None
             result.outcome, result.watermark_after, result.failures = "skipped", end, failures
-            result.summary = (f"skipped {batch_days[0].isoformat()}..{key} after {failures} failed attempts; "
-                              f"watermark advanced to {key}")
+            result.summary = (f"skipped {span} after {failures} failed attempts"
+                              + (f" (with {late_note})" if late_note and batch_days else "")
+                              + f"; watermark {'advanced to' if batch_days else 'stays at'} {key}")
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
             return result
 
-        batch = self._batch(mark, batch_days)
+        batch = self._batch(mark, batch_days, end, state)
+        late_note = _late_note(batch.late)
         result.facts = len(batch.facts)
         if not batch.facts and not batch.confirmations:
             # Nothing to fold (empty logs, or every fact forgotten): no engine can change a page, so waiting for
             # one would only wedge the watermark. Advance it and say so.
+            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
             ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note="nothing to fold"),
                                  timeout=settings.lock_timeout)
             self._clear_counters(state, end)
             state.in_flight = None
+            state.logs_read = self._logs_read
             result.outcome, result.watermark_after = "ingested", end
-            result.summary = f"no facts to fold in {batch_days[0].isoformat()}..{key}; watermark advanced to {key}"
+            result.summary = f"no facts to fold in {span}; watermark {'advanced to' if batch_days else 'stays at'} {key}"
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
             return result
@@ -288,9 +305,13 @@ class DreamRunner:
             result.superseded = append_superseded(self.state_dir, outcome.superseded, timeout=settings.lock_timeout)
             # only the lines the engine was shown: captures keep appending while it runs
             result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=settings.lock_timeout)
-            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end), timeout=settings.lock_timeout)
+            # before the entry: a crash between the two leaves a re-run that finds the late lines on the pages
+            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
+            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note=late_note),
+                                 timeout=settings.lock_timeout)
             self._clear_counters(state, end)
             state.in_flight = None
+            state.logs_read = self._logs_read
             result.outcome, result.watermark_after = "ingested", end
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
@@ -356,32 +377,56 @@ class DreamRunner:
                 done.append(StepResult(name, False, error=_one_line(exc)))
         return done
 
-    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...]) -> IngestBatch:
-        """Read the batch's logs; drop forgotten facts (they must not come back through the vault). Facts retired
-        as superseded stay: a restatement of a folded claim still confirms it."""
+    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
+        """Read the batch's logs and the late lines of consolidated days; drop forgotten facts (they must not come
+        back through the vault). Facts retired as superseded stay: a restatement of a folded claim still confirms
+        it. The late-line records are read before any log, so every line a seen record names is in the log read."""
         tombstones = read_forgotten(self.state_dir)
         confirmations = read_confirmations(self.state_dir)
         self._shown = len(confirmations)
+        records = read_late_lines(self.state_dir)
+        self._late_shown = len(records)
+        late = late_days(records, start, self.settings.today, state.logs_read)
+        stamps: dict[dt.date, list[tuple[int, str]]] = {}
+        for r in records:  # each new line belongs to the last record of its day that starts at or before it
+            try:
+                stamps.setdefault(dt.date.fromisoformat(str(r["day"])), []).append((int(r["from_line"]), str(r["ts"])))
+            except (TypeError, KeyError, ValueError):
+                continue
         logs: dict[dt.date, str] = {}
         facts: list[BatchFact] = []
-        for day in days:
+        self._logs_read = {}
+        for day, first in [*late.items(), *((d, 1) for d in days)]:
             text = read_text(self.settings.paths.log_path(day))
             lines = text.split("\n")
+            if day not in late:
+                self._logs_read[day.isoformat()] = len(lines) - (1 if lines and lines[-1] == "" else 0)
             dropped: set[int] = set()
             for f in parse_log(text, day):
+                if f.line < first:
+                    continue
                 if normalize(f.content) in tombstones:
                     dropped.add(f.line)
                     continue
+                ts = max((t for line, t in stamps.get(day, []) if line <= f.line), default="") if day in late else None
                 facts.append(BatchFact(day, f.line, lines[f.line - 1].rstrip("\r"), f.category, f.content, f.tags,
-                                       f.time, f.session))
-            logs[day] = "\n".join(ln for i, ln in enumerate(lines, 1) if i not in dropped)
-        return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=days[-1],
+                                       f.time, f.session, late=ts or (None if day not in late else "0")))
+            logs[day] = "\n".join(ln for i, ln in enumerate(lines, 1) if i >= first and i not in dropped)
+        return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=end,
                            days=days, logs=logs, facts=tuple(facts),
                            deadline=time.monotonic() + self.config.timeout_seconds,
                            confirmations=tuple(c for c in confirmations if c is not None and
                                                normalize(str(c.get("content", ""))) not in tombstones),
                            revisit=revisit_queue(self.vault, self.settings.today),
-                           archive_dir=self.settings.paths.archive_dir)
+                           archive_dir=self.settings.paths.archive_dir, late=late)
+
+
+def _late_note(late: dict[dt.date, int]) -> str:
+    """How a ledger entry names the late lines a run folded: ``late lines of 2026-03-01, 2026-03-04`` (or a count)."""
+    if not late:
+        return ""
+    days = [d.isoformat() for d in sorted(late)]
+    return "late lines of " + (", ".join(days) if len(days) <= 5 else f"{len(days)} consolidated days {days[0]}..{days[-1]}")
 
 
 def _one_line(exc: BaseException) -> str:

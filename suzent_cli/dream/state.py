@@ -7,7 +7,12 @@ Shape (version 1)::
      "last_attempt": "2026-06-15T03:00:00+00:00",   # last ingest attempt (the min_hours gate)
      "last_lint_attempt": "…",                  # last lint attempt (the 24 h lint back-off)
      "last_ingest": {...}, "last_lint": {...},  # the last result of each phase, as shown by `suzent status`
-     "in_flight": {"end": "2026-06-14", "started": "…", "snapshot": {"3_Personal/Profile.md": "<sha256>"}}}
+     "in_flight": {"end": "2026-06-14", "started": "…", "snapshot": {"3_Personal/Profile.md": "<sha256>"}},
+     "logs_read": {"2026-06-14": 212}}          # lines of each log the last productive batch read
+
+``logs_read`` closes a race: a line appended to a pending day while a run reads that day's log is folded by the
+run, but its ``late_lines.jsonl`` record (written after the append) may not be among the records the run saw; the
+next run then folds only the lines past what was read.
 
 ``in_flight`` is written before an engine runs and cleared when the run is recorded. A run killed in between
 leaves it behind; the next run compares the vault against that original snapshot, so the
@@ -53,6 +58,7 @@ class DreamState:
     last_ingest: dict[str, Any] | None = None
     last_lint: dict[str, Any] | None = None
     in_flight: dict[str, Any] | None = None
+    logs_read: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -64,6 +70,7 @@ class DreamState:
             "last_ingest": self.last_ingest,
             "last_lint": self.last_lint,
             "in_flight": self.in_flight,
+            "logs_read": dict(sorted(self.logs_read.items())),
         }
 
 
@@ -115,4 +122,6 @@ def _decode(data: dict) -> DreamState:
         last_ingest=data.get("last_ingest") if isinstance(data.get("last_ingest"), dict) else None,
         last_lint=data.get("last_lint") if isinstance(data.get("last_lint"), dict) else None,
         in_flight=in_flight if isinstance(in_flight, dict) and isinstance(in_flight.get("snapshot"), dict) else None,
+        logs_read={k: int(v) for k, v in (data.get("logs_read") or {}).items()
+                   if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0},
     )

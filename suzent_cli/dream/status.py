@@ -17,7 +17,7 @@ from ..vault import content_pages
 from . import ledger
 from ..errors import ConfigInvalid
 from .config import DreamConfig, check_engine
-from .gate import count_fact_lines, pending_logs
+from .gate import count_fact_lines, count_late_facts, pending_logs
 from .runner import DREAM_LOCK, HOLDER, DreamRunner
 from .state import peek_state
 
@@ -81,7 +81,9 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "last_lint": (d.isoformat() if (d := ledger.last_lint(text)) else None),
         "logs": {"count": len(logs), "first": logs[0][0].isoformat() if logs else None,
                  "last": logs[-1][0].isoformat() if logs else None},
-        "pending": {"dates": [d.isoformat() for d, _ in pending], "facts": count_fact_lines([p for _, p in pending])},
+        "pending": {"dates": [d.isoformat() for d, _ in pending], "facts": count_fact_lines([p for _, p in pending]),
+                    "late": {d.isoformat(): line for d, line in decision.late},
+                    "late_facts": count_late_facts(paths.archive_dir, dict(decision.late))},
         "next_tick": decision.to_json(),
         "engine": config.engine_for(settings),
         "retries": {"max": config.max_retries, "failures": state.failures},
