@@ -85,7 +85,7 @@ def append_tombstones(state_dir: Path, texts: list[str], *, reason: str, timeout
         new = [k for k in keys if (k, reason) not in existing]
         if new:
             path = state_dir / TOMBSTONES
-            torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+            torn = _torn(path)
             append_held(path, ("\n" if torn else "") + "".join(
                 json.dumps({"content": k, "reason": reason}, ensure_ascii=False) + "\n" for k in new))
     return new
@@ -132,7 +132,7 @@ def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> i
         new = [w for w in wanted if w not in pending]
         if new:
             path = state_dir / SUPERSEDED
-            torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+            torn = _torn(path)
             append_held(path, ("\n" if torn else "") + "".join(w + "\n" for w in new))
     return len(new)
 
@@ -182,6 +182,19 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
         return dropped
 
 
+def _torn(path: Path) -> bool:
+    """True when ``path`` is non-empty and does not end in a newline (a crash tore its last line). Reads 1 byte."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, 2)
+            return fh.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
 def _append_jsonl(state_dir: Path, name: str, records: list[dict], *, timeout: float) -> None:
     """Append ``records`` to ``<state_dir>/<name>`` as JSON lines: one locked, fsynced write (a torn last line
     left by a crash is closed first, so it never swallows the first new record)."""
@@ -190,7 +203,7 @@ def _append_jsonl(state_dir: Path, name: str, records: list[dict], *, timeout: f
     state_dir.mkdir(parents=True, exist_ok=True)
     with locked(state_dir / STATE_LOCK, timeout):
         path = state_dir / name
-        torn = path.is_file() and path.stat().st_size > 0 and not read_text(path).endswith("\n")
+        torn = _torn(path)
         append_held(path, ("\n" if torn else "") + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 

@@ -51,7 +51,8 @@ MAX_TAGS = 20
 _SINCE_RE = re.compile(r"\(since (\d{4}-\d{2}-\d{2})\)")
 _SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
-_NOT_TOPICS = frozenset({"revision"})  # outcome tags of the write path, not topics of the page
+_NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
+_NOT_TOPIC_PREFIXES = ("legacy:",)  # an exported legacy row's id
 
 
 
@@ -163,7 +164,8 @@ class _PageWork:
             self.late_through = max(self.late_through, fact.late)
         else:
             self.folded_through = position
-        self.tags.extend(t for t in fact.tags if t not in self.tags and t not in _NOT_TOPICS)
+        self.tags.extend(t for t in fact.tags if t not in self.tags and t not in _NOT_TOPICS
+                         and not t.startswith(_NOT_TOPIC_PREFIXES))
         return self._state(fact.content, fact.day, fact.source, i)
 
     def _state(self, content: str, day: dt.date, source: str | None, i: int | None, count: int = 1) -> bool:

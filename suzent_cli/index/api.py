@@ -10,7 +10,7 @@ from ..config import Settings, context_window_of
 from ..errors import SuzentError
 from ..files import locked
 from .embed import Embedder, lazy_embedder
-from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress
+from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress, delete_legacy_rows
 from .store import TABLE
 
 
@@ -72,3 +72,9 @@ def move_index_aside(settings: Settings) -> Path | None:
         if (index_dir / STATE_FILE).exists():
             shutil.move(str(index_dir / STATE_FILE), str(backup / STATE_FILE))
     return backup
+
+
+def retire_legacy_rows(settings: Settings, rows: dict[str, str | None], backup_to: Path) -> int:
+    """Copy the table to ``backup_to`` and delete these legacy rows (id → checked content), under the indexer
+    lock (see :func:`suzent_cli.index.indexer.delete_legacy_rows`); loads no model."""
+    return delete_legacy_rows(settings.paths.index_dir, rows, timeout=settings.lock_timeout, backup_to=backup_to)

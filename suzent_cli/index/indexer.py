@@ -10,12 +10,15 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
 3. Per file, build documents and diff them against the row ids already in the table: embed only the new ones
    (all files' embeddings are computed before any row of theirs is deleted), then add the new rows and delete the
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
-   never touched.
+   never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
 
 Crash at any point: the table holds the old or the new rows of each batch, and the state only names files whose
 rows are committed, so the next pass redoes exactly the unfinished files. Embedding failure: that file's old
 rows stay, its state is not recorded, the error is reported, and it is retried next pass.
+
+Legacy rows leave the table only through :func:`delete_legacy_rows` (``suzent retire-legacy --apply``), under the
+same lock, after a backup copy of the table.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..config import Settings
 from ..errors import EmbeddingFailed, SuzentError
@@ -34,7 +38,7 @@ from ..files import atomic_write, locked
 from ..state import read_tombstones
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
-from .store import Store, quote, unreadable
+from .store import BLOCKS_TABLE, TABLE, Store, quote, unreadable
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
@@ -276,3 +280,34 @@ class Indexer:
             files.pop(key, None)
             report.files_removed += 1
         self._save_state(self._state)  # only now do these files count as indexed
+
+
+def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeout: float,
+                       backup_to: Path | None = None) -> int:
+    """Delete legacy rows (see :meth:`Store.legacy_rows`) for ``suzent retire-legacy --apply``; never any other.
+
+    ``rows`` maps each row id to the content the caller checked is recorded in markdown. Under the indexer lock
+    (no pass can interleave): first, with ``backup_to``, the table directories (``archival_memories.lance`` and
+    ``memory_blocks.lance`` when present) are copied into it (a new directory; a failed copy deletes nothing);
+    then the legacy rows are read again and only those still legacy, named in ``rows`` and with the same content
+    are deleted, in chunks of at most 1000 ids. Works on any schema (the original app's included): the table is
+    opened without the embedder check. Returns the number of rows deleted. Raises LockTimeout,
+    :class:`IndexMissing`, :class:`IndexUnreadable`, OSError (backup).
+    """
+    with locked(index_dir / LOCK_FILE, timeout):
+        store = Store.open_any(index_dir)
+        if backup_to is not None:
+            backup_to.mkdir(parents=True, exist_ok=False)
+            for name in (TABLE, BLOCKS_TABLE):
+                if (index_dir / f"{name}.lance").is_dir():
+                    shutil.copytree(index_dir / f"{name}.lance", backup_to / f"{name}.lance", symlinks=True)
+        try:
+            current = store.legacy_rows()
+            targets = [r["id"] for r in current if r["id"] in rows and rows[r["id"]] == r["content"]]
+            return store.delete_ids(targets) if targets else 0
+        except SuzentError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            kept = f"; the copy at {backup_to} is whole" if backup_to is not None else ""
+            raise SuzentError(f"deleting legacy rows from {index_dir} failed ({first}){kept}") from exc

@@ -6,7 +6,8 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 
 * ``source`` — ``label:filename`` of the markdown file a row was derived from (``archive:2026-06-01.md``,
   ``notebook:3_Personal/Food.md``, ``facts:MEMORY.md``). NULL marks a *legacy* row that suzent did not create;
-  such rows are never deleted by the indexer.
+  no indexer pass ever deletes one (``--full`` included); only ``suzent retire-legacy --apply`` does, through
+  :func:`suzent_cli.index.indexer.delete_legacy_rows`, once each is recorded in markdown.
 * ``locator`` — 1-based line of a daily-log fact, or chunk index of a page.
 * ``source_date`` — ``YYYY-MM-DD`` for daily-log rows.
 * ``search_text`` — what BM25 full-text search sees (content plus context); ``content`` is what recall returns.
@@ -15,8 +16,8 @@ Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn co
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
 The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
-``suzent.dim``). Write methods (:meth:`Store.commit`, :meth:`Store.ensure_fts_index`) are called by
-:mod:`suzent_cli.index.indexer` only.
+``suzent.dim``). Write methods (:meth:`Store.commit`, :meth:`Store.ensure_fts_index`, :meth:`Store.compact`,
+:meth:`Store.delete_ids`) are called by :mod:`suzent_cli.index.indexer` only.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ FTS_COLUMN = "search_text"
 CONTENT_FTS_COLUMN = "content"
 FTS_COLUMNS = (FTS_COLUMN, CONTENT_FTS_COLUMN)
 OWN_COLUMNS = ("source", "locator", "source_date", "search_text")
+# Named by every refusal to open a table suzent did not build (one line, see Store.check).
+MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) → `--export` (into the daily logs) → "
+                  "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
+                  "builds a fresh one from markdown")
+LEGACY_CHUNK = 1000  # ids per delete predicate
 
 
 def _lancedb():
@@ -142,6 +148,20 @@ class Store:
         store.check(name or "", dim or 0)
         return store
 
+    @classmethod
+    def open_any(cls, index_dir: Path) -> "Store":
+        """Open the table whatever wrote it (this schema, an older one, the original suzent app's), WITHOUT the
+        schema/embedder check: for ``retire-legacy`` only, which reads a few columns and deletes legacy rows.
+        Raises :class:`IndexMissing`, :class:`IndexUnreadable`."""
+        if not table_exists(index_dir):
+            raise IndexMissing(f"no search index at {index_dir}: nothing to retire")
+        try:
+            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE))
+            store.table.schema  # noqa: B018 - forces the manifest to be read
+        except Exception as exc:  # noqa: BLE001
+            raise unreadable(index_dir, exc) from exc
+        return store
+
     def recorded_embedder(self) -> tuple[str | None, int | None]:
         meta = self.table.schema.metadata or {}
         name = meta.get(b"suzent.embedder")
@@ -154,16 +174,12 @@ class Store:
         if not set(OWN_COLUMNS) <= names or name is None:
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app) and its rows "
-                "may be the only copy of that content, so suzent will not rewrite it. To index your daily logs and "
-                "vault now, point --index-dir (or SUZENT_INDEX_DIR) at a fresh directory, or run `suzent index "
-                "--rebuild`, which moves the old table to <home>/backups/ (kept whole) and builds a new one from "
-                "markdown. Exporting those rows into the daily logs first is the job of `suzent retire-legacy` "
-                "(not available yet)")
+                f"may be the only copy of that content, so suzent will not rewrite it (for a separate index now, point "
+                f"--index-dir at a fresh directory); {MIGRATION_PATH}")
         if name != embedder_name or recorded_dim != dim:
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was built with embedder {name} (dim {recorded_dim}), not "
-                f"{embedder_name} (dim {dim}). Use `--model {name}`, or `suzent index --rebuild` to move it to a "
-                "backup and re-embed everything from markdown")
+                f"{embedder_name} (dim {dim}); use `--model {name}`, or {MIGRATION_PATH}")
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
@@ -210,6 +226,73 @@ class Store:
             return []
         where = "id IN (" + ", ".join(quote(i) for i in sorted(set(ids))) + ")"
         return self.table.search().where(where).select(_RESULT_COLUMNS).limit(None).to_arrow().to_pylist()
+
+    # ---- legacy rows (retire-legacy) -------------------------------------------------------------------------
+    @property
+    def schema_kind(self) -> str:
+        """``suzent`` when the table has suzent's ``source`` column, else ``app`` (the original app's schema)."""
+        return "suzent" if "source" in self.table.schema.names else "app"
+
+    def vector_dim(self) -> int | None:
+        """The fixed size of the ``vector`` column (from the schema; no data read), or None."""
+        names = self.table.schema.names
+        if "vector" not in names:
+            return None
+        size = getattr(self.table.schema.field("vector").type, "list_size", None)
+        return int(size) if size and size > 0 else None
+
+    def legacy_rows(self) -> list[dict[str, Any]]:
+        """Every legacy row as ``{id, content, created_at, category, tags}``, in table order.
+
+        A legacy row is one the indexer did not derive from a markdown file: in suzent's schema ``source IS NULL``;
+        in the original app's (no ``source`` column) a row whose ``metadata`` JSON has no non-empty string
+        ``source_file`` (unparsable or missing metadata counts as legacy). Only ``id, content, metadata,
+        created_at`` (and ``source``, ``source_date`` when present) are read, never ``vector``: a table of
+        3072-dimensional rows costs no more than one of 8. ``created_at`` is an aware UTC datetime, or None when
+        the row has none; a missing one falls back to a ``source_date`` column or the metadata's ``source_date`` /
+        ``timestamp`` (its date at 00:00 UTC).
+        """
+        names = set(self.table.schema.names)
+        if "id" not in names:
+            raise IndexUnreadable(f"the table at {self.index_dir} has no id column; suzent cannot address its rows")
+        cols = [c for c in ("id", "content", "metadata", "created_at", "source_date") if c in names]
+        query = self.table.search()
+        if "source" in names:
+            query = query.where("source IS NULL")
+        data = query.select(cols).limit(None).to_arrow().to_pydict()
+        out: list[dict[str, Any]] = []
+        n = len(data["id"])
+        for i in range(n):
+            raw = data["metadata"][i] if "metadata" in data else None
+            meta = raw if isinstance(raw, dict) else row_metadata({"metadata": raw if isinstance(raw, str) else None})
+            if "source" not in names:
+                source_file = meta.get("source_file")
+                if isinstance(source_file, str) and source_file.strip():
+                    continue
+            created = _aware(data["created_at"][i]) if "created_at" in data else None
+            if created is None:
+                created = _aware((data.get("source_date") or [None] * n)[i] or meta.get("source_date")
+                                 or meta.get("timestamp"))
+            tags = meta.get("tags")
+            if isinstance(tags, str):
+                tags = tags.split()
+            out.append({"id": str(data["id"][i]), "content": data["content"][i] if "content" in data else None,
+                        "created_at": created,
+                        "category": str(meta.get("category") or "").strip() or None,
+                        "tags": [str(t) for t in tags] if isinstance(tags, list) else []})
+        return out
+
+    def delete_ids(self, ids: list[str]) -> int:
+        """Delete the rows with these ``ids``, at most :data:`LEGACY_CHUNK` per commit; in suzent's schema only
+        rows with ``source IS NULL`` (a legacy id can never take a markdown row with it). Returns the number of
+        rows gone. Called by :func:`suzent_cli.index.indexer.delete_legacy_rows` only (under the indexer lock)."""
+        unique = sorted(set(ids))
+        only_legacy = " AND source IS NULL" if "source" in self.table.schema.names else ""
+        before = self.count()
+        for start in range(0, len(unique), LEGACY_CHUNK):
+            chunk = unique[start:start + LEGACY_CHUNK]
+            self.table.delete("id IN (" + ", ".join(quote(i) for i in chunk) + ")" + only_legacy)
+        return before - self.count()
 
     def fragments(self) -> int:
         stats = self.table.stats()
@@ -274,3 +357,27 @@ def row_metadata(row: dict[str, Any]) -> dict[str, Any]:
         return meta if isinstance(meta, dict) else {}
     except ValueError:
         return {}
+
+
+def _aware(value: Any) -> "dt.datetime | None":
+    """A timestamp cell (aware or naive datetime, date, ISO string, epoch seconds) as an aware UTC datetime;
+    naive means UTC. None when absent or unreadable."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return dt.datetime.fromtimestamp(float(value), dt.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+    elif isinstance(value, str):
+        try:
+            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
