@@ -65,3 +65,24 @@ class DreamBusy(SuzentError):
     """Another dream or lint holds the consolidation lock."""
 
     exit_code = 3
+
+
+class LegacyUnexported(SuzentError):
+    """``retire-legacy --apply`` refused: some legacy rows are recorded nowhere in markdown (export them first)."""
+
+
+class CloneFailed(SuzentError):
+    """``suzent dry-run`` could not build a faithful, self-contained copy of the data (unreadable file, a symlink
+    loop, a layout it cannot copy); nothing live was touched."""
+
+
+class LiveDataChanged(SuzentError):
+    """A file of the live home, vault, memory dir or index changed while ``suzent dry-run`` worked on its copy
+    (most likely a concurrent writer: capture, dream, index). The dry run itself writes only to its clone."""
+
+    exit_code = 6
+
+    def __init__(self, message: str, changed: tuple[str, ...] = (), report: object = None):
+        super().__init__(message)
+        self.changed = changed
+        self.report = report

@@ -99,7 +99,7 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from . import capture, dream, index, init, promote, recall, reconcile, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    from . import capture, dream, dryrun, index, init, legacy, promote, recall, reconcile, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
 
 
 _register()
