@@ -700,3 +700,16 @@ def test_the_claude_prompt_and_status_name_late_lines(home):
     message = ingest_message(batch)
     assert 'Fold the late lines below' in message and '<log file="2026-06-01.md" late_from_line="1">' in message
     assert "- [personal] Lives in Rome" in message and "Lives in Berlin" not in message.split("<log")[1]
+
+
+def test_entries_out_of_time_order_within_a_day_are_all_folded(home):
+    s = settings_at(home)
+    log(s, "2026-06-10", "[preference] Likes mangos", time="09:00")
+    log(s, "2026-06-10", "[preference] Likes apples", time="07:00")  # appended later, said earlier
+    log(s, "2026-06-11", "[preference] Likes pears", time="08:00")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested"
+    text = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
+    assert all(f"- Likes {fruit}" in text for fruit in ("mangos", "apples", "pears"))
+    assert "folded_through: 2026-06-11.md:" in text
+    assert runner(s).tick(force=True).outcome != "ingested"  # nothing folded twice

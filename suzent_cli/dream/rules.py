@@ -124,7 +124,9 @@ class _PageWork:
         self.claims = _entries(page.section(CLAIMS))
         self.history = _entries(page.section(PREVIOUSLY))
         self.current = [e for e in self.claims if isinstance(e, Claim)]
-        self.folded_through = _position(str(page.meta.get("folded_through") or ""))
+        # Facts are folded in time order, which within a day need not be line order (a backfilled entry, an
+        # exported legacy row): skip only what an EARLIER run folded, and record the furthest line folded.
+        self.folded_through = self.folded_start = _position(str(page.meta.get("folded_through") or ""))
         # confirmations up to this ts were folded by an earlier run (records are appended in ts order, and a run
         # folds every record it was shown); this run's records are folded in the order they were said
         self.folded_before = str(page.meta.get("confirmed_through") or "")
@@ -156,14 +158,14 @@ class _PageWork:
     def fold(self, fact: BatchFact) -> bool:
         """Fold ``fact`` in; True when it repeated an existing claim (its line is then superseded)."""
         position = (f"{fact.day.isoformat()}.md", fact.line)
-        already = fact.late <= self.late_before if fact.late else position <= self.folded_through
+        already = fact.late <= self.late_before if fact.late else position <= self.folded_start
         i = self.match(fact.content)
         if already:
             return i is not None and self.current[i].source != fact.source
         if fact.late:
             self.late_through = max(self.late_through, fact.late)
         else:
-            self.folded_through = position
+            self.folded_through = max(self.folded_through, position)
         self.tags.extend(t for t in fact.tags if t not in self.tags and t not in _NOT_TOPICS
                          and not t.startswith(_NOT_TOPIC_PREFIXES))
         return self._state(fact.content, fact.day, fact.source, i)
