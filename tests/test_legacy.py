@@ -382,3 +382,23 @@ def test_a_long_row_matching_only_on_its_first_90_characters_is_exported_not_del
     report = legacy.export(s)
     assert report.exported == 1 and report.already_recorded == 1
     assert {r.id: r.status for r in legacy.check(s).rows} == {"r1": "recorded", "r2": "recorded"}
+
+
+def test_rebuild_over_an_app_index_keeps_the_apps_memory_blocks_table(tmp_path):
+    import lancedb
+    import pyarrow as pa
+
+    home = tmp_path / "home"
+    s = resolve_settings(home=home, today=TODAY, env={})
+    write_facts(s, [Fact("Lives in Porto", "personal")], day=dt.date(2026, 6, 1), time="09:00", refresh=False)
+    app_table(s.paths.index_dir, generated_rows(20), dim=8)
+    naive = pa.timestamp("us")  # the app's memory_blocks: timestamps without a time zone
+    blocks = pa.table({"label": ["persona"], "content": ["You are helpful"], "chat_id": [None], "user_id": ["u"],
+                       "created_at": pa.array([dt.datetime(2026, 1, 1)], naive),
+                       "updated_at": pa.array([dt.datetime(2026, 1, 1)], naive)})
+    lancedb.connect(str(s.paths.index_dir)).create_table("memory_blocks", data=blocks)
+    r = cli(home, "index", "--rebuild", env_extra={"SUZENT_EMBEDDER": "hash:16"})
+    assert r.returncode == 0, r.stderr
+    db = lancedb.connect(str(s.paths.index_dir))
+    assert db.open_table("memory_blocks").to_arrow().column("content").to_pylist() == ["You are helpful"]
+    assert "Lives in Porto" in db.open_table("archival_memories").to_arrow().column("content").to_pylist()

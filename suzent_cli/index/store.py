@@ -122,7 +122,10 @@ class Store:
             index_dir.mkdir(parents=True, exist_ok=True)
             db = _lancedb().connect(str(index_dir))
             table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
-            db.create_table(BLOCKS_TABLE, schema=blocks_schema(), exist_ok=True)
+            if not (index_dir / f"{BLOCKS_TABLE}.lance").is_dir():
+                # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
+                # have no time zone — is left exactly as it is
+                db.create_table(BLOCKS_TABLE, schema=blocks_schema())
             store = cls(index_dir, table)
         else:
             try:
