@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .files import append_held, locked, read_text
-from .textnorm import fold_line
+from .textnorm import fold_line, strip_control
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
 TAGS_RE = re.compile(r"`([^`]*)`\s*$")
@@ -42,12 +42,14 @@ class Fact:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
     def clean(self) -> "Fact":
-        """The fact as it will be written: folded to one line, brackets out of the category, tags split."""
-        category = fold_line(self.category).replace("[", "").replace("]", "").strip() or DEFAULT_CATEGORY
+        """The fact as it will be written: control characters dropped, folded to one line, brackets out of the
+        category, tags split."""
+        category = fold_line(strip_control(self.category)).replace("[", "").replace("]", "").strip()
+        category = category or DEFAULT_CATEGORY
         tags: list[str] = []
         for tag in self.tags:
-            tags.extend(fold_line(tag.replace("`", "")).split())
-        return Fact(content=fold_line(self.content), category=category, tags=tuple(tags))
+            tags.extend(fold_line(strip_control(tag).replace("`", "")).split())
+        return Fact(content=fold_line(strip_control(self.content)), category=category, tags=tuple(tags))
 
 
 @dataclass(frozen=True)

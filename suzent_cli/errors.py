@@ -68,7 +68,12 @@ class DreamBusy(SuzentError):
 
 
 class LegacyUnexported(SuzentError):
-    """``retire-legacy --apply`` refused: some legacy rows are recorded nowhere in markdown (export them first)."""
+    """``retire-legacy --apply`` refused: some legacy rows are recorded nowhere in markdown (export them first).
+    ``rows``: ``{id, created_at, content}`` of each."""
+
+    def __init__(self, message: str, rows: list | None = None):
+        super().__init__(message)
+        self.rows = rows or []
 
 
 class CloneFailed(SuzentError):

@@ -154,6 +154,26 @@ def _order(row: LegacyRow) -> tuple:
     return (row.created_at is None, row.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc), row.id)
 
 
+def owned_by_indexer(settings: Settings) -> Callable[[dict], bool]:
+    """Whether an original-app row's ``source_file`` (in its metadata) names a file suzent's indexer owns and
+    will re-derive rows from: a daily log in the archive, a vault page, or a core file of the memory dir that
+    exists now. A row naming a file that is gone (or a path outside the tiers) is legacy: a rebuild would lose it."""
+    paths = settings.paths
+
+    def owns(meta: dict) -> bool:
+        name = str(meta.get("source_file") or "").strip()
+        if not name or Path(name).is_absolute() or ".." in Path(name).parts:
+            return False
+        kind = str(meta.get("source_type") or "")
+        if kind == "notebook":
+            return (paths.vault_dir / name).is_file()
+        if kind == "core_file":
+            return (paths.memory_dir / name).is_file()
+        return (paths.archive_dir / Path(name).name).is_file() if kind == "archive_log" else (
+            (paths.archive_dir / name).is_file() or (paths.vault_dir / name).is_file())
+    return owns
+
+
 # ---- check ----------------------------------------------------------------------------------------------------
 def _page_keys(text: str, md: Markdown) -> None:
     from .dream.lifecycle import base_text  # noqa: PLC0415 - light (re + textnorm)
@@ -221,7 +241,7 @@ def check(settings: Settings, *, progress: Progress | None = None) -> LegacyChec
         return LegacyCheck("none", None, [], Markdown())  # no index, nothing legacy
     store = Store.open_any(settings.paths.index_dir)
     rows = [LegacyRow(str(r["id"]), r["content"], r["created_at"], r["category"], list(r["tags"]))
-            for r in store.legacy_rows()]
+            for r in store.legacy_rows(owned_by_indexer(settings))]
     files = _markdown_files(settings)
     total = files + len(rows)
     md = scan_markdown(settings, (lambda done: progress(done, total)) if progress else None)
@@ -259,7 +279,7 @@ class ExportReport:
 
 
 def _fact(row: LegacyRow) -> Fact:
-    tags = [*row.tags, TAG, id_tag(row.id)]
+    tags = ["-".join(t.split()) for t in row.tags if t.strip()] + [TAG, id_tag(row.id)]  # a tag is one word
     return Fact(content=row.content or "", category=row.category or "general", tags=tuple(dict.fromkeys(tags)))
 
 
@@ -329,14 +349,23 @@ class ApplyReport:
         return dict(self.__dict__)
 
 
-def refusal(plan: LegacyCheck, shown: int = 5) -> LegacyUnexported:
-    """The one-line refusal naming the rows recorded nowhere (up to ``shown``)."""
+def refusal(plan: LegacyCheck, today: dt.date | None = None, shown: int = 5) -> LegacyUnexported:
+    """The one-line refusal naming the rows recorded nowhere (up to ``shown``) and what to do about them: export
+    the datable ones; capture by hand the ones an export cannot place (no date, or dated after ``today``)."""
     rows = sorted(plan.unrecorded, key=_order)
     named = ", ".join(f"{r.id} ({' '.join((r.content or '').split())[:40]!r})" for r in rows[:shown])
     more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
+    prefix = sum(1 for r in rows if r.status == "prefix_only")
+    which = f" ({prefix} of them match only by their first {KEY_CHARS} characters)" if prefix else ""
+    undatable = [r for r in rows if r.created_at is None or (today and r.created_at.date() > today)]
+    todo = ("run `suzent retire-legacy --export` first, then --apply again" if len(undatable) < len(rows) else "")
+    if undatable:
+        hand = (f"{len(undatable)} cannot be exported (no date, or dated after today): capture them with "
+                "`suzent capture --date YYYY-MM-DD --fact …` (the check then finds them)")
+        todo = f"{todo}; {hand}" if todo else hand
     return LegacyUnexported(
-        f"{len(rows)} of {len(plan.rows)} legacy row(s) are recorded nowhere in markdown, so deleting them would "
-        f"lose their only copy: {named}{more}. Run `suzent retire-legacy --export` first, then --apply again")
+        f"{len(rows)} of {len(plan.rows)} legacy row(s) are recorded nowhere in markdown{which}, so deleting them "
+        f"would lose their only copy: {named}{more}. To fix: {todo}", rows=[r.to_json() for r in rows])
 
 
 def backup_dir(settings: Settings) -> Path:
@@ -354,10 +383,14 @@ def restore_command(settings: Settings, backup: Path, schema: str) -> str:
     """The shell command that puts the table back as it was before ``--apply``."""
     from .index.store import TABLE  # noqa: PLC0415 - a constant; store imports lancedb lazily
 
-    index = settings.paths.index_dir
+    paths = settings.paths
+    index = paths.index_dir
     cmd = (f"rm -rf {shlex.quote(str(index / f'{TABLE}.lance'))} && "
            f"cp -a {shlex.quote(str(backup / f'{TABLE}.lance'))} {shlex.quote(str(index))}/")
-    return cmd + (" && suzent index --full" if schema == "suzent" else "")
+    where = " ".join(f"{flag} {shlex.quote(str(value))}" for flag, value in (
+        ("--home", paths.home), ("--memory-dir", paths.memory_dir), ("--vault-dir", paths.vault_dir),
+        ("--index-dir", index)))
+    return cmd + (f" && suzent {where} index --full" if schema == "suzent" else "")
 
 
 def apply(settings: Settings, *, confirm: Callable[[LegacyCheck], bool] | None = None,
@@ -375,12 +408,13 @@ def apply(settings: Settings, *, confirm: Callable[[LegacyCheck], bool] | None =
     if not plan.rows:
         return report
     if plan.unrecorded:
-        raise refusal(plan)
+        raise refusal(plan, settings.today)
     if confirm is not None and not confirm(plan):
         report.cancelled = True
         return report
     backup = backup_dir(settings)
-    report.deleted = retire_legacy_rows(settings, {r.id: r.content for r in plan.rows}, backup)
+    report.deleted = retire_legacy_rows(settings, {r.id: r.content for r in plan.rows}, backup,
+                                        owned_by_indexer(settings))
     report.backup = str(backup)
     report.restore = restore_command(settings, backup, plan.schema)
     return report

@@ -17,6 +17,11 @@ def fold_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def strip_control(text: str) -> str:
+    """``text`` without NUL and other control characters (tab, newline and CR kept)."""
+    return _CONTROL.sub("", text)
+
+
 def repair(data: bytes | str) -> tuple[str, list[str]]:
     """Decode ``data`` as UTF-8 and drop NUL and other control characters (tab/newline/CR kept).
 

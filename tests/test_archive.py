@@ -97,3 +97,10 @@ def test_list_logs_only_takes_dated_names(tmp_path):
     for name in ("2026-06-01.md", "2026-13-40.md", "notes.md", "2026-06-02.md.lock", "2026-05-31.md"):
         (tmp_path / name).write_text("x")
     assert [p.name for _, p in archive.list_logs(tmp_path)] == ["2026-05-31.md", "2026-06-01.md"]
+
+
+def test_clean_drops_control_characters_so_no_writer_can_put_them_in_a_log():
+    from suzent_cli.archive import Fact
+
+    fact = Fact("Has a\x00weird\x07 byte", "con\x1btext", ("two\x00 words",)).clean()
+    assert (fact.content, fact.category, fact.tags) == ("Has aweird byte", "context", ("two", "words"))

@@ -172,7 +172,9 @@ def test_output_patch_matches_stdout_and_applies(home, tmp_path):
     out = tmp_path / "dream.patch"
     proc = dry(home, "--force", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
-    patch = out.read_text()
+    written = out.read_text()
+    header, _, patch = written.partition("\n\n")
+    assert header.startswith("# suzent dry-run of ") and "index " in header  # what ran, index rows per source
     assert patch.startswith("--- ") and patch in proc.stdout  # plain when piped (NO_COLOR): byte for byte
     assert "\x1b[" not in proc.stdout
     assert f"patch written to {out}" in proc.stdout

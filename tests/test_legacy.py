@@ -66,9 +66,9 @@ def generated_rows(n: int, seed: int = 7) -> list[dict]:
         created = START + dt.timedelta(seconds=rng.randrange(SPAN))
         meta = {"source_type": "agent", "category": rng.choice(["personal", "preference", "technical", "goal"]),
                 "tags": [f"topic{i % 7}", "imported"]}
-        if i % 10 == 0:
-            meta = {"source_type": "archive_log", "source_file": f"{created.date().isoformat()}.md",
-                    "category": "archive_log", "tags": []}
+        if i % 10 == 0:  # derived from a page that exists (write_markdown): not legacy
+            meta = {"source_type": "notebook", "source_file": "3_Personal/Profile.md", "category": "notebook",
+                    "tags": []}
         rows.append({"id": f"{i:04d}-" + hashlib.md5(str(i).encode()).hexdigest()[:12],
                      "content": f"Legacy fact {i}: mentioned item {rng.randrange(10**6)} in passing",
                      "metadata": json.dumps(meta), "created_at": created})
@@ -241,14 +241,15 @@ def test_exported_facts_are_consolidated_by_a_dream(tmp_path):
     init_home(settings_for(home))
     with (home / "notebook" / "log.md").open("a") as fh:  # every row's day is already consolidated
         fh.write("\n## [2026-05-31] ingest | daily logs  watermark=2026-05-31\n")
-    assert legacy.export(settings_for(home)).exported == 54
+    # no markdown at all: the rows naming 3_Personal/Profile.md name a page that does not exist, so all are legacy
+    assert legacy.export(settings_for(home)).exported == 60
     r = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra={"SUZENT_NOW": f"{TODAY}T12:00"})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outcome"] == "ingested"
     pages = "".join(p.read_text() for p in (home / "notebook").rglob("*.md") if p.parent.name != "notebook")
-    legacy_contents = [row["content"] for i, row in enumerate(rows) if i % 10]
-    missing = [c for c in legacy_contents if c not in pages]
+    missing = [row["content"] for row in rows if row["content"] not in pages]
     assert not missing, missing[:3]
+    # the dream wrote 3_Personal/Profile.md, so the 6 rows derived from it are the indexer's again, not legacy
     assert legacy.apply(settings_for(home)).deleted == 54
 
 
@@ -258,11 +259,11 @@ def test_app_table_with_3072_dimensional_vectors(tmp_path):
     rows = generated_rows(300, seed=5)
     app_table(home / "memory", rows, dim=3072)
     data = json.loads(cli(home, "retire-legacy", "--json").stdout)
-    assert (data["schema"], data["dim"], data["legacy_rows"], data["unrecorded"]) == ("app", 3072, 270, 270)
-    assert legacy.export(settings_for(home)).exported == 270
+    assert (data["schema"], data["dim"], data["legacy_rows"], data["unrecorded"]) == ("app", 3072, 300, 300)
+    assert legacy.export(settings_for(home)).exported == 300  # no page exists: the Profile.md rows are legacy
     applied = cli(home, "retire-legacy", "--apply", "--yes", "--json")
     assert applied.returncode == 0, applied.stderr
-    assert json.loads(applied.stdout)["deleted"] == 270 and len(table_rows(home)) == 30
+    assert json.loads(applied.stdout)["deleted"] == 300 and len(table_rows(home)) == 0
 
 
 # ---- suzent's own schema -------------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ def test_own_schema_keeps_legacy_rows_through_full_index_and_apply_deletes_exact
     assert applied.returncode == 0, applied.stderr
     result = json.loads(applied.stdout)
     assert result["deleted"] == 3 and table_rows(home) == indexed
-    assert result["restore"].endswith("&& suzent index --full")
+    assert result["restore"].endswith(" index --full") and f"--home {home}" in result["restore"]
     run_index(s, model="hash:64")  # the exported facts come back as log rows
     contents = set(table_rows(home).values())
     assert {"Was born in Graz", "Has two sisters"} <= contents
@@ -326,8 +327,15 @@ def test_undated_future_and_forgotten_rows(tmp_path):
     assert report.exported == 1 and report.days == ["2026-02-03"] and report.not_needed == 1
     assert {(x["id"], x["reason"].split(",")[0]) for x in report.skipped} == {("a", "no created_at"),
                                                                              ("c", "dated 2027-01-01")}
-    with pytest.raises(LegacyUnexported, match="2 of 4 legacy row"):
+    with pytest.raises(LegacyUnexported, match="2 of 4 legacy row") as exc:
         legacy.apply(s)
+    assert "2 cannot be exported" in str(exc.value) and "suzent capture --date" in str(exc.value)
+    assert "--export" not in str(exc.value)  # exporting again cannot help these two
+    refused = cli(home, "retire-legacy", "--apply", "--yes", "--json")
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert json.loads(refused.stdout)["refused"] is True and {r["id"] for r in json.loads(refused.stdout)["rows"]} == {"a", "c"}
+    stray = cli(home, "retire-legacy", "--yes")
+    assert stray.returncode == 2 and "--yes only applies to --apply" in stray.stderr
     for day, text in (("2026-01-15", "No date at all"), ("2026-06-09", "from the FUTURE")):
         assert cli(home, "capture", "--date", day, "--fact", text).returncode == 0
     report = legacy.apply(s)
@@ -402,3 +410,53 @@ def test_rebuild_over_an_app_index_keeps_the_apps_memory_blocks_table(tmp_path):
     db = lancedb.connect(str(s.paths.index_dir))
     assert db.open_table("memory_blocks").to_arrow().column("content").to_pylist() == ["You are helpful"]
     assert "Lives in Porto" in db.open_table("archival_memories").to_arrow().column("content").to_pylist()
+
+
+def test_an_app_row_naming_a_file_that_is_gone_is_legacy(tmp_path):
+    home = tmp_path / "home"
+    s = resolve_settings(home=home, today=TODAY, env={})
+    write_facts(s, [Fact("Lives in Porto", "personal")], day=dt.date(2026, 6, 1), time="09:00", refresh=False)
+    at = dt.datetime(2026, 2, 1, 8)
+    app_table(s.paths.index_dir, [
+        {"id": "kept", "content": "Lives in Porto", "created_at": at,
+         "metadata": json.dumps({"source_type": "archive_log", "source_file": "2026-06-01.md"})},
+        {"id": "gone", "content": "Has a boat", "created_at": at,
+         "metadata": json.dumps({"source_type": "archive_log", "source_file": "2026-01-02.md"})},
+        {"id": "outside", "content": "Has a van", "created_at": at,
+         "metadata": json.dumps({"source_type": "notebook", "source_file": "/abs/old/Page.md"})},
+    ], dim=8)
+    plan = legacy.check(s)
+    assert sorted(r.id for r in plan.rows) == ["gone", "outside"]
+    legacy.export(s)
+    report = legacy.apply(s)
+    assert report.deleted == 2 and set(table_rows(home)) == {"kept"}
+    assert "--home" in report.restore or report.schema == "app"
+
+
+def test_index_after_apply_on_an_app_table_says_a_rebuild_is_now_safe(tmp_path):
+    home = tmp_path / "home"
+    s = resolve_settings(home=home, today=TODAY, env={})
+    write_facts(s, [Fact("Lives in Porto", "personal")], day=dt.date(2026, 6, 1), time="09:00", refresh=False)
+    app_table(s.paths.index_dir, [
+        {"id": "kept", "content": "Lives in Porto", "created_at": dt.datetime(2026, 6, 1, 9),
+         "metadata": json.dumps({"source_type": "archive_log", "source_file": "2026-06-01.md"})},
+        {"id": "old", "content": "Has a boat", "created_at": dt.datetime(2026, 2, 1, 8), "metadata": "{}"},
+    ], dim=8)
+    before = cli(home, "index", env_extra={"SUZENT_EMBEDDER": "hash:16"})
+    assert before.returncode == 1 and "retire-legacy" in before.stderr
+    legacy.export(s)
+    assert legacy.apply(s).deleted == 1
+    after = cli(home, "index", env_extra={"SUZENT_EMBEDDER": "hash:16"})
+    assert after.returncode == 1 and "no legacy rows" in after.stderr and "--rebuild" in after.stderr
+    assert "retire-legacy" not in after.stderr
+
+
+def test_export_keeps_a_multi_word_tag_as_one_tag_and_drops_control_bytes(tmp_path):
+    home = tmp_path / "home"
+    s = resolve_settings(home=home, today=TODAY, env={})
+    app_table(s.paths.index_dir, [{"id": "t1", "content": "Has a\x00weird\x07 byte", "created_at": dt.datetime(2026, 2, 1, 8),
+                                   "metadata": json.dumps({"category": "context", "tags": ["two words", "x"]})}], dim=4)
+    assert legacy.export(s).exported == 1
+    text = (s.paths.archive_dir / "2026-02-01.md").read_text()
+    assert "- [context] Has aweird byte `two-words x legacy legacy:t1`" in text
+    assert legacy.check(s).to_json()["unrecorded"] == 0

@@ -28,7 +28,9 @@ def _config(ctx: typer.Context, *, check: bool = False, **flags):
 
 def _describe(result) -> str:
     b = result.batch
-    span = f"{b[0].isoformat()}..{b[-1].isoformat()}" if b else ""
+    late = (result.decision.late if result.decision else ()) or ()
+    span = (f"{b[0].isoformat()}..{b[-1].isoformat()}" if b else "") + (
+        f"{' + ' if b else ''}late lines of {len(late)} consolidated day(s)" if late else "")
     mark = result.watermark_after.isoformat() if result.watermark_after else "none"
     if result.outcome == "ingested" and not result.pages_changed and not result.facts:
         return f"ingested {span}: {result.summary}"

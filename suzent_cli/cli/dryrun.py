@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from .app import app, settings_of
-from .render import emit_json, escape, out
+from .render import emit_json, escape, out, warn
 
 EXIT_LIVE_CHANGED = 6
 EXIT_HELP = ("Exit codes (the clone's run, as suzent dream): 0 ran (ingested, skipped a wedged batch, or linted), "
@@ -57,8 +57,13 @@ def dry_run_cmd(
             _show(exc.report, json_out)
         raise
     if target is not None:
-        write_patch(target, report.patch)
+        write_patch(target, _patch_file(report, settings))
     _show(report, json_out, target)
+    if keep_dir is not None:
+        overriding = [k for k in ("SUZENT_MEMORY_DIR", "SUZENT_VAULT_DIR", "SUZENT_INDEX_DIR") if os.environ.get(k)]
+        if overriding:
+            warn(f"{', '.join(overriding)} is set: `suzent --home {keep_dir / 'home'} …` would use those live paths, "
+                 "not the clone's; unset it (or pass --vault-dir/--memory-dir/--index-dir) to work on the clone")
     raise typer.Exit(report.result.exit_code)
 
 
@@ -78,9 +83,13 @@ def _show(report, json_out: bool, target: Path | None = None) -> None:
             out.print(escape(f"  {f.status:<8} {f.path}  {what}"))
     if report.patch:
         if out.is_terminal and not out.no_color:
-            from rich.syntax import Syntax  # noqa: PLC0415
+            from rich.text import Text  # noqa: PLC0415
 
-            out.print(Syntax(report.patch, "diff", word_wrap=True, background_color="default"))
+            # the terminal's own colour for context lines (readable on light and dark themes)
+            for line in report.patch.splitlines():
+                style = ("bold" if line.startswith(("--- ", "+++ ")) else "green" if line.startswith("+")
+                         else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
+                out.print(Text(line, style=style), soft_wrap=True)
         else:  # piped or NO_COLOR: the patch byte for byte
             out.file.flush()
             sys.stdout.write(report.patch)
@@ -116,3 +125,19 @@ def _show_index(index) -> None:
         return
     for source, d in index.by_source.items():
         out.print(escape(f"  {source}\t+{d['added']}\t-{d['removed']}"))
+
+
+def _patch_file(report, settings) -> str:
+    """The ``--output`` file: a ``#`` comment header (what ran, index rows added/removed per source) that
+    ``patch`` and ``git apply`` skip, then the unified diff."""
+    from .dream import _describe  # noqa: PLC0415
+
+    head = [f"suzent dry-run of {settings.paths.home} at {settings.clock.isoformat(timespec='seconds')}",
+            _describe(report.result)]
+    index = report.index
+    if index.note:
+        head.append(f"index: {index.note}")
+    for source, d in index.by_source.items():
+        head.append(f"index {source}: +{d['added']} -{d['removed']} rows")
+    head.append("apply with: patch -p1 (paths are home/…, memory/…, vault/…)")
+    return "".join(f"# {' '.join(line.split())}\n" for line in head) + "\n" + report.patch

@@ -80,6 +80,8 @@ def retire_legacy_cmd(
 
     if export and apply:
         raise InputInvalid("--export and --apply are separate steps: give one of them")
+    if yes and not apply:
+        raise InputInvalid("--yes only applies to --apply")
     if not sample.isdigit():
         raise InputInvalid(f"--sample must be a whole number ≥ 0, got {sample!r}")
     settings = settings_of(ctx)
@@ -90,7 +92,15 @@ def retire_legacy_cmd(
             report = legacy.export(settings, progress=progress, plan=plan)
         _render_export(report, json_out)
     elif apply:
-        report = legacy.apply(settings, plan=plan, confirm=None if yes else _confirm)
+        from ..errors import LegacyUnexported  # noqa: PLC0415
+
+        try:
+            report = legacy.apply(settings, plan=plan, confirm=None if yes else _confirm)
+        except LegacyUnexported as exc:
+            if json_out:  # the summary on stdout too; the one-line error follows on stderr
+                emit_json({"refused": True, "legacy_rows": len(plan.rows), "unrecorded": len(exc.rows),
+                           "rows": exc.rows})
+            raise
         _render_apply(report, json_out)
     elif json_out:
         emit_json(plan.to_json(int(sample)))

@@ -363,7 +363,8 @@ class RulesEngine:
             except OSError as exc:
                 raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
         _update_index(vault, routed, result)
-        result.summary = (f"rules engine: {len(batch.facts)} facts from {len(batch.days)} days; "
+        late = f" and late lines of {len(batch.late)} consolidated days" if batch.late else ""
+        result.summary = (f"rules engine: {len(batch.facts)} facts from {len(batch.days)} days{late}; "
                           f"{len(result.superseded)} repeats folded; {len(result.pages)} pages written")
         return result
 

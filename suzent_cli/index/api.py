@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from pathlib import Path
+from typing import Callable
 
 from ..config import Settings, context_window_of
 from ..errors import SuzentError
@@ -74,7 +75,9 @@ def move_index_aside(settings: Settings) -> Path | None:
     return backup
 
 
-def retire_legacy_rows(settings: Settings, rows: dict[str, str | None], backup_to: Path) -> int:
+def retire_legacy_rows(settings: Settings, rows: dict[str, str | None], backup_to: Path,
+                       owns: Callable[[dict], bool] | None = None) -> int:
     """Copy the table to ``backup_to`` and delete these legacy rows (id → checked content), under the indexer
     lock (see :func:`suzent_cli.index.indexer.delete_legacy_rows`); loads no model."""
-    return delete_legacy_rows(settings.paths.index_dir, rows, timeout=settings.lock_timeout, backup_to=backup_to)
+    return delete_legacy_rows(settings.paths.index_dir, rows, timeout=settings.lock_timeout, backup_to=backup_to,
+                              owns=owns)

@@ -283,14 +283,14 @@ class Indexer:
 
 
 def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeout: float,
-                       backup_to: Path | None = None) -> int:
+                       backup_to: Path | None = None, owns: Callable[[dict], bool] | None = None) -> int:
     """Delete legacy rows (see :meth:`Store.legacy_rows`) for ``suzent retire-legacy --apply``; never any other.
 
     ``rows`` maps each row id to the content the caller checked is recorded in markdown. Under the indexer lock
     (no pass can interleave): first, with ``backup_to``, the table directories (``archival_memories.lance`` and
     ``memory_blocks.lance`` when present) are copied into it (a new directory; a failed copy deletes nothing);
     then the legacy rows are read again and only those still legacy, named in ``rows`` and with the same content
-    are deleted, in chunks of at most 1000 ids. Works on any schema (the original app's included): the table is
+    are deleted, in chunks of at most 1000 ids (``owns``: as :meth:`Store.legacy_rows`). Works on any schema (the original app's included): the table is
     opened without the embedder check. Returns the number of rows deleted. Raises LockTimeout,
     :class:`IndexMissing`, :class:`IndexUnreadable`, OSError (backup).
     """
@@ -302,7 +302,7 @@ def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeo
                 if (index_dir / f"{name}.lance").is_dir():
                     shutil.copytree(index_dir / f"{name}.lance", backup_to / f"{name}.lance", symlinks=True)
         try:
-            current = store.legacy_rows()
+            current = store.legacy_rows(owns)
             targets = [r["id"] for r in current if r["id"] in rows and rows[r["id"]] == r["content"]]
             return store.delete_ids(targets) if targets else 0
         except SuzentError:

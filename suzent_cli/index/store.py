@@ -26,7 +26,7 @@ import datetime as dt
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import IndexIncompatible, IndexMissing, IndexUnreadable
 
@@ -42,6 +42,10 @@ MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) �
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
 LEGACY_CHUNK = 1000  # ids per delete predicate
+
+
+class IncompatibleNoLegacy(IndexIncompatible):
+    """Another tool's table in which every row names its source file: a rebuild loses nothing."""
 
 
 def _lancedb():
@@ -175,6 +179,15 @@ class Store:
         names = set(self.table.schema.names)
         name, recorded_dim = self.recorded_embedder()
         if not set(OWN_COLUMNS) <= names or name is None:
+            try:
+                legacy = len(self.legacy_rows())
+            except Exception:  # noqa: BLE001 - only sharpens the message below
+                legacy = None
+            if legacy == 0:
+                raise IncompatibleNoLegacy(
+                    f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app); every "
+                    "row names the markdown file it came from (no legacy rows), so `suzent index --rebuild` replaces "
+                    "it safely: it moves the table whole to <home>/backups/ and builds a fresh one from markdown")
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app) and its rows "
                 f"may be the only copy of that content, so suzent will not rewrite it (for a separate index now, point "
@@ -244,12 +257,13 @@ class Store:
         size = getattr(self.table.schema.field("vector").type, "list_size", None)
         return int(size) if size and size > 0 else None
 
-    def legacy_rows(self) -> list[dict[str, Any]]:
+    def legacy_rows(self, owns: "Callable[[dict[str, Any]], bool] | None" = None) -> list[dict[str, Any]]:
         """Every legacy row as ``{id, content, created_at, category, tags}``, in table order.
 
         A legacy row is one the indexer did not derive from a markdown file: in suzent's schema ``source IS NULL``;
         in the original app's (no ``source`` column) a row whose ``metadata`` JSON has no non-empty string
-        ``source_file`` (unparsable or missing metadata counts as legacy). Only ``id, content, metadata,
+        ``source_file`` (unparsable or missing metadata counts as legacy), or — with ``owns(metadata)`` — one whose
+        ``source_file`` names no file the indexer owns (e.g. a log that no longer exists). Only ``id, content, metadata,
         created_at`` (and ``source``, ``source_date`` when present) are read, never ``vector``: a table of
         3072-dimensional rows costs no more than one of 8. ``created_at`` is an aware UTC datetime, or None when
         the row has none; a missing one falls back to a ``source_date`` column or the metadata's ``source_date`` /
@@ -270,7 +284,7 @@ class Store:
             meta = raw if isinstance(raw, dict) else row_metadata({"metadata": raw if isinstance(raw, str) else None})
             if "source" not in names:
                 source_file = meta.get("source_file")
-                if isinstance(source_file, str) and source_file.strip():
+                if isinstance(source_file, str) and source_file.strip() and (owns is None or owns(meta)):
                     continue
             created = _aware(data["created_at"][i]) if "created_at" in data else None
             if created is None:
