@@ -131,6 +131,10 @@ def reconcile(settings: Settings, *, embedder=None, sweep: bool = True, optimize
 
     started = time.perf_counter()
     report = ReconcileReport()
+    if embedder is None and table_exists(settings.paths.index_dir):
+        from .index.api import index_embedder  # noqa: PLC0415
+
+        embedder = index_embedder(settings)  # one model load for every group and the sweep, not one per pass
     retire_superseded(settings, report, embedder=embedder)
     report.index_built = table_exists(settings.paths.index_dir)
     if not report.errors and report.index_built:

@@ -245,7 +245,10 @@ def test_exported_facts_are_consolidated_by_a_dream(tmp_path):
     assert legacy.export(settings_for(home)).exported == 60
     r = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra={"SUZENT_NOW": f"{TODAY}T12:00"})
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["outcome"] == "ingested"
+    result = json.loads(r.stdout)
+    assert result["outcome"] == "ingested"
+    steps = {step["name"]: step for step in result["steps"]}  # the app's table: reconcile waits, not fails
+    assert steps["reconcile"]["ok"] and "not suzent's" in steps["reconcile"]["detail"]["skipped"]
     pages = "".join(p.read_text() for p in (home / "notebook").rglob("*.md") if p.parent.name != "notebook")
     missing = [row["content"] for row in rows if row["content"] not in pages]
     assert not missing, missing[:3]

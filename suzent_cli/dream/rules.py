@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections import Counter
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
@@ -141,13 +142,20 @@ class _PageWork:
         self.tags: list[str] = []
         self._keys = [claim_key(c.text) for c in self.current]
         self._conflicts = [conflict_key(c.text) for c in self.current]  # computed once per claim, not per fact
+        # Lookups that keep a fold linear in the page's size: exact keys (rebuilt only after a claim is replaced,
+        # which shifts positions) and how many current claims each subject has (most facts have none).
+        self._exact: dict[str, int] | None = None
+        self._subjects = Counter(subject for subject, _ in self._conflicts)
 
     def match(self, text: str) -> int | None:
         """Index of the current claim ``text`` repeats (exact key, else near-identical with equal specifics)."""
         key = claim_key(text)
-        for i, k in enumerate(self._keys):
-            if k == key:
-                return i
+        if self._exact is None:
+            self._exact = {}
+            for i, k in enumerate(self._keys):
+                self._exact.setdefault(k, i)
+        if key in self._exact:
+            return self._exact[key]
         if not self._keys:
             return None
         found = process.extractOne(key, self._keys, scorer=fuzz.ratio, score_cutoff=NEAR_IDENTICAL)
@@ -181,20 +189,23 @@ class _PageWork:
             claim.last = max(claim.last or day, day)
             return True
         subject, value = conflict_key(content)
+        rivals = self._subjects[subject] > 0
         newer = [s for j, other in enumerate(self._conflicts) if other[0] == subject and other[1] != value
-                 and (s := _since(self.current[j])) is not None and s > day]
+                 and (s := _since(self.current[j])) is not None and s > day] if rivals else []
         if subject and newer:
             # A late line (a backfill, an exported legacy row) older than the claim it conflicts with: it was true
             # before, so it is history, not the current value.
             self._add_history(Claim(content, 1, day, source, until=min(newer)))
             return False
         replaced: list[Claim] = []
-        for j in reversed(range(len(self.current))):
+        for j in reversed(range(len(self.current)) if rivals else ()):
             other = self._conflicts[j]
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
                 old = self.current.pop(j)
                 self._keys.pop(j)
                 self._conflicts.pop(j)
+                self._subjects[subject] -= 1
+                self._exact = None  # positions shifted
                 at = next(k for k, e in enumerate(self.claims) if e is old)
                 end = at + 1
                 while end < len(self.claims) and _nested(self.claims[end]):
@@ -213,7 +224,7 @@ class _PageWork:
         if replaced:  # the schema's change-over-time form, so the current claim answers for the old one too
             text = f"{content.rstrip(' .')} (since {day.isoformat()}); previously: {replaced[0].text}"
         new = Claim(text, count, day, source)
-        last_claim = max((k for k, e in enumerate(self.claims) if isinstance(e, Claim)), default=None)
+        last_claim = next((k for k in range(len(self.claims) - 1, -1, -1) if isinstance(self.claims[k], Claim)), None)
         if last_claim is None:
             at = len(self.claims)
             while at > 0 and not str(self.claims[at - 1]).strip():
@@ -226,6 +237,9 @@ class _PageWork:
         self.current.append(new)
         self._keys.append(claim_key(content))
         self._conflicts.append((subject, value))
+        self._subjects[subject] += 1
+        if self._exact is not None:
+            self._exact.setdefault(self._keys[-1], len(self._keys) - 1)
         return False
 
     def _add_history(self, claim: Claim) -> None:

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from filelock import FileLock, Timeout
 
+from .. import exit_codes
 from ..archive import parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
@@ -51,8 +52,8 @@ from .state import DreamState, load_state, peek_state, save_state
 DREAM_LOCK = ".dream.lock"
 HOLDER = ".dream.lock.holder"  # {"pid", "since"} of the process holding DREAM_LOCK, for `suzent status`
 
-# Exit codes of `suzent dream` / `suzent lint` (documented in their --help).
-EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = 0, 4, 5, 3
+# Exit codes of `suzent dream` / `suzent lint` (documented in their --help; the table is suzent_cli.exit_codes).
+EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = exit_codes.OK, exit_codes.IDLE, exit_codes.RUN_FAILED, exit_codes.BUSY
 
 
 @dataclass
@@ -124,18 +125,28 @@ def refresh_index(settings: Settings, result: TickResult, embedder=None) -> Step
     from ..index.api import run_index  # noqa: PLC0415 - lancedb and the model only when needed
     from ..index.store import table_exists  # noqa: PLC0415
 
+    from ..errors import IndexIncompatible  # noqa: PLC0415
+
     if not table_exists(settings.paths.index_dir):
         return StepResult("index", True, {"skipped": "no index yet (run `suzent index`)"})
-    report = run_index(settings, embedder=embedder)
+    try:
+        report = run_index(settings, embedder=embedder)
+    except IndexIncompatible as exc:
+        return StepResult("index", True, {"skipped": f"the index is not suzent's ({exc})"})
     return StepResult("index", not report.errors, report.as_dict(),
                       None if not report.errors else f"{report.errors} files failed to index")
 
 
 def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: :func:`suzent_cli.reconcile.reconcile` — retire the superseded lines, sweep, optimize."""
+    from ..errors import IndexIncompatible  # noqa: PLC0415
     from ..reconcile import reconcile  # noqa: PLC0415
 
-    report = reconcile(settings, embedder=embedder)
+    try:
+        report = reconcile(settings, embedder=embedder)
+    except IndexIncompatible as exc:  # another tool's table (mid retire-legacy): the hand-off waits for suzent's
+        return StepResult("reconcile", True, {"skipped": f"the index is not suzent's ({exc}); superseded lines "
+                                                         "stay queued until it is"})
     return StepResult("reconcile", not report.errors, report.to_json(), "; ".join(report.errors) or None)
 
 

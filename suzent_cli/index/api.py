@@ -42,6 +42,12 @@ def make_indexer(settings: Settings, model: str | None = None, embedder: Embedde
                    context_window=context_window_of(settings))
 
 
+def index_embedder(settings: Settings, model: str | None = None) -> Embedder:
+    """The embedder every pass over this index would use (lazy: the model loads on first encode). Share one
+    across several passes (reconcile's groups, its sweep) so the model is loaded and checksummed once."""
+    return lazy_embedder(embedder_name(settings, model))
+
+
 def run_index(settings: Settings, *, full: bool = False, model: str | None = None, embedder: Embedder | None = None,
               progress: Progress | None = None) -> IndexReport:
     """One indexer pass over every source (changed files by mtime, or all with ``full``)."""
