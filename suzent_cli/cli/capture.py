@@ -47,6 +47,13 @@ def capture_cmd(
     time: Optional[str] = typer.Option(None, "--time", metavar="HH:MM", help="Entry time HH:MM (UTC; default now)."),
     index: bool = typer.Option(False, "--index", help="Reindex the touched log right after appending."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    from_agent: Optional[str] = typer.Option(None, "--from", metavar="claude-code",
+                                             help="Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
+                                                  "stdin and capture the session's new complete turns; spooled "
+                                                  "first, never fails the agent (exit 0, warnings on stderr)."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S",
+                                          help="With --from: seconds before the hook gives up and leaves the payload "
+                                               "spooled for the next run (default 10)."),
 ) -> None:
     """Append facts to the day's log in the capture buffer (fast: ready fact lines load no model).
 
@@ -55,8 +62,13 @@ def capture_cmd(
     tagged `revision`. Fact lines are always logged as given.
 
     Example: suzent capture --fact "[preference] Prefers compact dashboards `ui`"
+
+    Example (Claude Code Stop hook, payload on stdin): suzent capture --from claude-code
     """
     settings = settings_of(ctx)
+    if from_agent is not None:
+        _capture_hook(settings, from_agent, timeout, extractor, json_out, bool(fact or facts_from or turn_from))
+        return
     if turn_from and (fact or facts_from):
         raise InputInvalid("give either fact lines (--fact/--facts-from) or a turn (--turn-from), not both")
     if not (turn_from or fact or facts_from):
@@ -80,6 +92,21 @@ def capture_cmd(
         if problem:
             result.warnings.append(problem)
     _render(result, report, json_out)
+
+
+def _capture_hook(settings, source: str, timeout: Optional[str], extractor: Optional[str], json_out: bool,
+                  other_input: bool) -> None:
+    """``--from claude-code``: the hooks package is imported only here, so plain captures stay as fast as before."""
+    if source != "claude-code":
+        raise InputInvalid(f"--from accepts only claude-code, got {source!r}")
+    if other_input:
+        raise InputInvalid("--from claude-code reads its payload on stdin: give no --fact, --facts-from or --turn-from")
+    from ..hooks.claude_code import CAPTURE_TIMEOUT, parse_timeout, run_capture, warn  # noqa: PLC0415
+
+    seconds, problem = parse_timeout(timeout, CAPTURE_TIMEOUT)
+    if problem:
+        warn(problem)
+    raise typer.Exit(run_capture(settings, timeout=seconds, extractor=extractor, json_out=json_out))
 
 
 def _outcome(fact, c, logged: bool) -> dict:

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import InputInvalid
 from .app import app, settings_of
 from .render import clip, emit_json, escape, out
 
@@ -13,21 +14,39 @@ from .render import clip, emit_json, escape, out
 @app.command("recall")
 def recall_cmd(
     ctx: typer.Context,
-    query: str = typer.Argument(..., metavar="QUERY", help="What to remember."),
-    mode: str = typer.Option("hybrid", "--mode", metavar="hybrid|vector|fts", help="hybrid (BM25 + vector, score fusion) | vector | fts."),
-    limit: int = typer.Option(10, "--limit", "-n", metavar="N", help="How many hits."),
+    query: Optional[str] = typer.Argument(None, metavar="QUERY", help="What to remember (not with --from)."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="hybrid|vector|fts",
+                                       help="hybrid (BM25 + vector, score fusion; the default) | vector | fts "
+                                            "(the default with --from: no model to load)."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", metavar="N", help="How many hits (default 10; 5 with --from)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="EMBEDDER", help="Embedder (must be the one the index was built with)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON hits."),
     explain: bool = typer.Option(False, "--explain", help="Show how each hit's score was made: every run's "
                                  "normalized score, date boost, neighbour share, importance and its factors."),
+    from_agent: Optional[str] = typer.Option(None, "--from", metavar="claude-code",
+                                             help="Answer a Claude Code UserPromptSubmit hook: read the payload on "
+                                                  "stdin, print its prompt's memories as hookSpecificOutput JSON "
+                                                  "(nothing when none); never fails the agent (exit 0)."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S",
+                                          help="With --from: seconds before the hook gives up and prints nothing "
+                                               "(default 2)."),
 ) -> None:
     """Search memory; every hit names its source file, line or chunk, date and session.
 
     Example: suzent recall "what does the user drink in the morning" --limit 5
+
+    Example (Claude Code UserPromptSubmit hook, payload on stdin): suzent recall --from claude-code
     """
+    settings = settings_of(ctx)
+    if from_agent is not None:
+        _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
+        return
     from ..recall import check_query, recall  # noqa: PLC0415
 
-    settings = settings_of(ctx)
+    if query is None:
+        raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
+    mode = mode or "hybrid"
+    limit = 10 if limit is None else limit
     check_query(query, mode=mode, limit=limit, embedder=None if mode == "fts" else object())  # before any load
     embedder = None
     if mode != "fts":
@@ -61,6 +80,27 @@ def recall_cmd(
         table.add_row(str(i), f"{h.score:.4f}", escape(clip(h.content)), escape(where(h)), h.date or "",
                       escape(h.session or ""))
     out.print(table)
+
+
+def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str], limit: Optional[int],
+                 model: Optional[str], timeout: Optional[str]) -> None:
+    """``--from claude-code``: the hooks package is imported only here."""
+    if source != "claude-code":
+        raise InputInvalid(f"--from accepts only claude-code, got {source!r}")
+    if query is not None:
+        raise InputInvalid("--from claude-code reads the prompt from the hook payload on stdin: give no QUERY")
+    if mode is not None and mode not in ("hybrid", "vector", "fts"):
+        raise InputInvalid(f"mode must be one of hybrid, vector, fts, got {mode!r}")
+    if limit is not None and limit < 1:
+        raise InputInvalid(f"--limit must be at least 1, got {limit}")
+    from ..hooks.claude_code import parse_timeout, warn  # noqa: PLC0415
+    from ..hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, run_recall  # noqa: PLC0415
+
+    seconds, problem = parse_timeout(timeout, RECALL_TIMEOUT)
+    if problem:
+        warn(problem)
+    raise typer.Exit(run_recall(settings, timeout=seconds, mode=mode or "fts", limit=limit or RECALL_LIMIT,
+                                model=model))
 
 
 def explain_lines(hit) -> list[str]:

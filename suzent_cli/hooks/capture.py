@@ -1,0 +1,182 @@
+"""Claude Code capture: the complete turns of a session's transcript that it has not captured yet.
+
+Each complete turn (:mod:`.transcript`) goes through the configured extractor and the write-path classifier
+(:func:`suzent_cli.capture.extract_and_write`) into the daily log of the turn's UTC date, under the heading
+``HH:MM — <session_id[:8]>``.
+
+Position per session, in ``<vault>/.state/claude_code.json`` (``{session_id: {"last_uuid", "offset", "last_ts",
+"transcript", "updated"}}``, rewritten atomically under ``.state/.claude_code.lock``): recorded after each turn's
+facts are appended, so a crash between the append and the record can capture that one turn twice, never lose it.
+The next call starts after ``last_uuid`` (found at ``offset`` without rereading the file when it can). If the
+entry is gone (the transcript was rewritten), the turns after ``last_ts`` are captured, with a warning. A session
+seen for the first time starts after the newest entry already recorded for any session, so a resumed or forked
+session whose transcript copies an earlier one's history does not capture it again. The caller holds the
+session's lock (:func:`suzent_cli.hooks.spool.session_lock`) around :func:`capture_payload`, so two hooks of one
+session never capture a turn twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Settings
+from .transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assemble, entry_of, read_transcript
+
+STATE_FILE = "claude_code.json"
+STATE_LOCK = ".claude_code.lock"
+
+
+# --- per-session position --------------------------------------------------------------------------------
+
+def _state_path(settings: Settings) -> Path:
+    return settings.paths.state_dir / STATE_FILE
+
+
+def read_positions(settings: Settings, warnings: list[str] | None = None) -> dict:
+    """``claude_code.json`` (missing → ``{}``). A file that does not parse is moved aside (``.corrupt-<stamp>``)
+    with a warning and read as empty: turns may then be captured twice, never lost."""
+    path = _state_path(settings)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return data
+    except FileNotFoundError:
+        return {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        aside = path.with_name(f"{path.name}.corrupt-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
+        try:
+            os.replace(path, aside)
+        except OSError:
+            pass
+        if warnings is not None:
+            warnings.append(f"{path} did not parse ({exc}); moved to {aside.name}: turns may be captured twice")
+        return {}
+
+
+def record_position(settings: Settings, session_id: str, entry: Entry, transcript: Path) -> None:
+    """Record ``entry`` as the last captured entry of ``session_id`` (atomic rewrite under the state lock)."""
+    from ..files import atomic_write, locked  # noqa: PLC0415
+
+    with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
+        state = read_positions(settings)
+        state[session_id] = {
+            "last_uuid": entry.uuid, "offset": entry.offset,
+            "last_ts": entry.ts.isoformat().replace("+00:00", "Z") if entry.ts else None,
+            "transcript": str(transcript),
+            "updated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+        atomic_write(_state_path(settings), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+def _entries(lines: list[tuple[int, object]]) -> list[Entry]:
+    return [e for offset, record in lines if (e := entry_of(record, offset)) is not None]
+
+
+def _uuid_of(record: object) -> str | None:
+    return record.get("uuid") if isinstance(record, dict) and isinstance(record.get("uuid"), str) else None
+
+
+def new_entries(path: Path, session_id: str, positions: dict) -> tuple[list[Entry], bool, str | None]:
+    """The entries after the session's recorded position: ``(entries, partial, warning)``."""
+    record = positions.get(session_id) if isinstance(positions.get(session_id), dict) else None
+    if record and record.get("transcript") == str(path) and isinstance(record.get("offset"), int):
+        lines, partial = read_transcript(path, record["offset"])  # fast path: seek to the recorded line
+        if lines and _uuid_of(lines[0][1]) == record.get("last_uuid"):
+            return _entries(lines[1:]), partial, None
+    lines, partial = read_transcript(path)
+    if record and record.get("last_uuid"):
+        idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) == record["last_uuid"]), None)
+        if idx is not None:
+            return _entries(lines[idx + 1:]), partial, None
+        cutoff = _timestamp(record.get("last_ts")) or _timestamp(record.get("updated"))
+        entries = [e for e in _entries(lines) if cutoff is None or e.ts is None or e.ts > cutoff]
+        since = cutoff.isoformat().replace("+00:00", "Z") if cutoff else "the start"
+        return entries, partial, (f"session {session_id[:8]}: the last captured entry is no longer in {path.name} "
+                                  f"(rewritten or compacted?); capturing the turns after {since}")
+    seen = {r.get("last_uuid") for r in positions.values() if isinstance(r, dict) and r.get("last_uuid")}
+    if seen:  # a resumed/forked session that copies an earlier session's history: start after what was captured
+        idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) in seen), None)
+        if idx is not None:
+            return _entries(lines[idx + 1:]), partial, None
+    return _entries(lines), partial, None
+
+
+# --- capture ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    turns: int = 0  # turns captured
+    facts: int = 0  # fact lines written to daily logs
+    finished: bool = True  # False: the deadline came before every complete turn was captured
+    warnings: list[str] = field(default_factory=list)
+
+
+def _known_facts(settings: Settings):
+    """The recall set for the classifier: BM25 over the existing index, the store opened once per run."""
+    cache: dict = {}
+
+    def lookup(text: str) -> list:
+        if "store" not in cache:
+            from ..index.store import Store, table_exists  # noqa: PLC0415 - lancedb only if an index exists
+
+            cache["store"] = None
+            if table_exists(settings.paths.index_dir):
+                cache["store"] = Store.open_existing(settings.paths.index_dir)
+        if cache["store"] is None:
+            return []
+        from ..recall import search  # noqa: PLC0415
+
+        return search(cache["store"], None, text[:2000], mode="fts", limit=10, today=settings.today)
+
+    return lookup
+
+
+def transcript_path(payload: Payload) -> Path:
+    path = Path(payload.transcript_path).expanduser()
+    if not path.is_absolute() and payload.cwd:
+        path = Path(payload.cwd) / path
+    return path
+
+
+def capture_payload(settings: Settings, payload: Payload, *, deadline: float | None = None,
+                    extractor: str | None = None, progress: dict | None = None) -> Outcome:
+    """Capture the complete turns of ``payload``'s transcript that its session has not captured yet, recording
+    the position after each. The caller holds the session's lock. ``deadline`` (monotonic): no turn is started
+    after it (``finished`` False). Raises :class:`TranscriptUnavailable`, and what capture raises."""
+    from ..capture import extract_and_write  # noqa: PLC0415
+
+    outcome = Outcome()
+    path = transcript_path(payload)
+    if not path.is_file():
+        raise TranscriptUnavailable(f"transcript not found: {path}" if not path.exists()
+                                    else f"transcript is not a file: {path}")
+    positions = read_positions(settings, outcome.warnings)
+    entries, partial, note = new_entries(path, payload.session_id, positions)
+    if note:
+        outcome.warnings.append(note)
+    final = payload.hook_event_name == "SessionEnd"
+    ready = [t for t in assemble(entries) if t.complete(partial, final)]
+    if progress is not None:
+        progress["planned"] = progress.get("planned", 0) + len(ready)
+    known = _known_facts(settings)
+    session = re.sub(r"\s+", "", payload.session_id)[:8] or "claude"
+    for turn in ready:
+        if deadline is not None and time.monotonic() >= deadline:
+            outcome.finished = False
+            break
+        result = extract_and_write(settings, turn.as_input(), extractor_name=extractor, known_facts=known,
+                                   day=turn.day, time=turn.hhmm, session=session)
+        outcome.warnings.extend(w for w in result.warnings if w not in outcome.warnings)
+        record_position(settings, payload.session_id, turn.last, path)
+        outcome.turns += 1
+        outcome.facts += len(result.facts)
+        if progress is not None:
+            progress["done"] = progress.get("done", 0) + 1
+    return outcome

@@ -1,0 +1,203 @@
+"""Claude Code hooks: capture a session's new turns, and recall memories for a prompt.
+
+**Capture** (``suzent capture --from claude-code``, for the ``Stop``, ``PreCompact`` and ``SessionEnd`` events).
+The hook payload on stdin (``session_id``, ``transcript_path``, ``hook_event_name``, ``cwd``) is spooled first
+(:mod:`.spool`), then the transcript — JSON Lines of ``{type, message: {role, content}, uuid, timestamp,
+sessionId, …}`` — is read from just after the last entry this session captured, cut into turns, and each complete
+turn goes through the configured extractor and the write-path classifier
+(:func:`suzent_cli.capture.extract_and_write`) into the daily log of the turn's UTC date, under the heading
+``HH:MM — <session_id[:8]>``.
+
+Reading the transcript:
+
+* skipped: lines that are not JSON (a line still being written at the end of the file is left for the next call),
+  ``isSidechain`` entries (subagent chatter), types other than ``user``/``assistant`` (``summary``, ``system``,
+  file snapshots, …), ``isMeta``/``isCompactSummary``/API-error entries, synthetic assistant messages, slash-command
+  and local-command echo (``<command-name>``, ``<local-command-stdout>``, ``<bash-input>``, …), interruption
+  markers and ``<system-reminder>`` blocks;
+* a **turn** is one real user message (string content or text blocks; image and document blocks become
+  ``[image]``/``[document]``) plus the assistant messages up to the next real user message: their text blocks,
+  each ``tool_use`` block as one line ``used tool <name>``, thinking blocks dropped. A user message holding only
+  ``tool_result`` blocks continues the assistant's turn;
+* only **complete** turns are captured: one followed by another real user message, or the last one when its last
+  entry is assistant text (not a tool call waiting for its result). ``SessionEnd`` captures the last turn as it
+  is (the session will not add to it).
+
+Position per session, in ``<vault>/.state/claude_code.json`` (``{session_id: {"last_uuid", "offset", "last_ts",
+"transcript", "updated"}}``, rewritten atomically under ``.state/.claude_code.lock``): recorded after each turn's
+facts are appended, so a crash between the append and the record can capture that one turn twice, never lose it.
+The next call starts after ``last_uuid`` (found at ``offset`` without rereading the file when it can). If the
+entry is gone (the transcript was rewritten), the turns after ``last_ts`` are captured, with a warning. A session
+seen for the first time starts after the newest entry already recorded for any session, so a resumed or forked
+session whose transcript copies an earlier one's history does not capture it again. The caller holds the
+session's lock (:func:`suzent_cli.hooks.spool.session_lock`) around
+:func:`~suzent_cli.hooks.capture.capture_payload`, so two hooks of one session never capture a turn twice.
+
+**Recall** (``suzent recall --from claude-code``, for ``UserPromptSubmit``): the payload's ``prompt`` is searched
+(full-text by default: no model to load), and the hits are printed as one JSON object
+``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories (suzent):
+…"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or no hit.
+
+Both run their work in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, they
+print one warning line on stderr and exit 0 (:func:`os._exit`, so no slow call can hold the agent). Capture's
+payload stays in the spool then, and the next call or ``suzent run`` finishes it.
+
+The parts: :mod:`.transcript` (payloads; transcript → entries → turns), :mod:`.capture` (per-session positions;
+capture of new turns), :mod:`.recall` (the recall hook). This module holds the hook commands' plumbing (stdin,
+``--timeout``, warnings, the hard exit) and :func:`run_capture`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import BinaryIO
+
+from ..config import Settings
+from .capture import capture_payload
+from .transcript import PayloadInvalid, decode_payload, payload_from_dict
+
+SOURCE = "claude-code"
+CAPTURE_TIMEOUT = 10.0
+STDIN_FLOOR = 1.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits this long
+
+
+# --- the hook commands ------------------------------------------------------------------------------------
+
+def warn(message: str) -> None:
+    """One warning line on stderr (a hook's stderr is shown to the user, never to the model, on exit 0)."""
+    try:
+        sys.stderr.write(f"suzent: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def hard_exit(code: int = 0) -> None:
+    """Leave now, whatever a worker thread is doing (flush first: os._exit skips it)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
+def parse_timeout(text: str | None, default: float) -> tuple[float, str | None]:
+    """``--timeout`` in seconds: ``(value, warning)``; a bad value falls back to ``default`` with a warning (a
+    hook must not fail the agent over its own flag)."""
+    if text is None:
+        return default, None
+    try:
+        value = float(text)
+        if not (0 < value <= 86400):
+            raise ValueError
+    except ValueError:
+        return default, f"--timeout must be seconds > 0, got {text!r}; using {default:g}"
+    return value, None
+
+
+def _read_stdin(limit: float, stdin: BinaryIO | None) -> bytes | None:
+    """All of stdin within ``limit`` seconds (None: still open after it)."""
+    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return b""
+    box: dict = {}
+
+    def read() -> None:
+        try:
+            box["data"] = stream.read()
+        except (OSError, ValueError) as exc:
+            box["error"] = exc
+
+    reader = threading.Thread(target=read, name="suzent-stdin", daemon=True)
+    reader.start()
+    reader.join(limit)
+    if reader.is_alive():
+        return None
+    return box.get("data") or b""
+
+
+def _is_tty(stdin: BinaryIO | None) -> bool:
+    stream = stdin if stdin is not None else sys.stdin
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extractor: str | None = None,
+                json_out: bool = False, stdin: BinaryIO | None = None) -> int:
+    """``suzent capture --from claude-code``: spool the payload on stdin, then drain the spool (oldest first)
+    within ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0)."""
+    from . import spool  # noqa: PLC0415
+
+    deadline = time.monotonic() + timeout
+    if _is_tty(stdin):
+        warn("capture --from claude-code reads a Claude Code hook payload on stdin (see README, Claude Code hooks)")
+        return 0
+    raw = _read_stdin(max(timeout, STDIN_FLOOR), stdin)
+    if raw is None:
+        warn(f"no hook payload on stdin within {max(timeout, STDIN_FLOOR):g} s; nothing captured")
+        hard_exit(0)
+    payload = data = own = None
+    try:
+        data = decode_payload(raw)
+        payload = payload_from_dict(data)
+    except PayloadInvalid as exc:
+        try:
+            where = f"; kept in {spool.keep_invalid(settings, raw, str(exc))}"
+        except OSError as err:
+            where = f"; could not keep it ({err.strerror or err})"
+        warn(f"ignored a malformed Claude Code hook payload ({exc}){where}")
+    if payload is not None:
+        try:
+            own = spool.spool(settings, data)
+        except OSError as exc:
+            warn(f"could not spool the hook payload ({exc.strerror or exc}); capturing it without a safety copy")
+
+    progress = {"planned": 0, "done": 0}
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
+            if payload is not None and own is None:  # not spooled: capture it directly
+                from ..files import locked  # noqa: PLC0415
+
+                wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
+                with locked(spool.session_lock(settings, payload.session_id), wait):
+                    outcome = capture_payload(settings, payload, deadline=deadline, extractor=extractor,
+                                              progress=progress)
+                report["turns"] += outcome.turns
+                report["facts"] += outcome.facts
+                report["warnings"].extend(outcome.warnings)
+            box["report"] = report
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="suzent-capture", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive():
+        left = progress["planned"] - progress["done"]
+        what = f"capture of {left} turn(s)" if left > 0 else "capture"
+        warn(f"{what} not finished in {timeout:g} s; spooled for the next run")
+        hard_exit(0)
+    if "error" in box:
+        exc = box["error"]
+        warn(f"capture failed ({type(exc).__name__}: {exc}); the payload stays spooled for the next run")
+        return 0
+    report = box["report"]
+    for message in report["errors"] + report["warnings"]:
+        warn(message)
+    if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
+        left = progress["planned"] - progress["done"]
+        what = f"capture of {left} turn(s)" if left > 0 else "capture"
+        warn(f"{what} not finished in {timeout:g} s; spooled for the next run")
+    if json_out:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
+    return 0

@@ -1,0 +1,148 @@
+"""Claude Code recall (``suzent recall --from claude-code``, for ``UserPromptSubmit``).
+
+The payload's ``prompt`` is searched (full-text by default: no model to load), and the hits are printed as one JSON
+object ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories
+(suzent): …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or
+no hit. The search runs in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, one
+warning line goes to stderr and the hook exits 0 (:func:`os._exit` through
+:func:`suzent_cli.hooks.claude_code.hard_exit`, so no slow call can hold the agent).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from typing import BinaryIO
+
+from ..config import Settings
+from ..errors import SuzentError
+from .claude_code import _is_tty, hard_exit, warn
+from .transcript import decode_payload
+
+RECALL_TIMEOUT = 2.0
+RECALL_LIMIT = 5
+HIT_CLIP = 240
+CONTEXT_CLIP = 2000
+
+
+_STOP = frozenset("""
+a about above after again all also am an and any are aren as at be been before being below between both but by
+can cannot could couldn did didn do does doesn doing don down during each else ever few for from further get gets
+got had has have having he her here hers him his how however i if in into is isn it its itself just let lets like
+me might more most much must my myself need no nor not now of off on once only or other our ours out over own
+please pls really same say says she should so some such than thank thanks that the their theirs them then there
+these they this those through thing things to too try under until up us use used using very want was wasn way we
+well were what when where which while who whom why will with without would yes yet you your yours ok okay hey hi
+hello sure right also still just maybe perhaps something anything everything make makes made know think tell
+""".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` worth searching for, lowercased, first occurrence order (stop words dropped)."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(text.lower()):
+        if len(w) >= 3 and w not in _STOP:
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def _shares_a_word(words: list[str], content: str) -> bool:
+    """Does ``content`` hold one of ``words`` (or a form of it: drink/drinks, prefer/preferred)?"""
+    own = set(_WORD.findall(content.lower()))
+    for w in words:
+        if w in own:
+            return True
+        for o in own:
+            short, long_ = (w, o) if len(w) <= len(o) else (o, w)
+            if len(short) >= 4 and long_.startswith(short):
+                return True
+    return False
+
+
+_KIND = {"archive_log": "log", "notebook": "vault", "memory_md": "memory", "legacy": "memory"}
+
+
+def format_context(hits: list) -> str:
+    """The ``additionalContext`` block: a header and one line per hit, at most :data:`CONTEXT_CLIP` chars."""
+    lines = ["Relevant memories (suzent):"]
+    size = len(lines[0])
+    for h in hits:
+        label = h.category or _KIND.get(h.source_type or "", h.source_type or "memory")
+        content = " ".join(str(h.content).split())
+        if len(content) > HIT_CLIP:
+            content = content[: HIT_CLIP - 1] + "…"
+        line = f"- [{label}] {content}" + (f" ({h.date})" if h.date else "")
+        if size + 1 + len(line) > CONTEXT_CLIP:
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    return "\n".join(lines)
+
+
+def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: int = RECALL_LIMIT,
+                   model: str | None = None) -> str | None:
+    """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
+    prompt, no index, no hit). Raises :class:`PayloadInvalid` and whatever recall raises."""
+    data = decode_payload(raw)
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str):
+        return None
+    words = content_words(prompt)
+    if not words or len(_WORD.findall(prompt)) < 3:
+        return None  # "ok", "continue", "yes do it": nothing to recall for
+    from ..index.store import table_exists  # noqa: PLC0415 - light
+
+    if not table_exists(settings.paths.index_dir):
+        return None
+    from ..recall import recall  # noqa: PLC0415
+    from ..state import append_recall_log  # noqa: PLC0415
+
+    embedder = None
+    if mode != "fts":
+        from ..index.api import embedder_name  # noqa: PLC0415
+        from ..index.embed import load_embedder  # noqa: PLC0415
+
+        embedder = load_embedder(embedder_name(settings, model))
+    query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]
+    hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False)
+    if mode == "fts":
+        hits = [h for h in hits if _shares_a_word(words, h.content)]
+    hits = hits[:limit]
+    if not hits:
+        return None
+    append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
+    context = format_context(hits)
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
+                      ensure_ascii=False)
+
+
+def run_recall(settings: Settings, *, timeout: float = RECALL_TIMEOUT, mode: str = "fts",
+               limit: int = RECALL_LIMIT, model: str | None = None, stdin: BinaryIO | None = None) -> int:
+    """``suzent recall --from claude-code``: print the memories for the payload's prompt, or nothing, within
+    ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0)."""
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            raw = b"" if _is_tty(stdin) else (stdin if stdin is not None else sys.stdin.buffer).read()
+            box["out"] = recall_context(settings, raw, mode=mode, limit=limit, model=model)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="suzent-recall", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        warn(f"recall skipped: no answer within {timeout:g} s")
+        hard_exit(0)
+    if "error" in box:
+        exc = box["error"]
+        warn(f"recall skipped ({exc if isinstance(exc, SuzentError) else f'{type(exc).__name__}: {exc}'})")
+        return 0
+    if box.get("out"):
+        sys.stdout.write(box["out"] + "\n")
+        sys.stdout.flush()
+    return 0
