@@ -1,4 +1,5 @@
-"""Regenerate completions/ (bash, zsh, fish) and man/ (suzent.1 + one page per subcommand) from the typer app.
+"""Regenerate completions/ (bash, zsh, fish) and man/ (suzent.1 + one page per subcommand, e.g. suzent-config-show.1)
+from the typer app; every page's EXIT STATUS is suzent_cli.exit_codes' table.
 
 Run by `make docs`; tests/test_docs.py fails when the committed files are stale.
 """
@@ -21,18 +22,20 @@ def completion(shell: str) -> str:
                           check=True, cwd=REPO).stdout
 
 
-EXIT_STATUS = [
-    ("0", "success, including \\(lqnothing to capture\\(rq"),
-    ("1", "an operation failed (e.g. the index could not be written); nothing already stored was lost"),
-    ("2", "bad input or configuration: a one-line error on stderr"),
-    ("3", "a file lock could not be taken in time; nothing was written"),
-    ("130", "interrupted"),
-]
+def exit_status() -> list[tuple[str, str]]:
+    """The one exit-code table (suzent_cli.exit_codes), as man-page rows."""
+    from suzent_cli.exit_codes import EXIT_CODES
+
+    return [(str(code), f"{name}: {meaning}") for code, name, meaning in EXIT_CODES]
+
+
 ENVIRONMENT = [
     ("SUZENT_HOME, SUZENT_DATA_DIR", "the data directory (default ~/.suzent)"),
     ("SUZENT_MEMORY_DIR, SUZENT_VAULT_DIR, SUZENT_INDEX_DIR", "where each tier lives"),
     ("SUZENT_TODAY", "clock override YYYY-MM-DD for every date rule"),
-    ("SUZENT_EMBEDDER, SUZENT_EXTRACTOR, SUZENT_LOCK_TIMEOUT", "override config.toml"),
+    ("SUZENT_NOW", "clock override YYYY-MM-DDTHH:MM for time rules (the dream's gate)"),
+    ("SUZENT_EMBEDDER, SUZENT_CONTEXT_WINDOW, SUZENT_EXTRACTOR, SUZENT_LOCK_TIMEOUT, SUZENT_USER_ID, "
+     "SUZENT_CLAUDE_MODEL", "override config.toml (suzent config show prints each value and its origin)"),
     ("ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL", "enable the claude extractor, on any Anthropic-compatible server"),
     ("NO_COLOR", "plain output"),
     ("SUZENT_DEBUG", "show tracebacks instead of one-line errors"),
@@ -61,7 +64,7 @@ def _page(title: str, name: str, command, parent: str | None, version: str) -> s
         lines.append(".SH COMMANDS")
         for sub_name, sub in sorted(subcommands.items()):
             first = (sub.help or "").strip().splitlines()[0] if sub.help else ""
-            lines += [".TP", f".B {_roff(sub_name)}", _roff(first), f"See \\fBsuzent\\-{_roff(sub_name)}\\fR(1)."]
+            lines += [".TP", f".B {_roff(sub_name)}", _roff(first), f"See \\fB{_roff(title)}\\-{_roff(sub_name)}\\fR(1)."]
     records = [p.get_help_record(ctx) for p in command.get_params(ctx)]
     if any(records):
         lines.append(".SH OPTIONS")
@@ -69,13 +72,14 @@ def _page(title: str, name: str, command, parent: str | None, version: str) -> s
             if record:
                 lines += [".TP", f".B {_roff(record[0])}", _roff(record[1])]
     lines.append(".SH EXIT STATUS")
-    for code, meaning in EXIT_STATUS:
-        lines += [".TP", f".B {code}", meaning]
+    for code, meaning in exit_status():
+        lines += [".TP", f".B {code}", _roff(meaning)]
     if parent is None:
         lines.append(".SH ENVIRONMENT")
         for var, meaning in ENVIRONMENT:
             lines += [".TP", f".B {_roff(var)}", _roff(meaning)]
-        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration; see README.md"]
+        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration, every key documented in README.md; "
+                  "\\fBsuzent config show\\fR prints the effective value of each and where it came from"]
     else:
         lines += [".SH SEE ALSO", "\\fBsuzent\\fR(1)"]
     return "\n".join(lines) + "\n"
@@ -91,9 +95,16 @@ def man_pages(target: Path) -> None:
     root = typer.main.get_command(app)
     target.mkdir(parents=True, exist_ok=True)
     (target / "suzent.1").write_text(_page("suzent", "suzent", root, None, __version__), encoding="utf-8")
-    for name, command in root.commands.items():
-        text = _page(f"suzent-{name}", f"suzent {name}", command, "suzent", __version__)
-        (target / f"suzent-{name}.1").write_text(text, encoding="utf-8")
+
+    def write(command, path: tuple[str, ...]) -> None:  # a group (suzent config) gets a page per subcommand too
+        for name, sub in command.commands.items():
+            names = (*path, name)
+            text = _page("suzent-" + "-".join(names), "suzent " + " ".join(names), sub, "suzent", __version__)
+            (target / f"suzent-{'-'.join(names)}.1").write_text(text, encoding="utf-8")
+            if getattr(sub, "commands", None):
+                write(sub, names)
+
+    write(root, ())
 
 
 def generate(out: Path) -> dict[str, str]:

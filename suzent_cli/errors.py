@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
+from . import exit_codes
+
 
 class SuzentError(Exception):
-    """Base class for every error suzent reports to a user (exit code 1 unless overridden)."""
+    """Base class for every error suzent reports to a user (exit code 1 unless overridden; the codes are
+    :mod:`suzent_cli.exit_codes`'s table)."""
 
-    exit_code = 1
+    exit_code = exit_codes.FAILED
 
 
 class ConfigInvalid(SuzentError):
     """config.toml, an environment variable or a flag holds a value suzent cannot use."""
 
-    exit_code = 2
+    exit_code = exit_codes.BAD_INPUT
 
 
 class InputInvalid(SuzentError):
     """Input given to a command (a fact, a turn, a date) cannot be used."""
 
-    exit_code = 2
+    exit_code = exit_codes.BAD_INPUT
 
 
 class LockTimeout(SuzentError):
     """A file lock could not be taken in time; nothing was written."""
 
-    exit_code = 3
+    exit_code = exit_codes.BUSY
 
 
 class IndexUnreadable(SuzentError):
@@ -50,7 +53,7 @@ class IndexIncompatible(SuzentError):
 class ExtractorUnavailable(SuzentError):
     """The requested fact extractor cannot run (e.g. claude without an API key): a configuration problem."""
 
-    exit_code = 2
+    exit_code = exit_codes.BAD_INPUT
 
 
 class ExtractionFailed(SuzentError):
@@ -64,7 +67,7 @@ class DreamFailed(SuzentError):
 class DreamBusy(SuzentError):
     """Another dream or lint holds the consolidation lock."""
 
-    exit_code = 3
+    exit_code = exit_codes.BUSY
 
 
 class LegacyUnexported(SuzentError):
@@ -85,7 +88,7 @@ class LiveDataChanged(SuzentError):
     """A file of the live home, vault, memory dir or index changed while ``suzent dry-run`` worked on its copy
     (most likely a concurrent writer: capture, dream, index). The dry run itself writes only to its clone."""
 
-    exit_code = 6
+    exit_code = exit_codes.LIVE_DATA_CHANGED
 
     def __init__(self, message: str, changed: tuple[str, ...] = (), report: object = None):
         super().__init__(message)

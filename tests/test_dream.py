@@ -353,7 +353,7 @@ def test_loop_ticks_and_lint_cli(home):
         log(s, day, "[personal] Lives in Berlin", "[personal] Lives in Lisbon")
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
     proc = run_cli(home, "dream", "--loop", "--interval", "1", "--ticks", "2", "--force", "--json", env_extra=env)
-    outcomes = [json.loads(chunk)["outcome"] for chunk in proc.stdout.replace("}\n{", "}\n\x00{").split("\x00")]
+    outcomes = [json.loads(line)["outcome"] for line in proc.stdout.splitlines()]  # JSON Lines, one per tick
     assert outcomes == ["ingested", "linted"] and proc.returncode == 0, proc.stderr
     # two current claims about where the user lives (a person's edit) → the rules lint flags them
     profile = s.paths.vault_dir / "3_Personal/Profile.md"

@@ -8,7 +8,7 @@ from typing import List
 
 import typer
 
-from .. import __version__
+from .. import __version__, exit_codes
 from ..config import Settings, resolve_settings
 from ..errors import SuzentError
 
@@ -50,7 +50,7 @@ def root(
     """
     ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today, now=now)
     if ctx.obj.config_errors:
-        if ctx.invoked_subcommand != "capture":
+        if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
             from ..errors import ConfigInvalid  # noqa: PLC0415
 
             raise ConfigInvalid(ctx.obj.config_errors[0])
@@ -99,10 +99,16 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from . import capture, dream, dryrun, index, init, legacy, promote, recall, reconcile, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    from . import capture, config, dream, dryrun, index, init, legacy, promote, recall, reconcile, run, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
 
 
 _register()
+
+
+def _agent_hook(argv: list[str]) -> bool:
+    """Is this ``capture``/``recall --from claude-code`` (an agent hook: errors become a warning and exit 0)?"""
+    return any(a == "--from=claude-code" or (a == "--from" and argv[i + 1:i + 2] == ["claude-code"])
+               for i, a in enumerate(argv))
 
 
 def main() -> None:
@@ -112,18 +118,23 @@ def main() -> None:
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError):
             pass
+    hook = _agent_hook(sys.argv[1:])
     try:
         app(prog_name="suzent")
     except SuzentError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
+        if hook:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
+            print(f"suzent: {' '.join(str(exc).split())}", file=sys.stderr)
+            sys.exit(exit_codes.OK)
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except OSError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
-        print(f"Error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
-        sys.exit(1)
+        print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
+              file=sys.stderr)
+        sys.exit(exit_codes.OK if hook else exit_codes.FAILED)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(exit_codes.INTERRUPTED)

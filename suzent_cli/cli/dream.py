@@ -51,9 +51,9 @@ def _describe(result) -> str:
     return f"idle: {result.summary}"
 
 
-def _report(result, json_out: bool) -> None:
+def _report(result, json_out: bool, compact: bool = False) -> None:
     if json_out:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), compact=compact)
         return
     out.print(escape(_describe(result)))
     for step in result.steps:
@@ -124,7 +124,7 @@ def dream_cmd(
     done = 0
     while True:
         result = runner.tick(force=force)
-        _report(result, json_out)
+        _report(result, json_out, compact=True)  # one JSON line per tick
         done += 1
         if limit is not None and done >= limit:
             raise typer.Exit(result.exit_code)
@@ -168,7 +168,8 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     no_index: bool = typer.Option(False, "--no-index", help="Skip the index row counts (no LanceDB import)."),
 ) -> None:
-    """Watermark, pending dates and facts, retry counters, last ingest/lint results, locks, index rows.
+    """Every tier on one screen: daily logs and fact lines, vault pages and claims, MEMORY.md, index rows, queues,
+    the dream's watermark, pending work, next tick, retries and last results, and lock holders.
 
     Example: suzent status --json
     """
@@ -178,40 +179,87 @@ def status_cmd(
     if json_out:
         emit_json(data)
         return
-    pend = data["pending"]
-    lines = [
-        f"today          {data['today']}  (now {data['now']})",
-        f"watermark      {data['watermark'] or 'none (nothing ingested yet)'}",
-        f"daily logs     {data['logs']['count']}" + (f" ({data['logs']['first']} .. {data['logs']['last']})" if data['logs']['count'] else ""),
-        f"pending        {len(pend['dates'])} days, {pend['facts']} facts" + (f" ({pend['dates'][0]} .. {pend['dates'][-1]})" if pend['dates'] else "")
-        + (f"; late lines: {pend['late_facts']} facts in {len(pend['late'])} consolidated days" if pend['late'] else ""),
-        f"next tick      {data['next_tick']['action']}: {data['next_tick']['reason']}",
-        f"engine         {data['engine']}",
-        f"retries        " + (", ".join(f"{k}: {v}/{data['retries']['max']}" for k, v in data['retries']['failures'].items()) or "none"),
-        f"last ingest    " + _last(data["last_ingest"], data["last_attempt"]),
-        f"last lint      {data['last_lint'] or 'never'}; " + _last(data["last_lint_result"], data["last_lint_attempt"]),
-        f"vault          {data['vault']['pages']} pages, {data['vault']['superseded_pending']} superseded lines pending, "
-        f"{data['vault']['confirmations_pending']} confirmations pending (folded with the next batch), "
-        f"{data['vault']['tombstones']} tombstones",
-        "locks          " + ", ".join(f"{name} " + (f"held (pid {info.get('pid', '?')})" if info["held"] else "free")
-                                      for name, info in data["locks"].items()),
+    sections = status_sections(data)
+    if out.is_terminal:
+        from rich import box  # noqa: PLC0415
+        from rich.table import Table  # noqa: PLC0415
+
+        for title, rows in sections:
+            table = Table(title=title, title_justify="left", title_style="bold", show_header=False,
+                          box=box.SIMPLE, pad_edge=False)
+            table.add_column("what", style="cyan", no_wrap=True)
+            table.add_column("value", overflow="fold")
+            for label, value in rows:
+                table.add_row(escape(label), escape(value))
+            out.print(table)
+    else:
+        for _title, rows in sections:
+            for label, value in rows:
+                out.print(escape(f"{label:<15}{value}"))
+    for message in data["warnings"]:
+        warn(message)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The status, grouped by tier: ``[(tier title, [(label, value), …]), …]`` for the table and the plain text."""
+    logs, pend, vault, queues, mem = data["logs"], data["pending"], data["vault"], data["queues"], data["memory_md"]
+    spool = queues["spool"]
+    spool_text = ("not available (no hooks package)" if not spool["available"]
+                  else f"unreadable: {spool['error']}" if spool.get("error") else f"{spool['pending']} pending")
+    capture = [
+        ("today", f"{data['today']}  (now {data['now']})"),
+        ("daily logs", f"{logs['count']}" + (f" ({logs['first']} .. {logs['last']})" if logs["count"] else "")
+         + f", {_n(logs['facts'], 'fact line')}, {logs['today_facts']} today"),
+        ("spool", spool_text),
     ]
+    zones = ", ".join(f"{k} {v}" for k, v in vault.get("by_zone", {}).items())
+    knowledge = [
+        ("vault", f"{_n(vault['pages'], 'page')}" + (f" ({zones})" if zones else "")
+         + f", {_n(vault['claims'], 'current claim')}, {vault['needs_review']} need review, "
+           f"{vault['stale']} past stale_after" + (f", {vault['unreadable']} unreadable" if vault["unreadable"] else "")),
+        ("MEMORY.md", "missing" if not mem["exists"] else
+         (f"generated zone {_n(mem['generated_lines'], 'line')}" if mem["has_marker"] else "no generated zone (unmarked)")
+         + (f", manual zone {_n(mem['manual_lines'], 'line')}" if mem["manual"] else ", no manual zone")),
+    ]
+    index = []
     idx = data["index"]
     if idx is not None:
         if not idx.get("built"):
-            lines.append("index          not built (run `suzent index`)")
+            index.append(("index", "not built (run `suzent index` or `suzent run`)"))
         elif idx.get("error"):
-            lines.append(f"index          unreadable: {idx['error']}")
+            index.append(("index", f"unreadable: {idx['error']}"))
         else:
-            lines.append(f"index          {idx['rows']} rows (" + ", ".join(f"{k} {v}" for k, v in idx["by_source"].items())
-                         + f"), {idx['fragments']} fragments")
+            index.append(("index", f"{idx['rows']} rows (" + ", ".join(f"{k} {v}" for k, v in idx["by_source"].items())
+                          + f"), {_n(idx['fragments'], 'fragment')}, embedder {idx.get('embedder') or '?'}"
+                          + (f" (dim {idx['dim']})" if idx.get("dim") else "")))
+    else:
+        index.append(("index", "not read (--no-index)"))
+    dream = [
+        ("watermark", f"{data['watermark'] or 'none (nothing ingested yet)'}"),
+        ("pending", f"{len(pend['dates'])} days, {pend['facts']} facts" + (f" ({pend['dates'][0]} .. {pend['dates'][-1]})" if pend['dates'] else "")
+         + (f"; late lines: {pend['late_facts']} facts in {len(pend['late'])} consolidated days" if pend['late'] else "")),
+        ("next tick", f"{data['next_tick']['action']}: {data['next_tick']['reason']}"),
+        ("engine", f"{data['engine']}"),
+        ("retries", ", ".join(f"{k}: {v}/{data['retries']['max']}" for k, v in data['retries']['failures'].items()) or "none"),
+        ("last ingest", _last(data["last_ingest"], data["last_attempt"])),
+        ("last lint", f"{data['last_lint'] or 'never'}; " + _last(data["last_lint_result"], data["last_lint_attempt"])),
+    ]
     if data["in_flight"]:
-        lines.append(f"interrupted    run of batch ending {data['in_flight'].get('end')} (started "
-                     f"{data['in_flight'].get('started')}) will resume")
-    for line in lines:
-        out.print(escape(line))
-    for message in data["warnings"]:
-        warn(message)
+        dream.append(("interrupted", f"run of batch ending {data['in_flight'].get('end')} (started "
+                                     f"{data['in_flight'].get('started')}) will resume"))
+    queue_rows = [("queues", f"spool {spool['pending'] if spool.get('pending') is not None else '-'}, "
+                             f"late lines {queues['late_lines']}, superseded {queues['superseded']}, "
+                             f"confirmations {queues['confirmations']} (folded with the next batch), "
+                             f"tombstones {queues['tombstones']}")]
+    locks = [("locks", ", ".join(f"{name} " + (f"held (pid {info['pid']})" if info["held"] and info.get("pid")
+                                               else "held" if info["held"] else "free")
+                                 for name, info in data["locks"].items()))]
+    return [("capture buffer", capture), ("vault", knowledge), ("index", index), ("dream", dream),
+            ("queues", queue_rows), ("locks", locks)]
 
 
 def _last(record, attempt) -> str:

@@ -9,10 +9,11 @@ from typing import Optional
 
 import typer
 
+from .. import exit_codes
 from .app import app, settings_of
 from .render import emit_json, escape, out, warn
 
-EXIT_LIVE_CHANGED = 6
+EXIT_LIVE_CHANGED = exit_codes.LIVE_DATA_CHANGED
 EXIT_HELP = ("Exit codes (the clone's run, as suzent dream): 0 ran (ingested, skipped a wedged batch, or linted), "
              "4 idle (nothing due; empty diff), 5 the run failed (not productive), 3 the clone's lock was held, "
              "2 bad configuration or input (--keep not empty, --output in a missing directory, …), "

@@ -12,9 +12,10 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def emit_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (stable keys, UTF-8)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+def emit_json(data: Any, *, compact: bool = False) -> None:
+    """Print ``data`` as JSON on stdout (stable keys, UTF-8): indented, or with ``compact`` on one line (JSON
+    Lines, for commands that print one document per pass or tick)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None if compact else 2, default=str) + "\n")
     sys.stdout.flush()
 
 

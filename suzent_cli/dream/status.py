@@ -1,5 +1,8 @@
-"""``suzent status``: a read-only report of every tier — watermark, pending work, retries, last results,
-locks and index row counts. Never takes a lock for longer than a probe, never writes."""
+"""``suzent status``: a read-only report of every tier — capture buffer (logs, fact lines), vault (pages, current
+claims, pages needing review or past ``stale_after``), MEMORY.md (zones), index (rows by source kind, fragments,
+embedder), queues (hook spool, late lines, superseded, confirmations, tombstones), the dream (watermark, pending
+work, next tick, retries, last results) and lock holders. Never takes a lock for longer than a probe, never
+writes. Without ``with_index`` nothing imports LanceDB."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from filelock import FileLock, Timeout
 from ..archive import APPEND_LOCK, list_logs
 from ..config import Settings
 from ..files import read_text
-from ..state import STATE_LOCK, read_confirmations, read_superseded, read_tombstones
+from ..state import STATE_LOCK, read_confirmations, read_late_lines, read_superseded, read_tombstones
 from ..vault import content_pages
 from . import ledger
 from ..errors import ConfigInvalid
@@ -56,8 +59,74 @@ def index_counts(settings: Settings) -> dict[str, Any]:
     for source, ids in by_source.items():
         kind = "legacy" if source is None else source.split(":", 1)[0]
         counts[kind] = counts.get(kind, 0) + len(ids)
+    try:
+        name, dim = store.recorded_embedder()
+    except Exception:  # noqa: BLE001
+        name, dim = None, None
     return {"built": True, "rows": sum(counts.values()), "by_source": dict(sorted(counts.items())),
-            "fragments": store.fragments()}
+            "fragments": store.fragments(), "embedder": name, "dim": dim}
+
+
+def vault_counts(settings: Settings) -> dict[str, Any]:
+    """Content pages (total and per top-level zone), current claims (top-level bullets under ``## Claims`` that
+    are not ended), pages flagged ``review: needs-review``, pages past ``stale_after``, pages that do not parse."""
+    from ..errors import SuzentError  # noqa: PLC0415
+    from .pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
+
+    vault = settings.paths.vault_dir
+    pages = content_pages(vault)
+    out: dict[str, Any] = {"pages": len(pages), "claims": 0, "needs_review": 0, "stale": 0, "unreadable": 0,
+                           "by_zone": {}}
+    for path in pages:
+        rel = path.relative_to(vault)
+        zone = rel.parts[0] if len(rel.parts) > 1 else "."
+        out["by_zone"][zone] = out["by_zone"].get(zone, 0) + 1
+        try:
+            page = read_page(path)
+        except (SuzentError, OSError, UnicodeError, ValueError):
+            out["unreadable"] += 1
+            continue
+        out["claims"] += sum(1 for c in page.claims(CLAIMS) if c.until is None)
+        if page.meta.get("review") == "needs-review":
+            out["needs_review"] += 1
+        until = meta_date(page.meta.get("stale_after"))
+        if until is not None and until < settings.today:
+            out["stale"] += 1
+    out["by_zone"] = dict(sorted(out["by_zone"].items()))
+    return out
+
+
+def memory_md_counts(settings: Settings) -> dict[str, Any]:
+    """MEMORY.md: whether it exists, its generated zone's lines (0 without the marker: an unmarked file is all
+    manual) and whether a manual zone with any content is present."""
+    from ..memory_md import memory_path, split_zones  # noqa: PLC0415
+
+    path = memory_path(settings)
+    out: dict[str, Any] = {"path": str(path), "exists": path.is_file(), "has_marker": False, "generated_lines": 0,
+                           "manual_lines": 0, "manual": False}
+    if not out["exists"]:
+        return out
+    try:
+        zones = split_zones(path.read_bytes())
+    except OSError as exc:
+        out["error"] = exc.strerror or str(exc)
+        return out
+    lines = lambda data: len(data.decode("utf-8", "replace").splitlines())  # noqa: E731
+    out.update(has_marker=zones.has_marker, generated_lines=lines(zones.generated), manual_lines=lines(zones.manual),
+               manual=bool(zones.manual.strip()))
+    return out
+
+
+def spool_counts(settings: Settings) -> dict[str, Any]:
+    """The hook spool's queue through :func:`suzent_cli.hooks.spool.pending`, if that package is installed."""
+    try:
+        from ..hooks import spool  # noqa: PLC0415 - optional
+    except ImportError:
+        return {"available": False, "pending": None}
+    try:
+        return {"available": True, "pending": int(spool.pending(settings))}
+    except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
+        return {"available": True, "pending": None, "error": " ".join(str(exc).split())[:200]}
 
 
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:
@@ -68,8 +137,16 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     pending = pending_logs(paths.archive_dir, mark, settings.today)
     state = peek_state(paths.state_dir)
     logs = list_logs(paths.archive_dir)
+    today_log = paths.log_path(settings.today)
     decision = DreamRunner(settings, config, engine_factory=lambda name: None).decision(state=state)
     warnings = list(state.warnings)
+    vault = vault_counts(settings)
+    if vault["unreadable"]:
+        warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
+    queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
+              "superseded": len(read_superseded(paths.state_dir)),
+              "confirmations": len(read_confirmations(paths.state_dir)),
+              "tombstones": len(read_tombstones(paths.state_dir))}
     try:
         check_engine(settings, config)
     except ConfigInvalid as exc:
@@ -80,7 +157,8 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "watermark": mark.isoformat() if mark else None,
         "last_lint": (d.isoformat() if (d := ledger.last_lint(text)) else None),
         "logs": {"count": len(logs), "first": logs[0][0].isoformat() if logs else None,
-                 "last": logs[-1][0].isoformat() if logs else None},
+                 "last": logs[-1][0].isoformat() if logs else None, "facts": count_fact_lines([p for _, p in logs]),
+                 "today_facts": count_fact_lines([today_log]) if today_log.is_file() else 0},
         "pending": {"dates": [d.isoformat() for d, _ in pending], "facts": count_fact_lines([p for _, p in pending]),
                     "late": {d.isoformat(): line for d, line in decision.late},
                     "late_facts": count_late_facts(paths.archive_dir, dict(decision.late))},
@@ -92,14 +170,16 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "last_lint_attempt": state.last_lint_attempt.isoformat() if state.last_lint_attempt else None,
         "last_ingest": state.last_ingest,
         "last_lint_result": state.last_lint,
-        "vault": {"pages": len(content_pages(paths.vault_dir)), "superseded_pending": len(read_superseded(paths.state_dir)),
-                  "confirmations_pending": len(read_confirmations(paths.state_dir)),
-                  "tombstones": len(read_tombstones(paths.state_dir))},
+        "vault": {**vault, "superseded_pending": queues["superseded"],
+                  "confirmations_pending": queues["confirmations"], "tombstones": queues["tombstones"]},
+        "memory_md": memory_md_counts(settings),
+        "queues": queues,
         "locks": {
             "dream": lock_state(paths.state_dir / DREAM_LOCK, paths.state_dir / HOLDER),
             "capture": lock_state(paths.archive_dir / APPEND_LOCK),
             "state": lock_state(paths.state_dir / STATE_LOCK),
             "index": lock_state(paths.index_dir / ".indexer.lock"),
+            "memory_md": lock_state(paths.state_dir / ".memory_md.lock"),
         },
         "index": index_counts(settings) if with_index else None,
         "warnings": warnings,

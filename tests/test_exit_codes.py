@@ -1,0 +1,237 @@
+"""One table of exit codes for every command; `--json` on every command; plain text when piped; `NO_COLOR`.
+
+The command list is read from the typer app, so a command added later is checked too: it must take `--json`,
+have an `Example:` in its --help, and have an entry in JSON_ARGS (how to run it on the small home below).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+
+import pytest
+import typer.main
+
+import suzent_cli
+from conftest import REPO, cli_env, run_cli
+from suzent_cli import errors, exit_codes
+from suzent_cli.cli.app import app
+from suzent_cli.exit_codes import CODES, EXIT_CODES
+
+ENV = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-10T12:00"}
+
+# How to run each command on the small home (its arguments besides --json), and the exit codes it may return there.
+JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
+    "init": ((), {0}),
+    "paths": ((), {0}),
+    "config show": ((), {0}),
+    "config path": ((), {0}),
+    "capture": (("--fact", "[preference] Drinks oolong tea every morning"), {0}),
+    "index": ((), {0}),
+    "recall": (("oolong tea",), {0}),
+    "status": ((), {0}),
+    "forget": (("Lives in Lisbon", "--dry-run"), {0}),
+    "verify-fact": (("Drinks oolong tea every morning", "--by", "ana"), {0}),
+    "promote": (("--engine", "offline"), {0}),
+    "reconcile": ((), {0}),
+    "retire-legacy": ((), {0}),
+    "dry-run": (("--engine", "rules"), {0, 4}),
+    "dream": (("--engine", "rules"), {0, 4}),
+    "lint": (("--engine", "rules"), {0}),
+    "run": (("--engine", "rules"), {0}),
+    "loop": (("--engine", "rules", "--passes", "1"), {0}),
+}
+
+
+def walk(command, path=()):
+    """``(path, command)`` for every leaf command of the click tree (``("config", "show")``), groups first."""
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        if getattr(sub, "commands", None):
+            yield (*path, name), sub
+            yield from walk(sub, (*path, name))
+        else:
+            yield (*path, name), sub
+
+
+ROOT = typer.main.get_command(app)
+ALL = [" ".join(p) for p, _ in walk(ROOT)]
+LEAVES = [" ".join(p) for p, c in walk(ROOT) if not getattr(c, "commands", None)]
+COMMANDS = dict((" ".join(p), c) for p, c in walk(ROOT))
+
+
+# --- the table ------------------------------------------------------------------------------------------------
+
+def test_the_table_is_well_formed():
+    codes = [c for c, _, _ in EXIT_CODES]
+    assert codes == sorted(codes) and len(set(codes)) == len(codes)
+    for code, name, meaning in EXIT_CODES:
+        assert getattr(exit_codes, name) == code and meaning and "|" not in meaning
+    assert exit_codes.name_of(4) == "IDLE"
+
+
+def test_readme_table_is_the_module_table():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = [tuple(c.strip() for c in m.groups())
+            for m in re.finditer(r"^\| `(\d+)` \|([^|]+)\|([^|]+)\|\s*$", section, re.M)]
+    assert rows == [(str(code), name, meaning) for code, name, meaning in EXIT_CODES], \
+        "README's Exit codes table differs from suzent_cli/exit_codes.py"
+
+
+def test_man_pages_carry_the_table():
+    page = (REPO / "man" / "suzent.1").read_text(encoding="utf-8")
+    status = page.split(".SH EXIT STATUS", 1)[1]
+    for code, name, _ in EXIT_CODES:
+        assert f".B {code}\n{name}:" in status
+
+
+def _all_modules():
+    for info in pkgutil.walk_packages(suzent_cli.__path__, "suzent_cli."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+
+
+def test_every_error_class_exits_with_a_code_of_the_table():
+    _all_modules()  # error classes defined anywhere in the package
+    seen, todo = [], [errors.SuzentError]
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo += cls.__subclasses__()
+    assert len(seen) > 10
+    for cls in seen:
+        assert cls.exit_code in CODES, f"{cls.__module__}.{cls.__name__}.exit_code = {cls.exit_code}"
+
+
+def test_dream_outcomes_and_literal_exits_are_in_the_table():
+    from suzent_cli.cli.dryrun import EXIT_LIVE_CHANGED
+    from suzent_cli.dream.runner import EXIT_BUSY, EXIT_FAILED, EXIT_IDLE, EXIT_RAN, TickResult
+
+    assert {EXIT_BUSY, EXIT_FAILED, EXIT_IDLE, EXIT_RAN, EXIT_LIVE_CHANGED} <= CODES
+    for outcome in ("idle", "busy", "ingested", "unproductive", "skipped", "linted", "lint_failed"):
+        assert TickResult(outcome).exit_code in CODES
+    literal = re.compile(r"(?:typer\.Exit|sys\.exit|SystemExit)\((\d+)\)")
+    for path in (REPO / "suzent_cli").rglob("*.py"):
+        for m in literal.finditer(path.read_text(encoding="utf-8")):
+            assert int(m.group(1)) in CODES, f"{path.relative_to(REPO)}: exit {m.group(1)} is not in the table"
+
+
+# --- every command: --json, Example:, plain when piped --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_command_help_has_an_example(name):
+    r = subprocess.run([sys.executable, "-m", "suzent_cli", *name.split(), "--help"], capture_output=True, text=True,
+                       env=cli_env(REPO / "no-such-home"), cwd=REPO, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "Example:" in r.stdout, f"`suzent {name} --help` has no Example: line"
+    assert "\x1b" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("name", LEAVES)
+def test_every_command_takes_json_and_is_exercised(name):
+    opts = {o for p in COMMANDS[name].params for o in getattr(p, "opts", [])}
+    assert "--json" in opts, f"`suzent {name}` has no --json"
+    assert name in JSON_ARGS, f"add `suzent {name}`'s arguments to JSON_ARGS in {__file__}"
+
+
+@pytest.fixture(scope="module")
+def small_home(tmp_path_factory):
+    """An initialised home with two past daily logs (a dream is due with --force only) and an index."""
+    home = tmp_path_factory.mktemp("exit-codes") / "home"
+    steps = [("init",),
+             ("capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Lisbon", "--fact", "[preference] Likes tea"),
+             ("capture", "--date", "2026-06-02", "--fact", "[personal] Works at ACME"),
+             ("capture", "--fact", "[goal] Run a marathon `sport`"),
+             ("index",)]
+    for args in steps:
+        r = run_cli(home, *args, env_extra=ENV)
+        assert r.returncode == 0, (args, r.stderr)
+    return home
+
+
+def _run(home, name, *extra, env=None):
+    """Run ``suzent NAME ARGS EXTRA`` piped; ``env`` on top of conftest's (which sets NO_COLOR=1)."""
+    args, allowed = JSON_ARGS[name]
+    full = cli_env(home) | ENV | (env or {})
+    proc = subprocess.run([sys.executable, "-m", "suzent_cli", *name.split(), *args, *extra], capture_output=True,
+                          text=True, env={k: v for k, v in full.items() if v is not None}, timeout=180, cwd=REPO)
+    return proc, allowed
+
+
+@pytest.mark.parametrize("name", [n for n in JSON_ARGS if n in LEAVES])
+def test_json_is_one_document_and_the_exit_code_is_in_the_table(small_home, name):
+    r, allowed = _run(small_home, name, "--json")
+    assert r.returncode in CODES and r.returncode in allowed, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and "\x1b" not in r.stderr
+    data = json.loads(r.stdout)  # exactly one document: extra data would raise
+    assert isinstance(data, dict) and data
+
+
+@pytest.mark.parametrize("name", [n for n in JSON_ARGS if n in LEAVES])
+def test_piped_output_has_no_ansi_escape(small_home, name):
+    """Piped is plain even without NO_COLOR (the --json runs above have NO_COLOR=1 and are checked too)."""
+    r, allowed = _run(small_home, name, env={"NO_COLOR": None})
+    assert r.returncode in allowed, (r.returncode, r.stderr)
+    assert "\x1b" not in r.stdout and "\x1b" not in r.stderr, name
+    assert r.stdout.strip(), f"`suzent {name}` printed nothing"
+
+
+_COLOUR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def _colour_params(text: str) -> set[str]:
+    """SGR parameters that set a colour (foreground/background, 8/16/256/truecolour)."""
+    found = set()
+    for m in _COLOUR.finditer(text):
+        params = m.group(1).split(";")
+        i = 0
+        while i < len(params):
+            p = params[i]
+            if p in ("38", "48"):
+                found.add(p)
+                i += 3 if params[i + 1:i + 2] == ["5"] else 5
+                continue
+            if p.isdigit() and (30 <= int(p) <= 37 or 40 <= int(p) <= 47 or 90 <= int(p) <= 97 or 100 <= int(p) <= 107):
+                found.add(p)
+            i += 1
+    return found
+
+
+def _on_a_terminal(home, args, env_extra):
+    import pty  # noqa: PLC0415
+
+    master, slave = pty.openpty()
+    env = {k: v for k, v in (cli_env(home) | env_extra | {"TERM": "xterm-256color"}).items() if v is not None}
+    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env=env, cwd=REPO)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+@pytest.mark.parametrize("args", [("config", "show"), ("status",), ("recall", "tea"), ("index", "--full"),
+                                  ("capture", "--fact", "bad \x01 byte")])
+def test_no_color_is_honoured_on_a_terminal(small_home, args):
+    code, text = _on_a_terminal(small_home, args, ENV | {"NO_COLOR": "1"})
+    assert code == 0, text
+    assert not _colour_params(text), f"colour escapes with NO_COLOR: {text!r}"
+    if args == ("config", "show"):  # and it is the rich table there
+        assert "┃" in text or "│" in text
+    if args[0] in ("status", "capture"):  # the check has teeth: the same run without NO_COLOR is coloured
+        code, text = _on_a_terminal(small_home, args, ENV | {"NO_COLOR": None})
+        assert code == 0 and _colour_params(text), text
