@@ -8,30 +8,8 @@ turn goes through the configured extractor and the write-path classifier
 (:func:`suzent_cli.capture.extract_and_write`) into the daily log of the turn's UTC date, under the heading
 ``HH:MM — <session_id[:8]>``.
 
-Reading the transcript:
-
-* skipped: lines that are not JSON (a line still being written at the end of the file is left for the next call),
-  ``isSidechain`` entries (subagent chatter), types other than ``user``/``assistant`` (``summary``, ``system``,
-  file snapshots, …), ``isMeta``/``isCompactSummary``/API-error entries, synthetic assistant messages, slash-command
-  and local-command echo (``<command-name>``, ``<local-command-stdout>``, ``<bash-input>``, …), interruption
-  markers and ``<system-reminder>`` blocks;
-* a **turn** is one real user message (string content or text blocks; image and document blocks become
-  ``[image]``/``[document]``) plus the assistant messages up to the next real user message: their text blocks,
-  each ``tool_use`` block as one line ``used tool <name>``, thinking blocks dropped. A user message holding only
-  ``tool_result`` blocks continues the assistant's turn;
-* only **complete** turns are captured: one followed by another real user message, or the last one when its last
-  entry is assistant text (not a tool call waiting for its result). ``SessionEnd`` captures the last turn as it
-  is (the session will not add to it).
-
-Position per session, in ``<vault>/.state/claude_code.json`` (``{session_id: {"last_uuid", "offset", "last_ts",
-"transcript", "updated"}}``, rewritten atomically under ``.state/.claude_code.lock``): recorded after each turn's
-facts are appended, so a crash between the append and the record can capture that one turn twice, never lose it.
-The next call starts after ``last_uuid`` (found at ``offset`` without rereading the file when it can). If the
-entry is gone (the transcript was rewritten), the turns after ``last_ts`` are captured, with a warning. A session
-seen for the first time starts after the newest entry already recorded for any session, so a resumed or forked
-session whose transcript copies an earlier one's history does not capture it again. The caller holds the
-session's lock (:func:`suzent_cli.hooks.spool.session_lock`) around
-:func:`~suzent_cli.hooks.capture.capture_payload`, so two hooks of one session never capture a turn twice.
+How the transcript is read and cut into turns is in :mod:`.transcript`; where each session's capture stands,
+and why a crash can capture a turn twice but never lose one, in :mod:`.capture`.
 
 **Recall** (``suzent recall --from claude-code``, for ``UserPromptSubmit``): the payload's ``prompt`` is searched
 (full-text by default: no model to load), and the hits are printed as one JSON object
@@ -129,6 +107,16 @@ def _is_tty(stdin: BinaryIO | None) -> bool:
         return False
 
 
+def bounded(work, seconds: float, name: str) -> bool:
+    """Run ``work()`` in a daemon thread for at most ``seconds``; True when it finished. The hard time bound of both
+    hooks: on False the caller warns and :func:`hard_exit` (a thread blocked in LanceDB cannot be stopped).
+    ``work`` must catch its own exceptions (they are the caller's to report)."""
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return not worker.is_alive()
+
+
 def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extractor: str | None = None,
                 json_out: bool = False, stdin: BinaryIO | None = None) -> int:
     """``suzent capture --from claude-code``: spool the payload on stdin, then drain the spool (oldest first)
@@ -179,10 +167,7 @@ def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extract
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="suzent-capture", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if worker.is_alive():
+    if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
         left = progress["planned"] - progress["done"]
         what = f"capture of {left} turn(s)" if left > 0 else "capture"
         warn(f"{what} not finished in {timeout:g} s; spooled for the next run")

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
 from typing import BinaryIO
 
 from ..config import Settings
 from ..errors import SuzentError
-from .claude_code import _is_tty, hard_exit, warn
+from .claude_code import _is_tty, bounded, hard_exit, warn
 from .transcript import decode_payload
 
 RECALL_TIMEOUT = 2.0
@@ -132,10 +131,7 @@ def run_recall(settings: Settings, *, timeout: float = RECALL_TIMEOUT, mode: str
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="suzent-recall", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    if not bounded(work, timeout, "suzent-recall"):
         warn(f"recall skipped: no answer within {timeout:g} s")
         hard_exit(0)
     if "error" in box:
