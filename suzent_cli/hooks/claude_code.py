@@ -109,7 +109,7 @@ def _is_tty(stdin: BinaryIO | None) -> bool:
 
 def bounded(work, seconds: float, name: str) -> bool:
     """Run ``work()`` in a daemon thread for at most ``seconds``; True when it finished. The hard time bound of both
-    hooks: on False the caller warns and :func:`hard_exit` (a thread blocked in LanceDB cannot be stopped).
+    hooks: on False the caller warns and calls :func:`hard_exit` (a thread blocked in LanceDB cannot be stopped).
     ``work`` must catch its own exceptions (they are the caller's to report)."""
     worker = threading.Thread(target=work, name=name, daemon=True)
     worker.start()
