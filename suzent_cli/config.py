@@ -179,7 +179,12 @@ def unknown_keys(cfg: dict, cfg_path: Path) -> list[str]:
     """One message per key or table of config.toml that suzent does not know (a typo, most likely)."""
     problems = [f"{cfg_path}: unknown key or table {key!r} (known: {', '.join(KNOWN_KEYS[None])})"
                 for key in cfg if key not in KNOWN_KEYS[None]]
-    for table, keys in KNOWN_KEYS.items():
+    known = dict(KNOWN_KEYS)
+    if isinstance(cfg.get("dream"), dict) and cfg["dream"]:
+        from .dream.config import dream_keys  # noqa: PLC0415 - light; only when the file has a [dream] table
+
+        known["dream"] = dream_keys()
+    for table, keys in known.items():
         if table is not None and isinstance(cfg.get(table), dict):
             problems += [f"{cfg_path}: unknown key {table}.{key} (known: {', '.join(keys)})"
                          for key in cfg[table] if key not in keys]

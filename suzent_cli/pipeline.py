@@ -23,7 +23,7 @@ A stage that raises is recorded (``ok`` False, a one-line ``error``) and the cha
 (a stage in progress is never interrupted from here).
 
 Exit code of a pass (:attr:`PassReport.exit_code`): 0 every stage ok (idle and skipped count as ok), 1 a stage
-failed, 3 the dream's consolidation lock was busy (and nothing failed). Bad configuration (2) is raised before
+failed, 3 a lock was busy — the dream's consolidation lock or the indexer's (and nothing failed). Bad configuration (2) is raised before
 a pass starts, by the caller.
 """
 
@@ -145,8 +145,13 @@ def _index(settings: Settings, embedder) -> StageResult:
     from .index.api import run_index  # noqa: PLC0415
     from .index.store import table_exists  # noqa: PLC0415
 
+    from .errors import LockTimeout  # noqa: PLC0415
+
     existed = table_exists(settings.paths.index_dir)
-    report = run_index(settings, embedder=embedder)
+    try:
+        report = run_index(settings, embedder=embedder)
+    except LockTimeout as exc:  # another indexer pass (an `index`, a capture --index) is at work: busy, not failed
+        return StageResult("index", "busy", True, {"summary": f"busy: {exc}"})
     detail = report.as_dict()
     changed = report.files_updated or report.files_removed
     outcome = "built" if not existed else ("updated" if changed else "unchanged")

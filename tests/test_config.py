@@ -90,3 +90,16 @@ def test_unknown_config_keys_block_every_command_but_capture(tmp_path):
     (home / "config.toml").write_text('today = "2026-02-30"\n')
     proc = run_cli(home, "paths")
     assert proc.returncode == 2 and "config.toml: today must be a date" in proc.stderr
+
+
+def test_a_typo_in_the_dream_table_is_caught_like_any_other(tmp_path):
+    from conftest import run_cli
+
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text("[dream]\nmin_hour = 5\n")
+    captured = run_cli(home, "capture", "--fact", "[x] still written")
+    assert captured.returncode == 0 and "unknown key dream.min_hour" in captured.stderr
+    assert str(home / "config.toml") in captured.stderr
+    refused = run_cli(home, "paths")
+    assert refused.returncode == 2 and "dream.min_hour" in refused.stderr

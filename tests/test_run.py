@@ -138,7 +138,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
     assert data["vault"]["tombstones"] == 1 and data["vault"]["superseded_pending"] == 0  # the old keys stay
     assert all(not lock["held"] for lock in data["locks"].values()) and "memory_md" in data["locks"]
     if HAS_SPOOL:
-        assert q["spool"] == {"available": True, "pending": 0}
+        assert q["spool"]["available"] is True and (q["spool"]["pending"], q["spool"]["failed"]) == (0, 0)
     else:
         assert q["spool"]["available"] is False
     assert data["watermark"] == "2026-06-12" and data["last_lint_result"]["outcome"] == "linted"
@@ -350,3 +350,32 @@ def test_status_no_index_imports_no_lancedb(home):
     data = json.loads(proc.stdout)
     assert data["index"] is None and data["logs"]["facts"] == 4 and data["vault"]["claims"] == 0
     assert data["memory_md"]["exists"] is False and data["pending"]["facts"] == 4
+
+
+def test_a_busy_indexer_makes_the_pass_busy_not_failed(home):
+    from filelock import FileLock
+
+    from suzent_cli.config import resolve_settings
+
+    s = resolve_settings(home=home, env={})
+    s.paths.index_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(s.paths.index_dir / ".indexer.lock")):
+        proc = run_cli(home, "run", "--json", env_extra={**ENV, "SUZENT_LOCK_TIMEOUT": "0.3"}, timeout=120)
+    data = json.loads(proc.stdout)
+    index = next(st for st in data["stages"] if st["name"] == "index")
+    assert (index["outcome"], index["ok"]) == ("busy", True) and proc.returncode == 3 == data["exit_code"]
+
+
+def test_status_reports_a_lock_it_cannot_probe_instead_of_failing(tmp_path, monkeypatch):
+    from filelock import FileLock
+
+    from suzent_cli.dream import status as status_mod
+
+    lock = tmp_path / ".x.lock"
+    lock.write_text("")
+
+    def refuse(self, *a, **k):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(FileLock, "acquire", refuse)
+    assert status_mod.lock_state(lock) == {"held": None, "unknown": "cannot probe (Read-only file system)"}

@@ -209,7 +209,8 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
     logs, pend, vault, queues, mem = data["logs"], data["pending"], data["vault"], data["queues"], data["memory_md"]
     spool = queues["spool"]
     spool_text = ("not available (no hooks package)" if not spool["available"]
-                  else f"unreadable: {spool['error']}" if spool.get("error") else f"{spool['pending']} pending")
+                  else f"unreadable: {spool['error']}" if spool.get("error") else f"{spool['pending']} pending"
+                  + (f", {spool['failed']} given up in {spool['failed_dir']}" if spool.get("failed") else ""))
     capture = [
         ("today", f"{data['today']}  (now {data['now']})"),
         ("daily logs", f"{logs['count']}" + (f" ({logs['first']} .. {logs['last']})" if logs["count"] else "")
@@ -256,7 +257,8 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
                              f"confirmations {queues['confirmations']} (folded with the next batch), "
                              f"tombstones {queues['tombstones']}")]
     locks = [("locks", ", ".join(f"{name} " + (f"held (pid {info['pid']})" if info["held"] and info.get("pid")
-                                               else "held" if info["held"] else "free")
+                                               else "held" if info["held"] else "unknown" if info["held"] is None
+                                               else "free")
                                  for name, info in data["locks"].items()))]
     return [("capture buffer", capture), ("vault", knowledge), ("index", index), ("dream", dream),
             ("queues", queue_rows), ("locks", locks)]

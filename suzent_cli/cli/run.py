@@ -11,11 +11,12 @@ from typing import Optional
 
 import typer
 
+from .. import exit_codes
 from .app import app, settings_of
 from .render import clip, emit_json, err, escape, out, warn
 
 RUN_EXIT_HELP = ("Exit codes: 0 every stage ok (idle and skipped count as ok), 1 a stage failed (the others still "
-                 "ran where safe), 3 the dream's consolidation lock was busy, 2 bad configuration (nothing ran), "
+                 "ran where safe), 3 a lock was busy (the dream's or the indexer's), 2 bad configuration (nothing ran), "
                  "130 interrupted (SIGINT). SIGTERM finishes the current stage, skips the rest and exits with the "
                  "pass's code.")
 LOOP_EXIT_HELP = ("Exit codes: 0 stopped by SIGTERM (the current stage finishes, the rest of the pass is skipped), "
@@ -44,6 +45,8 @@ class Signals:
 
     def _handle(self, signum, frame) -> None:  # noqa: ARG002
         if self.signum is not None:
+            print(f"second {signal.Signals(signum).name}: exiting now with {128 + signum} (the stage in progress is "
+                  "cut short; what it wrote is whole)", file=sys.stderr, flush=True)
             raise SystemExit(128 + signum)
         self.signum = signum
 
@@ -73,7 +76,7 @@ def _detail(stage) -> str:
     return clip(text.replace("\n", " "), 400)
 
 
-def render_pass(report, *, title: str | None = None) -> None:
+def render_pass(report, *, title: str | None = None, exit_code: int | None = None) -> None:
     """The pass as a rich table on a terminal, as plain aligned text when piped; warnings on stderr."""
     if out.is_terminal:
         from rich.table import Table  # noqa: PLC0415
@@ -94,7 +97,8 @@ def render_pass(report, *, title: str | None = None) -> None:
         out.print(escape(f"{'stage':<10} {'outcome':<{width}} {'seconds':>8}  detail"))
         for s in report.stages:
             out.print(escape(f"{s.name:<10} {s.outcome:<{width}} {s.seconds:>8.2f}  {_detail(s)}"))
-    out.print(escape(f"exit {report.exit_code} in {report.seconds:.2f}s" + (" (stopped early)" if report.stopped else "")))
+    code = report.exit_code if exit_code is None else exit_code
+    out.print(escape(f"exit {code} in {report.seconds:.2f}s" + (" (stopped early)" if report.stopped else "")))
     for s in report.stages:
         for message in s.detail.get("warnings") or []:
             warn(f"{s.name}: {message}")
@@ -140,15 +144,16 @@ def run_cmd(
     settings, config, engine_name = _setup(ctx, engine)
     with Signals() as signals, _Progress(out.is_terminal and not json_out) as progress:
         report = run_pass(settings, config, force=force, engine=engine_name, stop=signals, progress=progress)
+    interrupted = signals.signum == signal.SIGINT and report.stopped
     if json_out:
-        emit_json(report.to_json())
+        emit_json(report.to_json() | ({"exit_code": exit_codes.INTERRUPTED} if interrupted else {}))
     else:
-        render_pass(report)
+        render_pass(report, exit_code=exit_codes.INTERRUPTED if interrupted else None)
     if signals():
         print(f"stopped ({signals.name}): the rest of the pass was skipped" if report.stopped
               else f"{signals.name} received after the last stage", file=sys.stderr)
-        if signals.signum == signal.SIGINT and report.stopped:
-            raise typer.Exit(130)
+        if interrupted:
+            raise typer.Exit(exit_codes.INTERRUPTED)
     raise typer.Exit(report.exit_code)
 
 

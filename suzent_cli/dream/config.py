@@ -72,6 +72,11 @@ def _coerce(name: str, kind: type, value: Any, label: str) -> Any:
     return number
 
 
+def dream_keys() -> tuple[str, ...]:
+    """The keys ``[dream]`` of config.toml may hold (the :class:`DreamConfig` fields)."""
+    return tuple(f.name for f in fields(DreamConfig))
+
+
 def dream_config(settings: Settings, **overrides: Any) -> DreamConfig:
     """``[dream]`` of config.toml with ``overrides`` (flags; None = not given) on top, validated.
 
@@ -83,8 +88,8 @@ def dream_config(settings: Settings, **overrides: Any) -> DreamConfig:
     values: dict[str, Any] = {}
     for name, value in dict(settings.dream).items():
         if name not in kinds:
-            raise ConfigInvalid(f"config.toml: unknown key dream.{name} (known: {', '.join(kinds)})")
-        values[name] = _coerce(name, kinds[name], value, f"config.toml: dream.{name}")
+            raise ConfigInvalid(f"{settings.paths.config_file}: unknown key dream.{name} (known: {', '.join(kinds)})")
+        values[name] = _coerce(name, kinds[name], value, f"{settings.paths.config_file}: dream.{name}")
     for name, value in overrides.items():
         if value is not None:
             values[name] = _coerce(name, kinds[name], value, FLAGS.get(name, "--" + name.replace("_", "-")))

@@ -32,7 +32,7 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
     lock = FileLock(str(lock_path), timeout=0)
     try:
         lock.acquire()
-    except Timeout:
+    except Timeout:  # (a TimeoutError, so an OSError: caught first)
         info: dict[str, Any] = {"held": True}
         if holder is not None and holder.is_file():
             try:
@@ -40,6 +40,8 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
             except (OSError, ValueError):
                 pass
         return info
+    except OSError as exc:  # a read-only .state: the probe cannot open the lock file; say so, never fail status
+        return {"held": None, "unknown": f"cannot probe ({exc.strerror or exc})"}
     lock.release()
     return {"held": False}
 
@@ -124,7 +126,10 @@ def spool_counts(settings: Settings) -> dict[str, Any]:
     except ImportError:
         return {"available": False, "pending": None}
     try:
-        return {"available": True, "pending": int(spool.pending(settings))}
+        failed = spool.failed_dir(settings)
+        given_up = sum(1 for f in failed.iterdir() if f.suffix in (".json", ".raw")) if failed.is_dir() else 0
+        return {"available": True, "pending": int(spool.pending(settings)), "failed": given_up,
+                "failed_dir": str(failed)}
     except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
         return {"available": True, "pending": None, "error": " ".join(str(exc).split())[:200]}
 
