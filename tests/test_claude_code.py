@@ -6,6 +6,8 @@ echo, a malformed line. The CLI paths run as real subprocesses.
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import subprocess
 import sys
@@ -201,6 +203,32 @@ def test_session_end_captures_the_last_turn_as_it_is(tmp_path, home):
     assert facts(home) == ["- [technical] I use neovim with the gruvbox theme."]
 
 
+def test_an_unterminated_last_line_holds_back_the_turn_before_it(tmp_path, home):
+    """A crash mid-write leaves half a JSON line at the end: the turn before it waits until the line is complete
+    (it may be the next user message, which would close that turn) or SessionEnd comes."""
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    t.turn("I prefer green tea in the morning.")
+    half = json.dumps({"type": "user", "message": {"role": "user", "content": "My locker code is 4417."},
+                       "uuid": "late-uuid", "timestamp": f"{DAY}T10:00:00.000Z", "sessionId": SID})
+    with t.path.open("a", encoding="utf-8") as fh:
+        fh.write(half[:40])  # no newline: still being written
+    assert hook(home, payload(t.path)).returncode == 0
+    assert facts(home) == ["- [personal] My cat is named Pixel."]
+    with t.path.open("a", encoding="utf-8") as fh:
+        fh.write(half[40:] + "\n")
+    assert hook(home, payload(t.path)).returncode == 0  # complete now: it closes the held-back turn
+    assert facts(home)[1:] == ["- [preference] I prefer green tea in the morning."]
+
+    other = Transcript(tmp_path / "o.jsonl", session="bbbb2222-0000")
+    other.turn("My dog is named Rex.")
+    with other.path.open("a", encoding="utf-8") as fh:
+        fh.write('{"type": "assistant", "message": {"role": "assistant", "content": "trun')  # and then a crash
+    assert hook(home, payload(other.path, session=other.session)).returncode == 0 and len(facts(home)) == 2
+    assert hook(home, payload(other.path, "SessionEnd", session=other.session)).returncode == 0
+    assert facts(home)[2:] == ["- [personal] My dog is named Rex."]
+
+
 def test_two_hooks_of_one_session_at_once_capture_each_turn_once(tmp_path, home):
     t = Transcript(tmp_path / "s.jsonl")
     for i in range(30):
@@ -260,14 +288,22 @@ def test_missing_transcript_ends_in_failed_after_three_attempts(tmp_path, home):
         warnings.append(r.stderr)
     assert "transcript not found" in warnings[0] and "attempt 1 of 3" in warnings[0]
     assert "gave up after 3 attempts" in warnings[2]
-    assert [n for n in failed(home) if n.endswith(".a3.json")] and \
-        [n for n in failed(home) if n.endswith(".a3.error.txt")]
+    gave_up = [n for n in failed(home) if n.endswith(".json")]
+    assert len(gave_up) == 1 and ".a" not in gave_up[0] and gave_up[0].replace(".json", ".error.txt") in failed(home)
     assert len(spooled(home)) == 2  # the later payloads: attempts 2 and 1
     # A healthy session is still captured in the same run: one bad payload never wedges the spool.
     t = Transcript(tmp_path / "ok.jsonl")
     t.turn("My cat is named Pixel.")
     r = hook(home, payload(t.path))
     assert r.returncode == 0 and facts(home) == ["- [personal] My cat is named Pixel."]
+    # Retry, as the README says: move it back into spool/ once the cause is fixed; it gets fresh attempts.
+    (tmp_path / "deleted.jsonl").write_text((tmp_path / "ok.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    spool_folder = state_dir(home) / "spool"
+    (spool_folder / "failed" / gave_up[0]).rename(spool_folder / gave_up[0])
+    r = hook(home, payload(t.path), "--json")
+    report = json.loads(r.stdout)  # the moved-back payload, the one left with attempt 2, and this call's own
+    assert r.returncode == 0 and r.stderr == "" and (report["drained"], report["failed"]) == (3, 0)
+    assert spooled(home) == []
 
 
 @pytest.mark.parametrize("stdin", ["not json at all", "[1, 2]", '{"session_id": "abc"}', ""])
@@ -345,6 +381,227 @@ def test_spool_api_for_suzent_run(tmp_path, settings):
     assert "attempt 1 of 3" in report["errors"][0]
 
 
+# --- when the spool cannot be written ---------------------------------------------------------------------
+
+def _full_disk(monkeypatch, *folders: Path) -> None:
+    """Every spool write under ``folders`` fails as on a full disk (in-process: root ignores chmod)."""
+    from suzent_cli.hooks import spool
+
+    real = spool._write
+
+    def write(path: Path, data: bytes) -> None:
+        if any(path.is_relative_to(f) for f in folders):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(spool, "_write", write)
+
+
+def _run_hook(settings, text: str) -> int:
+    from suzent_cli.hooks.claude_code import run_capture
+
+    return run_capture(settings, timeout=60, stdin=io.BytesIO(text.encode()))
+
+
+def test_spool_falls_back_to_home_when_the_state_spool_cannot_be_written(tmp_path, settings, monkeypatch):
+    from suzent_cli.hooks import spool
+
+    _full_disk(monkeypatch, settings.paths.state_dir)
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    notes: list[str] = []
+    path = spool.spool(settings, json.loads(payload(t.path)), notes)
+    assert path.parent == settings.paths.home / "spool" and path.is_file()
+    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(payload(t.path))  # the same format
+    assert "No space left on device" in notes[0] and str(settings.paths.home / "spool") in notes[0]
+    assert spool.pending(settings) == 1 and spool.waiting(settings) == [path]
+    monkeypatch.undo()
+    report = spool.drain(settings)
+    assert (report["drained"], report["turns"], report["left"]) == (1, 1, 0) and not path.exists()
+    assert facts(settings.paths.home) == ["- [personal] My cat is named Pixel."]
+
+
+def test_a_fallback_payload_whose_capture_fails_stays_there_and_a_later_drain_captures_it(tmp_path, settings,
+                                                                                          monkeypatch, capsys):
+    from suzent_cli.hooks import capture, claude_code, spool  # noqa: F401 - claude_code binds the real capture first
+
+    _full_disk(monkeypatch, settings.paths.state_dir)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("extractor exploded")
+
+    monkeypatch.setattr(capture, "capture_payload", broken)
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    assert _run_hook(settings, payload(t.path)) == 0
+    err = capsys.readouterr().err
+    assert f"spooled the hook payload in {settings.paths.home / 'spool'} instead" in err
+    assert "extractor exploded (attempt 1 of 3; kept for the next run)" in err
+    assert "without a safety copy" not in err and "not spooled" not in err
+    kept = spool.waiting(settings)
+    assert len(kept) == 1 and kept[0].parent == settings.paths.home / "spool" and spool.attempts_of(kept[0]) == 1
+    monkeypatch.undo()
+    report = spool.drain(settings)  # what `suzent run` or the next hook call does
+    assert (report["drained"], report["turns"]) == (1, 1) and spool.pending(settings) == 0
+    assert facts(settings.paths.home) == ["- [personal] My cat is named Pixel."]
+
+
+def test_a_fallback_payload_that_keeps_failing_moves_to_the_fallbacks_failed_folder(tmp_path, settings, monkeypatch):
+    from suzent_cli.hooks import spool
+
+    _full_disk(monkeypatch, settings.paths.state_dir)
+    spool.spool(settings, json.loads(payload(tmp_path / "deleted.jsonl")))
+    for _ in range(3):
+        report = spool.drain(settings)
+    assert "gave up after 3 attempts" in report["errors"][0] and spool.pending(settings) == 0
+    gone = settings.paths.home / "spool" / "failed"
+    assert sorted(p.suffix for p in gone.iterdir()) == [".json", ".txt"] and spool.given_up(settings) == 1
+
+
+def test_when_nothing_can_be_spooled_every_message_is_true(tmp_path, settings, monkeypatch, capsys):
+    from suzent_cli.hooks import capture, claude_code
+
+    _full_disk(monkeypatch, settings.paths.state_dir, settings.paths.home / "spool")
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+
+    # Spooled nowhere, captured directly: the capture works, so only the spool problem is reported.
+    assert _run_hook(settings, payload(t.path)) == 0
+    err = capsys.readouterr().err
+    assert "could not spool the hook payload (cannot write" in err and "without a safety copy" in err
+    assert len(err.splitlines()) == 1 and facts(settings.paths.home) == ["- [personal] My cat is named Pixel."]
+
+    # Spooled nowhere and the capture fails: no "stays spooled", but what recovers the turns.
+    def broken(*args, **kwargs):
+        raise RuntimeError("extractor exploded")
+
+    monkeypatch.setattr(claude_code, "capture_payload", broken)
+    monkeypatch.setattr(capture, "capture_payload", broken)
+    t.turn("I prefer green tea in the morning.")
+    assert _run_hook(settings, payload(t.path)) == 0
+    err = capsys.readouterr().err
+    assert "spooled for" not in err and "stays spooled" not in err
+    assert ("capture failed (RuntimeError: extractor exploded); the payload was not spooled: its turns stay in the "
+            "transcript, and the session's next hook call captures everything after the last recorded position") in err
+    assert not list((settings.paths.home / "spool").glob("*.json"))
+
+    # …which is true: the session's next hook call captures it (and the turn after it).
+    monkeypatch.undo()
+    t.turn("My locker code is 4417.")
+    assert _run_hook(settings, payload(t.path)) == 0
+    assert facts(settings.paths.home)[1:] == ["- [preference] I prefer green tea in the morning.",
+                                              "- [general] My locker code is 4417."]
+
+
+def test_a_session_end_that_cannot_be_spooled_says_how_to_capture_it_by_hand(tmp_path, settings, monkeypatch,
+                                                                             capsys):
+    from suzent_cli.hooks import capture, claude_code
+
+    _full_disk(monkeypatch, settings.paths.state_dir, settings.paths.home / "spool")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("extractor exploded")
+
+    monkeypatch.setattr(claude_code, "capture_payload", broken)
+    monkeypatch.setattr(capture, "capture_payload", broken)
+    t = Transcript(tmp_path / "it's here.jsonl")
+    t.turn("My cat is named Pixel.")
+    assert _run_hook(settings, payload(t.path, "SessionEnd", reason="logout")) == 0
+    err = capsys.readouterr().err
+    assert "this was the session's last hook (SessionEnd)" in err and "stays spooled" not in err
+    command = err.split("capture them with: ", 1)[1].strip()
+    monkeypatch.undo()
+    env = cli_env(settings.paths.home, SUZENT_TODAY=DAY)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    r = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert facts(settings.paths.home) == ["- [personal] My cat is named Pixel."]
+
+
+def test_an_unusable_payload_is_kept_in_the_fallback_when_the_state_spool_is_full(settings, monkeypatch, capsys):
+    _full_disk(monkeypatch, settings.paths.state_dir)
+    assert _run_hook(settings, "not json at all") == 0
+    err = capsys.readouterr().err
+    kept = list((settings.paths.home / "spool" / "failed").glob("*.raw"))
+    assert len(kept) == 1 and f"kept in {kept[0]}" in err and kept[0].read_bytes() == b"not json at all"
+    assert kept[0].with_suffix(".error.txt").is_file()
+
+
+# --- when the configuration is broken ---------------------------------------------------------------------
+
+def test_capture_hook_home_is_resolved_without_the_config(tmp_path):
+    from suzent_cli.hooks.spool import capture_hook_home
+
+    hook_argv = ["capture", "--from", "claude-code"]
+    assert capture_hook_home(["--home", "/a", *hook_argv], {"SUZENT_HOME": "/b"}) == Path("/a")
+    assert capture_hook_home(["--today", "2026-01-01", "--home=/a", "capture", "--from=claude-code"], {}) == Path("/a")
+    assert capture_hook_home(hook_argv, {"SUZENT_HOME": "/b", "SUZENT_DATA_DIR": "/c"}) == Path("/b")
+    assert capture_hook_home(hook_argv, {"SUZENT_HOME": "", "SUZENT_DATA_DIR": "/c"}) == Path("/c")
+    assert capture_hook_home(hook_argv, {}) == Path("~/.suzent").expanduser().absolute()
+    assert capture_hook_home(["recall", "--from", "claude-code"], {}) is None
+    assert capture_hook_home(["capture", "--fact", "[x] y"], {}) is None
+    assert capture_hook_home(["--home", "capture", "run", "--from", "claude-code"], {}) is None  # `run` is the command
+
+
+def test_rescue_unread_payload_spools_into_home_and_a_working_config_drains_it(tmp_path, home, monkeypatch):
+    from suzent_cli.hooks import spool
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    argv = ["--home", str(home), "capture", "--from", "claude-code"]
+    tail = spool.rescue_unread_payload(argv, stdin=io.BytesIO(payload(t.path).encode()), env={})
+    kept = list((home / "spool").glob("*.json"))
+    assert len(kept) == 1 and tail == (f"; the hook payload is kept in {kept[0]}: the next hook call or "
+                                       "`suzent run` captures it once this is fixed")
+    assert spool.rescue_unread_payload(argv, stdin=io.BytesIO(b""), env={}) == ""  # already read by the capture
+    assert spool.rescue_unread_payload(["recall", "--from", "claude-code"], stdin=io.BytesIO(b"{}"), env={}) == ""
+    bad = spool.rescue_unread_payload(argv, stdin=io.BytesIO(b"not json"), env={})
+    assert "not a usable payload, kept in" in bad and len(list((home / "spool" / "failed").glob("*.raw"))) == 1
+
+    settings = resolve_settings(home=home, today=DAY, env={})
+    report = spool.drain(settings)
+    assert (report["drained"], report["turns"]) == (1, 1) and not kept[0].exists()
+    assert facts(home) == ["- [personal] My cat is named Pixel."]
+
+
+def test_a_capture_hook_with_an_invalid_config_keeps_its_payload_for_later(tmp_path, home):
+    home.mkdir(parents=True)
+    subprocess.run(["sh", "-c", f"printf 'not toml ==' > '{home / 'config.toml'}'"], check=True)
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    r = hook(home, payload(t.path, "SessionEnd", reason="logout"))
+    assert r.returncode == 0 and r.stdout == ""
+    assert len(r.stderr.splitlines()) == 1 and "not valid TOML" in r.stderr and "the hook payload is kept in" in r.stderr
+    kept = list((home / "spool").glob("*.json"))
+    assert len(kept) == 1 and facts(home) == []
+
+    (home / "config.toml").unlink()  # fixed; the next hook call of any session drains the kept payload first
+    other = Transcript(tmp_path / "other.jsonl", session="bbbb2222-0000")
+    other.turn("I prefer green tea in the morning.")
+    r = hook(home, payload(other.path, session=other.session), "--json")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout)["drained"] == 2 and not kept[0].exists()
+    assert sorted(facts(home)) == ["- [personal] My cat is named Pixel.",
+                                   "- [preference] I prefer green tea in the morning."]
+
+
+def test_a_session_lock_that_cannot_be_created_stops_the_drain_without_counting_attempts(tmp_path, settings,
+                                                                                         monkeypatch):
+    from suzent_cli.hooks import spool
+
+    for session in ("aaaa1111", "bbbb2222"):
+        spool.spool(settings, json.loads(payload(tmp_path / "s.jsonl", session=session)))
+
+    def read_only(path, timeout):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(spool, "locked", read_only)
+    report = spool.drain(settings)
+    assert report["failed"] == 0 and report["left"] == 2 and len(report["errors"]) == 1
+    assert "cannot lock" in report["errors"][0] and "Permission denied" in report["errors"][0]
+    assert [spool.attempts_of(p) for p in spool.waiting(settings)] == [0, 0]
+
+
 def test_hooks_import_light_and_capture_fact_does_not_import_them(tmp_path):
     probe = ("import sys, suzent_cli.hooks.spool, suzent_cli.hooks.claude_code, suzent_cli.hooks.transcript,"
              " suzent_cli.hooks.capture, suzent_cli.hooks.recall\n"
@@ -412,3 +669,63 @@ def test_recall_hook_is_time_bounded_and_never_fails(indexed_home):
     assert r.returncode == 0 and r.stdout == "" and "recall skipped: no answer within 0.001 s" in r.stderr
     r = run_cli(indexed_home, "recall", "--from", "claude-code", input="{broken")
     assert r.returncode == 0 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+
+
+PAGE = """---
+title: Preferences
+type: entity
+---
+# Preferences
+
+## Claims
+
+- I prefer pytest over unittest (confirmed 67x, last 2026-11-29) · source: 2026-11-29.md:9
+- Lived in Madrid (confirmed 1x, last 2025-01-04) (until 2026-06-01) · source: 2025-01-04.md:7
+"""
+
+
+def test_recall_hook_formats_vault_hits_like_log_hits(tmp_path):
+    home = tmp_path / "home"
+    page = home / "notebook" / "3_Personal" / "Preferences.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(PAGE, encoding="utf-8")
+    env = {"SUZENT_EMBEDDER": "hash:64"}
+    assert run_cli(home, "--today", DAY, "capture", "--fact", "[preference] Prefers pytest fixtures",
+                   env_extra=env).returncode == 0
+    assert run_cli(home, "index", env_extra=env).returncode == 0
+    r = run_cli(home, "recall", "--from", "claude-code", "--timeout", "60", env_extra=env,
+                input=prompt("Should the new tests use pytest, or stay on unittest? And Madrid?"))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lines = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()
+    assert lines[0] == "Relevant memories (suzent):"
+    assert "- [Preferences] I prefer pytest over unittest (confirmed 67x) (2026-11-29)" in lines
+    assert "- [Preferences] Lived in Madrid (until 2026-06-01) (2025-01-04)" in lines  # no longer true: says so
+    assert f"- [preference] Prefers pytest fixtures ({DAY})" in lines
+    assert not any("source:" in ln or "- -" in ln or "[notebook]" in ln for ln in lines)
+
+
+def test_hit_line_of_a_multi_line_vault_chunk():
+    from suzent_cli.hooks.recall import HIT_CLIP, hit_line
+    from suzent_cli.recall import Hit
+
+    def hit(content: str, **kw) -> Hit:
+        base = dict(id="x", content=content, score=1.0, source="notebook:2_Projects/Suzent.md",
+                    source_type="notebook", source_file="2_Projects/Suzent.md", locator=0, date=None, session=None,
+                    category="notebook", tags=[], importance=0.5)
+        return Hit(**{**base, **kw})
+
+    chunk = ("Suzent is a memory tool.\n\n* Written in Python (confirmed 2x, last 2026-05-02)\n"
+             "  - [ ] nested task: add a release script\n- Uses LanceDB for search (confirmed 1x, last 2026-05-01)")
+    assert hit_line(hit(chunk)) == ("- [Suzent] Suzent is a memory tool; Written in Python (confirmed 2x); nested "
+                                    "task: add a release script; Uses LanceDB for search (2026-05-02)")
+    # The lines sharing a word with the prompt come first, dated by their claim.
+    assert hit_line(hit(chunk), ["lancedb"]).startswith("- [Suzent] Uses LanceDB for search; Suzent is a memory tool;")
+    assert hit_line(hit(chunk), ["lancedb"]).endswith("(2026-05-01)")
+    long = hit("- " + "word " * 200 + "(confirmed 3x, last 2026-01-02)")
+    line = hit_line(long)
+    assert line.startswith("- [Suzent] word word") and line.endswith("… (2026-01-02)")
+    assert len(line) <= len("- [Suzent] ") + HIT_CLIP + len(" (2026-01-02)")
+    # A daily-log fact is unchanged.
+    log = hit("I prefer tea", source_type="archive_log", category="preference", source_file="2026-06-01.md",
+              date="2026-06-01")
+    assert hit_line(log) == "- [preference] I prefer tea (2026-06-01)"

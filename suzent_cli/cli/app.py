@@ -125,7 +125,10 @@ def main() -> None:
         if os.environ.get("SUZENT_DEBUG"):
             raise
         if hook:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
-            print(f"suzent: {' '.join(str(exc).split())}", file=sys.stderr)
+            from ..hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
+
+            kept = rescue_unread_payload(sys.argv[1:])  # "" unless `capture --from claude-code` left stdin unread
+            print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)
             sys.exit(exit_codes.OK)
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

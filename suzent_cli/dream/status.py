@@ -126,10 +126,8 @@ def spool_counts(settings: Settings) -> dict[str, Any]:
     except ImportError:
         return {"available": False, "pending": None}
     try:
-        failed = spool.failed_dir(settings)
-        given_up = sum(1 for f in failed.iterdir() if f.suffix in (".json", ".raw")) if failed.is_dir() else 0
-        return {"available": True, "pending": int(spool.pending(settings)), "failed": given_up,
-                "failed_dir": str(failed)}
+        return {"available": True, "pending": int(spool.pending(settings)), "failed": int(spool.given_up(settings)),
+                "failed_dir": str(spool.failed_dir(settings))}
     except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
         return {"available": True, "pending": None, "error": " ".join(str(exc).split())[:200]}
 

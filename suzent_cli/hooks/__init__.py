@@ -8,8 +8,9 @@
   * :mod:`.capture` — each session's captured position (``<vault>/.state/claude_code.json``) and the capture of
     its new complete turns;
   * :mod:`.recall` — the recall hook: the prompt's memories as ``additionalContext``.
-* :mod:`.spool` — payloads waiting to be captured (``<vault>/.state/spool/``): written before any capture work,
-  removed only once their turns are captured, drained by the next hook call or ``suzent run``.
+* :mod:`.spool` — payloads waiting to be captured (``<vault>/.state/spool/``, or ``<home>/spool/`` when that
+  cannot be written or the config is broken): written before any capture work, removed only once their turns are
+  captured, drained by the next hook call or ``suzent run``.
 
 Importing this package (or any of its modules) loads nothing heavy: no torch, lancedb or anthropic until a capture
 or recall actually runs.

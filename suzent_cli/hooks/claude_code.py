@@ -18,7 +18,10 @@ and why a crash can capture a turn twice but never lose one, in :mod:`.capture`.
 
 Both run their work in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, they
 print one warning line on stderr and exit 0 (:func:`os._exit`, so no slow call can hold the agent). Capture's
-payload stays in the spool then, and the next call or ``suzent run`` finishes it.
+payload stays in the spool then (``<vault>/.state/spool/``, or ``<home>/spool/`` when that cannot be written), and
+the next call or ``suzent run`` finishes it; when neither could be written the warning says so, and what recovers
+the turns (they stay in the transcript: the session's next hook call captures everything after the last recorded
+position).
 
 The parts: :mod:`.transcript` (payloads; transcript → entries → turns), :mod:`.capture` (per-session positions;
 capture of new turns), :mod:`.recall` (the recall hook). This module holds the hook commands' plumbing (stdin,
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import threading
 import time
@@ -36,6 +40,8 @@ from typing import BinaryIO
 
 from ..config import Settings
 from .capture import capture_payload
+from .spool import is_tty as _is_tty
+from .spool import read_stdin as _read_stdin
 from .transcript import PayloadInvalid, decode_payload, payload_from_dict
 
 SOURCE = "claude-code"
@@ -78,35 +84,6 @@ def parse_timeout(text: str | None, default: float) -> tuple[float, str | None]:
     return value, None
 
 
-def _read_stdin(limit: float, stdin: BinaryIO | None) -> bytes | None:
-    """All of stdin within ``limit`` seconds (None: still open after it)."""
-    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
-    if stream is None:
-        return b""
-    box: dict = {}
-
-    def read() -> None:
-        try:
-            box["data"] = stream.read()
-        except (OSError, ValueError) as exc:
-            box["error"] = exc
-
-    reader = threading.Thread(target=read, name="suzent-stdin", daemon=True)
-    reader.start()
-    reader.join(limit)
-    if reader.is_alive():
-        return None
-    return box.get("data") or b""
-
-
-def _is_tty(stdin: BinaryIO | None) -> bool:
-    stream = stdin if stdin is not None else sys.stdin
-    try:
-        return bool(stream is not None and stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def bounded(work, seconds: float, name: str) -> bool:
     """Run ``work()`` in a daemon thread for at most ``seconds``; True when it finished. The hard time bound of both
     hooks: on False the caller warns and calls :func:`hard_exit` (a thread blocked in LanceDB cannot be stopped).
@@ -117,10 +94,26 @@ def bounded(work, seconds: float, name: str) -> bool:
     return not worker.is_alive()
 
 
+def _not_spooled(settings: Settings, data: dict, payload) -> str:
+    """What recovers the turns of a payload that could not be spooled (the transcript still holds them)."""
+    if payload.hook_event_name != "SessionEnd":
+        return ("the payload was not spooled: its turns stay in the transcript, and the session's next hook call "
+                "captures everything after the last recorded position")
+    fields = {k: data[k] for k in ("session_id", "transcript_path", "hook_event_name", "cwd") if k in data}
+    again = f"echo {shlex.quote(json.dumps(fields, ensure_ascii=False))} | suzent --home " \
+            f"{shlex.quote(str(settings.paths.home))} capture --from claude-code"
+    return ("the payload was not spooled: its turns stay in the transcript, but this was the session's last hook "
+            f"(SessionEnd); once the cause is fixed, capture them with: {again}")
+
+
 def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extractor: str | None = None,
                 json_out: bool = False, stdin: BinaryIO | None = None) -> int:
     """``suzent capture --from claude-code``: spool the payload on stdin, then drain the spool (oldest first)
-    within ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0)."""
+    within ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0).
+
+    Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
+    ``<home>/spool/`` when that cannot be written), or — when neither can be written — captured directly without a
+    safety copy, and if that does not finish, what recovers its turns (:func:`_not_spooled`)."""
     from . import spool  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
@@ -142,10 +135,14 @@ def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extract
             where = f"; could not keep it ({err.strerror or err})"
         warn(f"ignored a malformed Claude Code hook payload ({exc}){where}")
     if payload is not None:
+        notes: list[str] = []
         try:
-            own = spool.spool(settings, data)
+            own = spool.spool(settings, data, notes)
         except OSError as exc:
-            warn(f"could not spool the hook payload ({exc.strerror or exc}); capturing it without a safety copy")
+            warn(f"could not spool the hook payload ({exc.strerror or exc}); capturing it directly, without a "
+                 "safety copy")
+        for note in notes:
+            warn(note)
 
     progress = {"planned": 0, "done": 0}
     box: dict = {}
@@ -163,26 +160,38 @@ def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extract
                 report["turns"] += outcome.turns
                 report["facts"] += outcome.facts
                 report["warnings"].extend(outcome.warnings)
+                box["direct_finished"] = outcome.finished
             box["report"] = report
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
             box["error"] = exc
 
-    if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
+    def fate() -> str:
+        """Where this call's payload is now, for a warning about an unfinished or failed capture."""
+        if own is not None:
+            return f"the payload stays spooled in {own.parent} for the next run" if own.exists() else ""
+        return _not_spooled(settings, data, payload) if payload is not None else ""
+
+    def unfinished() -> str:
         left = progress["planned"] - progress["done"]
         what = f"capture of {left} turn(s)" if left > 0 else "capture"
-        warn(f"{what} not finished in {timeout:g} s; spooled for the next run")
+        where = "spooled for the next run" if own is not None or payload is None else fate()
+        return f"{what} not finished in {timeout:g} s; {where}"
+
+    if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
+        warn(unfinished())
         hard_exit(0)
     if "error" in box:
         exc = box["error"]
-        warn(f"capture failed ({type(exc).__name__}: {exc}); the payload stays spooled for the next run")
+        tail = fate()
+        warn(f"capture failed ({type(exc).__name__}: {exc})" + (f"; {tail}" if tail else ""))
         return 0
     report = box["report"]
     for message in report["errors"] + report["warnings"]:
         warn(message)
     if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
-        left = progress["planned"] - progress["done"]
-        what = f"capture of {left} turn(s)" if left > 0 else "capture"
-        warn(f"{what} not finished in {timeout:g} s; spooled for the next run")
+        warn(unfinished())
+    elif box.get("direct_finished") is False:
+        warn(unfinished())
     if json_out:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import BinaryIO
 
 from ..config import Settings
@@ -62,18 +63,66 @@ def _shares_a_word(words: list[str], content: str) -> bool:
 
 
 _KIND = {"archive_log": "log", "notebook": "vault", "memory_md": "memory", "legacy": "memory"}
+_PAGE_KINDS = ("notebook", "core_file")  # hits whose category is a row type, labelled by their page's name
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
 
-def format_context(hits: list) -> str:
-    """The ``additionalContext`` block: a header and one line per hit, at most :data:`CONTEXT_CLIP` chars."""
+def _page_lines(content: str, words: list[str] | None) -> tuple[list[str], str | None]:
+    """A vault or core-file chunk as short lines — headings and blank lines dropped, the bullet and suzent's claim
+    markers removed (:func:`suzent_cli.dream.pages.parse_claim`; ``(confirmed Nx)`` kept when N > 1, ``(until D)``
+    kept: the claim no longer holds) — the lines sharing a word with the prompt first; and a date: the first
+    line's ``last`` confirmation, else the latest of the others', else None."""
+    from ..dream.pages import parse_claim  # noqa: PLC0415 - light: re, the files helpers
+
+    lines: list[tuple[bool, str, str | None]] = []
+    for line in content.splitlines():
+        text = line.strip()
+        if not text or text.startswith("#") or text == "---":
+            continue
+        claim = parse_claim("- " + _BULLET.sub("", text, count=1))
+        if claim is None:
+            continue
+        notes = [f"confirmed {claim.count}x"] if claim.count and claim.count > 1 else []
+        if claim.until:
+            notes.append(f"until {claim.until.isoformat()}")
+        body = claim.text + (f" ({', '.join(notes)})" if notes else "")
+        hit = bool(words) and _shares_a_word(words, claim.text)
+        lines.append((hit, body, claim.last.isoformat() if claim.last else None))
+    if words and any(hit for hit, _, _ in lines):
+        lines = [x for x in lines if x[0]] + [x for x in lines if not x[0]]
+    dates = [d for _, _, d in lines if d]
+    first = lines[0][2] if lines else None
+    return [body for _, body, _ in lines], first or (max(dates) if dates else None)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= HIT_CLIP else text[: HIT_CLIP - 1].rstrip() + "…"
+
+
+def hit_line(hit, words: list[str] | None = None) -> str:
+    """One hit as a context line, ``- [label] text (date)``. A daily-log fact keeps its category and text; a vault
+    page's chunk is labelled by the page's name (``Preferences`` for ``3_Personal/Preferences.md``) and shown as
+    its first claim line(s) — the ones sharing a word with the prompt first — without the bullet and the claim
+    markers, dated by the claim's last confirmation."""
+    date = hit.date
+    if (hit.source_type or "") in _PAGE_KINDS or (hit.category or "") in _PAGE_KINDS:
+        name = Path(hit.source_file or "").stem or (hit.category or "vault")
+        lines, last = _page_lines(str(hit.content), words)
+        content = "; ".join(ln.rstrip(".") for ln in lines) if lines else " ".join(str(hit.content).split())
+        label, date = name, last or date
+    else:
+        label = hit.category or _KIND.get(hit.source_type or "", hit.source_type or "memory")
+        content = " ".join(str(hit.content).split())
+    return f"- [{label}] {_clip(content)}" + (f" ({date})" if date else "")
+
+
+def format_context(hits: list, words: list[str] | None = None) -> str:
+    """The ``additionalContext`` block: a header and one line per hit (:func:`hit_line`), at most
+    :data:`CONTEXT_CLIP` chars."""
     lines = ["Relevant memories (suzent):"]
     size = len(lines[0])
     for h in hits:
-        label = h.category or _KIND.get(h.source_type or "", h.source_type or "memory")
-        content = " ".join(str(h.content).split())
-        if len(content) > HIT_CLIP:
-            content = content[: HIT_CLIP - 1] + "…"
-        line = f"- [{label}] {content}" + (f" ({h.date})" if h.date else "")
+        line = hit_line(h, words)
         if size + 1 + len(line) > CONTEXT_CLIP:
             break
         lines.append(line)
@@ -113,7 +162,7 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     if not hits:
         return None
     append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
-    context = format_context(hits)
+    context = format_context(hits, words)
     return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
                       ensure_ascii=False)
 

@@ -1,24 +1,35 @@
-"""The hook spool: payloads waiting to be captured, in ``<vault>/.state/spool/``.
+"""The hook spool: payloads waiting to be captured, in ``<vault>/.state/spool/`` (or, when that cannot be written,
+the fallback ``<home>/spool/``).
 
-A hook payload is written here (atomically, :func:`suzent_cli.files.atomic_write`) *before* any capture work
+A hook payload is written here (atomically, :func:`suzent_cli.files.atomic_write_bytes`) *before* any capture work
 starts, and removed only after every complete turn it points at is captured and the session's position recorded
 (:mod:`suzent_cli.hooks.capture`). A capture killed, timed out or failed half-way therefore leaves its payload
 behind; the next ``suzent capture --from claude-code`` (oldest first, within its time budget) or ``suzent run``
 drains it. Capturing is idempotent per session (the last captured transcript entry is recorded after each turn),
 so draining a payload twice, or two payloads of one session, captures each turn once.
 
-Layout::
+Layout (each of the two spool folders)::
 
     spool/<UTC yyyymmddTHHMMSSffffff>-<session8>-<rand>.json         waiting (first attempt not failed yet)
     spool/<…>-<rand>.a<N>.json                                        waiting, N attempts failed so far
-    spool/failed/<…>.a3.json + <…>.a3.error.txt                       given up after 3 failed attempts
-    spool/failed/<UTC stamp>-invalid-<rand>.raw                       stdin that was not a usable payload
-    spool/.<session>.lock                                             the per-session capture lock
+    spool/failed/<…>-<rand>.json + <…>.error.txt                      given up after 3 failed attempts
+    spool/failed/<UTC stamp>-invalid-<rand>.raw + .error.txt          stdin that was not a usable payload
+    spool/.<session>.lock                                             the per-session capture lock (vault only)
+
+**Fallback.** When ``<vault>/.state/spool/`` cannot be written (disk full, read-only, permissions), the payload goes
+to ``<home>/spool/`` (``settings.paths.home``), same names and format; :func:`waiting`, :func:`pending` and
+:func:`drain` take both folders (oldest first across them), and a payload that fails there moves to that folder's
+own ``failed/``. :func:`spool_without_settings` writes there too, for a hook whose settings could not be resolved
+(an invalid ``config.toml``): the home is found without the config (``--home`` > ``SUZENT_HOME`` >
+``SUZENT_DATA_DIR`` > ``~/.suzent``), see :func:`rescue_unread_payload`.
 
 An attempt *fails* when its transcript is missing or unreadable, or capturing raised; a lock another hook holds
 or a deadline reached is not a failure (the payload simply waits). After :data:`MAX_ATTEMPTS` failed attempts the
-payload moves to ``failed/`` with a warning, so one bad payload never wedges the spool; feed it back by hand with
-``suzent capture --from claude-code < FILE`` once the cause is fixed. Only light modules are imported here.
+payload moves to ``failed/`` (named without its attempt count) with a warning, so one bad payload never wedges the
+spool; once the cause is fixed, retry it by moving it back into its ``spool/`` folder (``mv spool/failed/X.json
+spool/``: 3 fresh attempts), or feed it by hand with ``suzent capture --from claude-code < FILE``. A ``.raw`` (stdin
+that was no payload) is retried only by hand, once repaired. Only light modules are imported here (not the
+configuration: :func:`spool_without_settings` must work when the config is what is broken).
 """
 
 from __future__ import annotations
@@ -28,32 +39,84 @@ import json
 import os
 import re
 import secrets
+import sys
+import threading
 import time
 from pathlib import Path
-from ..config import Settings
+from typing import TYPE_CHECKING, BinaryIO
+
 from ..errors import LockTimeout
 from ..files import atomic_write, atomic_write_bytes, locked
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 SPOOL = "spool"
 FAILED = "failed"
 MAX_ATTEMPTS = 3
+RESCUE_STDIN_SECONDS = 2.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits
 _NAME = re.compile(r"^(?P<stem>\d{8}T\d{12}-[A-Za-z0-9]{1,8}-[0-9a-f]{8})(?:\.a(?P<attempts>\d+))?\.json$")
+
+
+class SpoolUnwritable(OSError):
+    """Neither ``<vault>/.state/spool/`` nor the fallback ``<home>/spool/`` could be written: nothing was spooled."""
 
 
 def spool_dir(settings: Settings) -> Path:
     return settings.paths.state_dir / SPOOL
 
 
+def fallback_dir(home: Path | str) -> Path:
+    """``<home>/spool/``: where a payload goes when ``<vault>/.state/spool/`` cannot be written (or the settings
+    cannot be resolved at all)."""
+    return Path(home) / SPOOL
+
+
+def spool_dirs(settings: Settings) -> list[Path]:
+    """The spool folders, the vault's first: ``[<vault>/.state/spool, <home>/spool]``."""
+    main, extra = spool_dir(settings), fallback_dir(settings.paths.home)
+    return [main] if extra == main else [main, extra]
+
+
 def failed_dir(settings: Settings) -> Path:
     return spool_dir(settings) / FAILED
+
+
+def failed_dirs(settings: Settings) -> list[Path]:
+    """Each spool folder's ``failed/`` (the vault's first)."""
+    return [d / FAILED for d in spool_dirs(settings)]
+
+
+def given_up(settings: Settings) -> int:
+    """How many payloads (``.json``) and unusable stdins (``.raw``) wait in the ``failed/`` folders."""
+    n = 0
+    for folder in failed_dirs(settings):
+        try:
+            n += sum(1 for f in folder.iterdir() if f.suffix in (".json", ".raw"))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+    return n
 
 
 def _stamp() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
 
 
-def _session8(session_id: str) -> str:
+def _session8(session_id: object) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", str(session_id))[:8] or "none"
+
+
+def _new_name(session_id: object) -> str:
+    return f"{_stamp()}-{_session8(session_id)}-{secrets.token_hex(4)}.json"
+
+
+def _write(path: Path, data: bytes) -> None:
+    """The one write of every spool file (atomic; creates the folder)."""
+    atomic_write_bytes(path, data)
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
 
 
 def session_lock(settings: Settings, session_id: str) -> Path:
@@ -79,35 +142,178 @@ def _with_attempts(path: Path, attempts: int) -> str:
 
 
 def waiting(settings: Settings) -> list[Path]:
-    """The spooled payloads, oldest first (``failed/`` excluded)."""
-    folder = spool_dir(settings)
-    try:
-        names = sorted(p.name for p in folder.iterdir() if _NAME.match(p.name))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [folder / n for n in names]
+    """The spooled payloads of both spool folders, oldest first (``failed/`` excluded)."""
+    found: list[tuple[str, Path]] = []
+    for folder in spool_dirs(settings):
+        try:
+            found += [(p.name, folder / p.name) for p in folder.iterdir() if _NAME.match(p.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return [path for _, path in sorted(found)]
 
 
 def pending(settings: Settings) -> int:
-    """How many payloads wait in the spool (``failed/`` excluded)."""
+    """How many payloads wait in the spool folders (``failed/`` excluded)."""
     return len(waiting(settings))
 
 
-def spool(settings: Settings, payload: dict) -> Path:
-    """Write ``payload`` (a hook payload with a ``session_id``) to the spool atomically; returns its path."""
-    folder = spool_dir(settings)
-    path = folder / f"{_stamp()}-{_session8(payload.get('session_id', ''))}-{secrets.token_hex(4)}.json"
-    atomic_write(path, json.dumps(payload, ensure_ascii=False, sort_keys=True) + "\n")
+def _payload_bytes(payload: dict) -> bytes:
+    return (json.dumps(payload, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def spool(settings: Settings, payload: dict, notes: list[str] | None = None) -> Path:
+    """Write ``payload`` (a hook payload with a ``session_id``) to the spool atomically; returns its path.
+
+    When ``<vault>/.state/spool/`` cannot be written the payload goes to the fallback ``<home>/spool/`` (a line
+    saying so is added to ``notes``). Raises :class:`SpoolUnwritable` (an ``OSError``) when neither can be
+    written: then nothing was spooled."""
+    name, data = _new_name(payload.get("session_id", "")), _payload_bytes(payload)
+    main = spool_dir(settings)
+    try:
+        _write(main / name, data)
+        return main / name
+    except OSError as first:
+        problem = first
+    for extra in spool_dirs(settings)[1:]:
+        try:
+            _write(extra / name, data)
+        except OSError as second:
+            raise SpoolUnwritable(f"cannot write {main} ({_why(problem)}) nor {extra} ({_why(second)})") from second
+        if notes is not None:
+            notes.append(f"could not write {main} ({_why(problem)}); spooled the hook payload in {extra} instead")
+        return extra / name
+    raise SpoolUnwritable(f"cannot write {main} ({_why(problem)})") from problem
+
+
+def _keep_raw(folder: Path, raw: bytes, reason: str) -> Path:
+    path = folder / f"{_stamp()}-invalid-{secrets.token_hex(4)}.raw"
+    _write(path, raw)
+    atomic_write(path.with_suffix(".error.txt"), reason + "\n")
     return path
 
 
 def keep_invalid(settings: Settings, raw: bytes, reason: str) -> Path:
-    """Keep stdin that was not a usable payload in ``failed/`` (raw bytes, plus a ``.error.txt`` saying why)."""
-    path = failed_dir(settings) / f"{_stamp()}-invalid-{secrets.token_hex(4)}.raw"
-    atomic_write_bytes(path, raw)
-    atomic_write(path.with_suffix(".error.txt"), reason + "\n")
+    """Keep stdin that was not a usable payload in ``failed/`` (raw bytes, plus a ``.error.txt`` saying why): the
+    vault's, or the fallback's when that cannot be written. Raises ``OSError`` when neither can."""
+    folders = failed_dirs(settings)
+    for folder in folders[:-1]:
+        try:
+            return _keep_raw(folder, raw, reason)
+        except OSError:
+            continue
+    return _keep_raw(folders[-1], raw, reason)
+
+
+# --- without settings: a hook whose configuration is broken ---------------------------------------------------
+
+def spool_without_settings(home: Path | str, raw: bytes) -> Path:
+    """Keep a hook's raw stdin in the fallback spool ``<home>/spool/`` when the settings cannot be resolved (an
+    invalid ``config.toml``); the next hook call or ``suzent run`` with a working config drains it.
+
+    A usable payload is written as any spooled one (``<home>/spool/<stamp>-<session8>-<rand>.json``); stdin that
+    is not one goes to ``<home>/spool/failed/<stamp>-invalid-<rand>.raw`` with a ``.error.txt``, as the hook does
+    with it. Returns the path written. Raises ``OSError`` when it cannot be written. Reads no configuration."""
+    from .transcript import PayloadInvalid, decode_payload, payload_from_dict  # noqa: PLC0415 - light
+
+    folder = fallback_dir(Path(home).expanduser())
+    try:
+        data = decode_payload(raw)
+        payload_from_dict(data)
+    except PayloadInvalid as exc:
+        return _keep_raw(folder / FAILED, raw, f"not a usable Claude Code hook payload ({exc})")
+    path = folder / _new_name(data.get("session_id", ""))
+    _write(path, _payload_bytes(data))
     return path
 
+
+_ROOT_VALUED = ("--home", "--memory-dir", "--vault-dir", "--index-dir", "--today", "--now")
+
+
+def capture_hook_home(argv: list[str], env: dict | None = None) -> Path | None:
+    """For ``suzent [ROOT OPTIONS] capture … --from claude-code …``: the home, resolved without the config
+    (``--home`` > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` > ``~/.suzent``, as :func:`suzent_cli.config.resolve_settings`
+    does). None for any other command line."""
+    env = os.environ if env is None else env
+    flag, i, sub, rest = None, 0, None, []
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _ROOT_VALUED:
+            if arg == "--home" and i + 1 < len(argv):
+                flag = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--home="):
+            flag = arg.split("=", 1)[1]
+        elif not arg.startswith("-"):
+            sub, rest = arg, argv[i + 1:]
+            break
+        i += 1
+    hook = sub == "capture" and any(a == "--from=claude-code" or (a == "--from" and rest[j + 1:j + 2] == ["claude-code"])
+                                    for j, a in enumerate(rest))
+    if not hook:
+        return None
+    raw = flag or env.get("SUZENT_HOME") or env.get("SUZENT_DATA_DIR") or "~/.suzent"
+    return Path(raw).expanduser().absolute()
+
+
+def read_stdin(limit: float, stdin: BinaryIO | None = None) -> bytes | None:
+    """All of stdin within ``limit`` seconds (None: still open after it)."""
+    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return b""
+    box: dict = {}
+
+    def read() -> None:
+        try:
+            box["data"] = stream.read()
+        except (OSError, ValueError) as exc:
+            box["error"] = exc
+
+    reader = threading.Thread(target=read, name="suzent-stdin", daemon=True)
+    reader.start()
+    reader.join(limit)
+    if reader.is_alive():
+        return None
+    return box.get("data") or b""
+
+
+def is_tty(stdin: BinaryIO | None = None) -> bool:
+    stream = stdin if stdin is not None else sys.stdin
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def rescue_unread_payload(argv: list[str], *, stdin: BinaryIO | None = None, env: dict | None = None) -> str:
+    """For :func:`suzent_cli.cli.app.main` when a :class:`~suzent_cli.errors.SuzentError` (e.g. an invalid
+    ``config.toml``) stopped ``suzent capture --from claude-code`` before it read its payload: keep the payload
+    from stdin in ``<home>/spool/`` (:func:`spool_without_settings`) so it is not lost if this was the session's
+    last hook. Returns the text to append to the one-line warning (``"; …"``, or ``""`` when ``argv`` is not a
+    capture hook, stdin is a terminal, or stdin is empty, e.g. already read by the capture). Never raises."""
+    try:
+        home = capture_hook_home(argv, env)
+        if home is None or is_tty(stdin):
+            return ""
+        raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)
+        if raw is None:
+            return f"; no hook payload on stdin within {RESCUE_STDIN_SECONDS:g} s, nothing kept"
+        if not raw.strip():
+            return ""
+        try:
+            path = spool_without_settings(home, raw)
+        except OSError as exc:
+            return (f"; the hook payload could not be kept either ({_why(exc)}): its turns stay in the transcript, "
+                    f"and the session's next hook call after the fix captures everything after the last recorded "
+                    f"position")
+        if path.suffix == ".raw":
+            return f"; the hook's stdin was not a usable payload, kept in {path}"
+        return f"; the hook payload is kept in {path}: the next hook call or `suzent run` captures it once this is fixed"
+    except Exception as exc:  # noqa: BLE001 - an error path must not raise
+        return f"; the hook payload could not be kept ({type(exc).__name__}: {exc})"
+
+
+# --- draining -------------------------------------------------------------------------------------------------
 
 def _record_failure(path: Path, failed_to: Path, reason: str, report: dict) -> None:
     """One failed attempt of ``path``: count it in the name, or move it to ``failed/`` at MAX_ATTEMPTS."""
@@ -115,11 +321,12 @@ def _record_failure(path: Path, failed_to: Path, reason: str, report: dict) -> N
     report["failed"] += 1
     try:
         if n >= MAX_ATTEMPTS:
-            dest = failed_to / _with_attempts(path, n)
+            m = _NAME.match(path.name)  # without the count: moved back into spool/, it gets fresh attempts
+            dest = failed_to / f"{m.group('stem') if m else path.stem}.json"
             failed_to.mkdir(parents=True, exist_ok=True)
             os.replace(path, dest)
             try:
-                atomic_write(dest.with_name(dest.name[: -len(".json")] + ".error.txt"), reason + "\n")
+                atomic_write(dest.with_suffix(".error.txt"), f"{reason}\n(gave up after {n} attempts)\n")
             except OSError:
                 pass
             report["errors"].append(f"{path.name}: {reason}; gave up after {n} attempts, moved to {dest}")
@@ -139,21 +346,23 @@ def _reason(exc: BaseException) -> str:
 
 def drain(settings: Settings, *, deadline: float | None = None, extractor: str | None = None,
           progress: dict | None = None) -> dict:
-    """Capture the spooled payloads, oldest first, each under its session's lock; remove each one whose turns
-    are all captured. ``deadline`` (a :func:`time.monotonic` instant): no payload — and no turn — is started after
-    it (the one under way finishes). ``extractor``: as ``capture --extractor`` (default: the settings').
+    """Capture the spooled payloads of both spool folders, oldest first, each under its session's lock; remove each
+    one whose turns are all captured. ``deadline`` (a :func:`time.monotonic` instant): no payload — and no turn —
+    is started after it (the one under way finishes). ``extractor``: as ``capture --extractor`` (default: the
+    settings').
 
     Returns ``{"drained", "left", "failed", "errors", "turns", "facts", "warnings"}``: payloads removed, payloads
     still waiting at the end, failed attempts in this call (each with a message in ``errors``; at the third the
-    payload moved to ``failed/``), turns captured, facts written to the daily logs, and the capture's own warnings
-    (e.g. an extractor fallback). Never raises for a payload's problem. ``progress`` (optional dict) is updated
-    as turns are planned and done (``planned``, ``done``), for a caller that reports on a timeout.
+    payload moved to its folder's ``failed/``), turns captured, facts written to the daily logs, and the capture's
+    own warnings (e.g. an extractor fallback). Never raises for a payload's problem; a session lock that cannot be
+    created (``.state`` read-only) stops the drain with one message in ``errors``, counting no attempt.
+    ``progress`` (optional dict) is updated as turns are planned and done (``planned``, ``done``), for a caller
+    that reports on a timeout.
     """
     from .capture import capture_payload  # noqa: PLC0415
     from .transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
 
     report: dict = {"drained": 0, "left": 0, "failed": 0, "errors": [], "turns": 0, "facts": 0, "warnings": []}
-    failed_to = failed_dir(settings)
     todo = waiting(settings)
     if todo:
         from ..errors import ExtractorUnavailable  # noqa: PLC0415
@@ -169,6 +378,7 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
     for path in todo:
         if deadline is not None and time.monotonic() >= deadline:
             break
+        failed_to = path.parent / FAILED
         try:
             data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
             payload = payload_from_dict(data)
@@ -185,8 +395,9 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
             continue
         wait = settings.lock_timeout if deadline is None else max(0.0, min(settings.lock_timeout,
                                                                               deadline - time.monotonic()))
+        lock = session_lock(settings, payload.session_id)
         try:
-            with locked(session_lock(settings, payload.session_id), wait):
+            with locked(lock, wait):
                 if not path.exists():
                     continue  # another run captured it while we waited for the lock
                 try:
@@ -203,9 +414,16 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
                 report["warnings"].extend(w for w in outcome.warnings if w not in report["warnings"])
                 if not outcome.finished:
                     break  # deadline reached between turns: the payload stays spooled
-                path.unlink(missing_ok=True)
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as exc:  # captured (and recorded): the next drain of it finds nothing new
+                    report["errors"].append(f"{path.name}: captured, but could not remove it ({_why(exc)})")
+                    continue
                 report["drained"] += 1
         except LockTimeout:
             continue  # another hook of this session is capturing right now; it or the next run drains this one
+        except OSError as exc:  # the lock file cannot be created: the state folder's problem, not the payloads'
+            report["errors"].append(f"cannot lock {lock} ({_why(exc)}); the spooled payloads wait for the next run")
+            break
     report["left"] = pending(settings)
     return report
