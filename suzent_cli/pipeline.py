@@ -227,20 +227,11 @@ def _from_step(step) -> StageResult:
     if step.ok and detail.get("skipped"):
         detail["summary"] = str(detail["skipped"])
         return StageResult(step.name, "skipped", True, detail)
+    detail["summary"] = step.summary()
     if step.name == "reconcile":
-        d = detail
-        frag = d.get("fragments_compacted")
-        detail["summary"] = (f"retired {d.get('lines_retired', 0)} superseded lines, {len(d.get('days_reindexed') or [])} "
-                             f"days reindexed, rows {d.get('rows_removed', 0)} out / {d.get('rows_reembedded', 0)} in"
-                             + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
-                             + ("" if d.get("index_built", True) else " (no index yet)"))
         return StageResult("reconcile", "reconciled" if step.ok else "failed", step.ok, detail, error=step.error)
-    status = detail.get("status")
-    detail["summary"] = {"written": f"MEMORY.md generated zone rewritten from {detail.get('claims')} claims",
-                         "unchanged": "MEMORY.md unchanged",
-                         "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
-                         "nothing": "nothing to promote to MEMORY.md"}.get(status, f"MEMORY.md {status}")
-    return StageResult("promote", (status or "promoted") if step.ok else "failed", step.ok, detail, error=step.error)
+    return StageResult("promote", (detail.get("status") or "promoted") if step.ok else "failed", step.ok, detail,
+                       error=step.error)
 
 
 # --- the pass -----------------------------------------------------------------------------------------------

@@ -59,22 +59,10 @@ def _report(result, json_out: bool, compact: bool = False) -> None:
     for step in result.steps:
         if not step.ok:
             warn(f"follow-up {step.name} failed: {step.error}")
-        elif step.detail.get("skipped"):
-            out.print(escape(f"  {step.name}: skipped, {step.detail['skipped']}"))
-        elif step.name == "reconcile":
-            d = step.detail
-            frag = d.get("fragments_compacted")
-            out.print(escape(f"  reconcile: retired {d['lines_retired']} superseded lines, {len(d['days_reindexed'])} "
-                             f"days reindexed, rows {d['rows_removed']} out / {d['rows_reembedded']} in"
-                             + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
-                             + ("" if d["index_built"] else " (no index yet)")))
-        elif step.name == "promote":
-            d = step.detail
-            what = {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims",
-                    "unchanged": "MEMORY.md unchanged", "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
-                    "nothing": "nothing to promote to MEMORY.md"}.get(d.get("status"), f"MEMORY.md {d.get('status')}")
-            out.print(escape(f"  promote: {what}"))
-            for message in d.get("warnings") or []:
+            continue
+        out.print(escape(f"  {step.name}: {step.summary()}"))
+        if step.name == "promote":
+            for message in step.detail.get("warnings") or []:
                 warn(message)
     for message in result.warnings:
         warn(message)

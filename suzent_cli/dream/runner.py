@@ -65,6 +65,27 @@ class StepResult:
     detail: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
+    def summary(self) -> str:
+        """One line saying what the step did (``suzent dream`` and ``suzent run`` print the same words)."""
+        d = self.detail
+        if not self.ok:
+            return f"failed: {self.error}"
+        if d.get("skipped"):
+            return f"skipped, {d['skipped']}"
+        if self.name == "reconcile":
+            frag = d.get("fragments_compacted")
+            return (f"retired {d.get('lines_retired', 0)} superseded lines, {len(d.get('days_reindexed') or [])} days "
+                    f"reindexed, rows {d.get('rows_removed', 0)} out / {d.get('rows_reembedded', 0)} in"
+                    + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
+                    + ("" if d.get("index_built", True) else " (no index yet)"))
+        if self.name == "promote":
+            status = d.get("status")
+            return {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims",
+                    "unchanged": "MEMORY.md unchanged",
+                    "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
+                    "nothing": "nothing to promote to MEMORY.md"}.get(status, f"MEMORY.md {status}")
+        return str(d.get("summary") or "done")
+
 
 @dataclass
 class TickResult:
