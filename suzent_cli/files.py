@@ -8,6 +8,8 @@ Crash and concurrency contract:
   the *last* record torn, never an earlier one.
 * :func:`atomic_write` writes a temp file in the same directory, fsyncs it, then ``os.replace``\\ s it over the
   target: readers see the old or the new file, never a half-written one.
+* :func:`update_file` is the read-merge-replace loop for a file people also edit (without our lock): the merge is
+  redone from what is on disk whenever the file changed between our read and our rename.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -114,6 +117,58 @@ def atomic_write_bytes(path: Path, data: bytes, *, before_replace: Callable[[], 
         raise
     _fsync_dir(path.parent)
     return True
+
+
+def read_bytes_or_none(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None when it does not exist (OSError for any other failure)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+UPDATE_ATTEMPTS = 5
+
+
+def update_file(path: Path, merge: Callable[[bytes | None], bytes | None], *, lock_path: Path, timeout: float,
+                attempts: int = UPDATE_ATTEMPTS) -> tuple[str, bytes | None]:
+    """Rewrite ``path`` to ``merge(current bytes)`` under ``lock_path``, never over an edit made meanwhile.
+
+    ``merge`` gets the file's bytes (None when it does not exist) and returns the new bytes, or None to leave the
+    file alone. Writers holding ``lock_path`` serialize; people and agents edit without it, so just before the
+    atomic rename the file is read again, and if it changed since ``merge`` saw it, ``merge`` runs again on what is
+    there now (up to ``attempts`` rounds). After the rename the replaced file is read once more through a
+    descriptor opened before the write: an in-place edit (an append) that landed in it during the rename is merged
+    in by another round too. Returns ``("left" | "unchanged" | "written", final bytes)``. Raises
+    :class:`LockTimeout` (lock not taken, or the file kept changing for ``attempts`` rounds: nothing written by the
+    last round) or ``OSError``.
+    """
+    with locked(lock_path, timeout):
+        expected = source = read_bytes_or_none(path)
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(0.01 * attempt)  # let a burst of edits settle before merging again
+            new = merge(source)
+            if new is None:
+                return "left", source
+            if new == source and source == expected:
+                return "unchanged", new
+            old = open(path, "rb") if expected is not None else None  # noqa: SIM115 - read again after the rename
+            try:
+                if not atomic_write_bytes(path, new, before_replace=lambda: read_bytes_or_none(path) == expected):
+                    expected = source = read_bytes_or_none(path)  # edited while we merged: merge again from it
+                    continue
+                late = None
+                if old is not None:
+                    old.seek(0)
+                    late = old.read()
+            finally:
+                if old is not None:
+                    old.close()
+            if late is None or late == expected:
+                return "written", new
+            expected, source = new, late  # an in-place edit landed in the replaced file: merge it in too
+    raise LockTimeout(f"{path} kept changing during {attempts} attempts to update it; try again")
 
 
 def write_if_absent(path: Path, text: str) -> bool:

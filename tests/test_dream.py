@@ -254,17 +254,20 @@ def test_retry_then_skip_across_processes(home):
 CRASH_SCRIPT = textwrap.dedent("""
     import os, sys
     from suzent_cli.config import resolve_settings
-    from suzent_cli.dream import rules
+    from suzent_cli.dream import pages, rules
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
-    real, calls = rules.atomic_write, []
-    def dying_write(path, text):
-        calls.append(path)
-        if len(calls) == int(sys.argv[2]):
-            os._exit(9)          # killed in the middle of writing the batch's pages
-        real(path, text)
-    rules.atomic_write = dying_write
+    calls = []
+    def dying(real):
+        def write(path, *args, **kwargs):  # every page and index.md write of the engine goes through update_file
+            calls.append(path)
+            if len(calls) == int(sys.argv[2]):
+                os._exit(9)          # killed in the middle of writing the batch's pages
+            return real(path, *args, **kwargs)
+        return write
+    pages.update_file = dying(pages.update_file)
+    rules.update_file = dying(rules.update_file)
     settings = resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={})
     DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
 """)

@@ -8,19 +8,28 @@ A claim is one bullet in a page's ``## Claims`` section (or ``## Previously`` on
 ``confirmed Nx`` counts how often the claim was stated; ``last`` is the date of the latest statement; ``source`` is
 the daily log line it was first recorded at (provenance). A bullet a person wrote without these parts is still a
 claim. Unknown frontmatter keys and sections are kept as they are: a page written by a person survives a rewrite
-with only the parts the dream owns changed. Pages are rewritten atomically (temp file + rename).
+with only the parts the dream owns changed.
+
+A page is never rewritten from a guess: one whose frontmatter does not load (invalid YAML, a list or a string
+instead of a mapping, a bound of :mod:`suzent_cli.pagemeta` exceeded) raises :class:`DreamFailed` on read and is
+left as it is. A person's edit is never lost: :func:`write_page` rewrites atomically under the vault's page lock
+(:func:`pages_lock`) and, when the file on disk is no longer the one the page was read from, folds again from what
+is there now (or leaves the file alone). Page names are matched case-insensitively (:func:`existing_case`), so
+``Tools.md`` and ``TOOLS.md`` are one page on any filesystem.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from .. import pagemeta
 from ..errors import DreamFailed
-from ..files import atomic_write, read_text
+from ..files import update_file
 from ..textnorm import normalize
 
 CLAIMS = "Claims"
@@ -104,10 +113,12 @@ def _date(text: str) -> dt.date | None:
 
 @dataclass
 class Page:
-    """A page: ``meta`` (frontmatter, key order kept) and ``body`` (markdown after it)."""
+    """A page: ``meta`` (frontmatter, key order kept) and ``body`` (markdown after it). ``origin`` is the bytes the
+    page was parsed from (None for a page that is not on disk yet): :func:`write_page` compares it with the file."""
 
     meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
+    origin: bytes | None = field(default=None, repr=False, compare=False)
 
     # --- sections -------------------------------------------------------------------------------------------
     def section(self, name: str) -> list[str] | None:
@@ -178,21 +189,24 @@ def _squeeze(lines: list[str]) -> list[str]:
     return out
 
 
-def read_page(path: Path) -> Page:
-    """Parse the page at ``path``. Raises :class:`DreamFailed` when its frontmatter is not valid YAML mapping
-    (the page is then left alone: a person's page is never rewritten from a guess). OSError if unreadable."""
-    import frontmatter  # noqa: PLC0415 - yaml is only needed by the dream
-    import yaml  # noqa: PLC0415
+PAGE_LOCK_TIMEOUT = 30.0  # seconds to wait for the vault's page lock
 
-    text = read_text(path)
+
+def parse_page(data: bytes, name: str = "page") -> Page:
+    """The page whose file holds ``data`` (undecodable bytes replaced), ``origin`` set to ``data``. Raises
+    :class:`DreamFailed` naming ``name`` when its frontmatter does not load or is not a mapping
+    (:func:`suzent_cli.pagemeta.parse`): such a page is left alone, a person's page is never rewritten from a guess."""
     try:
-        post = frontmatter.loads(text)
-    except (yaml.YAMLError, ValueError, TypeError) as exc:
-        raise DreamFailed(f"{path.name}: frontmatter is not valid YAML ({str(exc).splitlines()[0][:80]})") from None
-    if not isinstance(post.metadata, dict):
-        raise DreamFailed(f"{path.name}: frontmatter is not a mapping")
-    body = post.content
-    return Page(meta=dict(post.metadata), body=body + ("\n" if body and not body.endswith("\n") else ""))
+        meta, body = pagemeta.parse(data.decode("utf-8", errors="replace"))
+    except pagemeta.FrontmatterInvalid as exc:
+        raise DreamFailed(f"{name}: {exc}") from None
+    return Page(meta=dict(meta), body=body + ("\n" if body and not body.endswith("\n") else ""), origin=data)
+
+
+def read_page(path: Path) -> Page:
+    """Parse the page at ``path`` (:func:`parse_page`). Raises :class:`DreamFailed` when its frontmatter does not
+    load or is not a mapping; OSError if unreadable."""
+    return parse_page(path.read_bytes(), path.name)
 
 
 def render_page(page: Page) -> str:
@@ -206,10 +220,66 @@ def render_page(page: Page) -> str:
     return f"---\n{head}---\n\n{body}"
 
 
-def write_page(path: Path, page: Page) -> bool:
-    """Write ``page`` to ``path`` atomically if its text differs from what is there. True if it wrote."""
-    text = render_page(page)
-    if path.is_file() and read_text(path) == text:
-        return False
-    atomic_write(path, text)
-    return True
+def pages_lock(vault: Path) -> Path:
+    """The lock every writer of vault pages holds while it rewrites one (rules engine, lint, the agent's tools)."""
+    return vault / ".state" / ".pages.lock"
+
+
+def _lock_for(path: Path) -> Path:
+    """The page lock of the vault holding ``path``: the nearest folder above it with a ``.state`` folder."""
+    for parent in path.parents:
+        if (parent / ".state").is_dir():
+            return pages_lock(parent)
+    return path.with_name(f".{path.name}.lock")
+
+
+Refold = Callable[[Page | None], Page | None]
+
+
+def write_page(path: Path, page: Page, *, refold: Refold | None = None, lock_path: Path | None = None,
+               timeout: float = PAGE_LOCK_TIMEOUT) -> bool:
+    """Write ``page`` to ``path`` if its text differs from what is there, never over an edit made since the page
+    was read. True if it wrote.
+
+    Under the vault's page lock (``lock_path``, default :func:`pages_lock` of the vault above ``path``) the file is
+    compared with ``page.origin``, and again just before the atomic rename (:func:`suzent_cli.files.update_file`).
+    When it changed (a person appended a section, created or deleted the page meanwhile), ``refold`` is called with
+    the page as it is now (None when it is gone) and its result is written instead — the caller folds its changes
+    into it again; None from ``refold``, or no ``refold``, leaves the file as it is (False). Raises
+    :class:`DreamFailed` when the changed file no longer parses (it is left as it is), :class:`LockTimeout` or
+    OSError.
+    """
+    rendered = render_page(page).encode("utf-8")
+
+    def merge(current: bytes | None) -> bytes | None:
+        if current == page.origin:
+            return rendered
+        if refold is None:
+            return None
+        fresh = None if current is None else parse_page(current, path.name)
+        again = refold(fresh)
+        return None if again is None else render_page(again).encode("utf-8")
+
+    status, _ = update_file(path, merge, lock_path=lock_path or _lock_for(path), timeout=timeout)
+    return status == "written"
+
+
+def existing_case(vault: Path, rel: str) -> str:
+    """``rel`` (vault-relative POSIX) spelled as it exists on disk when a file or folder differs only by case
+    (``3_Personal/TOOLS.md`` → ``3_Personal/Tools.md``): an exact match wins, then the first case-insensitive one
+    in sorted order. Components with no match keep their spelling. Works on case-sensitive filesystems too."""
+    parts = rel.split("/")
+    here, out = vault, []
+    for i, part in enumerate(parts):
+        if not (here / part).exists():
+            try:
+                names = sorted(os.listdir(here)) if here.is_dir() else []
+            except OSError:
+                names = []
+            found = next((n for n in names if n.casefold() == part.casefold()), None)
+            if found is None:
+                return "/".join(out + parts[i:])
+            part = found
+        out.append(part)
+        here = here / part
+    return "/".join(out)

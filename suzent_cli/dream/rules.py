@@ -32,12 +32,13 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from ..archive import parse_fact_line
-from ..errors import DreamFailed
-from ..files import atomic_write, read_text
+from ..errors import DreamFailed, LockTimeout
+from ..files import update_file
 from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
                         is_personal, is_repeat, page_for, page_type, stale_after)
-from .pages import CLAIMS, PREVIOUSLY, RELATED, Claim, Page, meta_date, parse_claim, read_page, render_page
+from .pages import (PAGE_LOCK_TIMEOUT, CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, meta_date, pages_lock, parse_claim,
+                    read_page, write_page)
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -136,6 +137,7 @@ class _PageWork:
         self.late_before = str(page.meta.get("late_through") or "")
         self.late_through = self.late_before
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
+        self.superseded: list[tuple[int, str]] = []  # (position in the batch's time order, log line) of repeats
         self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
         self.changed = fresh
@@ -318,69 +320,105 @@ class _PageWork:
         return page
 
 
+class _PastDeadline(DreamFailed):
+    """The run's deadline passed mid-fold: the whole run fails (pages already written stay; a re-run converges)."""
+
+
 class RulesEngine:
     """The offline engine (module doc). Stateless; safe to reuse across runs."""
 
     name = "rules"
 
     def ingest(self, batch: IngestBatch) -> IngestResult:
-        """Fold ``batch.facts`` into pages and write the changed ones (atomically, one by one), then index.md.
+        """Fold ``batch.facts`` into pages and write the changed ones (one by one, each through
+        :func:`.pages.write_page`: a page a person edited while it was being folded is folded again from what is
+        there now), then index.md. A page that does not parse is left as it is, its facts not handed off.
 
-        Raises :class:`DreamFailed` when the deadline passes before the pages are written (nothing written
-        then) or a page cannot be written (pages already written stay; a re-run converges).
+        Raises :class:`DreamFailed` when the deadline passes before the pages are written (pages already written
+        stay; a re-run converges) or a page cannot be written.
         """
         vault = batch.vault_dir
-        work: dict[str, _PageWork | None] = {}
         result = IngestResult()
+        routes: dict[str, tuple[str, list[tuple[int, BatchFact | dict]]]] = {}
         for n, (_when, item) in enumerate(_in_time_order(batch)):
-            if n % 256 == 0 and time.monotonic() > batch.deadline:
-                raise DreamFailed(f"rules engine ran past its timeout after {n} of {len(batch.facts)} facts")
             category = item.category if isinstance(item, BatchFact) else str(item.get("category") or "general")
-            rel = page_for(category)
-            if rel not in work:
-                work[rel] = self._open(vault, rel, category, result)
-            target = work[rel]
-            if target is None:
+            rel = existing_case(vault, page_for(category))  # Profile.md beside a person's profile.md: one page
+            routes.setdefault(rel, (category, []))[1].append((n, item))
+        revisit = set(batch.revisit)
+        revisit_only = sorted({rel for rel in batch.revisit
+                               if rel not in routes and is_personal(rel) and (vault / rel).is_file()})
+        routed = sorted(routes)
+        superseded: list[tuple[int, str]] = []  # (position in time order, raw line): reported in time order
+        replaced: list[tuple[int, list[str]]] = []  # (position of the page's first event, sources moved to history)
+        for rel in routed + revisit_only:
+            category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
+            siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, rel.split('/', 1)[0], routed)
+                                                          if r != rel]
+            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result)
+            if work is None:
                 continue
-            if isinstance(item, BatchFact):
-                if target.fold(item):
-                    result.superseded.append(item.raw)
-            else:
-                target.confirm(item)
-        revisit_only = set()
-        for rel in batch.revisit:
-            if rel not in work and is_personal(rel) and (vault / rel).is_file():
-                work[rel] = self._open(vault, rel, _PAGE_CATEGORY.get(Path(rel).stem, "personal"), result)
-                revisit_only.add(rel)
-            if work.get(rel) is not None:
-                work[rel].run_date = batch.run_date
-                work[rel].backfill_stale_after()
-        for w in work.values():  # a replaced claim's log line: the page now holds it as history
-            for source in (w.replaced if w is not None else []):
+            superseded += work.superseded
+            replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
+        result.superseded = [raw for _, raw in sorted(superseded)]
+        for _, sources in sorted(replaced, key=lambda r: r[0]):  # a replaced claim's log line: the page holds it
+            for source in sources:
                 raw = batch.log_line(source)
                 if raw and parse_fact_line(raw):
                     result.superseded.append(raw)
-        routed = sorted(rel for rel, w in work.items() if w is not None and rel not in revisit_only)
-        revisited = sorted(rel for rel in revisit_only if work[rel] is not None)
-        for rel in routed + revisited:
-            w = work[rel]
-            if not w.changed:
-                continue
-            zone = rel.split("/", 1)[0]
-            siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, zone, routed) if r != rel]
-            text = render_page(w.finish(siblings))
-            path = vault / rel
-            try:
-                if not path.is_file() or read_text(path) != text:
-                    atomic_write(path, text)
-                    result.pages.append(rel)
-            except OSError as exc:
-                raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
         _update_index(vault, routed, result)
         late = f" and late lines of {len(batch.late)} consolidated days" if batch.late else ""
         result.summary = (f"rules engine: {len(batch.facts)} facts from {len(batch.days)} days{late}; "
                           f"{len(result.superseded)} repeats folded; {len(result.pages)} pages written")
         return result
+
+    @staticmethod
+    def _fold_and_write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
+                        revisit: bool, siblings: list[str], result: IngestResult) -> _PageWork | None:
+        """Fold ``events`` into page ``rel`` and write it when it changed. The work of the fold that was written
+        (or found nothing to write), or None when the page was left as it is (a warning says why)."""
+        path = batch.vault_dir / rel
+
+        def fold(page: Page | None) -> _PageWork:
+            work = _PageWork(rel, page or Page(), category, fresh=page is None)
+            for k, (n, item) in enumerate(events):
+                if k % 256 == 0 and time.monotonic() > batch.deadline:
+                    raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
+                if isinstance(item, BatchFact):
+                    if work.fold(item):
+                        work.superseded.append((n, item.raw))
+                else:
+                    work.confirm(item)
+            if revisit:
+                work.run_date = batch.run_date
+                work.backfill_stale_after()
+            return work
+
+        try:
+            work = fold(read_page(path) if path.is_file() else None)
+        except _PastDeadline:
+            raise
+        except (DreamFailed, OSError) as exc:
+            result.warnings.append(f"{rel} left as it is, its facts not folded: {exc}")
+            return None
+        if not work.changed:
+            return work
+        final = [work]
+
+        def refold(now: Page | None) -> Page:  # the page changed on disk since it was read: fold again from it
+            final[0] = fold(now)
+            return final[0].finish(siblings)
+
+        try:
+            if write_page(path, work.finish(siblings), refold=refold, lock_path=pages_lock(batch.vault_dir)):
+                result.pages.append(rel)
+        except _PastDeadline:
+            raise
+        except (DreamFailed, LockTimeout) as exc:
+            result.warnings.append(f"{rel} left as it is, its facts not folded: it changed meanwhile and {exc}")
+            return None
+        except OSError as exc:
+            raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
+        return final[0]
 
     def lint(self, job: LintJob) -> LintFindings:
         """Contradictions among current claims (same single-valued subject, different values)."""
@@ -388,38 +426,30 @@ class RulesEngine:
 
         return rules_contradictions(job.vault_dir, job.run_date)
 
-    @staticmethod
-    def _open(vault: Path, rel: str, category: str, result: IngestResult) -> _PageWork | None:
-        path = vault / rel
-        if not path.is_file():
-            return _PageWork(rel, Page(), category, fresh=True)
-        try:
-            return _PageWork(rel, read_page(path), category, fresh=False)
-        except (DreamFailed, OSError) as exc:
-            result.warnings.append(f"{rel} left as it is, its facts not folded: {exc}")
-            return None
-
 
 def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:
-    """Pages of ``zone`` the engine routes to that exist now or are being written."""
+    """Pages of ``zone`` the engine routes to that exist now or are being written (as spelled on disk)."""
     known = [f"3_Personal/{t}.md" for t in PERSONAL_PAGES.values()] + [f"1_Projects/{t}.md" for t in PROJECT_PAGES.values()]
+    known = [existing_case(vault, r) for r in known]
     return sorted({r for r in known + routed if r.startswith(zone + "/") and (r in routed or (vault / r).is_file())})
 
 
 def _update_index(vault: Path, routed: list[str], result: IngestResult) -> None:
-    """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page)."""
+    """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page). Written
+    through the page lock and the concurrent-edit check: a person's edit to index.md meanwhile is kept."""
     path = vault / "index.md"
+
+    def merge(current: bytes | None) -> bytes | None:
+        text = current.decode("utf-8", errors="replace") if current is not None else "# Notebook Index\n"
+        lines = [f"- [[{rel[:-3]}]] — {_DESCRIPTIONS.get(rel, 'claims consolidated from the daily logs')}"
+                 for rel in routed if f"[[{rel[:-3]}]]" not in text and f"[[{rel[:-3]}|" not in text]
+        if not lines:
+            return None
+        head = text.rstrip("\n")
+        gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
+        return (head + gap + "\n".join(lines) + "\n").encode("utf-8")
+
     try:
-        text = read_text(path) if path.is_file() else "# Notebook Index\n"
-    except OSError as exc:
-        result.warnings.append(f"index.md not updated: {exc.strerror or exc}")
-        return
-    lines = [f"- [[{rel[:-3]}]] — {_DESCRIPTIONS.get(rel, 'claims consolidated from the daily logs')}"
-             for rel in routed if f"[[{rel[:-3]}]]" not in text and f"[[{rel[:-3]}|" not in text]
-    if lines:
-        try:
-            head = text.rstrip("\n")
-            gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
-            atomic_write(path, head + gap + "\n".join(lines) + "\n")
-        except OSError as exc:
-            result.warnings.append(f"index.md not updated: {exc.strerror or exc}")
+        update_file(path, merge, lock_path=pages_lock(vault), timeout=PAGE_LOCK_TIMEOUT)
+    except (OSError, LockTimeout) as exc:
+        result.warnings.append(f"index.md not updated: {getattr(exc, 'strerror', None) or exc}")
