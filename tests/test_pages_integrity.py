@@ -147,8 +147,11 @@ def test_vault_tools_edit_applies_to_the_page_as_it_is_at_the_rename(vault, monk
     text, err = tools.call("edit_file", {"path": "3_Personal/Profile.md", "old_string": "Likes long walks",
                                          "new_string": "Likes long hikes"})
     assert not err, text
+    assert "Likes long hikes" in path.read_text(encoding="utf-8")
+    assert path.read_text(encoding="utf-8").endswith(MINE)
+    with open(path, "a", encoding="utf-8") as fh:  # the person again, after the agent's last look at the page
+        fh.write("- A line of mine.\n")
     now = path.read_text(encoding="utf-8")
-    assert "Likes long hikes" in now and now.endswith(MINE)
     text, err = tools.call("write_file", {"path": "3_Personal/Profile.md", "content": PROFILE})
     assert err and "changed since you read it" in text
     assert path.read_text(encoding="utf-8") == now

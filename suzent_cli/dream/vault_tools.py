@@ -6,22 +6,37 @@ The agent's only capability is editing content pages. :class:`VaultTools` offers
 or an OS error comes back as ``(one-line reason, True)``, so the tool-use loop goes on and the model can correct
 itself. Nothing is written by a refused call.
 
-Paths are vault-relative POSIX paths. Refused: absolute paths (``/x``, ``C:x``, ``~``), backslashes, ``..``,
-any component that is a symlink (file or directory) or starts with a dot (``.state/``, ``.obsidian/``, temp
-files), the runner's ledger ``log.md`` at the vault root, anything whose resolved path leaves the vault, and
-anything inside a ``protected`` directory (the runner passes the daily-log archive and the search index, which an
-odd configuration may place inside the vault). Only ``.md`` files are written; writes are atomic
-(:func:`~suzent_cli.files.atomic_write`). Tool output is capped at :data:`OUTPUT_CAP` characters.
+Paths are vault-relative POSIX paths, matched case-insensitively against what exists (``3_personal/PROFILE.md``
+is the existing ``3_Personal/Profile.md``: names that differ only by case are one page). Refused: absolute paths
+(``/x``, ``C:x``, ``~``), backslashes, ``..``, any component that is a symlink (file or directory) or starts with a
+dot (``.state/``, ``.obsidian/``, temp files), the runner's ledger ``log.md`` at the vault root, anything whose
+resolved path leaves the vault, and anything a ``protected`` tier holds (:func:`tier_paths`: the daily-log archive,
+the memory dir with ``MEMORY.md``, the search index and ``.state``, whichever of them an odd configuration places
+inside the vault; a tier folder that holds the vault itself guards the files directly in it). Comparisons are made
+on resolved paths, case-insensitively. Only ``.md`` files are written. Writes hold the vault's page lock and never
+land over an edit made meanwhile (:func:`~suzent_cli.files.update_file`): ``edit_file`` applies to the page as it
+is at the rename, and ``write_file`` of a page that changed since the agent read it is refused (read it again).
+``search`` runs a regular expression with a time budget (:data:`SEARCH_SECONDS`, and never past the run's
+deadline), so a pattern that backtracks catastrophically ends the call with an error instead of hanging the dream.
+Tool output is capped at :data:`OUTPUT_CAP` characters.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from ..files import atomic_write, read_text
+import regex as _regex
+
+from ..errors import LockTimeout
+from ..files import read_text, update_file
+from .pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
+
+if TYPE_CHECKING:
+    from ..config import Paths
 
 OUTPUT_CAP = 20_000
 MAX_PAGE_CHARS = 200_000
@@ -29,6 +44,7 @@ MAX_LIST = 500
 MAX_MATCHES = 200
 MAX_MATCH_LINE = 300
 HANDOFF_TOOL = "hand_off_superseded"
+SEARCH_SECONDS = 5.0  # time budget of one search call (all pages), and of one list_files glob match
 
 # A line-number column as the ingest message shows logs ("  12 | - [x] …"): tolerated on hand-off.
 _NUMBER_PREFIX = re.compile(r"^\s*\d*\s*\|\s?")
@@ -114,7 +130,7 @@ def _one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> "_regex.Pattern[str]":
     """A regex matching vault-relative POSIX paths against ``pattern``: ``*`` and ``?`` stay within one path
     component, a ``**`` component spans any number of folders (zero included), ``[…]`` is a character class."""
     out: list[str] = []
@@ -141,13 +157,14 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             j += 1
         if not last:
             out.append("/")
-    return re.compile("".join(out) + r"\Z")
+    return _regex.compile("".join(out) + r"\Z")  # the regex package: its matches take a timeout
 
 
 class VaultTools:
     """File tools for one dream run, confined to ``vault_dir``.
 
-    ``protected``: directories no tool may touch (any path inside them is refused). ``allowed_superseded``: the raw
+    ``protected``: tiers no tool may touch (:func:`tier_paths`; a file, or a folder and anything in it).
+    ``deadline``: the run's :func:`time.monotonic` deadline, which no search runs past. ``allowed_superseded``: the raw
     fact lines of the batch's logs, which ``hand_off_superseded`` may accept; None (lint) leaves that tool out of
     :attr:`schemas`. After the run, :attr:`written` holds the vault-relative paths written or edited,
     :attr:`accepted_superseded` the handed-off lines (raw, as in the logs, first-seen order) and :attr:`refusals`
@@ -155,9 +172,11 @@ class VaultTools:
     """
 
     def __init__(self, vault_dir: Path, protected: Iterable[Path | str] = (),
-                 allowed_superseded: Iterable[str] | None = None) -> None:
+                 allowed_superseded: Iterable[str] | None = None, deadline: float | None = None) -> None:
         self.root = Path(vault_dir).resolve()
         self.protected = tuple(Path(p).expanduser().resolve() for p in protected)
+        self.deadline = deadline
+        self._seen: dict[str, bytes] = {}  # page → bytes as the agent last read or wrote it
         self.handoff = allowed_superseded is not None
         self._allowed = set(allowed_superseded or ())
         self._by_stripped = {line.strip(): line for line in sorted(self._allowed)}
@@ -214,6 +233,8 @@ class VaultTools:
             raise Refused(f"{rel}: {what} are off limits")
         if len(parts) == 1 and parts[0].lower() == "log.md":
             raise Refused("log.md is the runner's ledger; only the runner writes it")
+        rel = existing_case(self.root, rel)  # TOOLS.md beside Tools.md is Tools.md
+        parts = rel.split("/")
         current = self.root
         for part in parts:
             current = current / part
@@ -224,18 +245,32 @@ class VaultTools:
         target = (self.root / rel).resolve()
         if target != self.root and self.root not in target.parents:
             raise Refused(f"{rel}: resolves outside the vault")
-        for guarded in self.protected:
-            if target == guarded or guarded in target.parents:
-                raise Refused(f"{rel}: inside a protected directory (daily logs or index); refused")
+        if self._guarded(target):
+            raise Refused(f"{rel}: belongs to another tier (daily logs, MEMORY.md and the memory dir, the index or "
+                          f"the runner's state); refused")
         if write and rel.lower() == "schema.md":
             raise Refused("schema.md is the vault's rulebook; the dream follows it and does not rewrite it")
         if write and not rel.lower().endswith(".md"):
             raise Refused(f"{rel}: only .md pages may be written")
         return rel, target
 
+    def _guarded(self, target: Path) -> bool:
+        """True when ``target`` (resolved) is a protected tier's: inside a protected file or folder, or directly in
+        a protected folder that holds the vault itself. Compared case-insensitively (a case-insensitive filesystem
+        spells one file many ways)."""
+        t = os.path.normcase(str(target)).casefold()
+        parent = os.path.normcase(str(target.parent)).casefold()
+        for guard in self.protected:
+            g = os.path.normcase(str(guard)).casefold()
+            if guard == self.root or guard in self.root.parents:  # the vault lives inside this tier's folder
+                if parent == g:
+                    return True
+            elif t == g or t.startswith(g.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
     def _allowed_dir(self, path: Path) -> bool:
-        return not (path.name.startswith(".") or path.is_symlink()
-                    or any(path == g or g in path.parents for g in self.protected))
+        return not (path.name.startswith(".") or path.is_symlink() or self._guarded(path.resolve()))
 
     def _walk(self) -> list[str]:
         """Vault-relative paths of the files the tools may read, sorted (no dot, symlink or protected paths)."""
@@ -248,7 +283,7 @@ class VaultTools:
                 if name.startswith(".") or full.is_symlink():
                     continue
                 rel = full.relative_to(self.root).as_posix()
-                if rel.lower() == "log.md" or any(g in full.parents for g in self.protected):
+                if rel.lower() == "log.md" or self._guarded(full.resolve()):
                     continue
                 found.append(rel)
         return sorted(found)
@@ -260,13 +295,24 @@ class VaultTools:
             raise ToolError(f"pattern {pattern!r}: use a glob relative to the vault root, without '..'")
         while pattern.startswith("./"):
             pattern = pattern[2:]
-        regex = glob_regex(pattern)
-        matches = [rel for rel in self._walk() if regex.match(rel)]
+        glob = glob_regex(pattern)
+        end = time.monotonic() + self._budget()
+        try:
+            matches = [rel for rel in self._walk() if glob.match(rel, timeout=_left(end))]
+        except TimeoutError:
+            raise ToolError(f"pattern {pattern!r} took too long to match; use fewer wildcards") from None
         if not matches:
             return f"no files match {pattern!r}"
         shown = matches[:MAX_LIST]
         note = f"\n[{len(matches) - MAX_LIST} more not shown; narrow the pattern]" if len(matches) > MAX_LIST else ""
         return "\n".join(shown) + note
+
+    def _budget(self) -> float:
+        """Seconds one search or glob call may take: :data:`SEARCH_SECONDS`, never past the run's deadline."""
+        left = SEARCH_SECONDS if self.deadline is None else min(SEARCH_SECONDS, self.deadline - time.monotonic())
+        if left <= 0:
+            raise ToolError("the run's time is up; finish now with your summary")
+        return left
 
     def _read_file(self, args: dict) -> str:
         rel, target = self.resolve(_req(args, "path", str))
@@ -276,7 +322,9 @@ class VaultTools:
         limit = _opt(args, "limit", int, None)
         if offset < 1 or (limit is not None and limit < 1):
             raise ToolError("'offset' and 'limit' must be at least 1")
-        lines = read_text(target).splitlines(keepends=True)
+        data = target.read_bytes()
+        self._seen[rel] = data  # what a later write_file of this page must still find on disk
+        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
         if not lines:
             return f"({rel} is empty)"
         window = lines[offset - 1: offset - 1 + limit if limit else None]
@@ -298,25 +346,45 @@ class VaultTools:
         scope = _opt(args, "glob", str, None)
         if scope and (scope.startswith(("/", "~")) or ".." in scope.split("/")):
             raise ToolError(f"glob {scope!r}: use a glob relative to the vault root, without '..'")
+        budget = self._budget()
         try:
-            needle = re.compile(query if _opt(args, "regex", bool, False) else re.escape(query), re.IGNORECASE)
-        except re.error as exc:
+            needle = _regex.compile(query if _opt(args, "regex", bool, False) else _regex.escape(query),
+                                    _regex.IGNORECASE)
+        except (_regex.error, OverflowError, RecursionError) as exc:
             raise ToolError(f"invalid regular expression: {exc}") from None
-        in_scope = glob_regex(scope).match if scope else (lambda rel: True)
+        in_scope = glob_regex(scope).match if scope else (lambda rel, timeout=None: True)
         hits: list[str] = []
         total = 0
-        for rel in self._walk():
-            if not rel.lower().endswith(".md") or not in_scope(rel):
-                continue
-            for number, line in enumerate(read_text(self.root / rel).splitlines(), 1):
-                if needle.search(line):
-                    total += 1
-                    if len(hits) < MAX_MATCHES:
-                        hits.append(f"{rel}:{number}: {line.strip()[:MAX_MATCH_LINE]}")
+        end = time.monotonic() + budget
+        try:
+            for rel in self._walk():
+                if not rel.lower().endswith(".md") or not in_scope(rel, timeout=_left(end)):
+                    continue
+                for number, line in enumerate(read_text(self.root / rel).splitlines(), 1):
+                    if needle.search(line, timeout=_left(end)):
+                        total += 1
+                        if len(hits) < MAX_MATCHES:
+                            hits.append(f"{rel}:{number}: {line.strip()[:MAX_MATCH_LINE]}")
+        except TimeoutError:
+            raise ToolError(f"search for {query!r} stopped after {budget:.3g}s: the pattern backtracks too much "
+                            "(nested repeats like '(a+)+'?); simplify it or search for plain text") from None
         if not hits:
             return f"no matches for {query!r}"
         note = f"\n[{total - MAX_MATCHES} more matches not shown; narrow the query]" if total > MAX_MATCHES else ""
         return "\n".join(hits) + note
+
+    def _update(self, rel: str, target: Path, merge) -> bytes | None:
+        """Rewrite page ``rel`` to ``merge(current bytes)`` under the vault's page lock, never over an edit made
+        meanwhile (:func:`~suzent_cli.files.update_file`). Returns the bytes on disk after, or None if left."""
+        try:
+            status, data = update_file(target, merge, lock_path=pages_lock(self.root), timeout=PAGE_LOCK_TIMEOUT)
+        except LockTimeout as exc:
+            raise ToolError(f"{rel}: {exc}") from None
+        if status == "left":
+            return None
+        self._seen[rel] = data
+        self.written.add(rel)
+        return data
 
     def _write_file(self, args: dict) -> str:
         rel, target = self.resolve(_req(args, "path", str), write=True)
@@ -326,31 +394,48 @@ class VaultTools:
                             "split it")
         if target.is_dir():
             raise ToolError(f"{rel} is a folder")
-        existed = target.exists()
-        atomic_write(target, content)
-        self.written.add(rel)
-        return f"{'replaced' if existed else 'created'} {rel} ({len(content.splitlines())} lines)"
+        data = content.encode("utf-8", errors="replace")
+        base: list[bytes | None] = [self._seen[rel]] if rel in self._seen else []
+        existed: list[bool] = []
+
+        def merge(current: bytes | None) -> bytes:
+            if not base:
+                base.append(current)  # never read by the agent: the page as it is now is what it replaces
+            if current is not None and current != base[0]:
+                raise ToolError(f"{rel} changed since you read it (a person may have edited it); read it again "
+                                "and write your changes into what is there now")
+            existed[:] = [current is not None]
+            return data
+
+        self._update(rel, target, merge)
+        return f"{'replaced' if existed and existed[0] else 'created'} {rel} ({len(content.splitlines())} lines)"
 
     def _edit_file(self, args: dict) -> str:
         rel, target = self.resolve(_req(args, "path", str), write=True)
         old, new = _req(args, "old_string", str), _req(args, "new_string", str)
         if not old:
             raise ToolError("'old_string' must not be empty (use write_file to create a page)")
+
+        def merge(current: bytes | None) -> bytes | None:  # applied to the page as it is at the rename
+            if current is None:
+                raise ToolError(f"{rel}: no such file; use write_file to create it")
+            text = current.decode("utf-8", errors="replace")
+            count = text.count(old)
+            if count == 0:
+                raise ToolError(f"old_string not found in {rel} (it must match exactly, whitespace included)")
+            if count > 1:
+                raise ToolError(f"old_string occurs {count} times in {rel}; include more context to make it unique")
+            if old == new:
+                return None
+            updated = text.replace(old, new, 1)
+            if len(updated) > MAX_PAGE_CHARS:
+                raise ToolError(f"{rel} would grow past {MAX_PAGE_CHARS} characters; split the page")
+            return updated.encode("utf-8", errors="replace")
+
         if not target.is_file():
             raise ToolError(f"{rel}: no such file; use write_file to create it")
-        text = read_text(target)
-        count = text.count(old)
-        if count == 0:
-            raise ToolError(f"old_string not found in {rel} (it must match exactly, whitespace included)")
-        if count > 1:
-            raise ToolError(f"old_string occurs {count} times in {rel}; include more context to make it unique")
-        if old == new:
+        if self._update(rel, target, merge) is None:
             return f"{rel}: old_string equals new_string; nothing changed"
-        updated = text.replace(old, new, 1)
-        if len(updated) > MAX_PAGE_CHARS:
-            raise ToolError(f"{rel} would grow past {MAX_PAGE_CHARS} characters; split the page")
-        atomic_write(target, updated)
-        self.written.add(rel)
         return f"edited {rel}"
 
     def _hand_off(self, args: dict) -> str:
@@ -381,6 +466,19 @@ class VaultTools:
             if probe in self._by_stripped:
                 return self._by_stripped[probe]
         return None
+
+
+def _left(end: float) -> float:
+    """Seconds until the monotonic instant ``end`` (at least a millisecond: a call gets a chance to finish)."""
+    return max(end - time.monotonic(), 0.001)
+
+
+def tier_paths(paths: "Paths") -> tuple[Path, ...]:
+    """What the agent's tools must never touch, whatever the nesting of the configured folders: the daily-log
+    archive, the memory dir (``MEMORY.md``, ``persona.md``, ``user.md``; when the vault lies inside it, only the
+    files directly in it), the search index and the runner's ``.state``. Pass as ``protected`` to
+    :class:`VaultTools`."""
+    return (paths.archive_dir, paths.memory_dir, paths.memory_dir / "MEMORY.md", paths.index_dir, paths.state_dir)
 
 
 def _req(args: dict, key: str, kind: type) -> Any:
