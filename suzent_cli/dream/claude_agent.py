@@ -174,7 +174,7 @@ class ClaudeEngine:
     """Dream engine ``claude``: folds logs into pages (and lints the vault) through a Messages API tool-use loop.
 
     Construction raises :class:`ConfigInvalid` without an API key or without the ``anthropic`` package. ``protected``
-    are directories the agent may never touch (the runner passes the daily-log archive and the index directory).
+    are the tiers the agent may never touch (the runner passes :func:`.vault_tools.tier_paths`).
     """
 
     name = "claude"
@@ -216,7 +216,8 @@ class ClaudeEngine:
         Raises :class:`DreamFailed` (see the module docstring)."""
         allowed = {f.raw for f in batch.facts}
         allowed |= {line for text in batch.logs.values() for line in text.split("\n") if _FACT_LINE_RE.match(line)}
-        tools = VaultTools(batch.vault_dir, protected=self.protected, allowed_superseded=allowed)
+        tools = VaultTools(batch.vault_dir, protected=self.protected, allowed_superseded=allowed,
+                           deadline=batch.deadline)
         blocks = self._loop(system_prompt("ingest_runbook.md", batch.vault_dir), ingest_message(batch), tools,
                             batch.deadline, "ingest")
         return IngestResult(summary=clean_summary(final_text(blocks)), superseded=list(tools.accepted_superseded),
@@ -225,7 +226,7 @@ class ClaudeEngine:
     def lint(self, job: LintJob) -> LintFindings:
         """An editorial pass over ``job.vault_dir``. Returns the contradictions the agent reported on
         ``CONTRADICTION:`` lines, the pages it wrote and its summary. Raises :class:`DreamFailed`."""
-        tools = VaultTools(job.vault_dir, protected=self.protected)
+        tools = VaultTools(job.vault_dir, protected=self.protected, deadline=job.deadline)
         blocks = self._loop(system_prompt("lint_runbook.md", job.vault_dir), lint_message(job), tools,
                             job.deadline, "lint")
         closing = "\n".join(b["text"] for b in _closing_blocks(blocks))

@@ -492,6 +492,7 @@ def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFac
             return RulesEngine()
         from .claude_agent import ClaudeEngine  # noqa: PLC0415
 
-        return ClaudeEngine.from_settings(settings, max_turns=config.max_turns,
-                                          protected=(settings.paths.archive_dir, settings.paths.index_dir))
+        from .vault_tools import tier_paths  # noqa: PLC0415
+
+        return ClaudeEngine.from_settings(settings, max_turns=config.max_turns, protected=tier_paths(settings.paths))
     return make
