@@ -201,7 +201,7 @@ class Indexer:
         batch_texts = 0
         for n, source in enumerate(todo, start=1):
             try:
-                docs, st = documents(source, tombstones, self.context_window)
+                docs, st = documents(source, tombstones, self.context_window, report.warnings.append)
             except OSError as exc:
                 report.errors.append((source.key, f"cannot read: {exc}"))
                 continue

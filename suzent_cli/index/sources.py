@@ -21,6 +21,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .. import archive, memory_md, ranking, vault
 from ..chunking import chunk_paragraphs, chunk_sections
@@ -126,50 +127,49 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
     return docs
 
 
-def parse_frontmatter(text: str) -> tuple[str, dict]:
-    """``(body, frontmatter mapping)`` of a page (python-frontmatter). A page without frontmatter, or whose
-    frontmatter does not parse to a mapping, is returned whole with ``{}``."""
+def parse_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> tuple[str, dict]:
+    """``(body, frontmatter mapping)`` of a page, loaded by the one bounded loader (:mod:`suzent_cli.pagemeta`).
+    A page without frontmatter, or whose frontmatter is not a mapping, is returned whole with ``{}``. A value that
+    does not load typed (``stale_after: 2026-13-45``) is read with every scalar as a string, so one bad value
+    cannot drop the page's other keys (``status: deprecated``). Frontmatter past the loader's bounds (an alias bomb,
+    absurd size or nesting) is skipped: ``(body, {})`` and one line to ``warn``."""
     if not text.startswith("---"):
         return text, {}
-    import frontmatter  # noqa: PLC0415 - light, only for pages that have frontmatter
+    from .. import pagemeta  # noqa: PLC0415 - yaml only for pages that have frontmatter
 
-    try:
-        post = frontmatter.loads(text)
-    except Exception:  # noqa: BLE001 - e.g. an impossible date: read the keys as plain strings instead
-        return _lenient_frontmatter(text)
-    if not isinstance(post.metadata, dict):
-        return text, {}
-    return post.content, post.metadata
-
-
-def _lenient_frontmatter(text: str) -> tuple[str, dict]:
-    """A page whose frontmatter YAML does not load typed (``stale_after: 2026-13-45``): every scalar read as a
-    string (yaml BaseLoader), so one bad value cannot drop the page's other keys (``status: deprecated``).
-    Frontmatter that does not parse even so: the page as written, ``{}``."""
-    import yaml  # noqa: PLC0415
-
-    parts = text.split("\n---", 1)
-    if len(parts) != 2:
+    fm, body = pagemeta.split(text)
+    if fm is None:
         return text, {}
     try:
-        meta = yaml.load(parts[0].removeprefix("---"), Loader=yaml.BaseLoader)  # noqa: S506 - BaseLoader is safe
-    except yaml.YAMLError:
-        return text, {}
+        meta = pagemeta.load_yaml(fm)
+    except pagemeta.FrontmatterInvalid as exc:
+        if exc.bounded:
+            if warn is not None:
+                warn(f"{exc}; indexed without its frontmatter")
+            return body, {}
+        try:
+            meta = pagemeta.load_yaml(fm, typed=False)
+        except pagemeta.FrontmatterInvalid:
+            return text, {}
+        after = text.split("\n---", 1)[1]
+        body = after.split("\n", 1)[1] if "\n" in after else ""  # the body as written, as this path always gave it
+    if meta is None:
+        return body, {}
     if not isinstance(meta, dict):
         return text, {}
-    body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     return body, meta
 
 
-def split_frontmatter(text: str) -> tuple[str, str | None]:
+def split_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> tuple[str, str | None]:
     """``(body, title)`` of a page: the YAML frontmatter removed, its ``title`` if any (see
     :func:`parse_frontmatter`)."""
-    body, meta = parse_frontmatter(text)
+    body, meta = parse_frontmatter(text, warn)
     title = meta.get("title")
     return body, str(title) if title else None
 
 
-def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float) -> list[Document]:
+def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float,
+                   warn: Callable[[str], None] | None = None) -> list[Document]:
     """One document per chunk of a vault page or core file; the page title helps full-text search.
 
     YAML frontmatter is not content: it is left out of the chunks (its ``title`` joins the search text).
@@ -178,12 +178,13 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     is stamped from the page's lifecycle signals (:func:`ranking.chunk_importance`; factors in metadata
     ``importance_factors``, which recall reads for the stale decay). Core files keep paragraph chunking and the
     neutral importance; MEMORY.md (``facts``) is chunked per zone (:func:`_memory_documents`). Locators count chunks
-    in page order, tombstoned ones included.
+    in page order, tombstoned ones included. Frontmatter past the loader's bounds is left out with one line to
+    ``warn`` (naming the page).
     """
     created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
     if source.label == "facts":
         return _memory_documents(source, text, tombstones, created)
-    body, fm = parse_frontmatter(text)
+    body, fm = parse_frontmatter(text, (lambda m: warn(f"{source.key}: {m}")) if warn else None)
     title = str(fm.get("title") or "") or Path(source.filename).stem
     if source.label == "notebook":
         signals = ranking.page_signals(fm)
@@ -228,8 +229,10 @@ def _memory_documents(source: Source, text: str, tombstones: frozenset[str], cre
     return docs
 
 
-def documents(source: Source, tombstones: frozenset[str], context_window: int = 0) -> tuple[list[Document], os.stat_result]:
-    """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``.
+def documents(source: Source, tombstones: frozenset[str], context_window: int = 0,
+              warn: Callable[[str], None] | None = None) -> tuple[list[Document], os.stat_result]:
+    """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``; ``warn`` gets
+    one line per problem that skipped part of the file (a page's frontmatter past the loader's bounds).
 
     The stat is taken first so that an append racing the read makes the recorded stat stale, and the file is
     looked at again on the next pass. Raises OSError if the file cannot be read.
@@ -238,6 +241,6 @@ def documents(source: Source, tombstones: frozenset[str], context_window: int = 
     text = read_text(source.path)
     if source.label == "archive":
         return log_documents(source, text, tombstones, context_window), st
-    return page_documents(source, text, tombstones, st.st_mtime), st
+    return page_documents(source, text, tombstones, st.st_mtime, warn), st
 
 
