@@ -16,8 +16,11 @@ inside the vault; a tier folder that holds the vault itself guards the files dir
 on resolved paths, case-insensitively. Only ``.md`` files are written. Writes hold the vault's page lock and never
 land over an edit made meanwhile (:func:`~suzent_cli.files.update_file`): ``edit_file`` applies to the page as it
 is at the rename, and ``write_file`` of a page that changed since the agent read it is refused (read it again).
-``search`` runs a regular expression with a time budget (:data:`SEARCH_SECONDS`, and never past the run's
-deadline), so a pattern that backtracks catastrophically ends the call with an error instead of hanging the dream.
+``search`` runs a regular expression (the ``regex`` package) with a time budget — :data:`SEARCH_SECONDS`, and no
+more than the time left before the run's deadline — so a pattern that backtracks catastrophically ends the call
+with an error instead of hanging the dream past its ``--timeout``. The package counts that budget in CPU time of
+the match, so on a heavily loaded machine one call may take a few times longer on the clock; the next call, and
+the next model request, see the deadline and end the run.
 Tool output is capped at :data:`OUTPUT_CAP` characters.
 """
 
@@ -44,7 +47,7 @@ MAX_LIST = 500
 MAX_MATCHES = 200
 MAX_MATCH_LINE = 300
 HANDOFF_TOOL = "hand_off_superseded"
-SEARCH_SECONDS = 5.0  # time budget of one search call (all pages), and of one list_files glob match
+SEARCH_SECONDS = 3.0  # time budget of one search call (all pages), and of one list_files glob match
 
 # A line-number column as the ingest message shows logs ("  12 | - [x] …"): tolerated on hand-off.
 _NUMBER_PREFIX = re.compile(r"^\s*\d*\s*\|\s?")
