@@ -18,7 +18,10 @@ late-line record folded into it); a re-run of the same batch (after a crash) fol
 same superseded lines again. Frontmatter the engine owns:
 ``type``, ``title``, ``status: active`` (only when absent), ``updated``, ``stale_after`` (personal pages: the soonest
 expiry of their current claims), ``folded_through``; any other key a person added is kept. A page whose
-frontmatter is not valid YAML is never rewritten: its facts are skipped with a warning and not handed off.
+frontmatter does not load (invalid YAML, a list instead of a mapping, an alias bomb) is never rewritten: its facts
+are skipped with one warning and not handed off. Pages are written through :func:`.pages.write_page`: a page a
+person edited while it was being folded is folded again from what is on disk, and a page whose name differs only
+by case from an existing one (``profile.md``) is that page.
 """
 
 from __future__ import annotations
