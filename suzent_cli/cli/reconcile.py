@@ -63,8 +63,9 @@ def forget_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would disappear; change nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Make a fact disappear everywhere a person could see it again: a tombstone for its text, its vault claims
-    (and claims containing it) removed, MEMORY.md's generated lines holding it removed, its recall-log entries
+    """Make a fact disappear everywhere a person could see it again.
+
+    A tombstone for its text, its vault claims (and claims containing it) removed, MEMORY.md's generated lines holding it removed, its recall-log entries
     dropped, and a reindex of every file holding it. The daily logs keep the line (append-only, hidden from
     recall); a line in MEMORY.md's manual zone is named, never edited. Waits for a running dream (exit 3 if it
     does not finish within lock_timeout). The same words captured later stay hidden.
