@@ -1,26 +1,39 @@
-"""``suzent forget``: the user's deletion. A tombstone for the exact (normalized) text, then an explicit reindex
-of every file holding it; the markdown is never modified.
+"""``suzent forget``: the user's deletion. A forgotten text disappears everywhere a person could see it again.
 
-* ``forget TEXT`` matches rows whose whole text equals ``TEXT`` after normalisation (case and spacing aside):
-  daily-log facts, and whole vault/core chunks. ``forget --id ROW_ID`` looks the row up in the index and
-  forgets its text. Every copy of the text goes, in every file, since tombstones are keyed by text.
-* What stays: the daily logs (append-only history) and the vault pages — a page that still *mentions* the text
-  inside a longer chunk is named in a warning, because only editing that page removes it there.
-* Traces go too: recall-log snippets holding the text are dropped, and old index versions are cleaned up at once.
-* It stays gone: every later ``index`` pass, ``--full`` included, applies the tombstone. The same words captured
-  again stay hidden; different words are a new fact (see :mod:`suzent_cli.reconcile`).
-* Crash between the tombstone and the reindex: the tombstone changed the set, so the next ``index`` pass sweeps
-  every file and the rows go then; re-running ``forget`` does the same at once.
+* ``forget TEXT`` matches rows whose fact text equals ``TEXT`` (case, spacing and a trailing full stop aside):
+  daily-log facts, vault claims (their markers aside) and lines of core files. ``forget --id ROW_ID`` looks the
+  row up in the index and forgets its fact text (a vault claim row: the claim without its markers).
+* What goes (:mod:`suzent_cli.forgotten` decides what "holds" the text): every index row of it — log, vault, core
+  files — and every line of a vault or core-file row that holds it (the rest of the row stays searchable); every
+  vault claim that is the text or contains it verbatim, from ``## Claims`` and ``## Previously``; every line of
+  MEMORY.md's generated zone that holds it; every recall-log snippet that holds it; old index versions.
+* What stays: the daily logs keep the line (append-only history; hidden from recall). MEMORY.md's manual zone is
+  the person's: a line there that holds the text is named, never edited (recall hides it). Prose on a vault page
+  that mentions the text is named too (hidden from recall; only the person edits prose).
+* Order: under the dream's consolidation lock (``.state/.dream.lock``, waited for at most ``lock_timeout``; busy →
+  :class:`DreamBusy`, exit 3, nothing written) the tombstone is written, then the vault and the generated zone are
+  scrubbed and the recall log purged; then the files that held it are reindexed. A running dream therefore cannot
+  fold the text back, and the dream scrubs the vault again after every engine pass.
+* It stays gone: the dream never folds a fact or restatement holding it (log facts, late lines, confirmations);
+  promote never writes it; every later ``index`` pass (``--full`` too) and reconcile apply the tombstone.
+* **A later capture of the same words** (case, spacing and a trailing full stop aside) is hidden again: the
+  person forgot those words, and a restatement is not a reason to remember them. A later fact that *contains*
+  the text in longer words is a new fact: it is recalled from its daily log, but never folded into the vault or
+  MEMORY.md, which never hold a forgotten text.
+* Crash after the tombstone: re-running ``forget`` finishes the scrub and the reindex (each step is idempotent);
+  meanwhile every reader (index, dream, promote) already hides the text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import asdict, dataclass, field
 
 from .config import Settings
-from .errors import InputInvalid, SuzentError
-from .state import FORGET, append_tombstones, purge_recall_log, read_forgotten
+from .errors import DreamBusy, InputInvalid, SuzentError
+from .forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
+from .state import FORGET, RECALL_LOG, append_tombstones, purge_recall_log, read_forgotten
 from .textnorm import normalize
 
 
@@ -42,17 +55,28 @@ class Match:
 
 @dataclass
 class ForgetPlan:
-    """What ``forget`` would do: the tombstone ``key``, the rows that would disappear and pages still mentioning it."""
+    """What ``forget`` would do: the tombstone ``key``; ``matches``, the rows whose fact text is exactly it;
+    ``mentions``, the vault/core files with a longer line holding it (hidden from recall, text kept); ``claims``,
+    the vault claims removed (``{"page", "section", "line"}``); ``memory_generated``/``memory_manual``, the
+    ``{"line", "text"}`` of MEMORY.md lines holding it (removed / named only); ``recall_log``, the recall-log
+    entries dropped; ``problems``, pages that could not be checked."""
 
     text: str
     key: str
     matches: list[Match] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)
+    mention_files: list[str] = field(default_factory=list)
+    claims: list[dict] = field(default_factory=list)
+    memory_generated: list[dict] = field(default_factory=list)
+    memory_manual: list[dict] = field(default_factory=list)
+    recall_log: int = 0
+    problems: list[str] = field(default_factory=list)
     already_tombstoned: bool = False
 
     @property
     def files(self) -> list[str]:
-        return sorted({m.path for m in self.matches})
+        """Every file whose index rows change: exact matches and longer mentions."""
+        return sorted({m.path for m in self.matches} | set(self.mention_files))
 
 
 @dataclass
@@ -65,6 +89,8 @@ class ForgetReport:
     rows_removed: int = 0
     rows_reembedded: int = 0
     recall_log_purged: int = 0
+    claims_removed: int = 0
+    memory_md: str | None = None
     optimized: dict | None = None
     index_built: bool = True
     warnings: list[str] = field(default_factory=list)
@@ -91,8 +117,11 @@ def text_of_row(settings: Settings, row_id: str) -> str:
 
 def as_fact_text(text: str) -> str:
     """The fact text of ``text``: a log line as capture printed it (``- [category] text `tags```, with or
-    without the leading dash) is reduced to its text, so it can be pasted as is."""
+    without the leading dash) is reduced to its text, and a vault claim line or a recall row of one
+    (``- text (confirmed Nx, last D) · source: F:L``) or a stamped MEMORY.md line to the claim's text, so
+    either can be pasted as is (or forgotten by ``--id``)."""
     from .archive import parse_fact_line  # noqa: PLC0415
+    from .dream.pages import parse_claim  # noqa: PLC0415
 
     stripped = text.strip()
     for candidate in (stripped, f"- {stripped}"):
@@ -100,31 +129,56 @@ def as_fact_text(text: str) -> str:
             parsed = parse_fact_line(candidate)
             if parsed:
                 return parsed[1]
+    if "\n" not in stripped and stripped[:2] in ("- ", "* ", "+ "):
+        claim = parse_claim(stripped)
+        if claim is not None and (claim.count is not None or claim.source or claim.until or "<!--" in stripped):
+            return re.sub(r"\s*<!--.*?-->\s*", " ", claim.text).strip() or text
     return text
 
 
 def plan_forget(settings: Settings, text: str) -> ForgetPlan:
-    """Find every fact and chunk whose normalized text equals ``text``'s, by reading the markdown tiers the index
-    is derived from (so the plan is right even for an index that is behind). Raises :class:`InputInvalid` for
-    empty text and :class:`NothingToForget` when nothing matches anywhere."""
+    """Find every place the text would disappear from, by reading the markdown tiers the index is derived from
+    (so the plan is right even for an index that is behind), the vault, MEMORY.md and the recall log; see the
+    module doc. Read-only. Raises :class:`InputInvalid` for empty text and :class:`NothingToForget` when no row
+    anywhere is exactly the text."""
     from .index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
+    from .memory_md import forgotten_lines  # noqa: PLC0415
 
     text = as_fact_text(text)
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
-    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(settings.paths.state_dir))
-    for source in discover(settings.paths):
+    paths = settings.paths
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(paths.state_dir))
+    only = Forgotten([key])
+    fkey = fact_key(key)
+    for source in discover(paths):
         try:
             docs, _ = documents(source, frozenset(), 0)
-        except OSError:
+        except (OSError, UnicodeError):
             continue
-        hits = [d for d in docs if normalize(d.content) == key]
-        for d in hits:
+        exact, longer = [], False
+        for d in docs:
+            if source.label == "archive":
+                hit = only.same(d.content)
+            else:
+                lines = d.content.split("\n")
+                hit = normalize(d.content) == key or any(line_text(ln) == fkey for ln in lines)
+                longer = longer or (not hit and any(only.covers_line(ln) for ln in lines if ln.strip()))
+            if hit:
+                exact.append(d)
+        for d in exact:
             where = f"line {d.locator}" if source.label == "archive" else f"chunk {d.locator}"
             plan.matches.append(Match(source.key, str(source.path), where, d.content))
-        if not hits and source.label != "archive" and any(key in normalize(d.content) for d in docs):
+        if longer:
             plan.mentions.append(source.filename)
+            plan.mention_files.append(str(source.path))
+    claims, plan.problems = held_claims(paths.vault_dir, only)
+    plan.claims = [{"page": c.page, "section": c.section, "line": c.line} for c in claims]
+    generated, manual = forgotten_lines(settings, only)
+    plan.memory_generated = [{"line": n, "text": t} for n, t in generated]
+    plan.memory_manual = [{"line": n, "text": t} for n, t in manual]
+    plan.recall_log = _recall_log_entries(paths.state_dir, key)
     if not plan.matches and not plan.already_tombstoned:
         hint = f"; it is mentioned inside {', '.join(plan.mentions[:3])} (edit that page)" if plan.mentions else ""
         raise NothingToForget(f"nothing in the daily logs, vault or core files is exactly {text!r}{hint}; "
@@ -133,29 +187,45 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
 
 
 def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embedder=None) -> ForgetReport:
-    """Carry out ``plan``: tombstone its key (unless ``dry_run``), then reindex exactly the files that hold it.
-    Raises LockTimeout and the indexer's errors (the tombstone stays; the next index pass applies it)."""
+    """Carry out ``plan`` (module doc): under the consolidation lock, tombstone its key, scrub the vault and
+    MEMORY.md's generated zone and purge the recall log; then reindex every file whose rows change and drop old
+    index versions. ``dry_run``: only count what is indexed. Raises :class:`DreamBusy` (a dream held the lock
+    for ``lock_timeout`` seconds; nothing written), LockTimeout, OSError, and the indexer's errors (the tombstone
+    stays; the next index pass applies it)."""
     from pathlib import Path  # noqa: PLC0415
 
     from .index.api import optimize_index, reindex_files  # noqa: PLC0415
     from .index.store import table_exists  # noqa: PLC0415
+    from .memory_md import memory_path, scrub_generated  # noqa: PLC0415
 
-    report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(settings.paths.index_dir))
+    paths = settings.paths
+    report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(paths.index_dir))
     if plan.mentions:
-        report.warnings.append("still mentioned inside longer text on " + ", ".join(plan.mentions)
-                               + ": tombstones remove whole facts and chunks only; edit the page to remove it there")
+        report.warnings.append("still written inside longer text on " + ", ".join(plan.mentions)
+                               + ": hidden from recall; edit the page to remove it there")
+    if plan.memory_manual:
+        report.warnings.append("MEMORY.md below the marker is yours and was not edited: line "
+                               + ", ".join(str(m["line"]) for m in plan.memory_manual)
+                               + " holds it (hidden from recall); remove it there yourself")
+    report.warnings += plan.problems
     if report.index_built:
         report.rows_indexed = _rows_holding(settings, plan.key)
-    if any(m.source.startswith("notebook:") for m in plan.matches):
-        report.warnings.append("a vault row is a whole paragraph chunk of its page: forgetting it hides that whole "
-                               "chunk from recall; editing the page is usually what you want")
     if dry_run:
         return report
-    report.tombstone_added = bool(append_tombstones(settings.paths.state_dir, [plan.key], reason=FORGET,
-                                                     timeout=settings.lock_timeout))
-    report.recall_log_purged = purge_recall_log(settings.paths.state_dir, plan.key, timeout=settings.lock_timeout)
-    if report.index_built and plan.files:
-        result = reindex_files(settings, [Path(p) for p in plan.files], embedder=embedder)
+    with _consolidation_lock(settings):
+        report.tombstone_added = bool(append_tombstones(paths.state_dir, [plan.key], reason=FORGET,
+                                                         timeout=settings.lock_timeout))
+        forgotten = Forgotten.from_state(paths.state_dir)
+        removed, problems = scrub_vault(paths.vault_dir, forgotten)
+        report.claims_removed = len(removed)
+        report.warnings += [p for p in problems if p not in plan.problems]
+        report.memory_md = scrub_generated(settings, forgotten)
+        report.recall_log_purged = purge_recall_log(paths.state_dir, plan.key, timeout=settings.lock_timeout)
+    files = set(plan.files) | {str(paths.vault_dir / c.page) for c in removed}
+    if plan.memory_manual or report.memory_md == "written":
+        files.add(str(memory_path(settings)))
+    if report.index_built and files:
+        result = reindex_files(settings, [Path(p) for p in sorted(files)], embedder=embedder)
         report.files_reindexed, report.rows_removed = result.files_updated, result.rows_removed
         report.rows_reembedded = result.rows_added  # facts that had the forgotten one as context
         report.warnings += [f"{key}: {message}" for key, message in result.errors]
@@ -164,13 +234,68 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
     return report
 
 
+def _consolidation_lock(settings: Settings):
+    """The dream's lock (``.state/.dream.lock``), waited for at most ``lock_timeout`` seconds; raises
+    :class:`DreamBusy` when a dream or lint keeps holding it."""
+    from contextlib import contextmanager  # noqa: PLC0415
+
+    from filelock import FileLock, Timeout  # noqa: PLC0415
+
+    from .dream.runner import DREAM_LOCK  # noqa: PLC0415
+
+    @contextmanager
+    def held():
+        paths = settings.paths
+        paths.state_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(paths.state_dir / DREAM_LOCK), timeout=settings.lock_timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise DreamBusy(f"a dream or lint is consolidating (it holds {paths.state_dir / DREAM_LOCK}); nothing "
+                            "was forgotten: run forget again when it finishes") from None
+        try:
+            yield
+        finally:
+            lock.release()
+    return held()
+
+
+def _recall_log_entries(state_dir, key: str) -> int:
+    """How many ``recall_log.jsonl`` entries hold ``key`` (what :func:`purge_recall_log` would drop)."""
+    import json  # noqa: PLC0415
+
+    from .files import read_text  # noqa: PLC0415
+
+    path = state_dir / RECALL_LOG
+    if not path.is_file():
+        return 0
+    count = 0
+    for line in read_text(path).splitlines():
+        try:
+            snippet = json.loads(line).get("snippet", "")
+        except (ValueError, AttributeError):
+            continue
+        count += isinstance(snippet, str) and key in normalize(snippet)
+    return count
+
+
 def _rows_holding(settings: Settings, key: str) -> int:
-    """How many index rows hold exactly ``key`` now (0 when the index cannot be read)."""
+    """How many index rows are exactly ``key`` now — a log fact in the same words, a chunk, or a vault/core row
+    with a line whose text it is (0 when the index cannot be read)."""
     from .index.store import Store  # noqa: PLC0415
 
+    fkey = fact_key(key)
     try:
         store = Store.open_existing(settings.paths.index_dir)
-        contents = store.table.search().select(["content"]).limit(None).to_arrow().column("content").to_pylist()
-        return sum(1 for c in contents if c and normalize(c) == key)
+        table = store.table.search().select(["content", "source"]).limit(None).to_arrow()
     except Exception:  # noqa: BLE001 - the count is informational
         return 0
+    count = 0
+    for content, source in zip(table.column("content").to_pylist(), table.column("source").to_pylist()):
+        if not content:
+            continue
+        if str(source or "").startswith("archive:"):
+            count += fact_key(content) == fkey
+        else:
+            count += normalize(content) == key or any(line_text(ln) == fkey for ln in content.split("\n"))
+    return count

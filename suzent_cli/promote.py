@@ -145,14 +145,18 @@ def _recall_count(key: str, snippets: Counter) -> int:
 
 
 def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedClaim], int]:
-    """Every current claim (``## Claims``; not ``## Previously``, not ended) of every non-deprecated personal page,
-    best first, deduplicated by normalized text; and the number of personal pages found. A page whose frontmatter
+    """Every current claim (``## Claims``; not ``## Previously``, not ended, holding no forgotten text) of every
+    non-deprecated personal page, best first, deduplicated by normalized text; and the number of personal pages
+    found. A page whose frontmatter
     does not parse is skipped with a warning."""
     from .dream.pages import CLAIMS, read_page  # noqa: PLC0415
     from .ranking import chunk_importance, page_signals  # noqa: PLC0415
 
+    from .forgotten import Forgotten  # noqa: PLC0415
+
     vault = settings.paths.vault_dir
     paths = personal_pages(vault)
+    forgotten = Forgotten.from_state(settings.paths.state_dir)
     snippets = Counter(normalize(s) for s in recall_snippets(settings.paths.state_dir, RECALL_LOG_WINDOW))
     out: list[RankedClaim] = []
     for path in paths:
@@ -167,8 +171,8 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
             continue
         title = _title(page, path)
         for order, claim in enumerate(page.claims(CLAIMS)):
-            if claim.until is not None:
-                continue
+            if claim.until is not None or forgotten.covers(claim.text):
+                continue  # ended, or a text the person forgot (even if a page still holds it)
             importance, _ = chunk_importance(signals, CLAIMS, claim.render())
             out.append(RankedClaim(title, rel, order, claim.text, _recall_count(claim.key, snippets), importance,
                                    claim.count or 0, claim.last))
@@ -329,13 +333,13 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
 
 def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
     """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
-    newest first (later days, later lines), deduplicated by normalized text, forgotten facts left out, at most
+    newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
     from .archive import list_logs, parse_fact_line  # noqa: PLC0415
-    from .state import read_forgotten  # noqa: PLC0415
+    from .forgotten import Forgotten  # noqa: PLC0415
 
-    forgotten = read_forgotten(settings.paths.state_dir)
+    forgotten = Forgotten.from_state(settings.paths.state_dir)
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
     budget = LEGACY_READ_BYTES  # it runs after a capture: its cost must not grow with the history
@@ -351,7 +355,7 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
             category, content, _tags = parsed
             category = category.strip().lower()
             key = normalize(content).rstrip(" .")
-            if category not in LEGACY_CATEGORIES or not key or key in seen or normalize(content) in forgotten:
+            if category not in LEGACY_CATEGORIES or not key or key in seen or forgotten.covers(content):
                 continue
             seen.add(key)
             out.append((category, content))

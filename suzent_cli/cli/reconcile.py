@@ -63,8 +63,12 @@ def forget_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would disappear; change nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Make a fact disappear from recall for good: a tombstone for its text and a reindex of the files holding it.
-    The daily logs are never modified; later index passes (--full too) keep it out.
+    """Make a fact disappear everywhere a person could see it again.
+
+    A tombstone for its text, its vault claims (and claims containing it) removed, MEMORY.md's generated lines holding it removed, its recall-log entries
+    dropped, and a reindex of every file holding it. The daily logs keep the line (append-only, hidden from
+    recall); a line in MEMORY.md's manual zone is named, never edited. Waits for a running dream (exit 3 if it
+    does not finish within lock_timeout). The same words captured later stay hidden.
 
     Example: suzent forget "Lives in Berlin" --dry-run
     """
@@ -81,14 +85,29 @@ def forget_cmd(
         return
     for m in plan.matches:
         out.print(escape(f"  {m.source} {m.where}: {m.content}"))
-    held = f"{len(plan.matches)} fact(s) or chunk(s) in {len(plan.files)} file(s) hold this text"
+    for c in plan.claims:
+        out.print(escape(f"  vault claim {c['page']} ## {c['section']}: {c['line'].strip()}"))
+    for m in plan.memory_generated:
+        out.print(escape(f"  MEMORY.md line {m['line']} (generated zone): {m['text'].strip()}"))
+    for m in plan.memory_manual:
+        out.print(escape(f"  MEMORY.md line {m['line']} (your part, below the marker; not edited): {m['text'].strip()}"))
+    for name in plan.mentions:
+        out.print(escape(f"  {name}: a longer line holds it (hidden from recall; the text stays on the page)"))
+    if plan.recall_log:
+        out.print(escape(f"  recall log: {plan.recall_log} entr{'y' if plan.recall_log == 1 else 'ies'}"))
+    held = f"{len(plan.matches)} fact(s) or chunk(s) in {len({m.path for m in plan.matches})} file(s) hold this text"
     in_index = (f"{report.rows_indexed} of them in the search index" if report.index_built else "no index yet")
+    places = f"{len(plan.claims)} vault claim(s), {len(plan.memory_generated)} generated MEMORY.md line(s)"
     if dry_run:
-        out.print(escape(f"{held}; {in_index}; nothing changed (--dry-run)"))
+        out.print(escape(f"{held}; {in_index}; would remove {places}; nothing changed (--dry-run)"))
     else:
         state = "tombstone recorded" if report.tombstone_added else "it was already forgotten"
         out.print(escape(f"forgotten: {held}; {state}; {report.rows_indexed} index row(s) removed"
                          + ("" if report.index_built else " (no index yet)")
+                         + f"; {report.claims_removed} vault claim(s) and "
+                         f"{len(plan.memory_generated)} generated MEMORY.md line(s) removed"
                          + (f"; {report.recall_log_purged} recall-log line(s) dropped" if report.recall_log_purged else "")))
+    if any(m.source.startswith("archive:") for m in plan.matches):
+        out.print("the daily logs keep the line (append-only history); recall no longer shows it")
     for message in report.warnings:
         warn(message)

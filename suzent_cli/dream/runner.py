@@ -38,9 +38,9 @@ from ..archive import parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
 from ..files import atomic_write, read_text
-from ..state import (append_superseded, read_confirmations, read_forgotten, read_late_lines, truncate_confirmations,
+from ..forgotten import Forgotten, scrub_vault
+from ..state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
-from ..textnorm import normalize
 from ..vault import bootstrap, content_pages
 from . import ledger
 from .config import DreamConfig
@@ -331,6 +331,7 @@ class DreamRunner:
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
             result.error = _one_line(exc)
+        self._scrub(result)
         result.pages_changed = changed_pages(before, snapshot(self.vault))
 
         if outcome is not None and result.pages_changed:
@@ -379,6 +380,7 @@ class DreamRunner:
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed lint
             result.error = _one_line(exc)
         else:
+            self._scrub(result)
             ledger.append_ledger(self.vault, ledger.lint_entry(settings.today, report.counts()),
                                  timeout=settings.lock_timeout)
             result.outcome, result.lint = "linted", report.to_json()
@@ -391,6 +393,19 @@ class DreamRunner:
         state.last_lint = result.record()
         save_state(self.state_dir, state)
         return result
+
+    def _scrub(self, result: TickResult) -> None:
+        """Whatever an engine wrote, the vault holds no forgotten text (:func:`suzent_cli.forgotten.scrub_vault`,
+        the tombstones read now, under the consolidation lock a ``forget`` also takes). A page that cannot be
+        scrubbed is a warning: recall hides the text anyway and the next run tries again."""
+        try:
+            removed, problems = scrub_vault(self.vault, Forgotten.from_state(self.state_dir))
+        except OSError as exc:
+            result.warnings.append(f"could not remove forgotten claims from the vault: {exc}")
+            return
+        if removed:
+            result.warnings.append(f"removed {len(removed)} forgotten claim(s) the engine wrote")
+        result.warnings.extend(f"forgotten text may remain on {p}" for p in problems)
 
     @staticmethod
     def _clear_counters(state: DreamState, end: dt.date) -> None:
@@ -410,10 +425,11 @@ class DreamRunner:
         return done
 
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
-        """Read the batch's logs and the late lines of consolidated days; drop forgotten facts (they must not come
-        back through the vault). Facts retired as superseded stay: a restatement of a folded claim still confirms
-        it. The late-line records are read before any log, so every line a seen record names is in the log read."""
-        tombstones = read_forgotten(self.state_dir)
+        """Read the batch's logs and the late lines of consolidated days; drop every fact and restatement holding a
+        forgotten text (:meth:`Forgotten.covers`: they must not come back through the vault). Facts retired as
+        superseded stay: a restatement of a folded claim still confirms it. The late-line records are read before
+        any log, so every line a seen record names is in the log read."""
+        forgotten = Forgotten.from_state(self.state_dir)
         confirmations = read_confirmations(self.state_dir)
         self._shown = len(confirmations)
         records = read_late_lines(self.state_dir)
@@ -437,7 +453,7 @@ class DreamRunner:
             for f in parse_log(text, day):
                 if f.line < first:
                     continue
-                if normalize(f.content) in tombstones:
+                if forgotten.covers(f.content):
                     dropped.add(f.line)
                     continue
                 ts = max((t for line, t in stamps.get(day, []) if line <= f.line), default="") if day in late else None
@@ -447,10 +463,15 @@ class DreamRunner:
         return IngestBatch(vault_dir=self.vault, run_date=self.settings.today, start=start, end=end,
                            days=days, logs=logs, facts=tuple(facts),
                            deadline=time.monotonic() + self.config.timeout_seconds,
-                           confirmations=tuple(c for c in confirmations if c is not None and
-                                               normalize(str(c.get("content", ""))) not in tombstones),
+                           confirmations=tuple(c for c in confirmations if c is not None
+                                               and not _restates_forgotten(c, forgotten)),
                            revisit=revisit_queue(self.vault, self.settings.today),
                            archive_dir=self.settings.paths.archive_dir, late=late)
+
+
+def _restates_forgotten(record: dict, forgotten: Forgotten) -> bool:
+    """A confirmations record whose restated text or matched claim holds a forgotten text (never folded)."""
+    return forgotten.covers(str(record.get("content") or "")) or forgotten.covers_line(str(record.get("matched") or ""))
 
 
 def _late_note(late: dict[dt.date, int]) -> str:

@@ -35,6 +35,7 @@ from typing import Callable, Mapping
 from ..config import Settings
 from ..errors import EmbeddingFailed, SuzentError
 from ..files import atomic_write, locked
+from ..forgotten import Forgotten
 from ..state import read_tombstones
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
@@ -75,8 +76,12 @@ class IndexReport:
         return d
 
 
+# Bumped when the filter's rules change (2: a forgotten text hides the lines holding it), so one sweep applies them.
+FILTER_VERSION = "filter-2"
+
+
 def _tombstone_fingerprint(tombstones: frozenset[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(tombstones)).encode()).hexdigest()
+    return hashlib.sha256("\n".join([FILTER_VERSION, *sorted(tombstones)]).encode()).hexdigest()
 
 
 class Indexer:
@@ -197,11 +202,12 @@ class Indexer:
     def _process(self, store: Store, todo: list[Source], existing: dict | None, removed: list[str], files: dict,
                  report: IndexReport, progress: Progress | None) -> None:
         tombstones = read_tombstones(self.paths.state_dir)
+        forgotten = Forgotten.from_state(self.paths.state_dir)
         batch: list[tuple[Source, object, list[Document], set[str]]] = []
         batch_texts = 0
         for n, source in enumerate(todo, start=1):
             try:
-                docs, st = documents(source, tombstones, self.context_window, report.warnings.append)
+                docs, st = documents(source, tombstones, self.context_window, forgotten, report.warnings.append)
             except OSError as exc:
                 report.errors.append((source.key, f"cannot read: {exc}"))
                 continue

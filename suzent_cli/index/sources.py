@@ -6,7 +6,12 @@ an index state survives a moved or synced home.
 
 A daily log yields one document per fact line; a core file one per paragraph chunk; a vault page one per
 paragraph chunk of each ``##`` section, its importance stamped from the page's lifecycle signals
-(:mod:`suzent_cli.ranking`). A document whose normalized content is tombstoned is never produced. Row ids are
+(:mod:`suzent_cli.ranking`). A document whose normalized content is tombstoned is never produced.
+
+The one tombstone filter is here: a log fact that is tombstoned (any reason) or forgotten in the same words
+(:meth:`suzent_cli.forgotten.Forgotten.same`) yields no document; a vault or core-file chunk loses every line that
+holds a forgotten text (:meth:`~suzent_cli.forgotten.Forgotten.scrub_chunk`: a claim by its text, markers aside)
+and yields nothing when no line is left, so a person's other lines in the same chunk stay searchable. Row ids are
 derived from everything that determines a row (source, locator, texts, metadata, importance), so an unchanged line
 keeps its id and re-indexing is a diff: only new ids are embedded, only vanished ids are deleted. An edited
 frontmatter (``status``, ``verified``, ``stale_after``) changes its page's rows' ids, so it takes effect on the
@@ -27,11 +32,13 @@ from .. import archive, memory_md, ranking, vault
 from ..chunking import chunk_paragraphs, chunk_sections
 from ..config import Paths
 from ..files import read_text
+from ..forgotten import Forgotten
 from ..textnorm import normalize
 
 CORE_FILES = (("persona", "persona.md"), ("user", "user.md"), ("facts", "MEMORY.md"))
 _ID_NAMESPACE = uuid.UUID("6f1f2a8e-3c1b-4d5e-9a7b-5d0c3e2f1a90")
 RAW_IMPORTANCE = 0.5
+_NOTHING_FORGOTTEN = Forgotten(())
 
 
 @dataclass(frozen=True)
@@ -110,12 +117,14 @@ def _fact_created_at(day: dt.date, time: str | None) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.timezone.utc)
 
 
-def log_documents(source: Source, text: str, tombstones: frozenset[str], context_window: int = 0) -> list[Document]:
+def log_documents(source: Source, text: str, tombstones: frozenset[str], context_window: int = 0,
+                  forgotten: Forgotten = _NOTHING_FORGOTTEN) -> list[Document]:
     """One document per fact line of a daily log. With ``context_window`` N > 0, the N preceding facts of the same
     log are added to the search and embedding texts (never to ``content``): neighbouring-turn context."""
     day = archive.log_day(source.path)
     # Tombstoned facts go first, so their text cannot survive as another fact's context either.
-    facts = [f for f in archive.parse_log(text, day) if normalize(f.content) not in tombstones]
+    facts = [f for f in archive.parse_log(text, day)
+             if normalize(f.content) not in tombstones and not forgotten.same(f.content)]
     docs: list[Document] = []
     for i, fact in enumerate(facts):
         context = [f.content for f in facts[max(0, i - context_window):i]] if context_window else []
@@ -169,6 +178,7 @@ def split_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> t
 
 
 def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float,
+                   forgotten: Forgotten = _NOTHING_FORGOTTEN,
                    warn: Callable[[str], None] | None = None) -> list[Document]:
     """One document per chunk of a vault page or core file; the page title helps full-text search.
 
@@ -178,12 +188,12 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     is stamped from the page's lifecycle signals (:func:`ranking.chunk_importance`; factors in metadata
     ``importance_factors``, which recall reads for the stale decay). Core files keep paragraph chunking and the
     neutral importance; MEMORY.md (``facts``) is chunked per zone (:func:`_memory_documents`). Locators count chunks
-    in page order, tombstoned ones included. Frontmatter past the loader's bounds is left out with one line to
-    ``warn`` (naming the page).
+    in page order, tombstoned ones included. A line holding a forgotten text is left out of its chunk (module doc).
+    Frontmatter past the loader's bounds is left out with one line to ``warn`` (naming the page).
     """
     created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
     if source.label == "facts":
-        return _memory_documents(source, text, tombstones, created)
+        return _memory_documents(source, text, tombstones, created, forgotten)
     body, fm = parse_frontmatter(text, (lambda m: warn(f"{source.key}: {m}")) if warn else None)
     title = str(fm.get("title") or "") or Path(source.filename).stem
     if source.label == "notebook":
@@ -194,7 +204,7 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
         pieces = [(None, c) for c in chunk_paragraphs(body)]
     docs: list[Document] = []
     for i, (section, chunk) in enumerate(pieces):
-        if normalize(chunk) in tombstones:
+        if normalize(chunk) in tombstones or not (chunk := forgotten.scrub_chunk(chunk)):
             continue
         importance = RAW_IMPORTANCE
         if signals is not None:
@@ -210,7 +220,8 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     return docs
 
 
-def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime) -> list[Document]:
+def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime,
+                      forgotten: Forgotten = _NOTHING_FORGOTTEN) -> list[Document]:
     """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`memory_md.memory_chunks`: a chunk
     never spans the ``<!-- /memory:generated -->`` marker; an unmarked file is all manual), metadata ``zone``. The
     generated zone is not indexed: it only restates daily-log facts and vault claims that are rows already. A
@@ -220,6 +231,8 @@ def _memory_documents(source: Source, text: str, tombstones: frozenset[str], cre
     for i, (zone, chunk) in enumerate(memory_md.memory_chunks(text)):
         if zone == "generated" or normalize(chunk) in tombstones:
             continue  # the generated zone is a summary of the logs and the vault, which are indexed themselves
+        if not (chunk := forgotten.scrub_chunk(chunk)):
+            continue  # a person's line stays in their file; only what is indexed loses it
         importance, factors = ranking.memory_chunk_importance(zone, chunk)
         meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
                 "category": "core_file", "tags": ["core_memory", source.label, source.filename], "zone": zone}
@@ -230,9 +243,12 @@ def _memory_documents(source: Source, text: str, tombstones: frozenset[str], cre
 
 
 def documents(source: Source, tombstones: frozenset[str], context_window: int = 0,
+              forgotten: Forgotten = _NOTHING_FORGOTTEN,
               warn: Callable[[str], None] | None = None) -> tuple[list[Document], os.stat_result]:
-    """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``; ``warn`` gets
-    one line per problem that skipped part of the file (a page's frontmatter past the loader's bounds).
+    """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``.
+    ``tombstones``: every tombstoned text (:func:`~suzent_cli.state.read_tombstones`); ``forgotten``: the texts a
+    person forgot (:meth:`Forgotten.from_state`), applied as the module doc says. ``warn`` gets one line per problem
+    that skipped part of the file (a page's frontmatter past the loader's bounds).
 
     The stat is taken first so that an append racing the read makes the recorded stat stale, and the file is
     looked at again on the next pass. Raises OSError if the file cannot be read.
@@ -240,7 +256,7 @@ def documents(source: Source, tombstones: frozenset[str], context_window: int = 
     st = source.path.stat()
     text = read_text(source.path)
     if source.label == "archive":
-        return log_documents(source, text, tombstones, context_window), st
-    return page_documents(source, text, tombstones, st.st_mtime, warn), st
+        return log_documents(source, text, tombstones, context_window, forgotten), st
+    return page_documents(source, text, tombstones, st.st_mtime, forgotten, warn), st
 
 

@@ -1,0 +1,194 @@
+"""What ``suzent forget`` removed, as one matcher every tier asks, and the one vault scrub.
+
+The record is the tombstone file (:func:`suzent_cli.state.read_forgotten`: the texts a person forgot, reason
+``forget``). This module is the one place that decides whether a text is forgotten:
+
+* **the same words** (:meth:`Forgotten.same`): a daily-log fact or a restatement whose text, normalized
+  (:func:`fact_key`: case, spacing and a trailing full stop aside), is a forgotten text. Such a log row is never
+  indexed (the indexer's tombstone filter) — a later capture of the same words stays hidden.
+* **held** (:meth:`Forgotten.covers`): a claim or a line whose text equals a forgotten text or contains it
+  verbatim (whole words; texts shorter than :data:`MIN_CONTAIN` characters only by equality). Claim markers
+  (``(confirmed Nx, last D)``, ``(until D)``, ``· source: …``), list bullets, headings and ``<!-- … -->`` stamps
+  are not part of a line's text (:func:`line_text`). The vault and MEMORY.md's generated zone never hold such a
+  text; the dream never folds one in; recall drops such a line from a vault or core-file row.
+
+:func:`scrub_vault` removes held claim bullets (and the notes nested under them) from ``## Claims`` and
+``## Previously`` of every content page, through the page writer. It is called by ``forget`` and by the dream
+runner after every engine pass, under the consolidation lock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .textnorm import normalize
+
+MIN_CONTAIN = 6  # a forgotten text shorter than this hides only lines that are exactly it ("tea" hides no "steam")
+_LEAD = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|#{1,6}\s+)?")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SECTIONS = ("Claims", "Previously")
+
+
+def fact_key(text: str) -> str:
+    """The comparison key of a fact text: :func:`normalize` (lowercase, single spaces) without trailing
+    ``.``/``!``/spaces, so "Has a cat." and "has a  cat" are the same words."""
+    return normalize(text).rstrip(" .!")
+
+
+def line_text(line: str) -> str:
+    """The key (:func:`fact_key`) of the statement on one markdown line: a claim bullet without its markers, any
+    other line without its bullet, quote, heading marks and HTML comments (a ``verified:`` stamp)."""
+    from .dream.pages import parse_claim  # noqa: PLC0415 - pages has no heavy imports at module level
+
+    stripped = _COMMENT.sub(" ", line).strip()
+    claim = parse_claim(stripped)
+    return fact_key(claim.text if claim else _LEAD.sub("", stripped))
+
+
+class Forgotten:
+    """A set of forgotten texts and the matching rules of the module doc. Falsy when empty (nothing to check)."""
+
+    def __init__(self, texts: Iterable[str]):
+        self.keys = frozenset(k for k in (fact_key(t) for t in texts) if k)
+        long = sorted((k for k in self.keys if len(k) >= MIN_CONTAIN), key=len, reverse=True)
+        self._within = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, long)) + r")(?!\w)") if long else None
+
+    @classmethod
+    def from_state(cls, state_dir: Path) -> "Forgotten":
+        """The texts forgotten so far, from ``<state_dir>/tombstones.jsonl`` (reason ``forget``)."""
+        from .state import read_forgotten  # noqa: PLC0415
+
+        return cls(read_forgotten(state_dir))
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def same(self, text: str) -> bool:
+        """Whether fact ``text`` is a forgotten text in the same words (a log row or restatement to hide)."""
+        return bool(self.keys) and fact_key(text) in self.keys
+
+    def covers(self, text: str) -> bool:
+        """Whether claim/fact ``text`` equals a forgotten text or contains one verbatim (module doc)."""
+        if not self.keys:
+            return False
+        key = fact_key(text)
+        return key in self.keys or bool(self._within and self._within.search(key))
+
+    def covers_line(self, line: str) -> bool:
+        """:meth:`covers` for one markdown line (:func:`line_text`)."""
+        return bool(self.keys) and self.covers(line_text(line))
+
+    def scrub_chunk(self, chunk: str) -> str:
+        """``chunk`` without the lines it holds a forgotten text on (``""`` when none is left but blank lines)."""
+        if not self.keys:
+            return chunk
+        kept = [line for line in chunk.split("\n") if not (line.strip() and self.covers_line(line))]
+        return "\n".join(kept).strip("\n") if any(line.strip() for line in kept) else ""
+
+
+@dataclass
+class ScrubbedClaim:
+    """One claim bullet :func:`scrub_vault` removes (or would): the page (vault-relative), section and line."""
+
+    page: str
+    section: str
+    line: str
+
+
+def held_claims(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
+    """The claim bullets of ``## Claims``/``## Previously`` that hold a forgotten text, on every content page,
+    and the pages that could not be read (their names, with the reason). Read-only."""
+    found: list[ScrubbedClaim] = []
+    problems: list[str] = []
+    for path, page, error in _pages(vault_dir, forgotten):
+        if error:
+            problems.append(error)
+            continue
+        rel = path.relative_to(vault_dir).as_posix()
+        for section in _SECTIONS:
+            found += [ScrubbedClaim(rel, section, line) for line in _held(page.section(section) or [], forgotten)[1]]
+    return found, problems
+
+
+def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
+    """Remove every claim bullet holding a forgotten text (and the lines nested under it) from ``## Claims`` and
+    ``## Previously`` of every content page, each page rewritten atomically through
+    :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes). Returns ``(claims removed, problems)``:
+    a page that cannot be read or parsed (not valid YAML frontmatter) is never rewritten and is named in
+    ``problems``. The caller holds the consolidation lock (``.state/.dream.lock``). Raises OSError when a page
+    cannot be written (pages already scrubbed stay scrubbed; a re-run finishes the rest)."""
+    from .dream.pages import write_page  # noqa: PLC0415
+
+    removed: list[ScrubbedClaim] = []
+    problems: list[str] = []
+    for path, page, error in _pages(vault_dir, forgotten):
+        if error:
+            problems.append(error)
+            continue
+        rel = path.relative_to(vault_dir).as_posix()
+        dropped: list[ScrubbedClaim] = []
+        for section in _SECTIONS:
+            lines = page.section(section)
+            if lines is None:
+                continue
+            kept, gone = _held(lines, forgotten)
+            if gone:
+                page.set_section(section, kept)
+                dropped += [ScrubbedClaim(rel, section, line) for line in gone]
+        if dropped:
+            write_page(path, page)
+            removed += dropped
+    return removed, problems
+
+
+def _pages(vault_dir: Path, forgotten: Forgotten):
+    """``(path, page, None)`` for each content page whose raw text may hold a forgotten text (a cheap
+    pre-filter), ``(path, None, problem)`` for one that cannot be read or parsed."""
+    from .dream.pages import read_page  # noqa: PLC0415
+    from .errors import SuzentError  # noqa: PLC0415
+    from .files import read_text  # noqa: PLC0415
+    from .vault import content_pages  # noqa: PLC0415
+
+    if not forgotten or not vault_dir.is_dir():
+        return
+    for path in content_pages(vault_dir):
+        rel = path.relative_to(vault_dir).as_posix()
+        try:
+            text = normalize(read_text(path))
+        except (OSError, UnicodeError) as exc:
+            yield path, None, f"{rel}: cannot be read ({exc})"
+            continue
+        if not any(k in text for k in forgotten.keys):
+            continue
+        try:
+            yield path, read_page(path), None
+        except (SuzentError, OSError, UnicodeError) as exc:
+            yield path, None, f"{rel}: {' '.join(str(exc).split())[:160]} (not rewritten)"
+
+
+def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[str]]:
+    """``(lines kept, claim bullets dropped)``: a top-level claim bullet holding a forgotten text goes with the
+    indented lines under it; every other line stays."""
+    from .dream.pages import parse_claim  # noqa: PLC0415
+
+    kept: list[str] = []
+    gone: list[str] = []
+    skipping = False
+    for line in lines:
+        if skipping and line[:1] in (" ", "\t") and line.strip():
+            continue  # a note nested under a removed claim
+        skipping = False
+        claim = parse_claim(line)
+        if claim is not None and forgotten.covers(claim.text):
+            gone.append(line)
+            skipping = True
+            continue
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    return kept, gone
