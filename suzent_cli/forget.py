@@ -113,7 +113,7 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
-    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(settings.paths.state_dir))
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(settings.paths.state_dir, torn_ok=True))
     for source in discover(settings.paths):
         try:
             docs, _ = documents(source, frozenset(), 0)
