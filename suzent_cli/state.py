@@ -180,10 +180,11 @@ def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad:
     print(f"warning: {what}; {moved}", file=sys.stderr)
 
 
-def read_tombstones(state_dir: Path) -> frozenset[str]:
+def read_tombstones(state_dir: Path, *, torn_ok: bool = False) -> frozenset[str]:
     """The set of normalized tombstoned texts, whatever the reason (missing file → empty; bad lines quarantined).
-    The indexer keeps every one of them out of the index. Raises :class:`TombstonesUnreadable` (module doc)."""
-    return frozenset(k for k, _ in _tombstone_records(state_dir))
+    The indexer keeps every one of them out of the index. Raises :class:`TombstonesUnreadable` (module doc);
+    ``torn_ok``: see :func:`read_forgotten`."""
+    return frozenset(k for k, _ in _tombstone_records(state_dir, torn_ok=torn_ok))
 
 
 def read_forgotten(state_dir: Path, *, torn_ok: bool = False) -> frozenset[str]:

@@ -204,3 +204,45 @@ def test_index_refuses_in_one_line_with_exit_1_on_a_damaged_tombstone_file(forgo
     assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert str(path) in proc.stderr and "NUL" in proc.stderr
     assert contents(s) == ["Lives in Berlin"]
+
+
+# --- forget TEXT that matches nothing exactly -----------------------------------------------------------------
+def test_forget_without_an_exact_match_lists_the_closest_rows_with_their_index_ids(forgotten):
+    from suzent_cli.forget import NoExactMatch, plan_forget
+
+    s = forgotten
+    log(s, "2026-06-02", "[personal] Lives in Berlin", "[personal] Works as a nurse in Porto")
+    (s.paths.vault_dir / "3_Personal").mkdir(parents=True, exist_ok=True)
+    (s.paths.vault_dir / "3_Personal" / "Home.md").write_text("# Home\n\n## Claims\n\nLives in Berlin since 2020.\n")
+    run_index(s, embedder=CountingEmbedder())
+    with pytest.raises(NoExactMatch) as err:
+        plan_forget(s, "lives in berln")
+    exc = err.value
+    assert exc.exit_code == 1 and "nothing recorded" in str(exc) and "--id" in str(exc)
+    best = exc.closest[0]
+    assert (best.content, best.source, best.where, best.copies) == ("Lives in Berlin", "archive:2026-06-01.md",
+                                                                    "line 5", 2)
+    assert [c.score for c in exc.closest] == sorted((c.score for c in exc.closest), reverse=True)
+    assert len(exc.closest) <= 5 and all(c.score >= 60 for c in exc.closest)
+    assert all(SECRET not in c.content for c in exc.closest)  # a forgotten row is no candidate
+    ids = {r["id"]: r["content"] for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist()}
+    assert all(ids.get(c.id) == c.content for c in exc.closest)  # pickable with --id
+    assert exc.to_json()["closest"][0]["id"] == best.id
+
+    with pytest.raises(NoExactMatch) as err:
+        plan_forget(s, "xyzzy quux")
+    assert err.value.closest == [] and "exactly or nearly" in str(err.value)
+
+
+def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
+    s = forgotten
+    proc = run_cli(s.paths.home, "forget", "Lives in Berln", env_extra=EMB)
+    assert proc.returncode == 1, proc.stderr
+    assert "archive:2026-06-01.md line 5" in proc.stdout and "Lives in Berlin" in proc.stdout and " id " in proc.stdout
+    assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "closest row" in proc.stderr
+    proc = run_cli(s.paths.home, "forget", "Lives in Berln", "--json", env_extra=EMB)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1 and data["matched"] is False and data["closest"][0]["content"] == "Lives in Berlin"
+    assert set(data["closest"][0]) >= {"content", "id", "source", "path", "where", "score"}
+    proc = run_cli(s.paths.home, "forget", "xyzzy quux", env_extra=EMB)
+    assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (1, "", 1) and "nearly" in proc.stderr
