@@ -19,7 +19,9 @@
   - A whole line that is not a usable record (not JSON, not an object, no non-empty ``content`` string) names no
     text, so it cannot hide one: it is quarantined (moved to ``tombstones.jsonl.bad`` under the state lock) with
     one warning on stderr, and the rest is read. A record whose ``reason`` is not ``forget``/``superseded``
-    counts as ``forget`` (the stricter) and is rewritten so, its original line quarantined the same way.
+    counts as ``forget`` (the stricter), and a record followed by stray text counts too: either is rewritten
+    as a clean record, its original line kept in ``tombstones.jsonl.bad``, with the same one warning.
+    A leading UTF-8 BOM is ignored.
 * ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
   log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
 * ``confirmations.jsonl`` — one JSON object per restatement the write-path classifier recognised instead of
@@ -57,6 +59,7 @@ QUARANTINE_TIMEOUT = 2.0  # seconds a reader waits for the state lock to move ba
 
 
 FORGET, SUPERSEDED_REASON = "forget", "superseded"
+_JSON = json.JSONDecoder()
 
 
 class TombstonesUnreadable(SuzentError):
@@ -96,7 +99,7 @@ def _tombstone_text(state_dir: Path) -> str | None:
                       "whole records may be lost)", "restore it from a backup, or delete the NUL bytes and check "
                       "that every forget is still listed")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a BOM from an editor is no damage
     except UnicodeDecodeError as exc:
         raise _refuse(f"{path} holds bytes that are not UTF-8 at byte {exc.start} (damaged by a crash or a disk "
                       "error)", "restore it from a backup, or repair that line") from None
@@ -104,19 +107,21 @@ def _tombstone_text(state_dir: Path) -> str | None:
 
 def _tombstone_record(line: str) -> tuple[str, str, bool] | None:
     """``(normalized text, reason, canonical)`` of one tombstone line, or None when it names no text. A reason
-    other than ``forget``/``superseded`` counts as ``forget`` (``canonical`` False: the line is rewritten)."""
+    other than ``forget``/``superseded`` counts as ``forget``, and a record followed by stray text still counts
+    (``canonical`` False for both: the line is rewritten, its original quarantined)."""
     try:
-        record = json.loads(line)
+        record, end = _JSON.raw_decode(line.strip())
     except ValueError:
         return None
     content = record.get("content") if isinstance(record, dict) else None
     key = normalize(content) if isinstance(content, str) else ""
     if not key:
         return None
+    whole = end == len(line.strip())
     reason = record.get("reason")
     if reason in (FORGET, SUPERSEDED_REASON):
-        return key, reason, True
-    return key, FORGET, reason is None or reason == ""  # no reason: the original app's delete route
+        return key, reason, whole
+    return key, FORGET, whole and reason in (None, "")  # no reason: the original app's delete route
 
 
 def _tombstone_records(state_dir: Path, *, held: bool = False, heal_torn: bool = False,
@@ -131,7 +136,7 @@ def _tombstone_records(state_dir: Path, *, held: bool = False, heal_torn: bool =
         return []
     lines = text.split("\n")
     tail = lines.pop()  # "" when the file ends in a newline
-    out, bad, rewrite = [], [], False
+    out, bad, rewritten = [], [], []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -140,44 +145,51 @@ def _tombstone_records(state_dir: Path, *, held: bool = False, heal_torn: bool =
             bad.append((n, line))
         else:
             out.append(record[:2])
-            rewrite |= not record[2]
+            if not record[2]:
+                rewritten.append((n, line))
     if tail.strip():
         record = _tombstone_record(tail)
         if record is not None:  # a whole record without its newline (a hand edit): fine
             out.append(record[:2])
-            rewrite |= not record[2]
+            if not record[2]:
+                rewritten.append((len(lines) + 1, tail))
         elif heal_torn:
             bad.append((len(lines) + 1, tail))
         elif not torn_ok:
             raise _refuse(f"{state_dir / TOMBSTONES}: its last line is incomplete (a forget or reconcile was "
                           "interrupted while recording it)", "run that `suzent forget` again: it moves the partial "
                           f"line to {TOMBSTONES_BAD}")
-    if bad or rewrite:
-        _quarantine(state_dir, text, out, bad, held=held)
+    if bad or rewritten:
+        _quarantine(state_dir, text, out, bad, rewritten, held=held)
     return out
 
 
-def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad: list[tuple[int, str]], *,
-                held: bool) -> None:
-    """Move ``bad`` lines (``(line number, text)``) of the tombstone file to ``tombstones.jsonl.bad`` and rewrite the
-    file as ``records``, under the state lock, if the file still holds ``text``; one warning on stderr either way.
-    Never raises: a file that cannot be rewritten now is left as it is (and warned about again next time)."""
+def _lines(lines: list[tuple[int, str]]) -> str:
+    return "; ".join(f"line {n}: {line[:60]!r}" for n, line in lines[:3]) + (
+        f"; {len(lines) - 3} more" if len(lines) > 3 else "")
+
+
+def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad: list[tuple[int, str]],
+                rewritten: list[tuple[int, str]], *, held: bool) -> None:
+    """Copy the ``bad`` and ``rewritten`` lines (``(line number, text)``) of the tombstone file to
+    ``tombstones.jsonl.bad``, then rewrite the file as ``records`` (atomic), under the state lock, if the file
+    still holds ``text``; one warning on stderr either way. Never raises: a file that cannot be rewritten now is
+    left as it is (its bad lines are ignored, and warned about again on the next read)."""
     path = state_dir / TOMBSTONES
-    where = "; ".join(f"line {n}: {line[:60]!r}" for n, line in bad[:3]) + (f"; {len(bad) - 3} more" if len(bad) > 3 else "")
-    what = (f"{len(bad)} line(s) of {path} are not tombstone records ({where})" if bad
-            else f"{path} has records with an unknown reason (counted as forget)")
+    what = "; ".join(part for part in (
+        bad and f"{len(bad)} line(s) of {path} are not tombstone records ({_lines(bad)})",
+        rewritten and f"{len(rewritten)} line(s) of {path} are kept as forget records ({_lines(rewritten)})") if part)
     try:
         with contextlib.nullcontext() if held else locked(state_dir / STATE_LOCK, QUARANTINE_TIMEOUT):
             if _tombstone_text(state_dir) != text:
                 return  # changed meanwhile: the next read looks again
-            if bad:
-                append_held(state_dir / TOMBSTONES_BAD, "".join(line.rstrip("\r") + "\n" for _, line in bad))
+            append_held(state_dir / TOMBSTONES_BAD, "".join(line.rstrip("\r") + "\n" for _, line in bad + rewritten))
             atomic_write(path, "".join(json.dumps({"content": k, "reason": r}, ensure_ascii=False) + "\n"
                                        for k, r in records))
-        moved = f"moved to {state_dir / TOMBSTONES_BAD}" if bad else "rewritten"
+        done = f"the original lines are in {state_dir / TOMBSTONES_BAD}"
     except (SuzentError, OSError) as exc:
-        moved = f"ignored for now (could not move them aside: {exc})"
-    print(f"warning: {what}; {moved}", file=sys.stderr)
+        done = f"left in place for now (could not rewrite the file: {exc})"
+    print(f"warning: {what}; {done}", file=sys.stderr)
 
 
 def read_tombstones(state_dir: Path, *, torn_ok: bool = False) -> frozenset[str]:

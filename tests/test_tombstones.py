@@ -151,16 +151,18 @@ def test_bad_whole_lines_are_quarantined_with_one_warning_and_the_rest_is_read(f
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
     good = path.read_text()
-    path.write_text('not json\n[1, 2]\n{"content": 5, "reason": "forget"}\n\n' + good
-                    + '{"content": "Wants to learn Rust", "reason": 7}\n')
-    assert read_tombstones(s.paths.state_dir) == {"likes tea", "has a secret diary", "wants to learn rust"}
+    odd = ['{"content": "Wants to learn Rust", "reason": 7}', '{"content": "Owns a cat", "reason": "forget"} }x']
+    path.write_text('\ufeffnot json\n[1, 2]\n{"content": 5, "reason": "forget"}\n\n' + good + "\n".join(odd))
+    expected = {"likes tea", "has a secret diary", "wants to learn rust", "owns a cat"}
+    assert read_tombstones(s.paths.state_dir) == expected
     warning = capsys.readouterr().err
-    assert warning.count("warning:") == 1 and "3 line(s)" in warning and "tombstones.jsonl.bad" in warning
+    assert warning.count("warning:") == 1 and warning.count("\n") == 1 and "tombstones.jsonl.bad" in warning
+    assert "3 line(s)" in warning and "2 line(s)" in warning
     assert (s.paths.state_dir / "tombstones.jsonl.bad").read_text() == (
-        'not json\n[1, 2]\n{"content": 5, "reason": "forget"}\n')
+        'not json\n[1, 2]\n{"content": 5, "reason": "forget"}\n' + "\n".join(odd) + "\n")
     # a reason of the wrong type counts as forget (the stricter): hidden from the vault as well as the index
-    assert "wants to learn rust" in read_forgotten(s.paths.state_dir)
-    assert read_tombstones(s.paths.state_dir) == {"likes tea", "has a secret diary", "wants to learn rust"}
+    assert {"wants to learn rust", "owns a cat"} <= read_forgotten(s.paths.state_dir)
+    assert read_tombstones(s.paths.state_dir) == expected
     assert capsys.readouterr().err == ""  # one warning, not one per read
     Indexer(s, CountingEmbedder()).run(full=True)
     assert contents(s) == ["Lives in Berlin"]
@@ -246,3 +248,15 @@ def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
     assert set(data["closest"][0]) >= {"content", "id", "source", "path", "where", "score"}
     proc = run_cli(s.paths.home, "forget", "xyzzy quux", env_extra=EMB)
     assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (1, "", 1) and "nearly" in proc.stderr
+
+
+def test_status_shows_an_unreadable_tombstone_file_instead_of_failing(forgotten):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.status import status
+
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(path.read_bytes() + b"\0")
+    data = status(s, DreamConfig(), with_index=False)
+    assert data["queues"]["tombstones"] is None
+    assert any("NUL" in w and "refusing to go on" in w for w in data["warnings"])
