@@ -145,7 +145,8 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
-    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(settings.paths.state_dir, torn_ok=True))
+    forgotten = read_forgotten(settings.paths.state_dir, torn_ok=True)  # a torn line: this forget repairs it
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in forgotten)
     for source in discover(settings.paths):
         try:
             docs, _ = documents(source, frozenset(), 0)
