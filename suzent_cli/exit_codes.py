@@ -22,7 +22,8 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (OK, "OK", "success, including \"nothing to capture\" and a dream/lint run that ingested, skipped a wedged batch "
                "or linted"),
     (FAILED, "FAILED", "an operation failed (e.g. an index error, a dry-run clone that could not be built, "
-                       "retire-legacy --apply refused); nothing already stored was lost"),
+                       "retire-legacy --apply refused, forget TEXT matched no whole fact: the closest rows are "
+                       "listed); nothing already stored was lost"),
     (BAD_INPUT, "BAD_INPUT", "bad input or configuration: one line `Error: …` on stderr, never a traceback "
                              "(SUZENT_DEBUG=1 shows it)"),
     (BUSY, "BUSY", "a lock could not be taken in time, or another dream holds the consolidation lock; "

@@ -26,10 +26,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
 
+from . import exit_codes
 from .config import Settings
 from .errors import DreamBusy, InputInvalid, SuzentError
 from .forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
@@ -40,7 +42,37 @@ from .textnorm import normalize
 class NothingToForget(SuzentError):
     """No row of any tier matches the text or id (bad input: exit 2)."""
 
-    exit_code = 2
+    exit_code = exit_codes.BAD_INPUT
+
+
+@dataclass
+class Candidate:
+    """A row close to a text ``forget`` did not find exactly: ``score`` 0..100 (rapidfuzz token-set ratio of the
+    normalized texts), ``id`` the index row id it has (or will have once indexed), ``source`` ``label:filename``,
+    ``where`` ``line N`` (a log fact) or ``chunk N``, ``copies`` how many rows hold this same text."""
+
+    content: str
+    id: str
+    source: str
+    path: str
+    where: str
+    score: int
+    copies: int = 1
+
+
+class NoExactMatch(NothingToForget):
+    """``forget TEXT`` matched no whole fact or chunk; nothing was recorded (exit 1). ``closest`` lists the nearest
+    rows, best first (empty when nothing is close), for the person to pick one by ``--id`` or its exact text."""
+
+    exit_code = exit_codes.FAILED
+
+    def __init__(self, message: str, text: str, closest: list[Candidate], mentions: list[str]):
+        super().__init__(message)
+        self.text, self.closest, self.mentions = text, closest, mentions
+
+    def to_json(self) -> dict:
+        return {"matched": False, "text": self.text, "error": str(self), "mentions": self.mentions,
+                "closest": [asdict(c) for c in self.closest]}
 
 
 @dataclass
@@ -139,8 +171,8 @@ def as_fact_text(text: str) -> str:
 def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     """Find every place the text would disappear from, by reading the markdown tiers the index is derived from
     (so the plan is right even for an index that is behind), the vault, MEMORY.md and the recall log; see the
-    module doc. Read-only. Raises :class:`InputInvalid` for empty text and :class:`NothingToForget` when no row
-    anywhere is exactly the text."""
+    module doc. Read-only. Raises :class:`InputInvalid` for empty text and :class:`NoExactMatch` (with the
+    closest rows) when no row anywhere is exactly the text."""
     from .index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
     from .memory_md import forgotten_lines  # noqa: PLC0415
 
@@ -149,7 +181,8 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
     paths = settings.paths
-    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in read_forgotten(paths.state_dir))
+    forgotten = read_forgotten(paths.state_dir, torn_ok=True)  # a torn line: this forget repairs it
+    plan = ForgetPlan(text=text, key=key, already_tombstoned=key in forgotten)
     only = Forgotten([key])
     fkey = fact_key(key)
     for source in discover(paths):
@@ -180,10 +213,61 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     plan.memory_manual = [{"line": n, "text": t} for n, t in manual]
     plan.recall_log = _recall_log_entries(paths.state_dir, key)
     if not plan.matches and not plan.already_tombstoned:
-        hint = f"; it is mentioned inside {', '.join(plan.mentions[:3])} (edit that page)" if plan.mentions else ""
-        raise NothingToForget(f"nothing in the daily logs, vault or core files is exactly {text!r}{hint}; "
-                              "nothing recorded (forget matches a whole fact, case and spacing aside)")
+        raise no_exact_match(settings, text, key, plan.mentions)
     return plan
+
+
+def no_exact_match(settings: Settings, text: str, key: str, mentions: list[str]) -> NoExactMatch:
+    """The error for a ``text`` (normalized ``key``) that no row holds whole: it carries the :data:`CLOSEST` rows
+    nearest to it (score at least :data:`CLOSE_ENOUGH`), one per distinct text, best first."""
+    hint = f"; it is mentioned inside {', '.join(mentions[:3])} (edit that page)" if mentions else ""
+    closest = closest_rows(settings, key)
+    if closest:
+        listed = "closest row is" if len(closest) == 1 else f"{len(closest)} closest rows are"
+        said = (f"no fact or chunk is exactly {text!r}{hint}; nothing recorded: the {listed} listed, forget one "
+                "by --id ROW_ID or by its exact text")
+    else:
+        said = (f"nothing in the daily logs, vault or core files is exactly or nearly {text!r}{hint}; nothing "
+                "recorded (forget matches a whole fact, case and spacing aside)")
+    return NoExactMatch(said, text, closest, mentions)
+
+
+CLOSEST, CLOSE_ENOUGH = 5, 60
+
+
+def closest_rows(settings: Settings, key: str, *, limit: int = CLOSEST, cutoff: int = CLOSE_ENOUGH) -> list[Candidate]:
+    """The rows (facts and chunks the indexer derives from the markdown tiers now, tombstoned ones left out) whose
+    normalized text is nearest to ``key``: rapidfuzz's token-set ratio, at least ``cutoff`` of 100, best first,
+    one per distinct text (``copies`` counts the rest), at most ``limit``. Ids are computed as the indexer does,
+    so they are the index's row ids once it is up to date. Raises :class:`TombstonesUnreadable`."""
+    from rapidfuzz import fuzz, process  # noqa: PLC0415
+
+    from .config import context_window_of  # noqa: PLC0415
+    from .index.sources import discover, documents  # noqa: PLC0415
+    from .state import read_tombstones  # noqa: PLC0415
+
+    try:
+        window = context_window_of(settings)
+    except SuzentError:
+        window = 0
+    tombstones = read_tombstones(settings.paths.state_dir, torn_ok=True)
+    rows: dict[str, list[Candidate]] = {}
+    for source in discover(settings.paths):
+        try:
+            docs, _ = documents(source, tombstones, window)
+        except OSError:
+            continue
+        for d in docs:
+            where = f"line {d.locator}" if source.label == "archive" else f"chunk {d.locator}"
+            rows.setdefault(normalize(d.content), []).append(
+                Candidate(d.content, d.id, source.key, str(source.path), where, 0))
+    texts = list(rows)
+    found = process.extract(key, texts, scorer=fuzz.token_set_ratio, limit=None, score_cutoff=cutoff)
+    out = []
+    for _, score, i in sorted(found, key=lambda hit: (-hit[1], hit[2]))[:limit]:
+        first = rows[texts[i]][0]
+        out.append(dataclasses.replace(first, score=round(score), copies=len(rows[texts[i]])))
+    return out
 
 
 def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embedder=None) -> ForgetReport:

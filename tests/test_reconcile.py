@@ -203,7 +203,7 @@ def test_forget_by_row_id_and_bad_input(home):
     assert proc.returncode == 0 and "1 index row(s) removed" in proc.stdout, proc.stderr
     assert [c for _, _, c in rows(s)] == ["Lives in Berlin"]
     for args, code, message in ((["forget", "--id", "nope"], 2, "no row with id"),
-                                (["forget", "Never said this"], 2, "nothing recorded"),
+                                (["forget", "Never said this"], 1, "nothing recorded"),  # no match: exit 1
                                 (["forget"], 2, "give either TEXT or --id"),
                                 (["forget", "x", "--id", "y"], 2, "give either TEXT or --id")):
         proc = run_cli(home, *args, env_extra=EMB)

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from .app import app, settings_of
-from .render import emit_json, escape, out, warn
+from .render import clip, emit_json, escape, out, warn
 
 
 @app.command("reconcile")
@@ -68,17 +68,26 @@ def forget_cmd(
     A tombstone for its text, its vault claims (and claims containing it) removed, MEMORY.md's generated lines holding it removed, its recall-log entries
     dropped, and a reindex of every file holding it. The daily logs keep the line (append-only, hidden from
     recall); a line in MEMORY.md's manual zone is named, never edited. Waits for a running dream (exit 3 if it
-    does not finish within lock_timeout). The same words captured later stay hidden.
+    does not finish within lock_timeout). The same words captured later stay hidden. A TEXT that matches no
+    whole fact lists the closest rows (score, source, row id, text) and exits 1: pick one with --id.
 
     Example: suzent forget "Lives in Berlin" --dry-run
     """
     from ..errors import InputInvalid  # noqa: PLC0415
-    from ..forget import forget, plan_forget, text_of_row  # noqa: PLC0415
+    from ..forget import NoExactMatch, forget, plan_forget, text_of_row  # noqa: PLC0415
 
     settings = settings_of(ctx)
     if (text is None) == (row_id is None):
         raise InputInvalid("give either TEXT or --id ROW_ID")
-    plan = plan_forget(settings, text if text is not None else text_of_row(settings, row_id))
+    try:
+        plan = plan_forget(settings, text if text is not None else text_of_row(settings, row_id))
+    except NoExactMatch as exc:  # the closest rows on stdout, then the one `Error:` line; exit 1
+        if json_out:
+            emit_json(exc.to_json())
+        for c in [] if json_out else exc.closest:
+            more = f" (+{c.copies - 1} more)" if c.copies > 1 else ""
+            out.print(escape(f"  {c.score:3d}%  {c.source} {c.where}{more}  id {c.id}: {clip(c.content, 160)}"))
+        raise
     report = forget(settings, plan, dry_run=dry_run)
     if json_out:
         emit_json(report.to_json())

@@ -15,7 +15,8 @@ from filelock import FileLock, Timeout
 from ..archive import APPEND_LOCK, list_logs
 from ..config import Settings
 from ..files import read_text
-from ..state import STATE_LOCK, read_confirmations, read_late_lines, read_superseded, read_tombstones
+from ..state import (STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
+                     read_tombstones)
 from ..vault import content_pages
 from . import ledger
 from ..errors import ConfigInvalid
@@ -149,7 +150,11 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
               "superseded": len(read_superseded(paths.state_dir)),
               "confirmations": len(read_confirmations(paths.state_dir)),
-              "tombstones": len(read_tombstones(paths.state_dir))}
+              "tombstones": None}
+    try:
+        queues["tombstones"] = len(read_tombstones(paths.state_dir))
+    except TombstonesUnreadable as exc:  # status is where a person looks: show it, do not fail
+        warnings.append(str(exc))
     try:
         check_engine(settings, config)
     except ConfigInvalid as exc:

@@ -149,10 +149,11 @@ class Indexer:
                 "versions_after": versions_after}
 
     def _run_locked(self, report: IndexReport, full: bool, only: list[Path] | None, progress: Progress | None) -> None:
-        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
-        state = self._load_state()
+        # Tombstones first: an unreadable file (TombstonesUnreadable) stops the pass before the table is touched.
         tombstones = read_tombstones(self.paths.state_dir)
         fingerprint = _tombstone_fingerprint(tombstones)
+        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
+        state = self._load_state()
         if state is None:
             state, full, report.full = {"files": {}}, True, True
         sweep = full or state.get("tombstones") != fingerprint

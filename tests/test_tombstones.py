@@ -1,0 +1,262 @@
+"""An unreadable tombstone file never brings forgotten text back, and a forget that matches nothing shows the
+closest rows (issue 13, section 1). See suzent_cli/state.py's module doc for the decision per damage case."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CountingEmbedder, run_cli
+from suzent_cli.archive import Fact, append_entry
+from suzent_cli.config import resolve_settings
+from suzent_cli.errors import SuzentError
+from suzent_cli.index.api import run_index
+from suzent_cli.index.indexer import Indexer
+from suzent_cli.index.store import Store
+from suzent_cli.state import TOMBSTONES, append_tombstones, read_forgotten, read_tombstones
+
+EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
+SECRET = "Has a secret diary"
+
+
+def make_settings(home: Path):
+    return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
+
+
+def log(settings, day: str, *facts: str):
+    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
+    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
+
+
+def contents(settings) -> list[str]:
+    return sorted(r["content"] for r in Store.open_existing(settings.paths.index_dir).table.to_arrow().to_pylist())
+
+
+def version(settings) -> int:
+    return Store.open_existing(settings.paths.index_dir).table.version
+
+
+@pytest.fixture
+def forgotten(home):
+    """A home whose index once held SECRET, forgotten (tombstone + reindex) along with an older tombstone."""
+    s = make_settings(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin", f"[personal] {SECRET}", "[preference] Likes tea")
+    run_index(s, embedder=CountingEmbedder())
+    append_tombstones(s.paths.state_dir, ["Likes tea"], reason="superseded", timeout=5)
+    append_tombstones(s.paths.state_dir, [SECRET], reason="forget", timeout=5)
+    run_index(s, embedder=CountingEmbedder())
+    assert contents(s) == ["Lives in Berlin"]
+    return s
+
+
+def _directory(path: Path, monkeypatch) -> None:
+    path.unlink()
+    path.mkdir()
+    (path / "x").write_text("{}\n")
+
+
+def _nul_filled(path: Path, monkeypatch) -> None:  # a crash on a filesystem that zero-fills unwritten blocks
+    path.write_bytes(b"\0" * path.stat().st_size)
+
+
+def _nul_inside(path: Path, monkeypatch) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:-20] + b"\0\0" + data[-18:])
+
+
+def _not_utf8(path: Path, monkeypatch) -> None:
+    path.write_bytes(path.read_bytes().replace(b"secret", b"s\xffcret"))
+
+
+def _torn_last_line(path: Path, monkeypatch) -> None:  # a later truncation cut the last record
+    path.write_bytes(path.read_bytes()[:-12])
+
+
+def _state_is_a_file(path: Path, monkeypatch) -> None:
+    shutil.rmtree(path.parent)
+    path.parent.write_text("not a directory\n")
+
+
+def _dangling_link(path: Path, monkeypatch) -> None:
+    path.unlink()
+    path.symlink_to(path.parent / "gone.jsonl")
+
+
+def _unreadable(path: Path, monkeypatch) -> None:  # fault injection: chmod 000 does not stop root
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == TOMBSTONES:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+
+
+DAMAGE = {"directory": _directory, "nul-filled": _nul_filled, "nul-inside": _nul_inside, "not-utf8": _not_utf8,
+          "torn-last-line": _torn_last_line, "state-is-a-file": _state_is_a_file, "dangling-link": _dangling_link,
+          "unreadable": _unreadable}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_an_unreadable_tombstone_file_stops_every_index_pass_before_the_table(forgotten, case, monkeypatch):
+    s = forgotten
+    before = version(s)
+    DAMAGE[case](s.paths.state_dir / TOMBSTONES, monkeypatch)
+    for full in (False, True):
+        with pytest.raises(SuzentError, match="refusing to go on") as err:
+            Indexer(s, CountingEmbedder()).run(full=full)
+        assert "tombstones.jsonl" in str(err.value) or ".state" in str(err.value)
+        assert "\n" not in str(err.value)
+    assert contents(s) == ["Lives in Berlin"] and version(s) == before  # LanceDB untouched
+    for reader in (read_tombstones, read_forgotten):
+        with pytest.raises(SuzentError, match="refusing to go on"):
+            reader(s.paths.state_dir)
+
+
+def test_the_dream_refuses_on_an_unreadable_tombstone_file_without_counting_a_failure(forgotten):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+    from suzent_cli.dream.state import load_state
+
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(b"\0" * path.stat().st_size)
+    with pytest.raises(SuzentError, match="refusing to go on"):
+        DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
+    assert not load_state(s.paths.state_dir).failures  # not a failed attempt: nothing counts toward a skip
+    assert not list(s.paths.vault_dir.rglob("*.md")) or SECRET.lower() not in "".join(
+        p.read_text().lower() for p in s.paths.vault_dir.rglob("*.md"))
+
+
+def test_capture_and_recall_keep_working_with_an_unreadable_tombstone_file(forgotten):
+    from suzent_cli.capture import write_facts
+    from suzent_cli.recall import recall
+
+    s = forgotten
+    (s.paths.state_dir / TOMBSTONES).unlink()
+    (s.paths.state_dir / TOMBSTONES).mkdir()
+    write_facts(s, [Fact(content="Owns a bicycle", category="personal")])
+    assert "Owns a bicycle" in (s.paths.archive_dir / "2026-06-20.md").read_text()
+    hits = recall(s, CountingEmbedder(), "secret diary", limit=5)
+    assert hits and all(SECRET not in h.content for h in hits)
+
+
+def test_bad_whole_lines_are_quarantined_with_one_warning_and_the_rest_is_read(forgotten, capsys):
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    good = path.read_text()
+    odd = ['{"content": "Wants to learn Rust", "reason": 7}', '{"content": "Owns a cat", "reason": "forget"} }x']
+    path.write_text('\ufeffnot json\n[1, 2]\n{"content": 5, "reason": "forget"}\n\n' + good + "\n".join(odd))
+    expected = {"likes tea", "has a secret diary", "wants to learn rust", "owns a cat"}
+    assert read_tombstones(s.paths.state_dir) == expected
+    warning = capsys.readouterr().err
+    assert warning.count("warning:") == 1 and warning.count("\n") == 1 and "tombstones.jsonl.bad" in warning
+    assert "3 line(s)" in warning and "2 line(s)" in warning
+    assert (s.paths.state_dir / "tombstones.jsonl.bad").read_text() == (
+        'not json\n[1, 2]\n{"content": 5, "reason": "forget"}\n' + "\n".join(odd) + "\n")
+    # a reason of the wrong type counts as forget (the stricter): hidden from the vault as well as the index
+    assert {"wants to learn rust", "owns a cat"} <= read_forgotten(s.paths.state_dir)
+    assert read_tombstones(s.paths.state_dir) == expected
+    assert capsys.readouterr().err == ""  # one warning, not one per read
+    Indexer(s, CountingEmbedder()).run(full=True)
+    assert contents(s) == ["Lives in Berlin"]
+
+
+def test_a_forget_moves_a_torn_last_line_aside_and_records_its_tombstone_whole(forgotten, capsys):
+    """The repair the refusal names: re-running the interrupted forget."""
+    from suzent_cli.forget import forget, plan_forget
+
+    s = forgotten
+    log(s, "2026-06-02", "[personal] Owns a red bicycle")
+    run_index(s, embedder=CountingEmbedder())
+    path = s.paths.state_dir / TOMBSTONES
+    with open(path, "a") as fh:  # the interrupted forget: its record torn, its reindex never ran
+        fh.write('{"content": "owns a red bi')
+    with pytest.raises(SuzentError, match="last line is incomplete"):
+        run_index(s, embedder=CountingEmbedder())
+    forget(s, plan_forget(s, "Owns a red bicycle"), embedder=CountingEmbedder())
+    assert "owns a red bi" in capsys.readouterr().err
+    assert (s.paths.state_dir / "tombstones.jsonl.bad").read_text() == '{"content": "owns a red bi\n'
+    assert read_forgotten(s.paths.state_dir) == {"has a secret diary", "owns a red bicycle"}
+    assert contents(s) == ["Lives in Berlin"]
+
+
+def test_a_superseded_write_does_not_repair_a_torn_last_line(forgotten):
+    """Only a person's forget repairs it: reconcile after a dream must not quietly drop what may be a tombstone."""
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(path.read_bytes()[:-12])
+    with pytest.raises(SuzentError, match="last line is incomplete"):
+        append_tombstones(s.paths.state_dir, ["Lives in Berlin"], reason="superseded", timeout=5)
+    assert not (s.paths.state_dir / "tombstones.jsonl.bad").exists()
+
+
+def test_index_refuses_in_one_line_with_exit_1_on_a_damaged_tombstone_file(forgotten):
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(b"\0" * path.stat().st_size)
+    proc = run_cli(s.paths.home, "index", "--full", env_extra=EMB)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and "NUL" in proc.stderr
+    assert contents(s) == ["Lives in Berlin"]
+
+
+# --- forget TEXT that matches nothing exactly -----------------------------------------------------------------
+def test_forget_without_an_exact_match_lists_the_closest_rows_with_their_index_ids(forgotten):
+    from suzent_cli.forget import NoExactMatch, plan_forget
+
+    s = forgotten
+    log(s, "2026-06-02", "[personal] Lives in Berlin", "[personal] Works as a nurse in Porto")
+    (s.paths.vault_dir / "3_Personal").mkdir(parents=True, exist_ok=True)
+    (s.paths.vault_dir / "3_Personal" / "Home.md").write_text("# Home\n\n## Claims\n\nLives in Berlin since 2020.\n")
+    run_index(s, embedder=CountingEmbedder())
+    with pytest.raises(NoExactMatch) as err:
+        plan_forget(s, "lives in berln")
+    exc = err.value
+    assert exc.exit_code == 1 and "nothing recorded" in str(exc) and "--id" in str(exc)
+    best = exc.closest[0]
+    assert (best.content, best.source, best.where, best.copies) == ("Lives in Berlin", "archive:2026-06-01.md",
+                                                                    "line 5", 2)
+    assert [c.score for c in exc.closest] == sorted((c.score for c in exc.closest), reverse=True)
+    assert len(exc.closest) <= 5 and all(c.score >= 60 for c in exc.closest)
+    assert all(SECRET not in c.content for c in exc.closest)  # a forgotten row is no candidate
+    ids = {r["id"]: r["content"] for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist()}
+    assert all(ids.get(c.id) == c.content for c in exc.closest)  # pickable with --id
+    assert exc.to_json()["closest"][0]["id"] == best.id
+
+    with pytest.raises(NoExactMatch) as err:
+        plan_forget(s, "xyzzy quux")
+    assert err.value.closest == [] and "exactly or nearly" in str(err.value)
+
+
+def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
+    s = forgotten
+    proc = run_cli(s.paths.home, "forget", "Lives in Berln", env_extra=EMB)
+    assert proc.returncode == 1, proc.stderr
+    assert "archive:2026-06-01.md line 5" in proc.stdout and "Lives in Berlin" in proc.stdout and " id " in proc.stdout
+    assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "closest row" in proc.stderr
+    proc = run_cli(s.paths.home, "forget", "Lives in Berln", "--json", env_extra=EMB)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1 and data["matched"] is False and data["closest"][0]["content"] == "Lives in Berlin"
+    assert set(data["closest"][0]) >= {"content", "id", "source", "path", "where", "score"}
+    proc = run_cli(s.paths.home, "forget", "xyzzy quux", env_extra=EMB)
+    assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (1, "", 1) and "nearly" in proc.stderr
+
+
+def test_status_shows_an_unreadable_tombstone_file_instead_of_failing(forgotten):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.status import status
+
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(path.read_bytes() + b"\0")
+    data = status(s, DreamConfig(), with_index=False)
+    assert data["queues"]["tombstones"] is None
+    assert any("NUL" in w and "refusing to go on" in w for w in data["warnings"])
