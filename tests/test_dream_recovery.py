@@ -61,3 +61,74 @@ def test_a_wrong_typed_embedder_warns_capture_and_refuses_index(home):
     proc = run_cli(home, "index")
     assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "embedder must be a str" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+def settings_at(home: Path, now: str = "2026-06-20T12:00", **env):
+    return resolve_settings(home=home, now=now, env=env)
+
+
+def log(settings, day: str, *facts: str, time: str = "09:00"):
+    parsed = []
+    for f in facts:
+        category, content, tags = parse_fact_line("- " + f)
+        parsed.append(Fact(content=content, category=category, tags=tags))
+    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
+
+
+def rules_runner(settings, follow_ups=None, **config):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+
+    return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[] if follow_ups is None else follow_ups)
+
+
+def backfill(settings, day: str, fact: str):
+    """``suzent capture --date day --fact fact`` in-process (records the late line)."""
+    from suzent_cli.capture import write_facts
+
+    category, content, tags = parse_fact_line("- " + fact)
+    return write_facts(settings, [Fact(content=content, category=category, tags=tags)], day=D(day), time="10:00",
+                       refresh=False)
+
+
+# --- 2. a backfill is folded exactly once, however it interleaves with a dream ---------------------------------
+def test_a_backfill_landing_while_a_dream_reads_is_folded_exactly_once(home, monkeypatch):
+    """A second backfill to a consolidated day lands after the dream read the late-line records and before it read
+    that day's log. The dream must either fold it with its own record or not at all (it then waits for the next
+    run) — never fold it under the first record and leave its own record for the next run to fold again."""
+    from suzent_cli.dream import runner as runner_mod
+    from suzent_cli.errors import LockTimeout
+    from suzent_cli.state import read_late_lines, read_superseded
+
+    s = settings_at(home)
+    for day in ("2026-06-01", "2026-06-02", "2026-06-03"):
+        log(s, day, f"[technical] Read about {day}")
+    assert rules_runner(s).tick(force=True).watermark_after == D("2026-06-03")
+    backfill(s, "2026-06-02", "[preference] Likes jazz")                       # record R1
+    impatient = dataclasses.replace(s, lock_timeout=0)
+    late_log, landed = s.paths.log_path(D("2026-06-02")), []
+    real = runner_mod.read_text
+
+    def read_text(path, *args, **kwargs):
+        if Path(path) == late_log and not landed:
+            landed.append("tried")
+            try:  # a person's second backfill to the same day, at the worst moment
+                backfill(impatient, "2026-06-02", "[preference] Likes green tea")      # record R2
+                landed.append("during the dream")
+            except LockTimeout:
+                landed.append("blocked")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner_mod, "read_text", read_text)
+    first = rules_runner(s).tick(force=True)
+    monkeypatch.setattr(runner_mod, "read_text", real)
+    assert first.outcome == "ingested", first.error
+    if "blocked" in landed:  # the dream holds the capture out while it reads: the person's capture goes in after
+        backfill(s, "2026-06-02", "[preference] Likes green tea")
+    second = rules_runner(s).tick(force=True)
+    assert second.outcome in ("ingested", "idle", "linted"), second.error
+    page = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
+    assert "Likes green tea (confirmed 1x" in page and "confirmed 2x" not in page, page
+    assert not any("green tea" in line for line in read_superseded(s.paths.state_dir))  # its log row stays
+    assert read_late_lines(s.paths.state_dir) == []

@@ -34,10 +34,10 @@ from typing import Any, Callable
 from filelock import FileLock, Timeout
 
 from .. import exit_codes
-from ..archive import parse_log
+from ..archive import APPEND_LOCK, parse_log
 from ..config import Settings
 from ..errors import DreamFailed, SuzentError
-from ..files import atomic_write, read_text
+from ..files import atomic_write, locked, read_text
 from ..state import (append_superseded, read_confirmations, read_forgotten, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
 from ..textnorm import normalize
@@ -412,13 +412,13 @@ class DreamRunner:
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
         """Read the batch's logs and the late lines of consolidated days; drop forgotten facts (they must not come
         back through the vault). Facts retired as superseded stay: a restatement of a folded claim still confirms
-        it. The late-line records are read before any log, so every line a seen record names is in the log read."""
+        it. The late-line records and the logs are one snapshot (:meth:`_read_logs`): every line read has its
+        record among the records seen, and every record seen names lines that were read."""
         tombstones = read_forgotten(self.state_dir)
         confirmations = read_confirmations(self.state_dir)
         self._shown = len(confirmations)
-        records = read_late_lines(self.state_dir)
+        records, late, texts = self._read_logs(start, days, state)
         self._late_shown = len(records)
-        late = late_days(records, start, self.settings.today, state.logs_read)
         stamps: dict[dt.date, list[tuple[int, str]]] = {}
         for r in records:  # each new line belongs to the last record of its day that starts at or before it
             try:
@@ -429,7 +429,7 @@ class DreamRunner:
         facts: list[BatchFact] = []
         self._logs_read = {}
         for day, first in [*late.items(), *((d, 1) for d in days)]:
-            text = read_text(self.settings.paths.log_path(day))
+            text = texts[day]
             lines = text.split("\n")
             if day not in late:
                 self._logs_read[day.isoformat()] = len(lines) - (1 if lines and lines[-1] == "" else 0)
@@ -451,6 +451,24 @@ class DreamRunner:
                                                normalize(str(c.get("content", ""))) not in tombstones),
                            revisit=revisit_queue(self.vault, self.settings.today),
                            archive_dir=self.settings.paths.archive_dir, late=late)
+
+    def _read_logs(self, start: dt.date | None, days: tuple[dt.date, ...], state: DreamState
+                   ) -> tuple[list[dict | None], dict[dt.date, int], dict[dt.date, str]]:
+        """``(late-line records, late days {day: first new line}, {day: log text})`` read as one snapshot under the
+        archive's append lock, which every log append holds until its late-line record is written. Without it a
+        backfill landing between the read of the records and the read of its log was folded under an older record
+        and then folded again from its own record by the next run. The lock is held only while reading (a capture
+        waits milliseconds); an archive where the lock cannot be created (read-only) has no appender to wait for.
+        Raises LockTimeout/OSError."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(locked(self.settings.paths.archive_dir / APPEND_LOCK, self.settings.lock_timeout))
+            except OSError:  # a read-only archive: nothing can append to it while we read
+                pass
+            records = read_late_lines(self.state_dir)
+            late = late_days(records, start, self.settings.today, state.logs_read)
+            texts = {day: read_text(self.settings.paths.log_path(day)) for day in [*late, *days]}
+        return records, late, texts
 
 
 def _late_note(late: dict[dt.date, int]) -> str:
