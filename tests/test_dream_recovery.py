@@ -76,11 +76,13 @@ def log(settings, day: str, *facts: str, time: str = "09:00"):
     append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
 
 
-def rules_runner(settings, follow_ups=None, **config):
+def rules_runner(settings, follow_ups=(), **config):
+    """The rules engine; ``follow_ups`` () owes none, None the standard ones (reconcile, promote)."""
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
-    return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[] if follow_ups is None else follow_ups)
+    return DreamRunner(settings, DreamConfig(**config), engine="rules",
+                       follow_ups=None if follow_ups is None else list(follow_ups))
 
 
 def backfill(settings, day: str, fact: str):
@@ -132,3 +134,107 @@ def test_a_backfill_landing_while_a_dream_reads_is_folded_exactly_once(home, mon
     assert "Likes green tea (confirmed 1x" in page and "confirmed 2x" not in page, page
     assert not any("green tea" in line for line in read_superseded(s.paths.state_dir))  # its log row stays
     assert read_late_lines(s.paths.state_dir) == []
+
+
+# --- 1. a re-run completes the follow-ups of the last productive run ---------------------------------------------
+KILL_AFTER_ENTRY = textwrap.dedent("""
+    import dataclasses, os, sys
+    from suzent_cli.config import resolve_settings
+    from suzent_cli.dream import ledger
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+
+    real = ledger.append_ledger
+    def append_then_die(vault, entry, **kw):
+        real(vault, entry, **kw)
+        if " ingest | " in entry:
+            os._exit(9)          # killed right after the ledger entry, before any follow-up
+    ledger.append_ledger = append_then_die
+    settings = dataclasses.replace(resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={}),
+                                   embedder="hash:64")
+    DreamRunner(settings, DreamConfig(), engine="rules").tick(force=True)
+""")
+
+
+def indexed_backlog(home: Path):
+    from conftest import CountingEmbedder
+    from suzent_cli.index.api import run_index
+
+    s = dataclasses.replace(settings_at(home), embedder="hash:64")
+    for i, day in enumerate(["2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04", "2026-06-05"]):
+        log(s, day, "[preference] Likes green tea", "[personal] Lives in Berlin", f"[technical] Read chapter {i}")
+    run_index(s, embedder=CountingEmbedder())
+    return s
+
+
+def end_state(s) -> dict:
+    from suzent_cli.dream import ledger
+    from suzent_cli.dream.state import load_state
+    from suzent_cli.index.store import Store
+    from suzent_cli.state import read_superseded, read_tombstones
+
+    store = Store.open_existing(s.paths.index_dir)
+    state = load_state(s.paths.state_dir)
+    memory = s.paths.memory_dir / "MEMORY.md"
+    return {"rows": sorted((r["source"], r["locator"], r["content"]) for r in store.table.to_arrow().to_pylist()),
+            "superseded": read_superseded(s.paths.state_dir), "tombstones": read_tombstones(s.paths.state_dir),
+            "memory_md": memory.read_text() if memory.is_file() else None,
+            "watermark": ledger.watermark(ledger.read_ledger(s.paths.vault_dir)),
+            "pending": state.followups_pending, "in_flight": state.in_flight,
+            "pages": {p.relative_to(s.paths.vault_dir).as_posix(): p.read_text()
+                      for p in sorted(s.paths.vault_dir.rglob("*.md")) if ".state" not in p.parts}}
+
+
+@pytest.mark.parametrize("rerun", ["dream", "run"])
+def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_path, rerun):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.state import load_state
+    from suzent_cli.pipeline import run_pass
+    from suzent_cli.state import read_superseded
+
+    crashed, clean = indexed_backlog(tmp_path / "crashed"), indexed_backlog(tmp_path / "clean")
+    proc = subprocess.run([sys.executable, "-c", KILL_AFTER_ENTRY, str(crashed.paths.home)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 9, proc.stderr
+    killed = end_state(crashed)
+    assert killed["watermark"] == D("2026-06-05") and len(read_superseded(crashed.paths.state_dir)) == 2
+    assert killed["memory_md"] is None and killed["pending"]["steps"] == ["reconcile", "promote"]
+
+    config = DreamConfig(engine="rules", lint_enabled=False)
+    if rerun == "dream":
+        result = rules_runner(crashed, follow_ups=None, lint_enabled=False).tick()
+        assert result.outcome == "idle" and [s.name for s in result.steps] == ["reconcile", "promote"]
+        assert all(s.ok for s in result.steps) and any("finished the follow-ups" in w for w in result.warnings)
+    else:
+        report = run_pass(crashed, config)
+        assert report.exit_code == 0, report.to_json()
+        assert [s["name"] for s in report.stage("dream").detail["steps"]] == ["reconcile", "promote"]
+    assert rules_runner(clean, follow_ups=None, lint_enabled=False).tick(force=True).outcome == "ingested"
+    resumed, uninterrupted = end_state(crashed), end_state(clean)
+    assert resumed["pending"] is None and resumed["in_flight"] is None and resumed["superseded"] == []
+    assert resumed == uninterrupted
+    assert load_state(crashed.paths.state_dir).failures == {}
+
+
+def test_a_failed_follow_up_stays_pending_and_the_next_tick_retries_it(home):
+    from suzent_cli.dream.runner import StepResult
+    from suzent_cli.dream.state import load_state
+
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Lives in Berlin")
+    calls = []
+
+    def failing(settings, result, embedder=None):
+        calls.append("fail")
+        return StepResult("reconcile", False, error="index busy")
+
+    def working(name):
+        return lambda settings, result, embedder=None: calls.append(name) or StepResult(name, True, {"summary": "ok"})
+
+    first = rules_runner(s, follow_ups=[("reconcile", failing), ("promote", working("promote"))]).tick(force=True)
+    assert first.outcome == "ingested" and [st.ok for st in first.steps] == [False, True]
+    assert load_state(s.paths.state_dir).followups_pending["steps"] == ["reconcile"]
+    second = rules_runner(s, follow_ups=[("reconcile", working("reconcile")), ("promote", working("promote"))],
+                          lint_enabled=False).tick()
+    assert second.outcome == "idle" and [st.name for st in second.steps] == ["reconcile"]
+    assert calls == ["fail", "promote", "reconcile"] and load_state(s.paths.state_dir).followups_pending is None

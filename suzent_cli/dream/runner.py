@@ -11,12 +11,15 @@ A run, step by step, and what a crash at each step leaves:
    and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
-   drop the confirmations and late-line records the run was shown, then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
-   replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
-   with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
+   drop the confirmations and late-line records the run was shown, record the follow-ups as
+   ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
+   before the entry: replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt
+   skips the batch with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
 5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; then promote — MEMORY.md's
-   generated zone from the personal pages), each best-effort: a failure is reported, the watermark has already moved, and the
-   hand-off file keeps what reconcile did not finish.
+   generated zone from the personal pages), each best-effort: a failure is reported and the step stays pending.
+   Each step is dropped from ``followups_pending`` as it completes; every later tick (or lint) first finishes what
+   a killed or failed run left pending, so a kill after the entry cannot leave superseded lines undrained, vault
+   rows unindexed or MEMORY.md stale. ``suzent run`` defers the steps to its own stages (:meth:`DreamRunner.follow_up`).
 """
 
 from __future__ import annotations
@@ -191,15 +194,19 @@ FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("reconcile", reconci
 
 class DreamRunner:
     """Runs ticks for one :class:`Settings`. ``engine_factory(name)`` builds the engine (``rules``/``claude``);
-    ``embedder`` is passed to follow-ups (None: the configured model, loaded only if something needs embedding)."""
+    ``embedder`` is passed to follow-ups (None: the configured model, loaded only if something needs embedding).
+    ``follow_ups``: the steps a productive ingest owes (default :data:`FOLLOW_UPS`; ``[]`` owes none);
+    ``defer_follow_ups``: record them as pending but leave running them to the caller (:meth:`follow_up`)."""
 
     def __init__(self, settings: Settings, config: DreamConfig, *, engine_factory: EngineFactory | None = None,
-                 engine: str | None = None, embedder=None, follow_ups: list | None = None):
+                 engine: str | None = None, embedder=None, follow_ups: list | None = None,
+                 defer_follow_ups: bool = False):
         self.settings, self.config = settings, config
         self.engine_name = engine or config.engine_for(settings)
         self.engine_factory = engine_factory or default_engine_factory(settings, config)
         self.embedder = embedder
         self.follow_ups = FOLLOW_UPS if follow_ups is None else follow_ups
+        self.defer_follow_ups = defer_follow_ups
         self.vault = settings.paths.vault_dir
         self.state_dir = settings.paths.state_dir
         self._shown = 0  # confirmations.jsonl lines the current batch showed the engine
@@ -216,6 +223,19 @@ class DreamRunner:
         """A lint pass now, whatever the gate says (``suzent lint``); same lock and log entry as the gate's."""
         return self._locked(lambda state: self._lint(state, None))
 
+    def follow_up(self, name: str) -> StepResult:
+        """Run the pending follow-up ``name`` now, under the consolidation lock, and drop it from
+        ``followups_pending`` when it succeeds (for ``suzent run``, which shows each step as a stage). Skipped
+        (ok) when it is no longer pending or another dream holds the lock (that dream finishes it first)."""
+        with self._holding() as held:
+            if not held:
+                return StepResult(name, True, {"skipped": "another dream holds the consolidation lock; it finishes "
+                                                          "this step first"})
+            state = load_state(self.state_dir)
+            if name not in ((state.followups_pending or {}).get("steps") or []):
+                return StepResult(name, True, {"skipped": "not pending (already done)"})
+            return self._follow_ups(TickResult("ingested"), steps=[(name, self._step_named(name))], state=state)[0]
+
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
         state = state or peek_state(self.state_dir)
@@ -230,30 +250,78 @@ class DreamRunner:
                       last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late)
 
     # --- internals ------------------------------------------------------------------------------------------
-    def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
-        started = time.monotonic()
+    @contextlib.contextmanager
+    def _holding(self):
+        """Take the consolidation lock without waiting; yields False (nothing held) when another process has it."""
         bootstrap(self.vault)
         lock = FileLock(str(self.state_dir / DREAM_LOCK), timeout=0)
         try:
             lock.acquire()
         except Timeout:
-            return TickResult("busy", summary="another dream or lint holds the consolidation lock",
-                              seconds=time.monotonic() - started)
+            yield False
+            return
         holder = self.state_dir / HOLDER
         try:
             try:
                 atomic_write(holder, json.dumps({"pid": os.getpid(), "since": self.settings.clock.isoformat()}))
             except OSError:
                 pass  # the holder note is informational (`suzent status`)
-            state = load_state(self.state_dir)
-            result = body(state)
-            result.warnings[:0] = state.warnings
+            yield True
         finally:
             with contextlib.suppress(OSError):
                 holder.unlink()
             lock.release()
+
+    def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
+        started = time.monotonic()
+        with self._holding() as held:
+            if not held:
+                return TickResult("busy", summary="another dream or lint holds the consolidation lock",
+                                  seconds=time.monotonic() - started)
+            state = load_state(self.state_dir)
+            resumed = self._finish_pending(state)
+            result = body(state)
+            result.warnings[:0] = state.warnings + resumed[1]
+            result.steps[:0] = resumed[0]
         result.seconds = time.monotonic() - started
         return result
+
+    def _finish_pending(self, state: DreamState) -> tuple[list[StepResult], list[str]]:
+        """Run the follow-ups a killed (or failed) productive run left in ``followups_pending``, before anything
+        else; returns ``(steps, warnings)``. When that run's ledger entry was written, its ``in_flight`` snapshot
+        is spent and is dropped (a later run must not count that run's pages as its own work)."""
+        pending = state.followups_pending
+        if not pending:
+            return [], []
+        text = ledger.read_ledger(self.vault)
+        at = min(int(pending.get("ledger_at") or 0), len(text))
+        if (state.in_flight and state.in_flight.get("started") == pending.get("since") and pending.get("entry")
+                and pending["entry"] in text[at:]):
+            state.in_flight = None
+            save_state(self.state_dir, state)
+        names, mark = list(pending["steps"]), pending.get("watermark") or "?"
+        steps = self._follow_ups(TickResult("ingested"), steps=[(n, self._step_named(n)) for n in names], state=state)
+        failed = [st.name for st in steps if not st.ok]
+        if failed:
+            return steps, [f"follow-ups of the run that moved the watermark to {mark} still pending "
+                           f"({', '.join(failed)} failed again); the next tick retries them"]
+        return steps, [f"finished the follow-ups ({', '.join(names)}) of the run that moved the watermark to {mark}; "
+                       "it did not complete them"]
+
+    def _step_named(self, name: str) -> Callable[..., StepResult]:
+        """The follow-up step called ``name``: this runner's own, else the standard one of :data:`FOLLOW_UPS`."""
+        found = dict(FOLLOW_UPS) | dict(self.follow_ups)
+        if name in found:
+            return found[name]
+        return lambda settings, result, embedder=None: StepResult(name, True, {"skipped": "unknown step, dropped"})
+
+    def _owe_follow_ups(self, state: DreamState, key: str, entry: str) -> None:
+        """Record this run's follow-ups (plus any still pending) as ``followups_pending``, before its entry."""
+        names = [n for n in (state.followups_pending or {}).get("steps") or []]
+        names += [n for n, _ in self.follow_ups if n not in names]
+        state.followups_pending = None if not names else {
+            "watermark": key, "since": (state.in_flight or {}).get("started", ""), "steps": names,
+            "ledger_at": len(ledger.read_ledger(self.vault)), "entry": entry}
 
     def _tick(self, state: DreamState, force: bool) -> TickResult:
         decision = self.decision(force=force, state=state)
@@ -339,17 +407,20 @@ class DreamRunner:
             result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=settings.lock_timeout)
             # before the entry: a crash between the two leaves a re-run that finds the late lines on the pages
             truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
-            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note=late_note),
-                                 timeout=settings.lock_timeout)
+            entry = ledger.ingest_entry(settings.today, end, note=late_note)
             self._clear_counters(state, end)
-            state.in_flight = None
             state.logs_read = self._logs_read
+            self._owe_follow_ups(state, key, entry)  # durable before the entry: a kill after it resumes them
+            save_state(self.state_dir, state)
+            ledger.append_ledger(self.vault, entry, timeout=settings.lock_timeout)
+            state.in_flight = None
             result.outcome, result.watermark_after = "ingested", end
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
-            result.steps = self._follow_ups(result)
-            state.last_ingest = result.record()
-            save_state(self.state_dir, state)
+            if not self.defer_follow_ups:
+                result.steps = self._follow_ups(result, state=state)
+                state.last_ingest = result.record()
+                save_state(self.state_dir, state)
             return result
 
         state.failures[key] = failures + 1
@@ -398,7 +469,10 @@ class DreamRunner:
         for key in [k for k in state.failures if k <= end.isoformat()]:
             del state.failures[key]
 
-    def _follow_ups(self, result: TickResult, steps: list | None = None) -> list[StepResult]:
+    def _follow_ups(self, result: TickResult, steps: list | None = None,
+                    state: DreamState | None = None) -> list[StepResult]:
+        """Run ``steps`` (default: this runner's follow-ups) in order; never raises. With ``state``, each step that
+        succeeds is dropped from ``followups_pending`` and the state saved at once (a failed one stays pending)."""
         done: list[StepResult] = []
         for name, step in (self.follow_ups if steps is None else steps):
             try:
@@ -407,6 +481,11 @@ class DreamRunner:
                 done.append(StepResult(name, False, error=str(exc)))
             except Exception as exc:  # noqa: BLE001
                 done.append(StepResult(name, False, error=_one_line(exc)))
+            pending = state.followups_pending if state is not None else None
+            if pending and done[-1].ok and name in pending["steps"]:
+                pending["steps"] = [n for n in pending["steps"] if n != name]
+                state.followups_pending = pending if pending["steps"] else None
+                save_state(self.state_dir, state)
         return done
 
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
