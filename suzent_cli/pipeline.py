@@ -186,7 +186,8 @@ def _dream_stage(result) -> StageResult:
         detail["summary"] = result.summary
         return StageResult("dream", "skipped batch", True, detail)
     if result.outcome == "unproductive":
-        detail["summary"] = f"run not productive, attempt {result.failures}; watermark stays"
+        detail["summary"] = (f"engine unreachable, not counted as an attempt; retrying after {result.retry_after}"
+                             if result.retry_after else f"run not productive, attempt {result.failures}; watermark stays")
         return StageResult("dream", "failed", False, detail, error=result.error or result.summary)
     if result.outcome == "busy":
         detail["summary"] = result.summary

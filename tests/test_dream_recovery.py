@@ -238,3 +238,111 @@ def test_a_failed_follow_up_stays_pending_and_the_next_tick_retries_it(home):
                           lint_enabled=False).tick()
     assert second.outcome == "idle" and [st.name for st in second.steps] == ["reconcile"]
     assert calls == ["fail", "promote", "reconcile"] and load_state(s.paths.state_dir).followups_pending is None
+
+
+# --- 3. an unreachable engine backs off; only real failures count toward the skip -------------------------------
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on (connection refused at once)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def claude_runner(settings, **config):
+    """The claude engine against ``settings``' base URL, without SDK retries (each attempt is one request)."""
+    from suzent_cli.dream.claude_agent import ClaudeEngine
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+
+    return DreamRunner(settings, DreamConfig(**config), engine="claude", follow_ups=[],
+                       engine_factory=lambda name: ClaudeEngine.from_settings(settings, max_retries=0))
+
+
+def claude_settings(home: Path, url: str, now: str = "2026-06-20T12:00"):
+    return settings_at(home, now, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=url)
+
+
+@pytest.mark.parametrize("status", [429, 500, 529, "refused"])
+def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status):
+    from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply, tool_use_reply
+    from suzent_cli.dream import ledger
+    from suzent_cli.dream.state import load_state
+    from suzent_cli.dream.status import status as dream_status
+    from suzent_cli.dream.config import DreamConfig
+
+    log(settings_at(home), "2026-06-01", "[preference] Likes tea")
+    body = {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "overloaded_error",
+                                       "message": "busy"}} if status != 500 else SERVER_ERROR
+    with running([(status if status != "refused" else 500, body, NO_RETRY_WAIT)]) as api:
+        url = closed_port_url() if status == "refused" else api.url
+        s = claude_settings(home, url)
+        waits = []
+        for _ in range(5):  # more than max_retries (3) forced attempts: none of them counts
+            result = claude_runner(s).tick(force=True)
+            assert result.outcome == "unproductive" and result.retry_after, result.to_json()
+            assert "unreachable" in result.error and "not counted" in result.error
+            waits.append(dt.datetime.fromisoformat(result.retry_after) - s.clock)
+        state = load_state(s.paths.state_dir)
+        assert state.failures == {} and state.engine_backoff["attempts"] == 5
+        assert waits == [dt.timedelta(minutes=m) for m in (5, 10, 20, 40, 80)]  # doubling, from the same clock
+        assert ledger.watermark(ledger.read_ledger(s.paths.vault_dir)) is None  # never skipped
+        # not forced: the gate waits, and says why and until when (status shows the same reason)
+        idle = claude_runner(s).tick()
+        assert idle.outcome == "idle" and "claude engine unreachable since 2026-06-20T12:00:00+00:00" in idle.summary
+        assert "retrying after 2026-06-20T13:20" in idle.summary
+        shown = dream_status(s, DreamConfig(engine="claude"), with_index=False)
+        assert "unreachable since" in shown["next_tick"]["reason"] and shown["engine_backoff"]["attempts"] == 5
+    # the network is back after the retry time: the batch is folded and the backoff cleared
+    page = "---\ntype: personal\nstatus: active\n---\n# Preferences\n\n## Claims\n\n- Likes tea · source: 2026-06-01.md:5\n"
+    with running([(200, tool_use_reply(("write_file", {"path": "3_Personal/Preferences.md", "content": page}))),
+                  (200, text_reply("Folded 1 fact."))]) as api:
+        later = claude_settings(home, api.url, now="2026-06-20T13:21")
+        assert claude_runner(later, min_facts=1, min_hours=0).tick().outcome == "ingested"
+        state = load_state(s.paths.state_dir)
+        assert state.engine_backoff is None and state.failures == {} and state.in_flight is None
+
+
+def test_a_real_failure_counts_and_clears_the_backoff(home):
+    from fake_anthropic import running
+    from suzent_cli.dream.state import load_state
+
+    log(settings_at(home), "2026-06-01", "[preference] Likes tea")
+    s = claude_settings(home, closed_port_url())
+    assert claude_runner(s).tick(force=True).retry_after
+    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad request"}}
+    with running([(400, bad)]) as api:
+        result = claude_runner(claude_settings(home, api.url)).tick(force=True)
+    assert result.outcome == "unproductive" and result.retry_after is None and result.failures == 1
+    assert "request failed" in result.error
+    state = load_state(s.paths.state_dir)
+    assert state.failures == {"2026-06-01": 1} and state.engine_backoff is None
+
+
+def test_transient_classifies_the_sdk_errors():
+    import anthropic
+    try:
+        import httpx2 as httpx  # the HTTP client this SDK version is built on
+    except ImportError:
+        import httpx
+
+    from suzent_cli.dream.claude_agent import transient
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/messages")
+
+    def status_error(code: int):
+        return anthropic.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+
+    assert all(transient(status_error(c)) for c in (429, 500, 502, 503, 529))
+    assert not any(transient(status_error(c)) for c in (400, 401, 403, 404, 408, 413))
+    assert transient(anthropic.APIConnectionError(request=request))
+    try:
+        raise anthropic.APITimeoutError(request=request) from httpx.ConnectTimeout("connect")
+    except anthropic.APITimeoutError as exc:
+        assert transient(exc)
+    try:
+        raise anthropic.APITimeoutError(request=request) from httpx.ReadTimeout("read")
+    except anthropic.APITimeoutError as exc:
+        assert not transient(exc)  # the model (or the run's deadline) was too slow: a real failure

@@ -14,7 +14,10 @@ A run, step by step, and what a crash at each step leaves:
    drop the confirmations and late-line records the run was shown, record the follow-ups as
    ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
    before the entry: replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt
-   skips the batch with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
+   skips the batch with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark. An
+   engine that could not be reached (:class:`~suzent_cli.errors.EngineUnreachable`: no network, 429, 5xx) is not a
+   failed attempt: the runner records ``engine_backoff`` (retry time doubling per attempt, capped), keeps
+   ``in_flight`` for the retry, and the gate waits (:func:`_back_off`).
 5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; then promote — MEMORY.md's
    generated zone from the personal pages), each best-effort: a failure is reported and the step stays pending.
    Each step is dropped from ``followups_pending`` as it completes; every later tick (or lint) first finishes what
@@ -39,7 +42,7 @@ from filelock import FileLock, Timeout
 from .. import exit_codes
 from ..archive import APPEND_LOCK, parse_log
 from ..config import Settings
-from ..errors import DreamFailed, SuzentError
+from ..errors import DreamFailed, EngineUnreachable, SuzentError
 from ..files import atomic_write, locked, read_text
 from ..state import (append_superseded, read_confirmations, read_forgotten, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
@@ -48,7 +51,7 @@ from ..vault import bootstrap, content_pages
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
-from .gate import Decision, count_fact_lines, count_late_facts, decide, late_days, pending_logs
+from .gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from .revisit import revisit_queue
 from .state import DreamState, load_state, peek_state, save_state
 
@@ -112,6 +115,7 @@ class TickResult:
     steps: list[StepResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    retry_after: str | None = None  # the engine was unreachable: not a counted attempt, next try after this instant
 
     @property
     def exit_code(self) -> int:
@@ -128,7 +132,7 @@ class TickResult:
             "superseded": self.superseded, "confirmations": self.confirmations, "failures": self.failures,
             "summary": self.summary, "error": self.error,
             "lint": self.lint, "steps": [s.__dict__ for s in self.steps], "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), "retry_after": self.retry_after,
         }
 
     def record(self) -> dict[str, Any]:
@@ -244,10 +248,17 @@ class DreamRunner:
         archive_dir = self.settings.paths.archive_dir
         pending = pending_logs(archive_dir, mark, self.settings.today)
         late = late_days(read_late_lines(self.state_dir), mark, self.settings.today, state.logs_read)
+        backoff = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
+        retry_after = dt.datetime.fromisoformat(backoff["until"]) if backoff else None
+        if retry_after is not None and retry_after.tzinfo is None:
+            retry_after = retry_after.replace(tzinfo=dt.timezone.utc)
         return decide(config=self.config, pending=[d for d, _ in pending],
                       pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
                       last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
-                      last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late)
+                      last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late,
+                      retry_after=retry_after,
+                      unreachable=(f"{self.engine_name} engine unreachable since {backoff['since']}: {backoff['error']}"
+                                   if backoff else ""))
 
     # --- internals ------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -395,6 +406,8 @@ class DreamRunner:
             outcome = engine.ingest(batch)
             result.summary = outcome.summary
             result.warnings.extend(outcome.warnings)
+        except EngineUnreachable as exc:  # no network, 429, 5xx: not this batch's fault
+            return self._back_off(state, result, exc, failures)
         except SuzentError as exc:  # DreamFailed and friends: one-line messages already
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
@@ -410,6 +423,7 @@ class DreamRunner:
             entry = ledger.ingest_entry(settings.today, end, note=late_note)
             self._clear_counters(state, end)
             state.logs_read = self._logs_read
+            state.engine_backoff = None
             self._owe_follow_ups(state, key, entry)  # durable before the entry: a kill after it resumes them
             save_state(self.state_dir, state)
             ledger.append_ledger(self.vault, entry, timeout=settings.lock_timeout)
@@ -423,6 +437,7 @@ class DreamRunner:
                 save_state(self.state_dir, state)
             return result
 
+        state.engine_backoff = None  # the engine was reached: a real attempt
         state.failures[key] = failures + 1
         state.in_flight = None
         result.failures = failures + 1
@@ -460,6 +475,27 @@ class DreamRunner:
                 result.steps = self._follow_ups(result, steps=[("index", refresh_index)])
         result.summary = result.summary or result.error or ""
         state.last_lint = result.record()
+        save_state(self.state_dir, state)
+        return result
+
+    def _back_off(self, state: DreamState, result: TickResult, exc: EngineUnreachable, failures: int) -> TickResult:
+        """An attempt that could not reach the engine: not counted in ``failures``; ``engine_backoff`` says when to
+        try again (the gate waits until then; ``--force`` does not). ``in_flight`` stays, so pages the attempt wrote
+        before the outage still count for the retry."""
+        now = self.settings.clock
+        previous = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
+        attempts = (previous or {}).get("attempts", 0) + 1
+        until = now + backoff_delay(attempts)
+        error = " ".join(str(exc).split())[:300]
+        state.engine_backoff = {"engine": self.engine_name,
+                                "since": (previous or {}).get("since") or now.isoformat(timespec="seconds"),
+                                "until": until.isoformat(timespec="seconds"), "attempts": attempts, "error": error}
+        result.failures, result.retry_after = failures, until.isoformat(timespec="seconds")
+        result.error = (f"{error}; not counted as a failed attempt, retrying after "
+                        f"{until.isoformat(timespec='minutes')}")
+        result.summary = result.error
+        result.pages_changed = []
+        state.last_ingest = result.record()
         save_state(self.state_dir, state)
         return result
 

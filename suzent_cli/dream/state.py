@@ -10,7 +10,8 @@ Shape (version 1)::
      "in_flight": {"end": "2026-06-14", "started": "…", "snapshot": {"3_Personal/Profile.md": "<sha256>"}},
      "logs_read": {"2026-06-14": 212},          # lines of each log the last productive batch read
      "followups_pending": {"watermark": "2026-06-14", "since": "…", "steps": ["reconcile", "promote"],
-                           "ledger_at": 812, "entry": "## [2026-06-15] ingest | daily logs  watermark=2026-06-14"}}
+                           "ledger_at": 812, "entry": "## [2026-06-15] ingest | daily logs  watermark=2026-06-14"},
+     "engine_backoff": {"engine": "claude", "since": "…", "until": "…", "attempts": 2, "error": "<one line>"}}
 
 ``logs_read`` closes a race: a line appended to a pending day while a run reads that day's log is folded by the
 run, but its ``late_lines.jsonl`` record (written after the append) may not be among the records the run saw; the
@@ -24,6 +25,10 @@ pages the killed run already wrote still count as its work and the re-run conver
 any later tick (and ``suzent run``) finishes what is left first, so a kill after the entry cannot leave the
 superseded lines undrained, the vault unindexed or MEMORY.md stale. ``ledger_at``/``entry`` (the ledger's length
 before the entry, and the entry) tell whether the entry was written; ``since`` is the run's ``in_flight.started``.
+
+``engine_backoff`` is set when the engine could not be reached (a connection error, 429, 5xx): such an attempt
+does not count in ``failures``; ingest waits until ``until`` (exponential, capped; ``--force`` tries anyway) and
+the entry is cleared by the next attempt that reaches the engine.
 
 Written only by the dream runner under the consolidation lock, atomically (temp file + rename). An unreadable
 file is moved aside to ``dream_state.json.corrupt`` and the dream starts from empty state: retry counters reset,
@@ -67,6 +72,7 @@ class DreamState:
     in_flight: dict[str, Any] | None = None
     logs_read: dict[str, int] = field(default_factory=dict)
     followups_pending: dict[str, Any] | None = None
+    engine_backoff: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -80,6 +86,7 @@ class DreamState:
             "in_flight": self.in_flight,
             "logs_read": dict(sorted(self.logs_read.items())),
             "followups_pending": self.followups_pending,
+            "engine_backoff": self.engine_backoff,
         }
 
 
@@ -134,7 +141,18 @@ def _decode(data: dict) -> DreamState:
         logs_read={k: int(v) for k, v in (data.get("logs_read") or {}).items()
                    if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0},
         followups_pending=_followups(data.get("followups_pending")),
+        engine_backoff=_backoff(data.get("engine_backoff")),
     )
+
+
+def _backoff(value: Any) -> dict[str, Any] | None:
+    """``engine_backoff`` if well-formed (``until`` an instant, ``attempts`` ≥ 1), else None."""
+    if not isinstance(value, dict) or _instant(value.get("until")) is None:
+        return None
+    attempts = value.get("attempts")
+    return {"engine": str(value.get("engine") or ""), "since": str(value.get("since") or value["until"]),
+            "until": str(value["until"]), "error": " ".join(str(value.get("error") or "").split())[:300],
+            "attempts": attempts if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts > 0 else 1}
 
 
 def _followups(value: Any) -> dict[str, Any] | None:
