@@ -61,8 +61,9 @@ class Settings:
     """Effective configuration of one invocation.
 
     ``origins`` maps each setting name to where its value came from: ``default``, ``file``, ``env`` or ``flag``.
-    ``config_errors`` lists unknown config.toml keys: every command but ``capture`` refuses to run with one
-    (capture warns and still writes: a typo in another stage's table never costs a fact).
+    ``config_errors`` lists unknown config.toml keys and, when resolved ``lenient``, wrong-typed values of settings
+    a capture does not need: every command but ``capture`` refuses to run with one (capture warns and still
+    writes: a typo in another stage's table never costs a fact).
     """
 
     paths: Paths
@@ -130,17 +131,34 @@ def _load_file(path: Path) -> dict:
         raise ConfigInvalid(f"{path}: cannot read ({exc.strerror})") from None
 
 
-class _Resolver:
-    """Applies flag > env > file > default to one setting at a time, recording where each value came from."""
+# What a capture needs from config.toml: where the tiers are and which day it is. A wrong value of anything else
+# (an index, extractor, claude or dream setting, the lock timeout, which has a safe default) must not cost a fact.
+CAPTURE_NEEDS = frozenset({"home", "memory_dir", "vault_dir", "index_dir", "now", "today", "paths"})
 
-    def __init__(self, env: Mapping[str, str], cfg: dict, cfg_path: Path):
-        self.env, self.cfg, self.cfg_path = env, cfg, cfg_path
+
+class _Resolver:
+    """Applies flag > env > file > default to one setting at a time, recording where each value came from.
+
+    ``lenient``: a wrong-typed value (or table) of a setting not in :data:`CAPTURE_NEEDS` is recorded in
+    ``problems`` and its default used, instead of raising :class:`ConfigInvalid`."""
+
+    def __init__(self, env: Mapping[str, str], cfg: dict, cfg_path: Path, lenient: bool = False):
+        self.env, self.cfg, self.cfg_path, self.lenient = env, cfg, cfg_path, lenient
         self.origins: dict[str, str] = {}
+        self.problems: list[str] = []
+
+    def _refuse(self, name: str, message: str) -> None:
+        """Raise ``message``, or (lenient, ``name`` not needed by capture) record it once and return."""
+        if not self.lenient or name in CAPTURE_NEEDS:
+            raise ConfigInvalid(message)
+        if message not in self.problems:
+            self.problems.append(message)
 
     def table(self, name: str) -> dict:
         value = self.cfg.get(name, {})
         if not isinstance(value, dict):
-            raise ConfigInvalid(f"{self.cfg_path}: [{name}] must be a table, got {type(value).__name__}")
+            self._refuse(name, f"{self.cfg_path}: [{name}] must be a table, got {type(value).__name__}")
+            return {}
         return value
 
     def pick(self, name: str, flag, env_keys: tuple[str, ...], section: str | None, key: str, default, kind=str):
@@ -156,8 +174,10 @@ class _Resolver:
             value = table[key]
             if not isinstance(value, kind) or isinstance(value, bool):
                 where = f"[{section}] {key}" if section else key
-                raise ConfigInvalid(f"{self.cfg_path}: {where} must be a {kind.__name__ if isinstance(kind, type) else 'number'}, "
-                                    f"got {value!r}")
+                self._refuse(name, f"{self.cfg_path}: {where} must be a "
+                                   f"{kind.__name__ if isinstance(kind, type) else 'number'}, got {value!r}")
+                self.origins[name] = "default"
+                return default
             self.origins[name] = "file"
             return value
         self.origins[name] = "default"
@@ -215,6 +235,7 @@ def resolve_settings(
     embedder: str | None = None,
     extractor: str | None = None,
     env: Mapping[str, str] | None = None,
+    lenient: bool = False,
 ) -> Settings:
     """Resolve the effective :class:`Settings` from flags, ``env`` (default ``os.environ``) and config.toml.
 
@@ -226,6 +247,10 @@ def resolve_settings(
     path variables are relative to the home. Only what every command needs (paths, today, lock timeout) is
     validated here; the extractor and index settings are validated by the stage that uses them, so a bad one can
     never stop a capture. Raises :class:`ConfigInvalid` with a one-line message.
+
+    ``lenient`` (``capture`` and ``config``): a wrong-typed value of a setting a capture does not need (anything
+    but the paths and the clock, see :data:`CAPTURE_NEEDS`) goes to ``config_errors`` with its default in its place,
+    so capture warns and writes; every other command resolves strictly and refuses with the same message.
     """
     env = os.environ if env is None else env
     boot = _Resolver(env, {}, Path("config.toml"))
@@ -235,7 +260,7 @@ def resolve_settings(
         raise ConfigInvalid(f"home {home_path} exists and is not a directory")
     cfg_path = home_path / "config.toml"
     cfg = _load_file(cfg_path)
-    r = _Resolver(env, cfg, cfg_path)
+    r = _Resolver(env, cfg, cfg_path, lenient)
     r.origins.update(boot.origins)
 
     def path_of(name: str, flag, env_key: str, default_rel: str) -> Path:
@@ -265,7 +290,8 @@ def resolve_settings(
         if not 0 <= lock_timeout <= 86400:
             raise ValueError
     except (TypeError, ValueError):
-        raise ConfigInvalid(f"lock_timeout must be a number of seconds 0..86400, got {lock_timeout!r}") from None
+        r._refuse("lock_timeout", f"lock_timeout must be a number of seconds 0..86400, got {lock_timeout!r}")
+        lock_timeout = 30.0
     return Settings(
         paths=paths,
         today=today_value,
@@ -280,6 +306,6 @@ def resolve_settings(
                               DEFAULT_CONTEXT_WINDOW, int),
         now=now_value,
         dream=dict(r.table("dream")),
-        config_errors=tuple(unknown_keys(cfg, cfg_path)),
+        config_errors=tuple(r.problems + unknown_keys(cfg, cfg_path)),
         origins=r.origins,
     )

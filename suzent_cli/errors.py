@@ -64,6 +64,11 @@ class DreamFailed(SuzentError):
     """A dream engine could not finish a run (timeout, API error, turn limit, unwritable page): not productive."""
 
 
+class EngineUnreachable(DreamFailed):
+    """A dream engine's service could not be reached or would not serve now (a connection error, 429, 5xx): a
+    transient failure the runner backs off from instead of counting it toward skipping the batch."""
+
+
 class DreamBusy(SuzentError):
     """Another dream or lint holds the consolidation lock."""
 

@@ -9,8 +9,10 @@ Stages, in order, and when each one runs:
   not installed (an ImportError), which is not a failure.
 * ``index`` — :func:`suzent_cli.index.api.run_index`, always: ``run`` is the whole chain, so it builds the index
   when there is none yet and otherwise brings it up to date (a pass that finds nothing new loads no model).
-* ``dream`` — one gated :meth:`DreamRunner.tick` with NO follow-ups: the gate alone decides ingest / lint / idle;
-  reconcile and promote are stages of their own here. A failure of the index stage does not stop it.
+* ``dream`` — one gated :meth:`DreamRunner.tick` with its follow-ups deferred: the gate alone decides ingest /
+  lint / idle; reconcile and promote are stages of their own here, run through :meth:`DreamRunner.follow_up` so
+  each is cleared from the dream's pending follow-ups as it completes (a pass killed in between leaves them to
+  the next tick, which finishes them first). A failure of the index stage does not stop it.
 * ``reconcile`` — :func:`suzent_cli.reconcile.reconcile` when the dream ingested or superseded lines are still
   pending in ``.state/superseded.txt`` (a crash or failure of an earlier reconcile); skipped after a failed or
   busy dream.
@@ -184,7 +186,8 @@ def _dream_stage(result) -> StageResult:
         detail["summary"] = result.summary
         return StageResult("dream", "skipped batch", True, detail)
     if result.outcome == "unproductive":
-        detail["summary"] = f"run not productive, attempt {result.failures}; watermark stays"
+        detail["summary"] = (f"engine unreachable, not counted as an attempt; retrying after {result.retry_after}"
+                             if result.retry_after else f"run not productive, attempt {result.failures}; watermark stays")
         return StageResult("dream", "failed", False, detail, error=result.error or result.summary)
     if result.outcome == "busy":
         detail["summary"] = result.summary
@@ -243,19 +246,20 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
     ``engine``: ``rules``/``claude`` (None: ``config.engine_for(settings)``); ``embedder``: shared by every stage
     (None: one lazy embedder for this pass); ``progress(stage)`` is called as each stage starts. Never raises for
     a stage's failure."""
-    from .dream.runner import DreamRunner, TickResult, promote_step, reconcile_step  # noqa: PLC0415
+    from .dream.runner import DreamRunner, TickResult, reconcile_step  # noqa: PLC0415
     from .state import read_superseded  # noqa: PLC0415
 
     started = time.monotonic()
     report = PassReport(started=settings.clock.isoformat(timespec="seconds"))
     stop = stop or (lambda: False)
-    state: dict[str, Any] = {"tick": None}
+    state: dict[str, Any] = {"tick": None, "runner": None}
     if embedder is None:
         embedder = shared_embedder(settings)
 
     def dream() -> StageResult:
         runner = DreamRunner(settings, config, engine=engine or config.engine_for(settings), embedder=embedder,
-                             follow_ups=[])
+                             defer_follow_ups=True)
+        state["runner"] = runner
         state["tick"] = runner.tick(force=force)
         return _dream_stage(state["tick"])
 
@@ -264,8 +268,9 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
         if row is None or not row.ok or row.outcome == "busy":
             why = "another dream holds the consolidation lock" if row and row.outcome == "busy" else "dream failed"
             return StageResult("reconcile", "skipped", True, {"summary": why, "skipped": why})
-        pending = len(read_superseded(settings.paths.state_dir))
-        if row.outcome != "ingested" and not pending:
+        if row.outcome == "ingested":
+            return _from_step(state["runner"].follow_up("reconcile"))
+        if not read_superseded(settings.paths.state_dir):
             return StageResult("reconcile", "skipped", True, {"summary": "nothing to retire",
                                                               "skipped": "nothing to retire"})
         return _from_step(reconcile_step(settings, tick or TickResult("idle"), embedder))
@@ -276,7 +281,7 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
             why = ("dream failed" if row is None or not row.ok else
                    "another dream holds the consolidation lock" if row.outcome == "busy" else "nothing ingested")
             return StageResult("promote", "skipped", True, {"summary": why, "skipped": why})
-        return _from_step(promote_step(settings, state["tick"], embedder))
+        return _from_step(state["runner"].follow_up("promote"))
 
     def lint() -> StageResult:
         return _lint_stage(state["tick"], report.stage("dream"))

@@ -48,7 +48,9 @@ def root(
 
     Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
     """
-    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today, now=now)
+    lenient = ctx.invoked_subcommand in ("capture", "config")  # a wrong-typed setting capture does not need: warn
+    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today,
+                               now=now, lenient=lenient)
     if ctx.obj.config_errors:
         if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
             from ..errors import ConfigInvalid  # noqa: PLC0415

@@ -37,6 +37,8 @@ def _describe(result) -> str:
     if result.outcome == "ingested":
         return (f"ingested {span} ({result.engine}): {result.facts} facts, {len(result.pages_changed)} pages changed, "
                 f"{result.superseded} new superseded lines handed off; watermark {mark}")
+    if result.outcome == "unproductive" and result.retry_after:
+        return f"run {span} ({result.engine}) not attempted: {result.error}; watermark stays {mark}"
     if result.outcome == "unproductive":
         return (f"run {span} ({result.engine}) not productive, attempt {result.failures}: {result.error}; "
                 f"watermark stays {mark}")

@@ -7,8 +7,11 @@ the model stops asking for tools. Lint runs the same loop with the lint runbook 
 
 Bounds: at most ``max_turns`` model calls and the job's monotonic ``deadline`` (each request's timeout is the
 time left, at most ``request_timeout``; the SDK retries transient failures ``max_retries`` times, none in the last
-minute). A timeout, an API or network error, the turn limit, or a final reply without text raises
-:class:`~suzent_cli.errors.DreamFailed`; pages already written stay (the runner judges the run by what changed).
+minute). A timeout, an API error, the turn limit, or a final reply without text raises
+:class:`~suzent_cli.errors.DreamFailed`; an API that cannot be reached or will not serve now (a connection error or
+connect timeout, 429, 5xx: :func:`transient`) raises its subclass :class:`~suzent_cli.errors.EngineUnreachable`,
+which the runner backs off from instead of counting. Pages already written stay (the runner judges the run by
+what changed).
 
 ``anthropic`` is imported only when an engine is built. As with the extractor (see :mod:`suzent_cli.extract.claude`),
 no sampling parameters are sent and ``base_url`` is always explicit.
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..config import DEFAULT_CLAUDE_MODEL, Settings
-from ..errors import ConfigInvalid, DreamFailed
+from ..errors import ConfigInvalid, DreamFailed, EngineUnreachable
 from ..files import read_text
 from .engine import IngestBatch, IngestResult, LintFindings, LintJob
 from .vault_tools import VaultTools
@@ -41,6 +44,22 @@ _FACT_LINE_RE = re.compile(r"^\s*-\s*\[")
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or "no details"
     return f"{type(exc).__name__}: {text}"[:200]
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether an ``anthropic`` SDK error says the API could not be reached or will not serve now, as opposed to
+    refusing this request: a connection error or a connect/pool timeout, HTTP 429, or any 5xx (529 overloaded
+    included). A read timeout (the model or the job's deadline was too slow), a 4xx other than 429, or a response
+    the SDK cannot parse is a real failure."""
+    import anthropic  # noqa: PLC0415 - only called with an SDK error in hand
+
+    if isinstance(exc, anthropic.APITimeoutError):
+        return type(exc.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return True
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return False
 
 
 def _data_text(name: str) -> str:
@@ -249,9 +268,12 @@ class ClaudeEngine:
             try:
                 reply = client.messages.create(model=self.model, max_tokens=self.max_tokens, system=system,
                                                messages=messages, tools=tools.schemas)
-            except self._timeout_error as exc:
-                raise DreamFailed(f"claude {phase} timed out on model call {turn} ({_one_line(exc)})") from exc
             except self._errors as exc:
+                if transient(exc):
+                    raise EngineUnreachable(f"claude API unreachable on model call {turn} of the {phase} "
+                                            f"({_one_line(exc)})") from exc
+                if isinstance(exc, self._timeout_error):
+                    raise DreamFailed(f"claude {phase} timed out on model call {turn} ({_one_line(exc)})") from exc
                 raise DreamFailed(f"claude {phase} request failed on model call {turn} ({_one_line(exc)})") from exc
             content = [_block_param(b) for b in (getattr(reply, "content", None) or [])]
             blocks.extend(content)

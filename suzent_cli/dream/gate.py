@@ -9,6 +9,8 @@ beyond reading the daily logs' names and fact lines.
 * Pending logs and more of them than ``max_days`` ("far behind"): ingest now — a backlog drains batch by batch.
 * Otherwise ingest only when the pending logs hold at least ``min_facts`` fact lines AND ``min_hours`` have passed
   since the last attempt. ``force`` skips these two conditions (never the lock).
+* An engine that could not be reached (``dream_state.engine_backoff``): no ingest before its retry time, even far
+  behind; ``force`` tries anyway. The wait doubles per unreachable attempt (:func:`backoff_delay`).
 * No pending logs: lint when due — enabled, never linted or the last ``lint`` entry is ``lint_min_days`` old, and
   no lint attempt in the last 24 h. Ingest always wins over lint, so an audit can never starve consolidation.
 """
@@ -26,6 +28,13 @@ from .config import DreamConfig
 
 FACT_LINE_RE = re.compile(r"^\s*-\s*\[", re.M)
 LINT_BACKOFF = dt.timedelta(hours=24)
+ENGINE_BACKOFF_BASE = dt.timedelta(minutes=5)  # wait after the first unreachable attempt; doubles per attempt
+ENGINE_BACKOFF_CAP = dt.timedelta(hours=6)
+
+
+def backoff_delay(attempts: int) -> dt.timedelta:
+    """How long to wait after ``attempts`` (≥ 1) consecutive unreachable attempts: 5 min, 10, 20, … capped at 6 h."""
+    return min(ENGINE_BACKOFF_CAP, ENGINE_BACKOFF_BASE * (2 ** min(max(attempts, 1) - 1, 16)))
 
 
 @dataclass(frozen=True)
@@ -117,9 +126,11 @@ def lint_due(config: DreamConfig, last_lint: dt.date | None, last_lint_attempt: 
 
 def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, last_attempt: dt.datetime | None,
            last_lint: dt.date | None, last_lint_attempt: dt.datetime | None, now: dt.datetime,
-           force: bool = False, late: dict[dt.date, int] | None = None) -> Decision:
+           force: bool = False, late: dict[dt.date, int] | None = None,
+           retry_after: dt.datetime | None = None, unreachable: str = "") -> Decision:
     """The gate (module doc). ``pending`` must be sorted ascending; ``now`` is aware UTC; ``late`` is
-    :func:`late_days`, and ``pending_facts`` counts its facts too."""
+    :func:`late_days`, and ``pending_facts`` counts its facts too. ``retry_after``: no ingest before it (the engine
+    was unreachable; ``unreachable`` says since when and why)."""
     batch = tuple(pending[: config.max_days])
     late = dict(late or {})
     common = dict(pending=tuple(pending), pending_facts=pending_facts, batch=batch, forced=force,
@@ -127,6 +138,10 @@ def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, l
     if pending or late:
         behind = len(pending) > config.max_days
         what = f"{len(pending)} pending days" + (f" and late lines in {len(late)} consolidated days" if late else "")
+        if retry_after is not None and not force and now < retry_after:
+            return Decision("idle", f"{unreachable or 'engine unreachable'}; retrying after "
+                                    f"{retry_after.isoformat(timespec='minutes')}", behind=len(pending) > config.max_days,
+                            **common)
         if behind:
             return Decision("ingest", f"far behind: {len(pending)} pending days > max_days {config.max_days}",
                             behind=True, **common)

@@ -11,12 +11,18 @@ A run, step by step, and what a crash at each step leaves:
    and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
-   drop the confirmations and late-line records the run was shown, then the ``ingest … watermark=T`` entry, then clear the counter and ``in_flight``. Crash before the entry:
-   replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt skips the batch
-   with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark.
+   drop the confirmations and late-line records the run was shown, record the follow-ups as
+   ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
+   before the entry: replayed as in 3. Not productive: ``failures[T] += 1``; at ``max_retries`` the next attempt
+   skips the batch with a ``skipped … watermark=T`` entry, so a wedged batch cannot strand the watermark. An
+   engine that could not be reached (:class:`~suzent_cli.errors.EngineUnreachable`: no network, 429, 5xx) is not a
+   failed attempt: the runner records ``engine_backoff`` (retry time doubling per attempt, capped), keeps
+   ``in_flight`` for the retry, and the gate waits (:func:`_back_off`).
 5. Follow-up steps (:data:`FOLLOW_UPS`: reconcile — retire superseded, sweep, optimize; then promote — MEMORY.md's
-   generated zone from the personal pages), each best-effort: a failure is reported, the watermark has already moved, and the
-   hand-off file keeps what reconcile did not finish.
+   generated zone from the personal pages), each best-effort: a failure is reported and the step stays pending.
+   Each step is dropped from ``followups_pending`` as it completes; every later tick (or lint) first finishes what
+   a killed or failed run left pending, so a kill after the entry cannot leave superseded lines undrained, vault
+   rows unindexed or MEMORY.md stale. ``suzent run`` defers the steps to its own stages (:meth:`DreamRunner.follow_up`).
 """
 
 from __future__ import annotations
@@ -34,10 +40,10 @@ from typing import Any, Callable
 from filelock import FileLock, Timeout
 
 from .. import exit_codes
-from ..archive import parse_log
+from ..archive import APPEND_LOCK, parse_log
 from ..config import Settings
-from ..errors import DreamFailed, SuzentError
-from ..files import atomic_write, read_text
+from ..errors import DreamFailed, EngineUnreachable, SuzentError
+from ..files import atomic_write, locked, read_text
 from ..forgotten import Forgotten, scrub_vault
 from ..state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
@@ -45,7 +51,7 @@ from ..vault import bootstrap, content_pages
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
-from .gate import Decision, count_fact_lines, count_late_facts, decide, late_days, pending_logs
+from .gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from .revisit import revisit_queue
 from .state import DreamState, load_state, peek_state, save_state
 
@@ -109,6 +115,7 @@ class TickResult:
     steps: list[StepResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    retry_after: str | None = None  # the engine was unreachable: not a counted attempt, next try after this instant
 
     @property
     def exit_code(self) -> int:
@@ -125,7 +132,7 @@ class TickResult:
             "superseded": self.superseded, "confirmations": self.confirmations, "failures": self.failures,
             "summary": self.summary, "error": self.error,
             "lint": self.lint, "steps": [s.__dict__ for s in self.steps], "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), "retry_after": self.retry_after,
         }
 
     def record(self) -> dict[str, Any]:
@@ -191,15 +198,19 @@ FOLLOW_UPS: list[tuple[str, Callable[..., StepResult]]] = [("reconcile", reconci
 
 class DreamRunner:
     """Runs ticks for one :class:`Settings`. ``engine_factory(name)`` builds the engine (``rules``/``claude``);
-    ``embedder`` is passed to follow-ups (None: the configured model, loaded only if something needs embedding)."""
+    ``embedder`` is passed to follow-ups (None: the configured model, loaded only if something needs embedding).
+    ``follow_ups``: the steps a productive ingest owes (default :data:`FOLLOW_UPS`; ``[]`` owes none);
+    ``defer_follow_ups``: record them as pending but leave running them to the caller (:meth:`follow_up`)."""
 
     def __init__(self, settings: Settings, config: DreamConfig, *, engine_factory: EngineFactory | None = None,
-                 engine: str | None = None, embedder=None, follow_ups: list | None = None):
+                 engine: str | None = None, embedder=None, follow_ups: list | None = None,
+                 defer_follow_ups: bool = False):
         self.settings, self.config = settings, config
         self.engine_name = engine or config.engine_for(settings)
         self.engine_factory = engine_factory or default_engine_factory(settings, config)
         self.embedder = embedder
         self.follow_ups = FOLLOW_UPS if follow_ups is None else follow_ups
+        self.defer_follow_ups = defer_follow_ups
         self.vault = settings.paths.vault_dir
         self.state_dir = settings.paths.state_dir
         self._shown = 0  # confirmations.jsonl lines the current batch showed the engine
@@ -216,6 +227,19 @@ class DreamRunner:
         """A lint pass now, whatever the gate says (``suzent lint``); same lock and log entry as the gate's."""
         return self._locked(lambda state: self._lint(state, None))
 
+    def follow_up(self, name: str) -> StepResult:
+        """Run the pending follow-up ``name`` now, under the consolidation lock, and drop it from
+        ``followups_pending`` when it succeeds (for ``suzent run``, which shows each step as a stage). Skipped
+        (ok) when it is no longer pending or another dream holds the lock (that dream finishes it first)."""
+        with self._holding() as held:
+            if not held:
+                return StepResult(name, True, {"skipped": "another dream holds the consolidation lock; it finishes "
+                                                          "this step first"})
+            state = load_state(self.state_dir)
+            if name not in ((state.followups_pending or {}).get("steps") or []):
+                return StepResult(name, True, {"skipped": "not pending (already done)"})
+            return self._follow_ups(TickResult("ingested"), steps=[(name, self._step_named(name))], state=state)[0]
+
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
         state = state or peek_state(self.state_dir)
@@ -224,36 +248,91 @@ class DreamRunner:
         archive_dir = self.settings.paths.archive_dir
         pending = pending_logs(archive_dir, mark, self.settings.today)
         late = late_days(read_late_lines(self.state_dir), mark, self.settings.today, state.logs_read)
+        backoff = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
+        retry_after = dt.datetime.fromisoformat(backoff["until"]) if backoff else None
+        if retry_after is not None and retry_after.tzinfo is None:
+            retry_after = retry_after.replace(tzinfo=dt.timezone.utc)
         return decide(config=self.config, pending=[d for d, _ in pending],
                       pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
                       last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
-                      last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late)
+                      last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late,
+                      retry_after=retry_after,
+                      unreachable=(f"{self.engine_name} engine unreachable since {backoff['since']}: {backoff['error']}"
+                                   if backoff else ""))
 
     # --- internals ------------------------------------------------------------------------------------------
-    def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
-        started = time.monotonic()
+    @contextlib.contextmanager
+    def _holding(self):
+        """Take the consolidation lock without waiting; yields False (nothing held) when another process has it."""
         bootstrap(self.vault)
         lock = FileLock(str(self.state_dir / DREAM_LOCK), timeout=0)
         try:
             lock.acquire()
         except Timeout:
-            return TickResult("busy", summary="another dream or lint holds the consolidation lock",
-                              seconds=time.monotonic() - started)
+            yield False
+            return
         holder = self.state_dir / HOLDER
         try:
             try:
                 atomic_write(holder, json.dumps({"pid": os.getpid(), "since": self.settings.clock.isoformat()}))
             except OSError:
                 pass  # the holder note is informational (`suzent status`)
-            state = load_state(self.state_dir)
-            result = body(state)
-            result.warnings[:0] = state.warnings
+            yield True
         finally:
             with contextlib.suppress(OSError):
                 holder.unlink()
             lock.release()
+
+    def _locked(self, body: Callable[[DreamState], TickResult]) -> TickResult:
+        started = time.monotonic()
+        with self._holding() as held:
+            if not held:
+                return TickResult("busy", summary="another dream or lint holds the consolidation lock",
+                                  seconds=time.monotonic() - started)
+            state = load_state(self.state_dir)
+            resumed = self._finish_pending(state)
+            result = body(state)
+            result.warnings[:0] = state.warnings + resumed[1]
+            result.steps[:0] = resumed[0]
         result.seconds = time.monotonic() - started
         return result
+
+    def _finish_pending(self, state: DreamState) -> tuple[list[StepResult], list[str]]:
+        """Run the follow-ups a killed (or failed) productive run left in ``followups_pending``, before anything
+        else; returns ``(steps, warnings)``. When that run's ledger entry was written, its ``in_flight`` snapshot
+        is spent and is dropped (a later run must not count that run's pages as its own work)."""
+        pending = state.followups_pending
+        if not pending:
+            return [], []
+        text = ledger.read_ledger(self.vault)
+        at = min(int(pending.get("ledger_at") or 0), len(text))
+        if (state.in_flight and state.in_flight.get("started") == pending.get("since") and pending.get("entry")
+                and pending["entry"] in text[at:]):
+            state.in_flight = None
+            save_state(self.state_dir, state)
+        names, mark = list(pending["steps"]), pending.get("watermark") or "?"
+        steps = self._follow_ups(TickResult("ingested"), steps=[(n, self._step_named(n)) for n in names], state=state)
+        failed = [st.name for st in steps if not st.ok]
+        if failed:
+            return steps, [f"follow-ups of the run that moved the watermark to {mark} still pending "
+                           f"({', '.join(failed)} failed again); the next tick retries them"]
+        return steps, [f"finished the follow-ups ({', '.join(names)}) of the run that moved the watermark to {mark}; "
+                       "it did not complete them"]
+
+    def _step_named(self, name: str) -> Callable[..., StepResult]:
+        """The follow-up step called ``name``: this runner's own, else the standard one of :data:`FOLLOW_UPS`."""
+        found = dict(FOLLOW_UPS) | dict(self.follow_ups)
+        if name in found:
+            return found[name]
+        return lambda settings, result, embedder=None: StepResult(name, True, {"skipped": "unknown step, dropped"})
+
+    def _owe_follow_ups(self, state: DreamState, key: str, entry: str) -> None:
+        """Record this run's follow-ups (plus any still pending) as ``followups_pending``, before its entry."""
+        names = [n for n in (state.followups_pending or {}).get("steps") or []]
+        names += [n for n, _ in self.follow_ups if n not in names]
+        state.followups_pending = None if not names else {
+            "watermark": key, "since": (state.in_flight or {}).get("started", ""), "steps": names,
+            "ledger_at": len(ledger.read_ledger(self.vault)), "entry": entry}
 
     def _tick(self, state: DreamState, force: bool) -> TickResult:
         decision = self.decision(force=force, state=state)
@@ -327,6 +406,8 @@ class DreamRunner:
             outcome = engine.ingest(batch)
             result.summary = outcome.summary
             result.warnings.extend(outcome.warnings)
+        except EngineUnreachable as exc:  # no network, 429, 5xx: not this batch's fault
+            return self._back_off(state, result, exc, failures)
         except SuzentError as exc:  # DreamFailed and friends: one-line messages already
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
@@ -340,19 +421,24 @@ class DreamRunner:
             result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=settings.lock_timeout)
             # before the entry: a crash between the two leaves a re-run that finds the late lines on the pages
             truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
-            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note=late_note),
-                                 timeout=settings.lock_timeout)
+            entry = ledger.ingest_entry(settings.today, end, note=late_note)
             self._clear_counters(state, end)
-            state.in_flight = None
             state.logs_read = self._logs_read
+            state.engine_backoff = None
+            self._owe_follow_ups(state, key, entry)  # durable before the entry: a kill after it resumes them
+            save_state(self.state_dir, state)
+            ledger.append_ledger(self.vault, entry, timeout=settings.lock_timeout)
+            state.in_flight = None
             result.outcome, result.watermark_after = "ingested", end
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
-            result.steps = self._follow_ups(result)
-            state.last_ingest = result.record()
-            save_state(self.state_dir, state)
+            if not self.defer_follow_ups:
+                result.steps = self._follow_ups(result, state=state)
+                state.last_ingest = result.record()
+                save_state(self.state_dir, state)
             return result
 
+        state.engine_backoff = None  # the engine was reached: a real attempt
         state.failures[key] = failures + 1
         state.in_flight = None
         result.failures = failures + 1
@@ -407,13 +493,37 @@ class DreamRunner:
             result.warnings.append(f"removed {len(removed)} forgotten claim(s) the engine wrote")
         result.warnings.extend(f"forgotten text may remain on {p}" for p in problems)
 
+    def _back_off(self, state: DreamState, result: TickResult, exc: EngineUnreachable, failures: int) -> TickResult:
+        """An attempt that could not reach the engine: not counted in ``failures``; ``engine_backoff`` says when to
+        try again (the gate waits until then; ``--force`` does not). ``in_flight`` stays, so pages the attempt wrote
+        before the outage still count for the retry."""
+        now = self.settings.clock
+        previous = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
+        attempts = (previous or {}).get("attempts", 0) + 1
+        until = now + backoff_delay(attempts)
+        error = " ".join(str(exc).split())[:300]
+        state.engine_backoff = {"engine": self.engine_name,
+                                "since": (previous or {}).get("since") or now.isoformat(timespec="seconds"),
+                                "until": until.isoformat(timespec="seconds"), "attempts": attempts, "error": error}
+        result.failures, result.retry_after = failures, until.isoformat(timespec="seconds")
+        result.error = (f"{error}; not counted as a failed attempt, retrying after "
+                        f"{until.isoformat(timespec='minutes')}")
+        result.summary = result.error
+        result.pages_changed = []
+        state.last_ingest = result.record()
+        save_state(self.state_dir, state)
+        return result
+
     @staticmethod
     def _clear_counters(state: DreamState, end: dt.date) -> None:
         """Drop the retry counters of every batch end at or before ``end``: those days are behind the watermark."""
         for key in [k for k in state.failures if k <= end.isoformat()]:
             del state.failures[key]
 
-    def _follow_ups(self, result: TickResult, steps: list | None = None) -> list[StepResult]:
+    def _follow_ups(self, result: TickResult, steps: list | None = None,
+                    state: DreamState | None = None) -> list[StepResult]:
+        """Run ``steps`` (default: this runner's follow-ups) in order; never raises. With ``state``, each step that
+        succeeds is dropped from ``followups_pending`` and the state saved at once (a failed one stays pending)."""
         done: list[StepResult] = []
         for name, step in (self.follow_ups if steps is None else steps):
             try:
@@ -422,19 +532,24 @@ class DreamRunner:
                 done.append(StepResult(name, False, error=str(exc)))
             except Exception as exc:  # noqa: BLE001
                 done.append(StepResult(name, False, error=_one_line(exc)))
+            pending = state.followups_pending if state is not None else None
+            if pending and done[-1].ok and name in pending["steps"]:
+                pending["steps"] = [n for n in pending["steps"] if n != name]
+                state.followups_pending = pending if pending["steps"] else None
+                save_state(self.state_dir, state)
         return done
 
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
         """Read the batch's logs and the late lines of consolidated days; drop every fact and restatement holding a
         forgotten text (:meth:`Forgotten.covers`: they must not come back through the vault). Facts retired as
-        superseded stay: a restatement of a folded claim still confirms it. The late-line records are read before
-        any log, so every line a seen record names is in the log read."""
+        superseded stay: a restatement of a folded claim still confirms it. The late-line records and the logs are
+        one snapshot (:meth:`_read_logs`): every line read has its record among the records seen, and every record
+        seen names lines that were read."""
         forgotten = Forgotten.from_state(self.state_dir)
         confirmations = read_confirmations(self.state_dir)
         self._shown = len(confirmations)
-        records = read_late_lines(self.state_dir)
+        records, late, texts = self._read_logs(start, days, state)
         self._late_shown = len(records)
-        late = late_days(records, start, self.settings.today, state.logs_read)
         stamps: dict[dt.date, list[tuple[int, str]]] = {}
         for r in records:  # each new line belongs to the last record of its day that starts at or before it
             try:
@@ -445,7 +560,7 @@ class DreamRunner:
         facts: list[BatchFact] = []
         self._logs_read = {}
         for day, first in [*late.items(), *((d, 1) for d in days)]:
-            text = read_text(self.settings.paths.log_path(day))
+            text = texts[day]
             lines = text.split("\n")
             if day not in late:
                 self._logs_read[day.isoformat()] = len(lines) - (1 if lines and lines[-1] == "" else 0)
@@ -467,6 +582,24 @@ class DreamRunner:
                                                and not _restates_forgotten(c, forgotten)),
                            revisit=revisit_queue(self.vault, self.settings.today),
                            archive_dir=self.settings.paths.archive_dir, late=late)
+
+    def _read_logs(self, start: dt.date | None, days: tuple[dt.date, ...], state: DreamState
+                   ) -> tuple[list[dict | None], dict[dt.date, int], dict[dt.date, str]]:
+        """``(late-line records, late days {day: first new line}, {day: log text})`` read as one snapshot under the
+        archive's append lock, which every log append holds until its late-line record is written. Without it a
+        backfill landing between the read of the records and the read of its log was folded under an older record
+        and then folded again from its own record by the next run. The lock is held only while reading (a capture
+        waits milliseconds); an archive where the lock cannot be created (read-only) has no appender to wait for.
+        Raises LockTimeout/OSError."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(locked(self.settings.paths.archive_dir / APPEND_LOCK, self.settings.lock_timeout))
+            except OSError:  # a read-only archive: nothing can append to it while we read
+                pass
+            records = read_late_lines(self.state_dir)
+            late = late_days(records, start, self.settings.today, state.logs_read)
+            texts = {day: read_text(self.settings.paths.log_path(day)) for day in [*late, *days]}
+        return records, late, texts
 
 
 def _restates_forgotten(record: dict, forgotten: Forgotten) -> bool:

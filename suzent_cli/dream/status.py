@@ -173,6 +173,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "next_tick": decision.to_json(),
         "engine": config.engine_for(settings),
         "retries": {"max": config.max_retries, "failures": state.failures},
+        "engine_backoff": state.engine_backoff,
         "in_flight": ({k: v for k, v in state.in_flight.items() if k != "snapshot"} if state.in_flight else None),
         "last_attempt": state.last_attempt.isoformat() if state.last_attempt else None,
         "last_lint_attempt": state.last_lint_attempt.isoformat() if state.last_lint_attempt else None,
