@@ -13,6 +13,7 @@ import pytest
 from suzent_cli import archive, files
 from suzent_cli.archive import Fact
 from suzent_cli.capture import parse_fact, parse_fact_lines, write_facts
+from suzent_cli.errors import InputInvalid
 
 from conftest import run_cli
 
@@ -96,3 +97,107 @@ def test_a_full_disk_is_one_line_error_from_the_cli(home):
     proc = run_cli(home, "capture", "--fact", "Lives in Berlin", env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# --- a line break of any kind inside a fact is folded, never splits it (item 3) -------------------------------
+
+BREAKS = ["\u2028", "\u2029", "\u0085", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x1f"]
+
+
+@pytest.mark.parametrize("brk", BREAKS, ids=[hex(ord(b)) for b in BREAKS])
+def test_a_unicode_line_break_inside_a_fact_line_is_folded_like_a_newline(brk):
+    assert parse_fact_lines(f"[personal] Lives in{brk}Berlin `home`\n[goal] Ship v1") == [
+        Fact("Lives in Berlin", "personal", ("home",)), Fact("Ship v1", "goal")]
+    assert parse_fact(f"[preference] Likes tea{brk}with milk") == Fact("Likes tea with milk", "preference")
+    assert Fact(f"Likes tea{brk}with milk", f"pre{brk}ference").clean() == Fact("Likes tea with milk", "pre ference")
+
+
+def test_crlf_and_cr_still_end_a_fact_line():
+    assert [f.content for f in parse_fact_lines("one fact\r\ntwo fact\rthree fact\n")] == [
+        "one fact", "two fact", "three fact"]
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u0085", "\v"], ids=["u2028", "u0085", "vt"])
+def test_the_cli_keeps_a_fact_with_a_line_break_whole_and_in_its_category(home, brk):
+    source = home.parent / "facts.txt"
+    source.write_bytes(f"[personal] Lives in{brk}Berlin now\n[goal] Ship{brk}v1 soon\n".encode("utf-8"))
+    proc = run_cli(home, "capture", "--facts-from", str(source), "--json", env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 0, proc.stderr
+    got = [(f["category"], f["content"]) for f in json.loads(proc.stdout)["facts"]]
+    assert got == [("personal", "Lives in Berlin now"), ("goal", "Ship v1 soon")]
+
+
+# --- malformed fact lines and session ids (item 4) -------------------------------------------------------------
+
+@pytest.mark.parametrize("line", ["[personal Lives nowhere", "- [personal Lives nowhere", "* [goal Ship", "[", "[[[["])
+def test_an_unclosed_category_is_a_clear_error_not_a_crash(line):
+    with pytest.raises(InputInvalid, match="unclosed"):
+        parse_fact(line)
+
+
+def test_an_empty_category_is_general():
+    assert parse_fact("[]Likes tea") == Fact("Likes tea")
+    assert parse_fact("- [ ] Likes tea `drink`") == Fact("Likes tea", tags=("drink",))
+
+
+def test_bad_lines_of_a_facts_file_are_reported_and_the_good_ones_kept():
+    rejected: list[str] = []
+    facts = parse_fact_lines("[personal] Lives in Porto\n[personal Lives nowhere\n\n[goal] Ship v1\n[[x\n", rejected)
+    assert facts == [Fact("Lives in Porto", "personal"), Fact("Ship v1", "goal")]
+    assert len(rejected) == 2 and rejected[0].startswith("line 2: unclosed") and rejected[1].startswith("line 5:")
+    with pytest.raises(InputInvalid, match="^line 2: unclosed"):
+        parse_fact_lines("[personal] Lives in Porto\n[personal Lives nowhere")
+
+
+def test_the_cli_captures_the_good_lines_and_exits_2_naming_each_bad_one(home):
+    source = home.parent / "facts.txt"
+    source.write_text("[personal] Lives in Porto\n[personal Lives nowhere\n[goal] Ship v1\n", encoding="utf-8")
+    proc = run_cli(home, "capture", "--facts-from", str(source), "--fact", "[x Broken too", "--fact", "Likes tea",
+                   env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 2
+    assert "line 2: unclosed" in errors[1] and "[personal Lives nowhere" in errors[1]
+    assert "--fact" in errors[0] and "[x Broken too" in errors[0]
+    logged = archive.read_log(home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md")
+    assert [(f.category, f.content) for f in logged] == [
+        ("general", "Likes tea"), ("personal", "Lives in Porto"), ("goal", "Ship v1")]
+
+
+def test_a_single_unclosed_fact_is_a_one_line_error(home):
+    proc = run_cli(home, "capture", "--fact", "[personal Lives nowhere", "--json",
+                   env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == [
+        "Error: --fact: unclosed '[' in the category (write '[category] content'): [personal Lives nowhere "
+        "(not captured)"]
+    data = json.loads(proc.stdout)
+    assert data["captured"] == 0 and len(data["rejected"]) == 1
+
+
+@pytest.mark.parametrize("session, heading", [
+    ("a\udcffb", "a\ufffdb"),  # argv bytes that are not UTF-8 (surrogate-escaped by Python)
+    ("a\x1b[31mred\x07\x9b", "a[31mred"),  # terminal escapes, BEL, C1 CSI
+    ("two\u2028lines\n## 00:00 \u2014 forged", "two lines ## 00:00 \u2014 forged"),
+    ("\x00\x01", "cli"),
+])
+def test_a_session_id_is_sanitised_before_it_reaches_a_heading(settings, session, heading):
+    result = write_facts(settings, [Fact("Likes tea", "preference")], time="09:00", session=session, refresh=False)
+    assert result.session == heading
+    text = _log(settings).read_text(encoding="utf-8")
+    assert f"\n## 09:00 \u2014 {heading}\n" in text
+    assert not any(ch in text for ch in "\x1b\x07\x9b\x00\u2028")
+    [back] = archive.read_log(_log(settings))
+    assert back.session == heading
+
+
+@pytest.mark.parametrize("session, heading", [("ok\x1b[2Jid", "ok[2Jid"), ("ok\udcffid", "ok\ufffdid")],
+                         ids=["escape", "not-utf8"])
+def test_the_cli_warns_about_a_session_id_it_had_to_change(home, session, heading):
+    proc = run_cli(home, "capture", "--fact", "Likes tea", "--session", session,  # argv bytes as given
+                   env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 0, proc.stderr
+    assert f"--session '{heading}'" in proc.stderr and "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
+    log = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
+    assert f"\n## " in log and f" \u2014 {heading}\n" in log

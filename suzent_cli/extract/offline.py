@@ -34,7 +34,8 @@ import re
 from ..archive import Fact
 from .turns import Turn
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
 _LEADING = re.compile(
