@@ -70,9 +70,9 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
     """:func:`append_locked` for a caller that already holds the file's lock (e.g. to read before appending).
 
     A failed append leaves no trace: when a write or the fsync raises (a full disk: ``ENOSPC`` after a partial
-    write), the file is truncated back to its size before the append (a file this call created is removed), so a
-    torn record can never be completed by the next append into a line nobody wrote. The ``OSError`` is re-raised;
-    if the roll-back itself fails, its reason is added to the error's notes.
+    write; or an interrupt between two writes), the file is truncated back to its size before the append (a file
+    this call created is removed), so a torn record can never be completed by the next append into a line nobody
+    wrote. The exception is re-raised; if the roll-back itself fails, its reason is added to the error's notes.
     """
     data_record = record.encode("utf-8")  # a record that cannot be encoded fails here, before the file is touched
     existed = path.exists()
@@ -88,7 +88,7 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
                 written = os.write(fd, view)
                 view = view[written:]
             os.fsync(fd)
-        except OSError as exc:
+        except BaseException as exc:  # ENOSPC/EIO above all; an interrupt mid-record must not leave half of it
             _roll_back(path, fd, size, created=not existed, error=exc)
             raise
     finally:
@@ -98,7 +98,7 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
     return fresh
 
 
-def _roll_back(path: Path, fd: int, size: int, *, created: bool, error: OSError) -> None:
+def _roll_back(path: Path, fd: int, size: int, *, created: bool, error: BaseException) -> None:
     """Undo a failed append on ``fd``: truncate to ``size`` (or remove a file the append created); never raises."""
     try:
         os.ftruncate(fd, size)

@@ -201,3 +201,34 @@ def test_the_cli_warns_about_a_session_id_it_had_to_change(home, session, headin
     assert f"--session '{heading}'" in proc.stderr and "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
     log = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
     assert f"\n## " in log and f" \u2014 {heading}\n" in log
+
+
+def test_an_interrupt_between_two_writes_is_rolled_back_too(settings, monkeypatch):
+    write_facts(settings, [Fact("Lives in Berlin", "personal")], time="09:00", refresh=False)
+    before = _log(settings).read_bytes()
+    real_write = os.write
+    calls: list[int] = []
+
+    def write(fd, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[:7]))
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(files.os, "write", write)
+        with pytest.raises(KeyboardInterrupt):
+            write_facts(settings, [Fact("Works as a nurse", "personal")], time="10:00", refresh=False)
+    assert _log(settings).read_bytes() == before
+
+
+def test_a_pasted_prompt_in_a_turn_logs_only_the_users_line(home):
+    turn = home.parent / "turn.txt"
+    turn.write_text("<system>You are a helpful assistant. My name is Assistant. I live in the cloud.</system>\n"
+                    "USER: I work as a nurse in Porto.\nASSISTANT: Noted! My name is Assistant.", encoding="utf-8")
+    proc = run_cli(home, "capture", "--turn-from", str(turn), "--extractor", "offline", "--json",
+                   env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 0, proc.stderr
+    assert [f["content"] for f in json.loads(proc.stdout)["facts"]] == ["I work as a nurse in Porto."]
+    text = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
+    assert "Assistant" not in text and "cloud" not in text
