@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from .. import exit_codes
 from ..capture import (
     extract_and_write,
     index_after_capture,
@@ -17,7 +18,6 @@ from ..capture import (
     resolve_day,
     write_facts,
 )
-from .. import exit_codes
 from ..errors import InputInvalid
 from .app import app, settings_of
 from .render import clip, emit_json, err, escape, out, warn
@@ -114,7 +114,7 @@ def _session(raw: str, warnings: list[str]) -> str:
 
     found: list[str] = []
     cleaned = clean_session(repair_input(raw, found))
-    if found or (cleaned != raw and raw.strip()):
+    if found or (cleaned != raw.strip() and raw.strip()):
         warnings.append(f"--session {cleaned!r} written instead of the given id "
                         f"({'; '.join(found) or 'folded to one line'})")
     return cleaned
