@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .files import append_held, locked, read_text
-from .textnorm import fold_line, strip_control
+from .textnorm import fold_line, repair, strip_control
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
 TAGS_RE = re.compile(r"`([^`]*)`\s*$")
@@ -80,6 +80,13 @@ def render_entry(facts: list[Fact], time: str, session: str) -> str:
     """One appended entry: heading ``## HH:MM — session`` and the fact lines."""
     lines = "\n".join(render_fact(f) for f in facts)
     return f"\n## {time} \u2014 {session}\n\n{lines}\n"
+
+
+def clean_session(session: object) -> str:
+    """``session`` as it is written in an entry heading: invalid UTF-8 (lone surrogates from argv bytes) replaced,
+    control characters dropped, folded to one line; ``cli`` when nothing is left. Never raises."""
+    text, _ = repair(session if isinstance(session, str) else str(session))
+    return fold_line(text) or "cli"
 
 
 def log_header(day: dt.date) -> str:
@@ -162,7 +169,7 @@ def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts
     if not facts:
         raise ValueError("append_entry needs at least one fact")
     path = archive_dir / f"{day.isoformat()}.md"
-    record = render_entry(facts, time, fold_line(session) or "cli")
+    record = render_entry(facts, time, clean_session(session))
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(archive_dir / APPEND_LOCK, timeout):
         from_line = 1

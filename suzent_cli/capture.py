@@ -58,32 +58,62 @@ def parse_time(text: str) -> str:
     return text.strip()
 
 
-_LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d+[.)])\s+")
-_BARE_CATEGORY = re.compile(r"^-?\s*\[[^\]]*\]\s*(?:`[^`]*`)?$")
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2022]\s*(?=\[)|(?:[-*+\u2022]|\d+[.)])\s+)")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def parse_fact(text: str) -> Fact | None:
     """One fact from ``text``, folded to one line first (so it can never become two facts or a heading):
     ``- [category] content `tags` ``, ``[category] content``, or plain content (category ``general``); a leading
-    list marker (``-``, ``*``, ``1.``) is not content. None when no content is left (``[personal]``, ``-``)."""
+    list marker (``-``, ``*``, ``1.``) is not content, an empty category (``[] content``) is ``general``. None
+    when no content is left (``[personal]``, ``-``).
+
+    Raises :class:`InputInvalid` for a category whose ``[`` is never closed (``[personal Lives nowhere``): the
+    line is not guessed at, the person is asked to fix it.
+    """
     line = fold_line(text)
-    if not line or _BARE_CATEGORY.match(line):
+    marker = _LIST_MARKER.match(line)
+    body = line[marker.end():] if marker else line
+    if not body or body in ("-", "*", "+", "\u2022"):
         return None
-    if line.startswith("["):
-        line = "- " + line
-    parsed = archive.parse_fact_line(line)
-    if parsed:
-        category, content, tags = parsed
-        return Fact(content=content, category=category, tags=tags)
-    content = _LIST_MARKER.sub("", line).strip()
-    if content.startswith("["):  # "* [goal] Ship v1"
-        return parse_fact(content)
-    return Fact(content=content) if content and content not in ("-", "*", "+") else None
+    if not body.startswith("["):
+        return Fact(content=body)
+    close = body.find("]")
+    if close < 0:
+        raise InputInvalid(f"unclosed '[' in the category (write '[category] content'): {_shown(body)}")
+    category = body[1:close].strip() or archive.DEFAULT_CATEGORY
+    parsed = archive.parse_fact_line(f"- [{category}] {body[close + 1:]}")
+    if not parsed:
+        return None
+    category, content, tags = parsed
+    return Fact(content=content, category=category, tags=tags)
 
 
-def parse_fact_lines(text: str) -> list[Fact]:
-    """Facts from ``--facts-from`` text: each non-blank line is one fact (see :func:`parse_fact`)."""
-    return [f for line in text.splitlines() if (f := parse_fact(line))]
+def _shown(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def parse_fact_lines(text: str, rejected: list[str] | None = None) -> list[Fact]:
+    """Facts from ``--facts-from`` text: each non-blank line is one fact (see :func:`parse_fact`).
+
+    Lines are split at ``\\n``, ``\\r\\n`` and ``\\r`` only: a Unicode line or paragraph separator (U+2028,
+    U+2029, U+0085, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``) inside a line is folded into the fact, never splits it.
+    A line that is not a fact raises :class:`InputInvalid` naming its number; with ``rejected`` given, such a line
+    is skipped instead and its one-line reason (``line N: …``) appended to ``rejected``, so one bad line does not
+    cost the good ones.
+    """
+    facts: list[Fact] = []
+    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+        try:
+            fact = parse_fact(line)
+        except InputInvalid as exc:
+            if rejected is None:
+                raise InputInvalid(f"line {number}: {exc}") from None
+            rejected.append(f"line {number}: {exc}")
+            continue
+        if fact:
+            facts.append(fact)
+    return facts
 
 
 def clean_facts(facts: list[Fact]) -> list[Fact]:
@@ -118,6 +148,7 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
     day = day or settings.today
     time = parse_time(time) if time else dt.datetime.now(dt.timezone.utc).strftime("%H:%M")
     cleaned = clean_facts(facts)
+    session = archive.clean_session(session)
     result = CaptureResult(cleaned, day=day, time=time, session=session, extractor=extractor,
                            known_facts=known_facts, warnings=warnings)
     if cleaned:
@@ -228,6 +259,7 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
 
     warnings = list(warnings or [])
     day = day or settings.today
+    session = archive.clean_session(session)
     cleaned = clean_facts(facts)
     outcomes = (classify_all(cleaned, recall_set) if recall_set
                 else [Classification("new", reason="empty recall set") for _ in cleaned])

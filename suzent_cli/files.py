@@ -5,7 +5,8 @@ Crash and concurrency contract:
 * :func:`append_locked` takes an exclusive :mod:`filelock` lock, writes the whole record with a single
   ``write(2)`` on an ``O_APPEND`` descriptor, then ``fsync``\\ s the file (and the directory when the file was
   created). Concurrent appenders serialize on the lock, so records never interleave; a crash can at worst leave
-  the *last* record torn, never an earlier one.
+  the *last* record torn, never an earlier one. A write or fsync that fails (a full disk) is
+  rolled back under the lock: the file is truncated to its size before the append, so no partial record stays.
 * :func:`atomic_write` writes a temp file in the same directory, fsyncs it, then ``os.replace``\\ s it over the
   target: readers see the old or the new file, never a half-written one.
 * :func:`update_file` is the read-merge-replace loop for a file people also edit (without our lock): the merge is
@@ -61,7 +62,7 @@ def append_locked(path: Path, record: str, *, lock_path: Path, timeout: float, h
     """Append ``record`` to ``path`` as one write, under ``lock_path``; prefix ``header`` if the file is empty.
 
     Returns True if this call created the file (or found it empty and wrote the header). Raises
-    :class:`LockTimeout` or ``OSError``; on either, nothing was written.
+    :class:`LockTimeout` or ``OSError``; on either, the file is as it was (see :func:`append_held`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_path, timeout):
@@ -69,21 +70,46 @@ def append_locked(path: Path, record: str, *, lock_path: Path, timeout: float, h
 
 
 def append_held(path: Path, record: str, *, header: str = "") -> bool:
-    """:func:`append_locked` for a caller that already holds the file's lock (e.g. to read before appending)."""
+    """:func:`append_locked` for a caller that already holds the file's lock (e.g. to read before appending).
+
+    A failed append leaves no trace: when a write or the fsync raises (a full disk: ``ENOSPC`` after a partial
+    write; or an interrupt between two writes), the file is truncated back to its size before the append (a file
+    this call created is removed), so a torn record can never be completed by the next append into a line nobody
+    wrote. The exception is re-raised; if the roll-back itself fails, its reason is added to the error's notes.
+    """
+    data_record = record.encode("utf-8")  # a record that cannot be encoded fails here, before the file is touched
+    existed = path.exists()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    size = 0
     try:
-        fresh = os.fstat(fd).st_size == 0
-        data = ((header if fresh else "") + record).encode("utf-8")
+        size = os.fstat(fd).st_size
+        fresh = size == 0
+        data = (header.encode("utf-8") if fresh else b"") + data_record
         view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except BaseException as exc:  # ENOSPC/EIO above all; an interrupt mid-record must not leave half of it
+            _roll_back(path, fd, size, created=not existed, error=exc)
+            raise
     finally:
         os.close(fd)
     if fresh:
         _fsync_dir(path.parent)
     return fresh
+
+
+def _roll_back(path: Path, fd: int, size: int, *, created: bool, error: BaseException) -> None:
+    """Undo a failed append on ``fd``: truncate to ``size`` (or remove a file the append created); never raises."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+        if created and size == 0:
+            os.unlink(path)
+    except OSError as undo:
+        error.add_note(f"and {path} could not be truncated back to {size} bytes ({undo.strerror or undo})")
 
 
 def atomic_write(path: Path, text: str) -> None:

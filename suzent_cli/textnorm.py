@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Control characters that are not whitespace: C0 (but tab, LF, VT, FF, CR and the separators \x1c-\x1f), DEL and
+# C1 (but NEL, U+0085). They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns
+# them into a space like a newline (dropping them would glue two words: "tea\vwith" -> "teawith").
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
 
 
 def normalize(text: str) -> str:
@@ -13,17 +16,21 @@ def normalize(text: str) -> str:
 
 
 def fold_line(text: str) -> str:
-    """Fold any run of whitespace (newlines included) to one space, so text can never span two lines."""
+    """Fold any run of whitespace to one space, so text can never span two lines. Whitespace is what
+    ``str.split()`` splits on: newlines and every other line break ``str.splitlines()`` knows (``\\r``, ``\\v``,
+    ``\\f``, ``\\x1c``-``\\x1e``, U+0085, U+2028, U+2029), tabs, ``\\x1f`` and the Unicode spaces."""
     return " ".join(text.split())
 
 
 def strip_control(text: str) -> str:
-    """``text`` without NUL and other control characters (tab, newline and CR kept)."""
+    """``text`` without NUL and the other control characters that are not whitespace (C0, DEL, C1); the
+    whitespace ones (tab, line breaks, ``\\x1c``-``\\x1f``, U+0085) are kept for :func:`fold_line` to fold."""
     return _CONTROL.sub("", text)
 
 
 def repair(data: bytes | str) -> tuple[str, list[str]]:
-    """Decode ``data`` as UTF-8 and drop NUL and other control characters (tab/newline/CR kept).
+    """Decode ``data`` as UTF-8 and drop NUL and the other control characters that are not whitespace (see
+    :func:`strip_control`; line breaks of every kind are kept, so a fact line is split or folded by its reader).
 
     Returns ``(text, warnings)``; each warning is a one-line description of what was repaired. Never raises.
     """

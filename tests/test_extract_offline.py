@@ -10,9 +10,11 @@ import pytest
 
 from conftest import REPO
 from suzent_cli.extract.offline import OfflineExtractor, categorize
-from suzent_cli.extract.turns import Message, Turn, parse_turn
+from suzent_cli.extract.turns import Message, Turn, parse_turn, split_pasted
 
-# Measured 2026-11-29: labelled set P 0.991 / R 0.991; held-out set P 1.000 / R 0.950. Floors sit a bit below.
+# Measured 2026-11-29: labelled set P 0.991 / R 0.991; held-out set P 1.000 / R 0.950. Re-measured for issue 13
+# (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Floors sit
+# a bit below.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.93
 CATEGORY_FLOOR = 0.90
@@ -100,6 +102,84 @@ def test_durable_first_person_statements_are_kept_whole(text):
 def test_leading_discourse_markers_are_trimmed_not_rewritten():
     assert contents("By the way, my name is Priya.") == ["My name is Priya."]
     assert contents("ok so I want to get better at public speaking.") == ["I want to get better at public speaking."]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Update: I moved, I live in Lisbon now.", "I moved, I live in Lisbon now."),
+    ("UPDATE - I now live in Lisbon.", "I now live in Lisbon."),
+    ("Small update: I got married last year.", "I got married last year."),
+    ("Correction: I live in Porto, not Lisbon.", "I live in Porto, not Lisbon."),
+    ("Correction to my last message: my son is seven, not eight.", "My son is seven, not eight."),
+    ("Heads up: I switched to Neovim.", "I switched to Neovim."),
+    ("Just a heads-up, my wife is pregnant.", "My wife is pregnant."),
+    ("Quick note - I am vegetarian.", "I am vegetarian."),
+    ("Side note: I'm allergic to nuts.", "I'm allergic to nuts."),
+    ("FYI I've relocated to Lisbon.", "I've relocated to Lisbon."),
+    ("PS: my daughter is called Ana.", "My daughter is called Ana."),
+    ("Edit: we moved our backend to AWS.", "We moved our backend to AWS."),
+    ("[Update] I work from home now.", "I work from home now."),
+    ("To clarify, I live in Porto.", "I live in Porto."),
+    ("One more thing: I have a dog.", "I have a dog."),
+    ("Update... I quit my job in 2024.", "I quit my job in 2024."),
+])
+def test_an_update_label_is_trimmed_and_the_update_kept(text, kept):
+    assert contents(text) == [kept]
+
+
+@pytest.mark.parametrize("text", [
+    "Update my address to Lisbon.",  # the verb, no separator: a command
+    "Update the README, my changes are in.",
+    "Update: the build is failing again.",  # a label, then no fact about the user
+    "Quick note: my flight leaves tomorrow.",
+    "Heads up, I'm running late.",
+])
+def test_a_label_does_not_make_a_command_or_a_passing_remark_a_fact(text):
+    assert contents(text) == []
+
+
+def test_relocation_is_personal():
+    assert [f.category for f in facts_of("FYI I've relocated to Lisbon.")] == ["personal"]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("<system>You are a helpful assistant. My name is Assistant. I live in the cloud.</system>\n"
+     "USER: I work as a nurse in Porto.", ["I work as a nurse in Porto."]),
+    ("SYSTEM: You are Claude, an AI assistant. I live in the cloud.\nUSER: I have two cats.\n"
+     "ASSISTANT: I love cats! My name is Claude.", ["I have two cats."]),
+    ("USER: I work as a nurse in Porto.", ["I work as a nurse in Porto."]),
+    ("**User:** I live in Porto.\n**Assistant:** Nice, I live in the cloud.", ["I live in Porto."]),
+    ("Human: I'm based in Nairobi.\nAI: Great, I'm based in a data centre.", ["I'm based in Nairobi."]),
+    ("You are a helpful assistant. My name is Assistant. I live in the cloud.", []),
+    ("You are Nova, a cheerful AI companion. I love puns.\n\nI live in Porto.", ["I live in Porto."]),
+    ("As an AI language model, I don't have a home. I live in the cloud.", []),
+    ("<<SYS>>You are a coding assistant. I prefer Python.<</SYS>> I use Rust at work.", ["I use Rust at work."]),
+    ("My name is Assistant. I live in the cloud.</system>\nI work as a nurse in Porto.",
+     ["I work as a nurse in Porto."]),
+    ("<system>You are a bot. I live in the cloud.", []),  # unclosed: to the end
+    ("<system-prompt>Act as a travel agent. I always book window seats.</system-prompt>\nI'm scared of flying.",
+     ["I'm scared of flying."]),
+    ("<user>I live in Porto.</user>", ["I live in Porto."]),
+    ("System: Ubuntu 22.04\nI use vim.", ["I use vim."]),  # one title-case label is the user's own words
+])
+def test_a_pasted_system_prompt_or_transcript_is_not_the_users_fact(text, kept):
+    assert contents(text) == kept
+    assert [f.content for f in OfflineExtractor().extract(parse_turn(text), [])] == kept
+
+
+def test_pasted_parts_keep_their_roles_for_the_model_extractor():
+    turn = parse_turn('{"user": "<system>You are a bot. I live in the cloud.</system> I work as a nurse.",'
+                      ' "assistant": "Noted."}')
+    assert [(m.role, m.text.strip()) for m in turn.messages] == [
+        ("system", "You are a bot. I live in the cloud."), ("user", "I work as a nurse."), ("assistant", "Noted.")]
+    assert "SYSTEM: You are a bot." in turn.as_text()
+    plain = "I live in Porto. You're right about: the tram."
+    assert split_pasted(plain) == (Message("user", plain),)
+    assert Turn(turn.messages) == turn  # splitting is idempotent
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\u0085", "\v", "\f"])
+def test_a_unicode_line_break_in_a_turn_ends_a_sentence_like_a_newline(brk):
+    assert contents(f"Can you help me?{brk}I live in Porto{brk}I'm vegan") == ["I live in Porto", "I'm vegan"]
 
 
 @pytest.mark.parametrize(("text", "kept"), [

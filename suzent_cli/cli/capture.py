@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from .. import exit_codes
 from ..capture import (
     extract_and_write,
     index_after_capture,
@@ -19,7 +20,7 @@ from ..capture import (
 )
 from ..errors import InputInvalid
 from .app import app, settings_of
-from .render import clip, emit_json, escape, out, warn
+from .render import clip, emit_json, err, escape, out, warn
 
 
 def _read_source(spec: str) -> bytes:
@@ -75,6 +76,8 @@ def capture_cmd(
         raise InputInvalid("no input: give --fact, --facts-from or --turn-from")
     day = resolve_day(settings, date)
     warnings: list[str] = []
+    session = _session(session, warnings)
+    rejected: list[str] = []
     if turn_from:
         text = repair_input(_read_source(turn_from), warnings)
         from ..recall_context import recall_set_for  # noqa: PLC0415
@@ -82,16 +85,39 @@ def capture_cmd(
         result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
     else:
-        facts = [f for raw in fact or [] if (f := parse_fact(repair_input(raw, warnings)))]
+        facts = []
+        for raw in fact or []:
+            try:
+                if f := parse_fact(repair_input(raw, warnings)):
+                    facts.append(f)
+            except InputInvalid as exc:
+                rejected.append(f"--fact: {exc}")
         if facts_from:
-            facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings))
+            lines: list[str] = []
+            facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings), lines)
+            rejected += [f"--facts-from {facts_from} {why}" for why in lines]
         result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
     report = None
     if index and result.path is not None:
         report, problem = index_after_capture(settings, result.path)
         if problem:
             result.warnings.append(problem)
-    _render(result, report, json_out)
+    _render(result, report, json_out, rejected)
+    if rejected:  # the good lines are captured; the exit status says that some were not
+        raise typer.Exit(exit_codes.BAD_INPUT)
+
+
+def _session(raw: str, warnings: list[str]) -> str:
+    """The ``--session`` id as it will be written: bad UTF-8 replaced, control characters dropped, one line
+    (:func:`suzent_cli.archive.clean_session`), with a warning when it had to be changed."""
+    from ..archive import clean_session  # noqa: PLC0415 - light
+
+    found: list[str] = []
+    cleaned = clean_session(repair_input(raw, found))
+    if found or (cleaned != raw.strip() and raw.strip()):
+        warnings.append(f"--session {cleaned!r} written instead of the given id "
+                        f"({'; '.join(found) or 'folded to one line'})")
+    return cleaned
 
 
 def _capture_hook(settings, source: str, timeout: Optional[str], extractor: Optional[str], json_out: bool,
@@ -116,7 +142,8 @@ def _outcome(fact, c, logged: bool) -> dict:
             "score": c.score if c else None, "reason": c.reason if c else "fact line: not classified"}
 
 
-def _render(result, report, json_out: bool) -> None:
+def _render(result, report, json_out: bool, rejected: list[str]) -> None:
+    """Print what was captured (``--json``: one object); ``rejected`` fact lines go to stderr, one line each."""
     outcomes = result.outcomes or [None] * len(result.facts)
     if json_out:
         emit_json({
@@ -127,11 +154,15 @@ def _render(result, report, json_out: bool) -> None:
             "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes)]
                      + [_outcome(f, c, False) for f, c in result.confirmations],
             "warnings": result.warnings, "index": report.as_dict() if report else None,
-            "refresh": result.refresh,
+            "refresh": result.refresh, "rejected": rejected,
         })
+        for why in rejected:
+            err.print(f"Error: {escape(why)} (not captured)", markup=True)
         return
     for w in result.warnings:
         warn(w)
+    for why in rejected:
+        err.print(f"Error: {escape(why)} (not captured)", markup=True)
     confirmed = result.confirmations
     if not result.facts and not confirmed:
         out.print("nothing to capture")

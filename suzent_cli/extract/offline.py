@@ -7,8 +7,10 @@ assistant's words are not the user's claims. The category comes from simple keyw
 
 How a sentence is judged, in order (all rules are general English cues, none is about particular sentences):
 
-1. Leading interjections and discourse markers ("oh", "ok so", "by the way", "honestly", "fyi", …) are trimmed;
-   what is kept is the rest of the sentence, verbatim (first letter capitalised).
+1. Leading interjections, discourse markers and labels ("oh", "ok so", "by the way", "fyi", "heads up",
+   "Update:", "Correction -", "Quick note:", …) are trimmed; what is kept is the rest of the sentence, verbatim
+   (first letter capitalised). An update is the fact a memory must not lose: "Update: I live in Lisbon now." keeps
+   "I live in Lisbon now.".
 2. A "remember (that) X" / "don't forget X" / "can you remember that X?" request keeps X, whatever X says;
    "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
 3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
@@ -34,14 +36,26 @@ import re
 from ..archive import Fact
 from .turns import Turn
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
 _LEADING = re.compile(
     r"^(?:oh|ah|aw|wow|hey|hi|hello|ok|okay|so|well|and|also|plus|anyway|anyways|honestly|actually|basically|"
     r"btw|by the way|fyi|fwiw|just so you know|for context|for the record|for reference|lol|lmao|haha|hah|"
-    r"yes|yeah|yep|yup|no|nope|sure|cool|nice|great|thank you|thanks|sorry|oops|ugh|um|uh|hmm|ps|p\.s\.)"
+    r"yes|yeah|yep|yup|no|nope|sure|cool|nice|great|thank you|thanks|sorry|oops|ugh|um|uh|hmm|ps|pps|p\.s\.|"
+    r"nb|n\.b\.|psa|tl;?dr|(?:just )?(?:a )?(?:quick |small |friendly )?heads[ -]?up|side note|"
+    r"(?:just )?to (?:clarify|be clear)|for clarity|one more thing|another thing|oh and)"
     r"(?![\w'])[\s,;:!.\-\u2013\u2014]*", re.I)
+# Labels that announce what follows ("Update:", "Quick note -", "Correction to my last message:", "[Edit]"). Their
+# words can also be verbs ("Update my address", "Note the date"), so they count only when a separator follows.
+_LABEL = re.compile(
+    r"^[\[(]?\s*(?:(?:one|another|a|just a|small|quick|minor|little|big|short|brief|slight|important|personal|"
+    r"life|some|good|sad|exciting|random|final|last)\s+){0,2}"
+    r"(?:updates?|corrections?|clarifications?|edit(?:ed)?|notes?|news|reminder|info|context|background|"
+    r"change of plans?|fyi|btw)"
+    r"(?:\s+(?:to|on|about|re|regarding)\s+[^:;\-\u2013\u2014()\[\].!?]{1,40}?)?"
+    r"\s*(?:[:;,\-\u2013\u2014\])!]|[.\u2026](?=\s))+\s*", re.I)
 
 # --- 2. remember requests ----------------------------------------------------------------------------------
 _REMEMBER = re.compile(
@@ -179,7 +193,7 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"chrome|firefox|notion|obsidian|jira|slack|figma|excel|spreadsheet)\b|(?<!\w)(?:c\+\+|c#)(?!\w))"
         r"|(?<!^)\bGo\b")),  # "Go" the language only when capitalised mid-sentence, not the verb "go"
     ("personal", re.compile(
-        r"\b(?:live|lives|lived|living|based in|born|grew up|hometown|moved|moving to|name|named|wife|husband|"
+        r"\b(?:live|lives|lived|living|based in|born|grew up|hometown|moved|moving to|relocat(?:e|ed|ing)|name|named|wife|husband|"
         r"partner|spouse|kids?|children|son|sons|daughters?|baby|mom|mum|dad|mother|father|parents|brother|sister|siblings?|"
         r"family|grandma|grandpa|grandmother|grandfather|in-laws|friend|friends|landlord|roommate|flatmate|"
         r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
@@ -223,9 +237,10 @@ def _capitalised(text: str) -> str:
 
 
 def _trim_leading(s: str) -> str:
-    """``s`` without its leading interjections and discourse markers (a suffix of ``s``)."""
+    """``s`` without its leading interjections, discourse markers and labels (a suffix of ``s``)."""
     while True:
-        m = _LEADING.match(_plain(s))
+        p = _plain(s)
+        m = _LEADING.match(p) or _LABEL.match(p)
         if not m or m.end() == 0 or m.end() >= len(s):
             return s
         s = s[m.end():]

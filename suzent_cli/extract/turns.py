@@ -9,6 +9,7 @@ blocks are read; tool calls, tool results and images are not the user's words).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from ..errors import InputInvalid
@@ -22,13 +23,113 @@ class Message:
 
 @dataclass(frozen=True)
 class Turn:
+    """A conversation turn. A user message that quotes someone else (a pasted system prompt, a role-labelled
+    transcript, persona text) is split on construction into the roles it quotes (:func:`split_pasted`), so
+    ``by("user")`` is only what the user said."""
+
     messages: tuple[Message, ...]
 
+    def __post_init__(self) -> None:
+        split = tuple(part for m in self.messages for part in (split_pasted(m.text) if m.role == "user" else (m,)))
+        object.__setattr__(self, "messages", split)
+
     def by(self, role: str) -> list[str]:
+        """The non-blank texts of the messages of ``role``, in order."""
         return [m.text for m in self.messages if m.role == role and m.text.strip()]
 
     def as_text(self) -> str:
         return "\n\n".join(f"{m.role.upper()}: {m.text}" for m in self.messages if m.text.strip())
+
+
+# --- what the user said: a pasted prompt or transcript is not the user's words ----------------------------------
+
+# A block that is someone else's text: <system>…</system> and kin, Llama's <<SYS>>…<</SYS>>. Unclosed: to the end.
+_BLOCK = re.compile(r"<(?P<tag>system|system[-_ ]?prompt|system-reminder|sys|instructions?|persona|assistant)"
+                    r"(?=[\s>])[^>\n]{0,80}>"
+                    r"(?P<body>.*?)(?:</(?P=tag)\s*>|\Z)|<<SYS>>(?P<sys>.*?)(?:<</SYS>>|\Z)", re.I | re.S)
+_STRAY_CLOSE = re.compile(r"</(?:system|system[-_ ]?prompt|sys|instructions?|persona)\s*>|<</SYS>>", re.I)
+_USER_TAG = re.compile(r"</?(?:user|human)\s*>", re.I)
+# "USER: …", "**Assistant:** …", "### System:" at the start of a line.
+_ROLE_LINE = re.compile(r"^[ \t>]*(?:#{1,6}[ \t]*)?[*_]{0,2}(?P<role>user|human|system|developer|assistant|ai|"
+                        r"bot|model|chatgpt|claude)[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*", re.I | re.M)
+_ROLES = {"user": "user", "human": "user", "system": "system", "developer": "system"}  # others: assistant
+_TRANSCRIPT_LABELS = ("USER", "HUMAN", "SYSTEM", "ASSISTANT")  # one of these, upper-case, is a transcript alone
+# A paragraph that opens by telling a model who it is: "You are a helpful assistant.", "You are Nova, …",
+# "Act as a travel agent.", "As an AI language model, …". The whole paragraph is persona text.
+_PERSONA = re.compile(
+    r"^[\s\"'*_]*(?:(?:you are|you're|you will (?:be|act as|play)|act as|pretend (?:to be|you are)|role-?play as|"
+    r"behave (?:as|like))\s+(?:an?\s+|the\s+)?(?:[\w'-]+[ \t]+){0,5}?(?:assistant|ai|bot|chatbot|agent|model|llm|"
+    r"gpt|persona|character|companion|tutor|coach|expert|specialist|advis[eo]r|helper|narrator|"
+    r"(?:travel|customer \w+|support|sales) agent)\b"
+    r"|(?-i:You are|You're|YOU ARE) (?-i:[A-Z][\w-]+)\s*,"
+    r"|as an? (?:ai|assistant|language model|large language model|chatbot)\b"
+    r"|(?:system prompt|system instructions?)\s*:)", re.I)
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+
+
+def split_pasted(text: str) -> tuple[Message, ...]:
+    """A user message's text as the messages it holds: what the user said (role ``user``) and what they pasted
+    from others, which is never their claim about themselves.
+
+    * ``<system>…</system>``, ``<system-prompt>``, ``<instructions>``, ``<persona>``, ``<assistant>`` blocks and
+      ``<<SYS>>…<</SYS>>`` are ``system`` (``assistant``) text; an unclosed block runs to the end, and text before
+      a stray closing tag is system text too. ``<user>`` tags are dropped, their text kept.
+    * Lines labelled ``USER:`` / ``SYSTEM:`` / ``ASSISTANT:`` / ``Human:`` / ``AI:`` … start a message of that
+      role, running to the next label, when the text is a transcript: two different roles are labelled, or one
+      of USER/HUMAN/SYSTEM/ASSISTANT is written upper-case (``System: Ubuntu 22.04`` alone is the user's words).
+    * A paragraph of the user's text that opens with persona text ("You are a helpful assistant …", "You are
+      Nova, …", "Act as a …", "As an AI …") is ``system`` text as a whole.
+
+    Text with none of these is returned as one user message, unchanged. Never raises.
+    """
+    if not any(c in text for c in "<:") and not _PERSONA.search(text):
+        return (Message("user", text),)
+    parts: list[Message] = []
+    for role, chunk in _blocks(text):
+        for label, said in (_labelled(chunk) if role == "user" else [(role, chunk)]):
+            parts.extend(_persona(said) if label == "user" else [Message(label, said)])
+    return tuple(m for m in parts if m.text.strip()) or (Message("user", ""),)
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """``text`` cut into (role, text): system/assistant blocks out of the user's text."""
+    out: list[tuple[str, str]] = []
+    closed = [m.end() for m in _STRAY_CLOSE.finditer(_BLOCK.sub(lambda m: " " * len(m.group(0)), text))]
+    if closed:  # "…I live in the cloud.</system>": everything before a stray closing tag was inside the block
+        out.append(("system", _STRAY_CLOSE.sub("\n", text[:closed[-1]])))
+        text = text[closed[-1]:]
+    start = 0
+    for m in _BLOCK.finditer(text):
+        out.append(("user", text[start:m.start()]))
+        tag = (m.group("tag") or "system").lower()
+        out.append(("assistant" if tag == "assistant" else "system", m.group("body") or m.group("sys") or ""))
+        start = m.end()
+    out.append(("user", text[start:]))
+    return [(role, _USER_TAG.sub("\n", chunk)) for role, chunk in out]
+
+
+def _labelled(text: str) -> list[tuple[str, str]]:
+    """The user's ``text`` cut at role labels when it is a pasted transcript, else ``[("user", text)]``."""
+    labels = list(_ROLE_LINE.finditer(text))
+    roles = {_ROLES.get(m.group("role").lower(), "assistant") for m in labels}
+    if not labels or (len(roles) < 2 and not any(m.group("role") in _TRANSCRIPT_LABELS for m in labels)):
+        return [("user", text)]
+    out = [("user", text[:labels[0].start()])]
+    for m, nxt in zip(labels, [*labels[1:], None]):
+        out.append((_ROLES.get(m.group("role").lower(), "assistant"), text[m.end():nxt.start() if nxt else None]))
+    return out
+
+
+def _persona(text: str) -> list[Message]:
+    """The user's ``text`` with each paragraph that opens as persona text made a ``system`` message."""
+    out: list[Message] = []
+    for paragraph in _PARAGRAPH.split(text):
+        role = "system" if _PERSONA.match(paragraph) else "user"
+        if out and out[-1].role == role:
+            out[-1] = Message(role, f"{out[-1].text}\n\n{paragraph}")
+        else:
+            out.append(Message(role, paragraph))
+    return out
 
 
 def _content_text(content) -> str:
