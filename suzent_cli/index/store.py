@@ -145,9 +145,20 @@ def lance_message(exc: BaseException) -> str:
 
 
 def _damaged_file(index_dir: Path, message: str) -> tuple[str, str] | None:
-    """``(path relative to index_dir, "missing" | "cut short")`` of the table file an error is about: the one a
-    "Not found" names, else the first data or index file that does not end with lance's magic bytes. None when
-    neither points at a file."""
+    """``(path relative to index_dir, "missing" | "cut short" | "incomplete")`` of the table file an error is
+    about: the one a "Not found" names (for a full-text index, its directory: lance then names the file of an
+    older index format it fell back to), else the first data or index file that does not end with lance's magic
+    bytes. None when neither points at a file."""
+    found = _damaged_named(index_dir, message)
+    if found and f"{TABLE}.lance/_indices/" in found[0]:
+        parts = found[0].split("/")
+        cut = parts.index("_indices") + 2
+        return "/".join(parts[:cut]) + "/", "incomplete"
+    return found or _damaged_footer(index_dir)
+
+
+def _damaged_named(index_dir: Path, message: str) -> tuple[str, str] | None:
+    """The file a lance "Not found: <path>" names (lance drops the leading ``/``), relative to ``index_dir``."""
     found = _NOT_FOUND.search(message)
     if found:
         named = Path("/" + found.group(1).lstrip("/"))
@@ -161,6 +172,11 @@ def _damaged_file(index_dir: Path, message: str) -> tuple[str, str] | None:
             return f"{TABLE}.lance/" + found.group(1).split(f"{TABLE}.lance/", 1)[1], "missing"
         if not table.is_dir():
             return f"{TABLE}.lance", "missing"
+    return None
+
+
+def _damaged_footer(index_dir: Path) -> tuple[str, str] | None:
+    """The first data or index file of the table that does not end with lance's magic bytes (cut short)."""
     for sub in ("data", "_indices"):
         for path in sorted((index_dir / f"{TABLE}.lance" / sub).rglob("*.lance")):
             try:
