@@ -147,10 +147,14 @@ def test_an_unusable_tmpdir_does_not_break_indexing(settings, embedder, monkeypa
 
 
 def test_temp_dir_points_tmpdir_under_the_index_and_restores_it(tmp_path, monkeypatch):
+    import tempfile
+
     monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)  # as in a fresh process: Python has not picked its temp dir yet
     with store_mod.temp_dir(tmp_path / "idx"):
         assert os.environ["TMPDIR"] == str(tmp_path / "idx" / ".tmp") and (tmp_path / "idx" / ".tmp").is_dir()
-    assert "TMPDIR" not in os.environ
+        assert not tempfile.gettempdir().startswith(str(tmp_path / "idx"))  # torch & co. stay out of the index
+    assert "TMPDIR" not in os.environ and not tempfile.gettempdir().startswith(str(tmp_path / "idx"))
 
 
 # ---- 4. error hints name the real cause ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import os
 import re
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -80,6 +81,10 @@ def temp_dir(index_dir: Path) -> Iterator[None]:
     except OSError:
         yield
         return
+    try:  # Python caches its temp dir on first use: fix it now, so only lance (which reads $TMPDIR per call) moves
+        tempfile.gettempdir()
+    except OSError:  # no usable one at all: whatever Python picks inside this block is the better choice
+        pass
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = str(tmp)
     try:
