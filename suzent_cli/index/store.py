@@ -224,7 +224,7 @@ def index_error(index_dir: Path, exc: BaseException, *, home: Path | None = None
     damaged = _damaged_file(index_dir, str(exc))
     if damaged:
         name, how = damaged
-        return IndexUnreadable(f"the index at {index_dir} is damaged: {name} is {how}. {rebuild}")
+        return IndexUnreadable(f"cannot read the index at {index_dir}: {name} is {how}. {rebuild}")
     return IndexUnreadable(f"cannot {doing} the index at {index_dir} ({message}). {rebuild}")
 
 
@@ -346,7 +346,7 @@ class Store:
         except Exception as exc:  # noqa: BLE001 - any lance failure here means a file of the table is unusable
             raise index_error(self.index_dir, exc, home=home) from exc
         if data.num_rows != total:
-            raise IndexUnreadable(f"the index at {self.index_dir} is damaged: its manifest counts {total} rows but "
+            raise IndexUnreadable(f"cannot read the index at {self.index_dir}: its manifest counts {total} rows but "
                                   f"{data.num_rows} can be read. `suzent index --rebuild` moves it to "
                                   f"{home if home is not None else '<home>'}/backups/ and rebuilds it from markdown")
         derived = total - data.column("source").null_count if "source" in columns else 0
