@@ -2,9 +2,13 @@
 
 One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
 
-1. Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone fingerprint and the
+1. Open the table and check it is whole (:meth:`Store.verify`: every data file readable, else refuse naming the
+   file and ``--rebuild``). Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone
+   fingerprint, ``rows`` — how many rows derived from markdown the table held after the last commit — and the
    ``{label:filename: {mtime_ns, size}}`` of every file indexed). A missing, unversioned or older state, or one
-   written for another embedder, is discarded and the pass becomes a full one.
+   written for another embedder, is discarded and the pass becomes a full one; so does a state that does not
+   match the table (the table was deleted or replaced while the state stayed: its rows are rebuilt from markdown,
+   derived data, with one warning). An unreadable state file is named in a warning.
 2. Pick the files to look at: changed since the state (mtime/size), all of them with ``full`` or when the
    tombstone set changed, or exactly ``only``.
 3. Per file, build documents and diff them against the row ids already in the table: embed only the new ones
@@ -39,7 +43,7 @@ from ..forgotten import Forgotten
 from ..state import read_tombstones
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
-from .store import BLOCKS_TABLE, TABLE, Store, quote, unreadable
+from .store import BLOCKS_TABLE, TABLE, Store, index_error, quote, temp_dir
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
@@ -99,14 +103,32 @@ class Indexer:
         return self.paths.index_dir / STATE_FILE
 
     def _load_state(self) -> dict | None:
+        """The index state, or None (the pass becomes a full one). A state file that exists but cannot be read or
+        is not a state sets ``self._state_problem`` (one line naming the file) for the pass to report."""
+        self._state_problem = None
         try:
             state = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return None
-        if not isinstance(state, dict) or state.get("version") != STATE_VERSION or not isinstance(state.get("files"), dict):
+        except (OSError, ValueError, RecursionError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+            self._state_problem = f"{self.state_path} is unreadable ({why}): re-indexing every file"
+            return None
+        if not isinstance(state, dict) or not isinstance(state.get("files"), dict):
+            self._state_problem = f"{self.state_path} is not an index state: re-indexing every file"
+            return None
+        if state.get("version") != STATE_VERSION:
             return None
         if state.get("embedder") != self.embedder.name or state.get("context_window") != self.context_window:
             return None
+        files = state["files"]
+        bad = [k for k, v in files.items() if not (isinstance(v, dict) and all(
+            isinstance(v.get(f), int) and not isinstance(v.get(f), bool) for f in ("mtime_ns", "size")))]
+        if bad:  # such a file is simply not recorded: it is re-indexed, the rest of the state stands
+            for key in bad:
+                del files[key]
+            self._state_problem = (f"{self.state_path}: {len(bad)} unusable record(s) dropped (first {bad[0]!r}); "
+                                   "those files are re-indexed")
         return state
 
     def _save_state(self, state: dict) -> None:
@@ -121,13 +143,13 @@ class Indexer:
         started = time.perf_counter()
         report = IndexReport(full=full)
         self.paths.index_dir.mkdir(parents=True, exist_ok=True)
-        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout):
+        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout), temp_dir(self.paths.index_dir):
             try:
                 self._run_locked(report, full, only, progress)
             except SuzentError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a lance failure mid-pass: one clear message, state consistent
-                raise unreadable(self.paths.index_dir, exc) from exc
+                raise index_error(self.paths.index_dir, exc, home=self.paths.home, doing="update") from exc
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 
@@ -137,14 +159,14 @@ class Indexer:
         Returns ``{"fragments_before", "fragments_after", "versions_before", "versions_after"}``. Raises
         :class:`IndexMissing` when no index exists, LockTimeout, or :class:`IndexUnreadable` on a lance failure.
         """
-        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout):
+        with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout), temp_dir(self.paths.index_dir):
             store = Store.open_existing(self.paths.index_dir)
             try:
                 versions_before = len(store.table.list_versions())
                 before, after = store.compact(keep_versions_for)
                 versions_after = len(store.table.list_versions())
             except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
-                raise unreadable(self.paths.index_dir, exc) from exc
+                raise index_error(self.paths.index_dir, exc, home=self.paths.home, doing="compact") from exc
         return {"fragments_before": before, "fragments_after": after, "versions_before": versions_before,
                 "versions_after": versions_after}
 
@@ -153,15 +175,25 @@ class Indexer:
         tombstones = read_tombstones(self.paths.state_dir)
         fingerprint = _tombstone_fingerprint(tombstones)
         store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
+        derived = 0 if store.created else store.verify(home=self.paths.home)[1]
         state = self._load_state()
+        if self._state_problem:
+            report.warnings.append(self._state_problem)
+        mismatch = self._state_mismatch(store, state, derived)
+        if mismatch:
+            report.warnings.append(mismatch)
+            state = None
         if state is None:
             state, full, report.full = {"files": {}}, True, True
+        self._rows = derived
         sweep = full or state.get("tombstones") != fingerprint
         state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window)
         files: dict = state["files"]
         self._state = state
 
-        sources = discover(self.paths)
+        refused: list[str] = []
+        sources = discover(self.paths, refused)
+        report.warnings += refused
         if only is not None:
             wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
             todo = [s for s in sources if s.key in wanted]
@@ -183,12 +215,30 @@ class Indexer:
         self._process(store, todo, existing, removed, files, report, progress)
         if only is None and not report.errors:  # only a complete, clean sweep has applied these tombstones everywhere
             state["tombstones"] = fingerprint
+        state["rows"] = self._rows
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
         if (report.rows_added or report.rows_removed) and store.fragments() > COMPACT_FRAGMENTS:
             report.fragments_compacted = store.compact(KEEP_VERSIONS)
         report.total_rows = store.count()
+
+    def _state_mismatch(self, store: Store, state: dict | None, derived: int) -> str | None:
+        """One line when ``state`` names indexed files the table cannot hold: the table was created just now
+        (deleted while the state stayed), or it holds another number of markdown-derived rows than the state
+        recorded after the last commit (replaced, restored from a copy, or a crash between a commit and the state
+        save). None when they agree or the state records no row count (written by an older suzent)."""
+        if state is None or not state["files"]:
+            return None
+        named = len(state["files"])
+        if store.created:
+            return (f"the index table was missing from {self.paths.index_dir} while {self.state_path.name} named {named} "
+                    "indexed file(s): re-indexing every file from markdown")
+        recorded = state.get("rows")
+        if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded != derived:
+            return (f"the index at {self.paths.index_dir} holds {derived} row(s) from markdown but "
+                    f"{self.state_path.name} recorded {recorded}: re-indexing every file")
+        return None
 
     @staticmethod
     def _changed(source: Source, recorded: dict | None) -> bool:
@@ -277,9 +327,12 @@ class Indexer:
         try:
             added, deleted = store.commit(rows, " OR ".join(clauses) if clauses else None)
         except Exception as exc:  # noqa: BLE001 - the table is unchanged; report and leave state unrecorded
-            raise SuzentError(f"writing the search index failed (nothing committed, state unchanged): {exc}") from exc
+            cause = index_error(self.paths.index_dir, exc, home=self.paths.home, doing="write")
+            raise type(cause)(f"nothing committed, state unchanged: {cause}") from exc
         report.rows_added += added
         report.rows_removed += deleted
+        self._rows += added - deleted  # only markdown-derived rows are added or deleted here
+        self._state["rows"] = self._rows
         for source, st, _docs, _stale, _vec in embedded:
             files[source.key] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size}
             report.files_updated += 1

@@ -22,11 +22,15 @@ The embedder's name and dimension are stored in the table's schema metadata (``s
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
+import re
+import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import IndexIncompatible, IndexMissing, IndexUnreadable
 
@@ -48,11 +52,48 @@ class IncompatibleNoLegacy(IndexIncompatible):
     """Another tool's table in which every row names its source file: a rebuild loses nothing."""
 
 
+TEMP_DIR = ".tmp"  # lance's spill/temp files, inside the index dir (see temp_dir)
+LOG_ENV = "LANCEDB_LOG"  # env_logger filter of lancedb's Rust side (lance included); read once, at import
+
+
 def _lancedb():
+    # lancedb's Rust logger prints WARN lines (e.g. "loading legacy FTS index") to stderr unless told otherwise;
+    # the failures that matter reach us as exceptions. A person who sets LANCEDB_LOG keeps their choice.
+    os.environ.setdefault(LOG_ENV, "error")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module="lancedb")
     import lancedb  # noqa: PLC0415 - heavy, lazy by design
 
     return lancedb
+
+
+@contextlib.contextmanager
+def temp_dir(index_dir: Path) -> Iterator[None]:
+    """Point lance's temporary files at ``<index_dir>/.tmp`` for the duration of a write (merge-insert spills,
+    index builds), restoring ``TMPDIR`` afterwards.
+
+    lance creates them with Rust's ``std::env::temp_dir()``, i.e. ``$TMPDIR`` or ``/tmp`` (it has no setting of
+    its own), so a read-only ``/tmp`` or a ``TMPDIR`` naming a missing directory would fail every index pass. The
+    index dir is writable whenever a write can succeed at all. When ``.tmp`` cannot be made, ``TMPDIR`` is left
+    as it is (the write then fails with its own message)."""
+    tmp = index_dir / TEMP_DIR
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        yield
+        return
+    try:  # Python caches its temp dir on first use: fix it now, so only lance (which reads $TMPDIR per call) moves
+        tempfile.gettempdir()
+    except OSError:  # no usable one at all: whatever Python picks inside this block is the better choice
+        pass
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(tmp)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
 
 
 def archival_schema(dim: int, embedder: str):
@@ -94,11 +135,102 @@ def quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+# ", /root/.cargo/registry/src/…/local.rs:273:40" and "/rustc/<hash>/library/…": where in lance's build an error
+# was raised, which tells a person nothing
+_BUILD_PATH = re.compile(r",?\s*(?:/\S*?/(?:\.cargo|rustc)/|/rustc/)\S*?\.rs:\d+(?::\d+)?")
+_NOT_FOUND = re.compile(r"Not found: (\S+?\.\w+)(?:,|\s|$)")
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+LANCE_MAGIC = b"LANC"  # the last 4 bytes of every whole lance file
+
+
+def lance_message(exc: BaseException) -> str:
+    """The first line of a lance error, without the Rust source locations of lance's build, at most 200 chars."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return _BUILD_PATH.sub("", first).strip().rstrip(",")[:200] or type(exc).__name__
+
+
+def _damaged_file(index_dir: Path, message: str) -> tuple[str, str] | None:
+    """``(path relative to index_dir, "missing" | "cut short" | "incomplete")`` of the table file an error is
+    about: the one a "Not found" names (for a full-text index, its directory: lance then names the file of an
+    older index format it fell back to), else the first data or index file that does not end with lance's magic
+    bytes. None when neither points at a file."""
+    found = _damaged_named(index_dir, message)
+    if found and f"{TABLE}.lance/_indices/" in found[0]:
+        parts = found[0].split("/")
+        cut = parts.index("_indices") + 2
+        return "/".join(parts[:cut]) + "/", "incomplete"
+    return found or _damaged_footer(index_dir)
+
+
+def _damaged_named(index_dir: Path, message: str) -> tuple[str, str] | None:
+    """The file a lance "Not found: <path>" names (lance drops the leading ``/``), relative to ``index_dir``."""
+    found = _NOT_FOUND.search(message)
+    if found:
+        named = Path("/" + found.group(1).lstrip("/"))
+        table = index_dir / f"{TABLE}.lance"
+        for root in (index_dir.absolute(), index_dir.resolve()):
+            try:
+                return str(named.relative_to(root)), "missing"
+            except ValueError:
+                continue
+        if f"{TABLE}.lance/" in found.group(1):
+            return f"{TABLE}.lance/" + found.group(1).split(f"{TABLE}.lance/", 1)[1], "missing"
+        if not table.is_dir():
+            return f"{TABLE}.lance", "missing"
+    return None
+
+
+def _damaged_footer(index_dir: Path) -> tuple[str, str] | None:
+    """The first data or index file of the table that does not end with lance's magic bytes (cut short)."""
+    for sub in ("data", "_indices"):
+        for path in sorted((index_dir / f"{TABLE}.lance" / sub).rglob("*.lance")):
+            try:
+                with path.open("rb") as fh:
+                    size = fh.seek(0, os.SEEK_END)
+                    fh.seek(max(0, size - len(LANCE_MAGIC)))
+                    whole = size >= len(LANCE_MAGIC) and fh.read() == LANCE_MAGIC
+            except OSError:
+                whole = False
+            if not whole:
+                return str(path.relative_to(index_dir)), "cut short"
+    return None
+
+
+def index_error(index_dir: Path, exc: BaseException, *, home: Path | None = None, doing: str = "read") -> IndexUnreadable:
+    """The one-line error for a lance failure on the table in ``index_dir``, naming its real cause and the fix.
+
+    Permission denied, a read-only file system and a full disk are problems of the directory, not of the index:
+    the hint names the directory and no rebuild. A missing or cut-short table file is named (relative to the index
+    dir) with ``suzent index --rebuild`` as the fix (derived data: the rebuild moves the table to
+    ``<home>/backups/`` and builds it again from markdown). ``doing``: ``read`` or ``write``, for the wording."""
+    message = lance_message(exc)
+    backups = f"{home}/backups/" if home is not None else "<home>/backups/"
+    rebuild = (f"It is derived data: `suzent index --rebuild` moves it to {backups} and rebuilds it from the daily logs "
+               "and the vault")
+    code = _OS_ERROR.search(str(exc))
+    errno = int(code.group(1)) if code else None
+    if errno == 13 or "Permission denied" in message:
+        return IndexUnreadable(f"cannot {doing} the index at {index_dir}: permission denied ({message}); give your user "
+                               f"read and write access to {index_dir}")
+    if errno == 30 or "Read-only file system" in message:
+        return IndexUnreadable(f"cannot {doing} the index at {index_dir}: read-only file system ({message}); the index "
+                               "dir must be writable (set index_dir / SUZENT_INDEX_DIR to a writable directory)")
+    if errno == 28 or "No space left" in message:
+        return IndexUnreadable(f"cannot {doing} the index at {index_dir}: the disk is full ({message}); free some "
+                               "space and run `suzent index` again (nothing was committed)")
+    if "temp dir" in message.lower() or "tempfile" in message.lower():
+        return IndexUnreadable(f"cannot {doing} the index at {index_dir}: no usable temporary directory ({message}); "
+                               f"make {index_dir / TEMP_DIR} or $TMPDIR writable")
+    damaged = _damaged_file(index_dir, str(exc))
+    if damaged:
+        name, how = damaged
+        return IndexUnreadable(f"cannot read the index at {index_dir}: {name} is {how}. {rebuild}")
+    return IndexUnreadable(f"cannot {doing} the index at {index_dir} ({message}). {rebuild}")
+
+
 def unreadable(index_dir: Path, exc: BaseException) -> IndexUnreadable:
-    """The one message for a table LanceDB cannot read (truncated files, missing versions, …)."""
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-    return IndexUnreadable(f"cannot read the index at {index_dir} ({first}). It is derived data: `suzent index "
-                           "--rebuild` moves it to <home>/backups/ and rebuilds it from the daily logs and the vault")
+    """The one message for a table LanceDB cannot read (see :func:`index_error`)."""
+    return index_error(index_dir, exc)
 
 
 def table_exists(index_dir: Path) -> bool:
@@ -108,9 +240,10 @@ def table_exists(index_dir: Path) -> bool:
 class Store:
     """An open ``archival_memories`` table, checked against the embedder it will be used with."""
 
-    def __init__(self, index_dir: Path, table):
+    def __init__(self, index_dir: Path, table, *, created: bool = False):
         self.index_dir = index_dir
         self.table = table
+        self.created = created  # True when this open created the table (there was none)
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
@@ -130,7 +263,7 @@ class Store:
                 # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
                 # have no time zone — is left exactly as it is
                 db.create_table(BLOCKS_TABLE, schema=blocks_schema())
-            store = cls(index_dir, table)
+            store = cls(index_dir, table, created=True)
         else:
             try:
                 db = _lancedb().connect(str(index_dir))
@@ -196,6 +329,28 @@ class Store:
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was built with embedder {name} (dim {recorded_dim}), not "
                 f"{embedder_name} (dim {dim}); use `--model {name}`, or {MIGRATION_PATH}")
+
+    def verify(self, *, home: Path | None = None) -> tuple[int, int]:
+        """Check that every data file of the table can be read: count the rows (manifest), scan the ``id`` and
+        ``source`` columns (which opens every fragment's data file) and run one tiny BM25 query per full-text
+        index. Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
+        :class:`IndexUnreadable` naming the missing or cut-short file and ``suzent index --rebuild`` (or the
+        directory's problem, see :func:`index_error`). Reads two string columns, never the vectors."""
+        columns = [c for c in ("id", "source") if c in self.table.schema.names]
+        try:
+            total = self.count()
+            data = self.table.search().select(columns).limit(None).to_arrow()
+            for column in FTS_COLUMNS:
+                if total and self.has_fts_index(column):
+                    self.table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
+        except Exception as exc:  # noqa: BLE001 - any lance failure here means a file of the table is unusable
+            raise index_error(self.index_dir, exc, home=home) from exc
+        if data.num_rows != total:
+            raise IndexUnreadable(f"cannot read the index at {self.index_dir}: its manifest counts {total} rows but "
+                                  f"{data.num_rows} can be read. `suzent index --rebuild` moves it to "
+                                  f"{home if home is not None else '<home>'}/backups/ and rebuilds it from markdown")
+        derived = total - data.column("source").null_count if "source" in columns else 0
+        return total, derived
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
@@ -337,7 +492,11 @@ class Store:
         ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a query's
         lifetime). Returns fragments ``(before, after)``."""
         before = self.fragments()
-        self.table.optimize(cleanup_older_than=keep_versions_for)
+        with warnings.catch_warnings():
+            # lancedb warns that cleanup_older_than=0 can fail a concurrent reader; forget asks for exactly that on
+            # purpose (old versions still hold the forgotten text: privacy wins), so the warning is not news
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
+            self.table.optimize(cleanup_older_than=keep_versions_for)
         return before, self.fragments()
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:

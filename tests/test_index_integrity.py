@@ -1,0 +1,250 @@
+"""The index never reports success while broken (issue 13 §5): a vanished or replaced table is rebuilt from
+markdown, a damaged one is refused naming the file and ``--rebuild``, lance's temp files live under the index dir,
+every error names its real cause, symlinks leaving the tiers are refused, and no library noise reaches a person.
+
+Real LanceDB tables in tmp dirs; subprocesses only where the exit code and the terminal output are the point."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import warnings
+
+import pytest
+
+from conftest import run_cli
+from suzent_cli import archive
+from suzent_cli.archive import Fact
+from suzent_cli.errors import IndexUnreadable, SuzentError
+from suzent_cli.index import store as store_mod
+from suzent_cli.index.api import make_indexer, move_index_aside, optimize_index
+from suzent_cli.index.indexer import STATE_FILE
+from suzent_cli.index.sources import discover, source_for_path
+from suzent_cli.index.store import TABLE, Store, index_error
+from suzent_cli.layout import init_home
+
+D1, D2 = dt.date(2026, 6, 1), dt.date(2026, 6, 2)
+
+
+def capture(settings, day, *contents, time="10:00"):
+    archive.append_entry(settings.paths.archive_dir, day, time, "s", [Fact(c) for c in contents], timeout=5)
+
+
+def contents(settings, embedder) -> list[str]:
+    store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
+    return sorted(r["content"] for r in store.table.to_arrow().to_pylist())
+
+
+def table_dir(settings):
+    return settings.paths.index_dir / f"{TABLE}.lance"
+
+
+def data_file(settings):
+    return sorted((table_dir(settings) / "data").glob("*.lance"))[0]
+
+
+@pytest.fixture
+def indexed(settings, embedder):
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon", "Prefers tea")
+    capture(settings, D2, "Kayak trip in June")
+    make_indexer(settings, embedder=embedder).run()
+    return settings
+
+
+# ---- 1. a table deleted (or replaced) under its state ----------------------------------------------------------
+def test_a_deleted_table_is_rebuilt_from_markdown_with_one_warning(indexed, embedder):
+    shutil.rmtree(table_dir(indexed))
+    report = make_indexer(indexed, embedder=embedder).run()
+    assert contents(indexed, embedder) == ["Kayak trip in June", "Lives in Lisbon", "Prefers tea"]
+    assert report.rows_added == 3 and report.total_rows == 3 and not report.errors
+    assert len(report.warnings) == 1 and "missing" in report.warnings[0] and STATE_FILE in report.warnings[0]
+    assert make_indexer(indexed, embedder=embedder).run().warnings == []  # healed: the next pass is quiet
+
+
+def test_a_table_restored_from_an_older_copy_gets_its_missing_rows_back(indexed, embedder, tmp_path):
+    old = tmp_path / "old-table"
+    shutil.copytree(table_dir(indexed), old)
+    capture(indexed, D2, "Adopted a cat", time="11:00")
+    make_indexer(indexed, embedder=embedder).run()
+    shutil.rmtree(table_dir(indexed))
+    shutil.copytree(old, table_dir(indexed))  # the state still records the D2 log as indexed with the cat
+    report = make_indexer(indexed, embedder=embedder).run()
+    assert "Adopted a cat" in contents(indexed, embedder)
+    assert report.warnings and "recorded 4" in report.warnings[0] and "3 row(s)" in report.warnings[0]
+
+
+def test_run_after_a_deleted_table_rebuilds_it(indexed, embedder):
+    from suzent_cli.pipeline import _index
+
+    shutil.rmtree(table_dir(indexed))
+    stage = _index(indexed, embedder)
+    assert stage.ok and stage.detail["total_rows"] == 3 and stage.detail["warnings"]
+
+
+# ---- 2. a damaged data fragment ------------------------------------------------------------------------------
+@pytest.mark.parametrize("damage", ["remove", "truncate"])
+@pytest.mark.parametrize("full", [False, True])
+def test_a_damaged_fragment_is_refused_naming_the_file_and_rebuild(indexed, embedder, damage, full):
+    broken = data_file(indexed)
+    if damage == "remove":
+        broken.unlink()
+    else:
+        with broken.open("r+b") as fh:
+            fh.truncate(broken.stat().st_size // 2)
+    with pytest.raises(IndexUnreadable) as err:
+        make_indexer(indexed, embedder=embedder).run(full=full)
+    message = str(err.value)
+    assert f"data/{broken.name}" in message and "--rebuild" in message and "\n" not in message
+    assert ("missing" if damage == "remove" else "cut short") in message
+    assert ".rs:" not in message and ".cargo" not in message
+    assert move_index_aside(indexed) is not None  # what `index --rebuild` does first
+    make_indexer(indexed, embedder=embedder).run()
+    assert contents(indexed, embedder) == ["Kayak trip in June", "Lives in Lisbon", "Prefers tea"]
+
+
+def test_a_missing_fts_index_file_is_refused_too(indexed, embedder):
+    victim = sorted((table_dir(indexed) / "_indices").rglob("*.lance"))[0]
+    victim.unlink()
+    with pytest.raises(IndexUnreadable, match="--rebuild") as err:
+        make_indexer(indexed, embedder=embedder).run()
+    assert f"_indices/{victim.parent.name}/ is incomplete" in str(err.value), str(err.value)
+
+
+def test_cli_damaged_index_exits_1_with_one_line_and_rebuild_recovers(home):
+    run_cli(home, "--today", "2026-06-10", "capture", "--fact", "kayak trip in June")
+    assert run_cli(home, "index", "--model", "hash").returncode == 0
+    broken = sorted((home / "memory" / f"{TABLE}.lance" / "data").glob("*.lance"))[0]
+    broken.unlink()
+    for args in (("index", "--model", "hash"), ("index", "--model", "hash", "--full")):
+        r = run_cli(home, *args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and broken.name in lines[0] and "suzent index --rebuild" in lines[0], r.stderr
+        assert ".cargo" not in r.stderr and ".rs:" not in r.stderr
+    assert run_cli(home, "index", "--model", "hash", "--rebuild").returncode == 0
+    r = run_cli(home, "recall", "kayak", "--model", "hash", "--json")
+    assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"
+
+
+# ---- 3. lance's temp files live under the index dir ----------------------------------------------------------
+@pytest.mark.parametrize("kind", ["missing", "a file"])
+def test_an_unusable_tmpdir_does_not_break_indexing(settings, embedder, monkeypatch, tmp_path, kind):
+    bad = tmp_path / "no-such-tmp"
+    if kind == "a file":
+        bad.write_text("not a directory")
+    monkeypatch.setenv("TMPDIR", str(bad))
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon", "Prefers tea")
+    report = make_indexer(settings, embedder=embedder).run()
+    capture(settings, D1, "Kayak trip in June", time="11:00")
+    make_indexer(settings, embedder=embedder).run()  # a merge-insert that deletes nothing and adds: lance spills to its temp dir
+    optimize_index(settings, dt.timedelta(0))
+    assert report.rows_added == 2 and len(contents(settings, embedder)) == 3
+    assert os.environ["TMPDIR"] == str(bad)  # restored for everything else in the process
+
+
+def test_temp_dir_points_tmpdir_under_the_index_and_restores_it(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)  # as in a fresh process: Python has not picked its temp dir yet
+    with store_mod.temp_dir(tmp_path / "idx"):
+        assert os.environ["TMPDIR"] == str(tmp_path / "idx" / ".tmp") and (tmp_path / "idx" / ".tmp").is_dir()
+        assert not tempfile.gettempdir().startswith(str(tmp_path / "idx"))  # torch & co. stay out of the index
+    assert "TMPDIR" not in os.environ and not tempfile.gettempdir().startswith(str(tmp_path / "idx"))
+
+
+# ---- 4. error hints name the real cause ------------------------------------------------------------------------
+@pytest.mark.parametrize("raw, expected", [
+    ("lance error: LanceError(IO): Permission denied (os error 13), /root/.cargo/registry/src/x/local.rs:1:2",
+     "permission denied"),
+    ("lance error: Read-only file system (os error 30) at path \"/x\"", "read-only file system"),
+    ("lance error: No space left on device (os error 28), /rustc/abc/library/std/src/io.rs:5:6", "disk is full"),
+    ("lance error: Failed to create temp dir: LanceError(IO): No such file or directory (os error 2) at path "
+     "\"/tmp/gone/.tmpX\"", "temporary directory"),
+])
+def test_directory_problems_name_the_directory_not_rebuild(tmp_path, raw, expected):
+    message = str(index_error(tmp_path, RuntimeError(raw), doing="write"))
+    assert expected in message and str(tmp_path) in message
+    assert "--rebuild" not in message and ".rs:" not in message and ".cargo" not in message
+
+
+def test_a_failed_commit_names_the_cause(indexed, embedder, monkeypatch):
+    capture(indexed, D1, "Adopted a cat", time="11:00")
+
+    def full_disk(self, rows, delete_where):
+        raise RuntimeError("lance error: IO: No space left on device (os error 28), /root/.cargo/x/local.rs:1:1")
+
+    monkeypatch.setattr(Store, "commit", full_disk)
+    with pytest.raises(SuzentError) as err:
+        make_indexer(indexed, embedder=embedder).run()
+    assert "disk is full" in str(err.value) and "nothing committed" in str(err.value)
+    assert "--rebuild" not in str(err.value) and ".cargo" not in str(err.value)
+
+
+@pytest.mark.parametrize("state", ['{"version": 3, "files": ', "[1, 2]", "\x00\x00", "[" * 100000])
+def test_an_unreadable_index_state_is_named_and_the_pass_goes_on(indexed, embedder, state):
+    (indexed.paths.index_dir / STATE_FILE).write_text(state)
+    report = make_indexer(indexed, embedder=embedder).run()
+    assert report.full and not report.errors and report.rows_added == 0
+    assert len(report.warnings) == 1 and STATE_FILE in report.warnings[0]
+
+
+def test_a_bad_record_in_the_index_state_is_dropped_with_one_warning(indexed, embedder):
+    path = indexed.paths.index_dir / STATE_FILE
+    state = json.loads(path.read_text())
+    state["files"]["archive:2026-06-01.md"] = 5
+    state["files"]["archive:2026-06-02.md"] = {"mtime_ns": "x", "size": True}
+    path.write_text(json.dumps(state))
+    report = make_indexer(indexed, embedder=embedder).run()
+    assert not report.errors and report.rows_added == 0
+    assert len(report.warnings) == 1 and "2 unusable record(s)" in report.warnings[0]
+    recorded = json.loads(path.read_text())["files"]
+    assert all(isinstance(recorded[k]["size"], int) for k in ("archive:2026-06-01.md", "archive:2026-06-02.md"))
+
+
+# ---- 5. symlinks that leave the tiers ------------------------------------------------------------------------
+def test_symlinks_leaving_the_tiers_are_refused_with_one_warning_each(settings, embedder, tmp_path):
+    init_home(settings)
+    secret = tmp_path / "outside" / "secret.md"
+    secret.parent.mkdir()
+    secret.write_text("The root password is hunter2\n")
+    (secret.parent / "more.md").write_text("Another outside secret\n")
+    vault = settings.paths.vault_dir
+    (vault / "3_Personal" / "Food.md").write_text("# Food\n\nLikes tea.\n")
+    (vault / "3_Personal" / "leak.md").symlink_to(secret)
+    (vault / "1_Projects" / "linked").symlink_to(secret.parent, target_is_directory=True)
+    (vault / "1_Projects" / "alias.md").symlink_to(vault / "3_Personal" / "Food.md")  # stays inside: read
+    log_link = settings.paths.archive_dir / "2026-06-03.md"
+    log_link.symlink_to(secret)
+    report = make_indexer(settings, embedder=embedder).run()
+    texts = contents(settings, embedder)
+    assert not [t for t in texts if "hunter2" in t or "outside secret" in t]
+    assert len([t for t in texts if "Likes tea." in t]) == 2
+    refused = [w for w in report.warnings if "symlink" in w]
+    assert len(refused) == 3, report.warnings
+    assert any("leak.md" in w for w in refused) and any("linked" in w for w in refused)
+    assert any("2026-06-03.md" in w for w in refused)
+    assert source_for_path(settings.paths, log_link) is None  # `capture --index` cannot sneak it in either
+    assert make_indexer(settings, embedder=embedder).run(only=[log_link]).rows_added == 0
+    assert [s.key for s in discover(settings.paths) if "leak" in s.key] == []
+
+
+# ---- 6. no library noise ---------------------------------------------------------------------------------------
+def test_forgets_zero_retention_compaction_prints_no_library_warning(indexed, embedder):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimize_index(indexed, dt.timedelta(0))
+    assert [str(w.message) for w in caught] == []
+
+
+def test_lancedb_rust_log_defaults_to_errors_only_and_a_persons_choice_stands(monkeypatch):
+    monkeypatch.delenv("LANCEDB_LOG", raising=False)
+    store_mod._lancedb()
+    assert os.environ["LANCEDB_LOG"] == "error"
+    monkeypatch.setenv("LANCEDB_LOG", "debug")
+    store_mod._lancedb()
+    assert os.environ["LANCEDB_LOG"] == "debug"
