@@ -223,7 +223,8 @@ class DreamRunner:
         mark = ledger.watermark(text)
         archive_dir = self.settings.paths.archive_dir
         pending = pending_logs(archive_dir, mark, self.settings.today)
-        late = late_days(read_late_lines(self.state_dir), mark, self.settings.today, state.logs_read)
+        late = late_days(read_late_lines(self.state_dir, log_exists=self._log_exists), mark, self.settings.today,
+                         state.logs_read)
         return decide(config=self.config, pending=[d for d, _ in pending],
                       pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
                       last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
@@ -246,14 +247,24 @@ class DreamRunner:
             except OSError:
                 pass  # the holder note is informational (`suzent status`)
             state = load_state(self.state_dir)
+            queued = self._check_queues()
             result = body(state)
-            result.warnings[:0] = state.warnings
+            result.warnings[:0] = state.warnings + queued
         finally:
             with contextlib.suppress(OSError):
                 holder.unlink()
             lock.release()
         result.seconds = time.monotonic() - started
         return result
+
+    def _check_queues(self) -> list[str]:
+        """Quarantine the bad records of the queues a tick may fold (late lines, confirmations) before the gate
+        reads them, so even a tick that only lints moves them aside: one warning per file."""
+        warnings: list[str] = []
+        timeout = self.settings.lock_timeout
+        read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
+        read_confirmations(self.state_dir, warnings=warnings, timeout=timeout)
+        return warnings
 
     def _tick(self, state: DreamState, force: bool) -> TickResult:
         decision = self.decision(force=force, state=state)
@@ -278,7 +289,8 @@ class DreamRunner:
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = now
         if failures >= self.config.max_retries:
-            self._late_shown = len(read_late_lines(self.state_dir))
+            self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings, timeout=settings.lock_timeout,
+                                                   log_exists=self._log_exists))
             late_note = _late_note(dict(decision.late))
             ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0] if batch_days else None,
                                                                end, failures, late_note),
@@ -294,7 +306,7 @@ class DreamRunner:
             save_state(self.state_dir, state)
             return result
 
-        batch = self._batch(mark, batch_days, end, state)
+        batch = self._batch(mark, batch_days, end, state, result.warnings)
         late_note = _late_note(batch.late)
         result.facts = len(batch.facts)
         if not batch.facts and not batch.confirmations:
@@ -409,14 +421,22 @@ class DreamRunner:
                 done.append(StepResult(name, False, error=_one_line(exc)))
         return done
 
-    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
+    def _log_exists(self, day: dt.date) -> bool:
+        return self.settings.paths.log_path(day).is_file()
+
+    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState,
+               warnings: list[str] | None = None) -> IngestBatch:
         """Read the batch's logs and the late lines of consolidated days; drop forgotten facts (they must not come
         back through the vault). Facts retired as superseded stay: a restatement of a folded claim still confirms
-        it. The late-line records are read before any log, so every line a seen record names is in the log read."""
+        it. The late-line records are read before any log, so every line a seen record names is in the log read.
+        Bad confirmation and late-line records (wrong types, absurd values, a log that is gone) are quarantined
+        with one warning each in ``warnings`` (:func:`suzent_cli.state.read_jsonl`)."""
+        warnings = [] if warnings is None else warnings
         tombstones = read_forgotten(self.state_dir)
-        confirmations = read_confirmations(self.state_dir)
+        timeout = self.settings.lock_timeout
+        confirmations = read_confirmations(self.state_dir, warnings=warnings, timeout=timeout)
         self._shown = len(confirmations)
-        records = read_late_lines(self.state_dir)
+        records = read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
         self._late_shown = len(records)
         late = late_days(records, start, self.settings.today, state.logs_read)
         stamps: dict[dt.date, list[tuple[int, str]]] = {}
@@ -429,7 +449,11 @@ class DreamRunner:
         facts: list[BatchFact] = []
         self._logs_read = {}
         for day, first in [*late.items(), *((d, 1) for d in days)]:
-            text = read_text(self.settings.paths.log_path(day))
+            try:
+                text = read_text(self.settings.paths.log_path(day))
+            except FileNotFoundError:  # moved away since it was listed: nothing of it to fold
+                warnings.append(f"the daily log of {day.isoformat()} disappeared while the dream read it")
+                continue
             lines = text.split("\n")
             if day not in late:
                 self._logs_read[day.isoformat()] = len(lines) - (1 if lines and lines[-1] == "" else 0)

@@ -148,7 +148,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
     queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
               "superseded": len(read_superseded(paths.state_dir)),
-              "confirmations": len(read_confirmations(paths.state_dir)),
+              "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
               "tombstones": len(read_tombstones(paths.state_dir))}
     try:
         check_engine(settings, config)

@@ -1,0 +1,165 @@
+"""No state file can crash, wedge or mislead (issue 13 §4): every reader of ``notebook/.state/`` validates what it
+reads; a bad record is quarantined with one warning (``.state/quarantine/``) and the rest goes on. Also the
+transcript's bad timestamps and bytes, and vault file names that are not UTF-8. In-process where possible."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from suzent_cli.archive import Fact, append_entry
+from suzent_cli.config import resolve_settings
+from suzent_cli.dream import ledger
+from suzent_cli.dream.config import DreamConfig
+from suzent_cli.dream.runner import DreamRunner
+from suzent_cli.state import read_confirmations, read_late_lines
+from suzent_cli.vault import content_pages
+
+from conftest import run_cli
+
+D = dt.date.fromisoformat
+
+
+def settings_at(home: Path, now: str = "2026-06-20T12:00"):
+    return resolve_settings(home=home, now=now, env={})
+
+
+def log(settings, day: str, content: str, category: str = "personal", time: str = "09:00") -> None:
+    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", [Fact(content=content, category=category)],
+                 timeout=5)
+
+
+def runner(settings):
+    return DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[])
+
+
+def quarantined(settings, name: str) -> list[dict]:
+    path = settings.paths.state_dir / "quarantine" / (name if name.endswith(".jsonl") else name + ".jsonl")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+
+
+def consolidated(settings) -> None:
+    """A vault whose watermark is 2026-06-05 (one productive dream)."""
+    log(settings, "2026-06-05", "Lives in Berlin")
+    assert runner(settings).tick(force=True).outcome == "ingested"
+
+
+def write_lines(path: Path, *records) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+
+
+# --- late_lines.jsonl ----------------------------------------------------------------------------------------------
+BAD_LATE = [
+    '{"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01", "from_line": 1e400}',
+    {"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01", "from_line": -3},
+    {"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01", "from_line": "1"},
+    {"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01"},
+    {"ts": 5, "day": "2026-06-01", "from_line": 1},
+    {"ts": "2026-06-19T00:00:00+00:00", "day": ["2026-06-01"], "from_line": 1},
+    [1, 2],
+    '{"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01", "from_line": NaN}',
+    '{"ts": "2026-06-19T00:00:00+00:00", "day": "2026-06-01", "from',
+]
+
+
+@pytest.mark.parametrize("bad", BAD_LATE, ids=range(len(BAD_LATE)))
+def test_a_bad_late_line_record_is_quarantined_and_the_good_one_folded(home, bad):
+    s = settings_at(home)
+    consolidated(s)
+    log(s, "2026-06-01", "Wants to learn Rust", "goal")
+    good = {"ts": "2026-06-19T00:00:01+00:00", "day": "2026-06-01", "from_line": 1}
+    write_lines(s.paths.state_dir / "late_lines.jsonl", bad, good)
+    assert runner(s).decision(force=True).late == ((D("2026-06-01"), 1),)  # the read-only view skips it
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested", result
+    assert "- Wants to learn Rust" in (s.paths.vault_dir / "3_Personal/Goals.md").read_text()
+    assert [w for w in result.warnings if "late_lines.jsonl" in w and "quarantine" in w], result.warnings
+    assert len(quarantined(s, "late_lines.jsonl")) == 1
+    assert read_late_lines(s.paths.state_dir) == []  # the good one folded, the bad one moved away
+
+
+def test_a_late_line_record_for_a_log_moved_away_is_quarantined_not_fatal(home):
+    s = settings_at(home)
+    consolidated(s)
+    log(s, "2026-06-01", "Wants to learn Rust", "goal")
+    proc = run_cli(home, "capture", "--date", "2026-06-02", "--fact", "[goal] Wants to run a marathon",
+                   env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    assert proc.returncode == 0, proc.stderr
+    s.paths.log_path(D("2026-06-02")).rename(home / "moved-away.md")
+    write_lines(s.paths.state_dir / "late_lines.jsonl",
+                *[json.loads(x) for x in (s.paths.state_dir / "late_lines.jsonl").read_text().splitlines()],
+                {"ts": "2026-06-19T00:00:01+00:00", "day": "2026-06-01", "from_line": 1})
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested"
+    assert [w for w in result.warnings if "2026-06-02 is gone" in w]
+    assert "- Wants to learn Rust" in (s.paths.vault_dir / "3_Personal/Goals.md").read_text()
+    assert [q["reason"] for q in quarantined(s, "late_lines.jsonl")] == ["the daily log of 2026-06-02 is gone"]
+    again = runner(s).tick(force=True)
+    assert again.outcome in ("idle", "linted") and not again.warnings
+
+
+def test_run_with_a_late_line_for_a_deleted_log_exits_0_with_one_warning(home):
+    s = settings_at(home)
+    consolidated(s)
+    write_lines(s.paths.state_dir / "late_lines.jsonl",
+                {"ts": "2026-06-19T00:00:01+00:00", "day": "2026-06-02", "from_line": 1})
+    proc = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "late_lines.jsonl" in ln]
+    assert len(lines) == 1 and "2026-06-02 is gone" in lines[0], (proc.stdout, proc.stderr)
+    again = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    assert again.returncode in (0, 4) and "late_lines" not in again.stdout + again.stderr
+
+
+# --- confirmations.jsonl -------------------------------------------------------------------------------------------
+def confirmation(**over) -> dict:
+    return {"ts": "2026-06-07T10:00:00+00:00", "day": "2026-06-07", "time": "10:00", "content": "Reads before bed",
+            "category": "preference", "matched": "Reads before bed", "source": "archive:2026-06-01.md",
+            "locator": 5, "score": 1.0, "session": "s"} | over
+
+
+BAD_CONFIRMATIONS = [
+    {"content": 5, "category": ["x"]},
+    confirmation(content=5, category=["x"]),
+    confirmation(content=""),
+    confirmation(category=None),
+    confirmation(day="someday"),
+    confirmation(ts=12),
+    confirmation(score="high"),
+    '{"ts": "2026-06-07T10:00:00+00:00", "day": "2026-06-07", "content": "x", "category": "goal", "score": NaN}',
+    "[]",
+    "\x00\x00\x00",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_CONFIRMATIONS, ids=range(len(BAD_CONFIRMATIONS)))
+def test_a_bad_confirmation_is_quarantined_and_creates_no_page(home, bad):
+    s = settings_at(home)
+    log(s, "2026-06-05", "Lives in Berlin")
+    write_lines(s.paths.state_dir / "confirmations.jsonl", bad, confirmation())
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.confirmations == 1
+    pages = {p.relative_to(s.paths.vault_dir).as_posix() for p in content_pages(s.paths.vault_dir)}
+    assert pages == {"3_Personal/Profile.md", "3_Personal/Preferences.md"}, pages
+    assert "Reads before bed" in (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
+    assert [w for w in result.warnings if "confirmations.jsonl" in w and "quarantine" in w], result.warnings
+    assert len(quarantined(s, "confirmations.jsonl")) == 1
+    assert read_confirmations(s.paths.state_dir) == []
+
+
+def test_status_counts_only_good_records_and_moves_nothing(home):
+    from suzent_cli.dream.status import status
+
+    s = settings_at(home)
+    write_lines(s.paths.state_dir / "confirmations.jsonl", {"content": 5}, confirmation())
+    write_lines(s.paths.state_dir / "late_lines.jsonl", {"day": "2026-06-01", "from_line": 1e300})
+    assert read_confirmations(s.paths.state_dir) == [None, confirmation()]
+    report = status(s, DreamConfig(), with_index=False)
+    assert (report["queues"]["confirmations"], report["queues"]["late_lines"]) == (1, 0)
+    assert not (s.paths.state_dir / "quarantine").exists()
