@@ -34,8 +34,8 @@ def log(settings, day: str, content: str, category: str = "personal", time: str 
                  timeout=5)
 
 
-def runner(settings):
-    return DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[])
+def runner(settings, **config):
+    return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[])
 
 
 def quarantined(settings, name: str) -> list[dict]:
@@ -163,3 +163,42 @@ def test_status_counts_only_good_records_and_moves_nothing(home):
     report = status(s, DreamConfig(), with_index=False)
     assert (report["queues"]["confirmations"], report["queues"]["late_lines"]) == (1, 0)
     assert not (s.paths.state_dir / "quarantine").exists()
+
+
+# --- dream_state.json ----------------------------------------------------------------------------------------------
+BAD_DREAM_STATE = [
+    ('{"version": 1, "failures": [1]}', "failures"),
+    ('{"version": 1, "failures": {"2026-06-05": "2"}}', "failures"),
+    ('{"version": 1, "failures": {"2026-06-05": 1e400}}', "failures"),
+    ('{"version": 1, "failures": {"2026-06-05": 100000000000000000000000000000}}', "failures"),
+    ('{"version": 1, "failures": {"2026-06-05": NaN}}', "failures"),
+    ('{"version": 1, "failures": {"not a day": 1}}', "failures"),
+    ('{"version": 1, "logs_read": [1]}', "logs_read"),
+    ('{"version": 1, "logs_read": {"2026-06-05": -1}}', "logs_read"),
+    ('{"version": 1, "last_attempt": 5}', "last_attempt"),
+    ('{"version": 1, "last_attempt": "9999-12-31T23:59:59-05:00"}', "last_attempt"),
+    ('{"version": 1, "last_lint_attempt": "9999-12-31T00:00:00+00:00"}', "last_lint_attempt"),
+    ('{"version": 1, "in_flight": {"snapshot": {"3_Personal/Profile.md": [1]}, "end": 5}}', "in_flight"),
+    ('{"version": 1, "last_ingest": [1, 2]}', "last_ingest"),
+]
+
+
+@pytest.mark.parametrize("text,field", BAD_DREAM_STATE, ids=[t for t, _ in BAD_DREAM_STATE])
+def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, field):
+    from suzent_cli.dream.status import status
+
+    s = settings_at(home)
+    log(s, "2026-06-05", "Lives in Berlin")
+    path = s.paths.state_dir / "dream_state.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    report = status(s, DreamConfig(), with_index=False)  # read-only: warns, moves nothing
+    assert [w for w in report["warnings"] if field in w] and path.read_text() == text
+    assert runner(s, min_facts=1).decision().action == "ingest"  # not wedged by a time in the future
+    result = runner(s, min_facts=1).tick()
+    assert result.outcome == "ingested", result  # never a silent skip of the batch
+    assert "- Lives in Berlin" in (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+    assert len([w for w in result.warnings if "dream_state.json" in w and field in w]) == 1, result.warnings
+    assert [q["record"] for q in quarantined(s, "dream_state.json")] == [text]
+    json.loads(path.read_text())  # rewritten clean
+    assert not runner(s, min_facts=1).tick().warnings

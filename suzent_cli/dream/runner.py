@@ -218,7 +218,7 @@ class DreamRunner:
 
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
-        state = state or peek_state(self.state_dir)
+        state = state or peek_state(self.state_dir, self.settings.clock)
         text = ledger.read_ledger(self.vault)
         mark = ledger.watermark(text)
         archive_dir = self.settings.paths.archive_dir
@@ -246,7 +246,7 @@ class DreamRunner:
                 atomic_write(holder, json.dumps({"pid": os.getpid(), "since": self.settings.clock.isoformat()}))
             except OSError:
                 pass  # the holder note is informational (`suzent status`)
-            state = load_state(self.state_dir)
+            state = load_state(self.state_dir, self.settings.clock)
             queued = self._check_queues()
             result = body(state)
             result.warnings[:0] = state.warnings + queued
