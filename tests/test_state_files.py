@@ -202,3 +202,89 @@ def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, 
     assert [q["record"] for q in quarantined(s, "dream_state.json")] == [text]
     json.loads(path.read_text())  # rewritten clean
     assert not runner(s, min_facts=1).tick().warnings
+
+
+# --- Claude Code: claude_code.json and the transcript -----------------------------------------------------------------
+def drain_one(settings, transcript, **kw) -> dict:
+    from suzent_cli.hooks import spool
+    from test_claude_code import payload
+
+    spool.spool(settings, json.loads(payload(transcript, **kw)))
+    return spool.drain(settings)
+
+
+@pytest.mark.parametrize("bad", [{"offset": -5}, {"offset": 10**30}, {"offset": "12"}, {"last_uuid": ["x"]},
+                                 {"last_ts": 5}, "a string", {"transcript": {"p": 1}}],
+                         ids=["negative", "huge", "string", "uuid-list", "ts-int", "not-object", "transcript-dict"])
+def test_a_bad_session_position_is_quarantined_and_the_session_goes_on(tmp_path, settings, bad):
+    from test_claude_code import SID, Transcript, facts
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    assert drain_one(settings, t.path)["turns"] == 1
+    path = settings.paths.state_dir / "claude_code.json"
+    data = json.loads(path.read_text())
+    data[SID] = (data[SID] | bad) if isinstance(bad, dict) else bad
+    data["other-session"] = {"last_uuid": ["y"]}  # a bad record of another session: quarantined too
+    path.write_text(json.dumps(data))
+    t.turn("I prefer green tea in the morning.")
+    report = drain_one(settings, t.path)
+    assert report["drained"] == 1 and report["failed"] == 0, report
+    assert "- [preference] I prefer green tea in the morning." in facts(settings.paths.home)
+    assert len([w for w in report["warnings"] if "claude_code.json" in w and "quarantine" in w]) == 1, report
+    assert len(quarantined(settings, "claude_code.json")) == 2
+    t.turn("I live in Porto.")
+    again = drain_one(settings, t.path)
+    assert again["turns"] == 1 and not again["warnings"], again
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00", "99999-01-01T00:00:00Z",
+                                   "2999-01-01T00:00:00Z", "1e20", 1e20])
+def test_a_turn_with_a_timestamp_out_of_range_is_captured_now_and_the_session_moves_on(tmp_path, settings, stamp):
+    from test_claude_code import Transcript, facts
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.user("My cat is named Pixel.")
+    lines = t.path.read_text().splitlines()
+    lines[-1] = json.dumps(json.loads(lines[-1]) | {"timestamp": stamp})
+    t.path.write_text("\n".join(lines) + "\n")
+    t.assistant("Nice.")
+    t.turn("I prefer green tea in the morning.")
+    report = drain_one(settings, t.path)
+    assert (report["drained"], report["failed"], report["turns"]) == (1, 0, 2), report
+    assert "- [personal] My cat is named Pixel." in facts(settings.paths.home, settings.today.isoformat())
+    assert "- [preference] I prefer green tea in the morning." in facts(settings.paths.home)
+    if not isinstance(stamp, float) and stamp != "1e20":  # a number or a non-date is no timestamp at all
+        assert len([w for w in report["warnings"] if "out of range" in w]) == 1, report
+    assert not [p for p in settings.paths.archive_dir.glob("*.md") if p.stem > "2027"]
+
+
+def test_an_invalid_utf8_turn_is_captured_with_replacement_and_one_warning(tmp_path, settings):
+    from test_claude_code import Transcript, facts
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.user("My cat is named PIXEL.")
+    raw = t.path.read_bytes().replace(b"PIXEL", b"Pi\xffxel")
+    t.path.write_bytes(raw)
+    t.assistant("Nice.")
+    t.turn("I prefer green tea in the morning.")
+    report = drain_one(settings, t.path)
+    assert (report["drained"], report["turns"]) == (1, 2), report
+    assert "- [personal] My cat is named Pi\ufffdxel." in facts(settings.paths.home)
+    assert len([w for w in report["warnings"] if "UTF-8" in w]) == 1, report
+
+
+def test_the_hook_cli_with_a_year_99999_turn_exits_0_with_one_warning_line(tmp_path, home):
+    from test_claude_code import Transcript, facts, hook, payload
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.user("My cat is named Pixel.")
+    lines = t.path.read_text().splitlines()
+    lines[-1] = json.dumps(json.loads(lines[-1]) | {"timestamp": "9999-12-31T23:59:59-05:00"})
+    t.path.write_text("\n".join(lines) + "\n")
+    t.assistant("Nice.")
+    t.turn("I prefer green tea in the morning.")
+    proc = hook(home, payload(t.path))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert len([ln for ln in proc.stderr.splitlines() if "out of range" in ln]) == 1, proc.stderr
+    assert len(facts(home)) == 2
