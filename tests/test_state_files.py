@@ -288,3 +288,49 @@ def test_the_hook_cli_with_a_year_99999_turn_exits_0_with_one_warning_line(tmp_p
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert len([ln for ln in proc.stderr.splitlines() if "out of range" in ln]) == 1, proc.stderr
     assert len(facts(home)) == 2
+
+
+# --- vault file names that are not UTF-8 -------------------------------------------------------------------------
+def bad_name_page(settings) -> Path:
+    """``notebook/2_Wiki/\\xff\\xfe.md`` created from raw bytes, as another tool could."""
+    from suzent_cli.vault import bootstrap
+
+    bootstrap(settings.paths.vault_dir)
+    raw = os.fsencode(settings.paths.vault_dir / "2_Wiki") + b"/\xff\xfe.md"
+    with open(raw, "wb") as fh:
+        fh.write(b"# Odd\n\nLinks to [[Profile]].\n")
+    return Path(os.fsdecode(raw))
+
+
+def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint_index_and_status(home, embedder):
+    from suzent_cli.dream.status import status
+    from suzent_cli.index.api import run_index
+    from suzent_cli.promote import promote
+
+    s = settings_at(home)
+    bad = bad_name_page(s)
+    log(s, "2026-06-05", "Lives in Berlin")
+    assert bad not in content_pages(s.paths.vault_dir)
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested" and result.error is None, result
+    assert len([w for w in result.warnings if "not valid UTF-8" in w and "\\xff\\xfe" in w]) == 1, result.warnings
+    json.loads((s.paths.state_dir / "dream_state.json").read_text(encoding="utf-8"))
+    lint = runner(s).lint_now()
+    assert lint.outcome == "linted" and lint.error is None, lint
+    report = run_index(s, embedder=embedder)
+    assert not report.errors and [w for w in report.warnings if "not valid UTF-8" in w], report
+    again = run_index(s, embedder=embedder, full=True)
+    assert not again.errors
+    promote(s)
+    status(s, DreamConfig(), with_index=False)
+    assert bad.is_file()  # never touched
+
+
+def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home):
+    s = settings_at(home)
+    bad_name_page(s)
+    log(s, "2026-06-05", "Lives in Berlin")
+    for args in (["dream", "--force"], ["lint"]):
+        proc = run_cli(home, *args, env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert len([ln for ln in proc.stderr.splitlines() if "not valid UTF-8" in ln]) == 1, (args, proc.stderr)

@@ -41,7 +41,7 @@ from ..files import atomic_write, read_text
 from ..state import (append_superseded, read_confirmations, read_forgotten, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
 from ..textnorm import normalize
-from ..vault import bootstrap, content_pages
+from ..vault import bootstrap, content_pages, skipped_warning
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
@@ -247,7 +247,7 @@ class DreamRunner:
             except OSError:
                 pass  # the holder note is informational (`suzent status`)
             state = load_state(self.state_dir, self.settings.clock)
-            queued = self._check_queues()
+            queued = self._check_inputs()
             result = body(state)
             result.warnings[:0] = state.warnings + queued
         finally:
@@ -257,13 +257,18 @@ class DreamRunner:
         result.seconds = time.monotonic() - started
         return result
 
-    def _check_queues(self) -> list[str]:
+    def _check_inputs(self) -> list[str]:
         """Quarantine the bad records of the queues a tick may fold (late lines, confirmations) before the gate
-        reads them, so even a tick that only lints moves them aside: one warning per file."""
+        reads them, so even a tick that only lints moves them aside: one warning per file. Also one warning for
+        vault files every walker skips because their names are not valid UTF-8."""
         warnings: list[str] = []
         timeout = self.settings.lock_timeout
         read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
         read_confirmations(self.state_dir, warnings=warnings, timeout=timeout)
+        skipped: list[str] = []
+        content_pages(self.vault, skipped)
+        if skipped:
+            warnings.append(skipped_warning(skipped))
         return warnings
 
     def _tick(self, state: DreamState, force: bool) -> TickResult:

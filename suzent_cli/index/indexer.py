@@ -36,6 +36,7 @@ from ..config import Settings
 from ..errors import EmbeddingFailed, SuzentError
 from ..files import atomic_write, locked
 from ..state import read_tombstones
+from ..vault import skipped_warning as vault_skipped_warning
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
 from .store import BLOCKS_TABLE, TABLE, Store, quote, unreadable
@@ -155,7 +156,10 @@ class Indexer:
         files: dict = state["files"]
         self._state = state
 
-        sources = discover(self.paths)
+        skipped: list[str] = []
+        sources = discover(self.paths, skipped)
+        if skipped:
+            report.warnings.append(vault_skipped_warning(skipped))
         if only is not None:
             wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
             todo = [s for s in sources if s.key in wanted]

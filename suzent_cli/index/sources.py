@@ -72,12 +72,14 @@ class Document:
             self.id = str(uuid.uuid5(_ID_NAMESPACE, ident))
 
 
-def discover(paths: Paths) -> list[Source]:
-    """Every source file that exists now, in index order."""
+def discover(paths: Paths, skipped: list[str] | None = None) -> list[Source]:
+    """Every source file that exists now, in index order. ``skipped`` receives the vault files left out because
+    their names are not valid UTF-8 (:func:`suzent_cli.vault.content_pages`)."""
     out = [Source(label, name, paths.memory_dir / name) for label, name in CORE_FILES
            if (paths.memory_dir / name).is_file()]
     out += [Source("archive", p.name, p) for _, p in archive.list_logs(paths.archive_dir)]
-    out += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p) for p in vault.content_pages(paths.vault_dir)]
+    out += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p)
+            for p in vault.content_pages(paths.vault_dir, skipped)]
     return out
 
 
