@@ -118,12 +118,52 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
         pass
 
 
-def read_superseded(state_dir: Path) -> list[str]:
-    """The pending superseded hand-off lines, in order (missing file → empty; blank lines skipped)."""
+MAX_FACT_LINE = 64 * 1024  # characters: no log fact line is longer (a longer "line" is a corrupt file)
+
+
+def _superseded_lines(state_dir: Path) -> list[str]:
+    """Every non-blank line of ``superseded.txt`` as it is (missing file → empty)."""
     path = state_dir / SUPERSEDED
     if not path.is_file():
         return []
     return [line for line in read_text(path).split("\n") if line.strip()]
+
+
+def bad_superseded(line: str) -> str | None:
+    """Why a ``superseded.txt`` line cannot be a log fact line a dream folded (None when it can be): NUL bytes,
+    longer than :data:`MAX_FACT_LINE`, or not ``- [category] text``."""
+    from .archive import parse_fact_line  # noqa: PLC0415 - archive imports this module's writers
+
+    if "\x00" in line:
+        return "holds NUL bytes"
+    if len(line) > MAX_FACT_LINE:
+        return f"longer than {MAX_FACT_LINE} characters"
+    try:
+        return None if parse_fact_line(line) else "not a log fact line"
+    except RecursionError:
+        return "not a log fact line"
+
+
+def read_superseded(state_dir: Path, *, warnings: list[str] | None = None, timeout: float = 10.0) -> list[str]:
+    """The pending superseded hand-off lines that can be log fact lines (:func:`bad_superseded`), in order
+    (missing file → empty; blank lines skipped). Read-only (``warnings`` None): bad lines are skipped and stay.
+    Consuming (reconcile passes ``warnings``): bad lines are moved to :data:`QUARANTINE` under the state lock, with
+    one warning."""
+    lines = _superseded_lines(state_dir)
+    good = [line for line in lines if bad_superseded(line) is None]
+    if warnings is None or len(good) == len(lines):
+        return good
+    with locked(state_dir / STATE_LOCK, timeout):
+        lines = _superseded_lines(state_dir)
+        bad = [(line, why) for line in lines if (why := bad_superseded(line))]
+        good = [line for line in lines if bad_superseded(line) is None]
+        try:
+            warnings.append(quarantine(state_dir, SUPERSEDED, bad))
+            atomic_write(state_dir / SUPERSEDED, "".join(line + "\n" for line in good))
+        except OSError as exc:
+            warnings.append(f"{SUPERSEDED}: {len(bad)} bad line(s) skipped but left in place (the quarantine "
+                            f"could not be written: {exc.strerror or exc})")
+    return good
 
 
 def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> int:
@@ -139,7 +179,7 @@ def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> i
         return 0
     state_dir.mkdir(parents=True, exist_ok=True)
     with locked(state_dir / STATE_LOCK, timeout):
-        pending = set(read_superseded(state_dir))
+        pending = set(_superseded_lines(state_dir))
         new = [w for w in wanted if w not in pending]
         if new:
             path = state_dir / SUPERSEDED
@@ -159,7 +199,7 @@ def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float
     if not processed or not path.is_file():
         return 0
     with locked(state_dir / STATE_LOCK, timeout):
-        current = read_superseded(state_dir)
+        current = _superseded_lines(state_dir)  # bad lines too: they stay until a consuming read quarantines them
         if current[: len(processed)] == processed:
             rest = current[len(processed):]
         else:
@@ -182,7 +222,7 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
         for line in read_text(path).splitlines():
             try:
                 snippet = json.loads(line).get("snippet", "")
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 snippet = ""
             if isinstance(snippet, str) and key in normalize(snippet):
                 dropped += 1

@@ -334,3 +334,69 @@ def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home
         proc = run_cli(home, *args, env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert len([ln for ln in proc.stderr.splitlines() if "not valid UTF-8" in ln]) == 1, (args, proc.stderr)
+
+
+# --- superseded.txt, recall_log.jsonl, memory_md.json, spool files, .dream.lock.holder -------------------------------
+@pytest.mark.parametrize("bad", ["- [personal] Lives\x00in Berlin", "- [personal] " + "x" * 70000, "\x00" * 50,
+                                 "not a fact line at all"], ids=["nul", "huge", "nuls", "prose"])
+def test_a_bad_superseded_line_is_quarantined_and_the_good_one_retired(home, embedder, bad):
+    from suzent_cli.reconcile import reconcile
+    from suzent_cli.state import SUPERSEDED, read_superseded
+
+    s = settings_at(home)
+    log(s, "2026-06-05", "Lives in Berlin")
+    path = s.paths.state_dir / SUPERSEDED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(bad + "\n- [personal] Lives in Berlin\n", encoding="utf-8")
+    assert read_superseded(s.paths.state_dir) == ["- [personal] Lives in Berlin"]  # read-only: skipped, kept
+    assert bad in path.read_text(encoding="utf-8")
+    report = reconcile(s, embedder=embedder)
+    assert report.lines_retired == 1 and not report.errors, report
+    assert len([w for w in report.warnings if SUPERSEDED in w and "quarantine" in w]) == 1, report.warnings
+    assert [q["record"] for q in quarantined(s, SUPERSEDED)] == [bad]
+    assert path.read_text(encoding="utf-8") == ""
+
+
+def test_deeply_nested_json_in_state_files_is_never_a_crash(home, settings):
+    from suzent_cli.dream.status import status
+    from suzent_cli.hooks import spool
+    from suzent_cli.promote import promote, recall_snippets
+    from suzent_cli.state import purge_recall_log
+
+    s = settings_at(home)
+    bomb = "[" * 100000 + "]" * 100000
+    state = s.paths.state_dir
+    write_lines(state / "recall_log.jsonl", bomb, {"ts": "x", "snippet": "Lives in Berlin", "query": "q"})
+    write_lines(state / "memory_md.json", bomb)
+    write_lines(state / "late_lines.jsonl", bomb)
+    write_lines(state / "confirmations.jsonl", bomb)
+    (state / "dream_state.json").write_text(bomb)
+    assert recall_snippets(state) == ["Lives in Berlin"]
+    assert purge_recall_log(state, "nothing", timeout=5) == 0
+    promote(s)
+    status(s, DreamConfig(), with_index=False)
+    assert runner(s).tick(force=True).outcome in ("idle", "linted")
+    name = "20260601T000000000000-abcd1234-0123abcd.json"
+    (state / "spool").mkdir(parents=True, exist_ok=True)
+    (state / "spool" / name).write_text(bomb)
+    (state / "spool" / name.replace("0123abcd", "4567abcd")).mkdir()  # a directory under a payload's name
+    report = spool.drain(s)
+    assert report["failed"] == 2 and len(report["errors"]) == 2, report  # one attempt each, the drain went on
+
+
+def test_a_lock_holder_note_of_the_wrong_shape_is_never_trusted(home):
+    from filelock import FileLock
+
+    from suzent_cli.dream.runner import DREAM_LOCK, HOLDER
+    from suzent_cli.dream.status import lock_state
+
+    s = settings_at(home)
+    state = s.paths.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(state / DREAM_LOCK))
+    with lock:
+        for note in ("[1, 2]", '{"held": false, "pid": "7"}', "[" * 100000, '{"pid": true, "since": 5}'):
+            (state / HOLDER).write_text(note)
+            assert lock_state(state / DREAM_LOCK, state / HOLDER) == {"held": True}, note
+        (state / HOLDER).write_text('{"pid": 42, "since": "2026-06-20T12:00:00+00:00"}')
+        assert lock_state(state / DREAM_LOCK, state / HOLDER)["pid"] == 42

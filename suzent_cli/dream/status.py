@@ -36,9 +36,14 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {"held": True}
         if holder is not None and holder.is_file():
             try:
-                info.update(json.loads(read_text(holder)))
-            except (OSError, ValueError):
-                pass
+                note = json.loads(read_text(holder))
+            except (OSError, ValueError, RecursionError):
+                note = None
+            if isinstance(note, dict):  # only the fields the runner writes, of their types: never "held"
+                if isinstance(note.get("pid"), int) and not isinstance(note["pid"], bool) and note["pid"] > 0:
+                    info["pid"] = note["pid"]
+                if isinstance(note.get("since"), str):
+                    info["since"] = note["since"][:40]
         return info
     except OSError as exc:  # a read-only .state: the probe cannot open the lock file; say so, never fail status
         return {"held": None, "unknown": f"cannot probe ({exc.strerror or exc})"}
