@@ -322,7 +322,9 @@ def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint
     again = run_index(s, embedder=embedder, full=True)
     assert not again.errors
     promote(s)
-    status(s, DreamConfig(), with_index=False)
+    report = status(s, DreamConfig(), with_index=False)
+    assert len([w for w in report["warnings"] if "not valid UTF-8" in w]) == 1, report["warnings"]
+    json.dumps(report, ensure_ascii=False).encode("utf-8")
     assert bad.is_file()  # never touched
 
 

@@ -16,7 +16,7 @@ from ..archive import APPEND_LOCK, list_logs
 from ..config import Settings
 from ..files import read_text
 from ..state import STATE_LOCK, read_confirmations, read_late_lines, read_superseded, read_tombstones
-from ..vault import content_pages
+from ..vault import content_pages, skipped_warning
 from . import ledger
 from ..errors import ConfigInvalid
 from .config import DreamConfig, check_engine
@@ -81,9 +81,10 @@ def vault_counts(settings: Settings) -> dict[str, Any]:
     from .pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
 
     vault = settings.paths.vault_dir
-    pages = content_pages(vault)
+    skipped: list[str] = []
+    pages = content_pages(vault, skipped)
     out: dict[str, Any] = {"pages": len(pages), "claims": 0, "needs_review": 0, "stale": 0, "unreadable": 0,
-                           "by_zone": {}}
+                           "by_zone": {}, "skipped_names": skipped_warning(skipped)}
     for path in pages:
         rel = path.relative_to(vault)
         zone = rel.parts[0] if len(rel.parts) > 1 else "."
@@ -151,6 +152,8 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     vault = vault_counts(settings)
     if vault["unreadable"]:
         warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
+    if skipped := vault.pop("skipped_names"):
+        warnings.append(skipped)
     queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
               "superseded": len(read_superseded(paths.state_dir)),
               "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
