@@ -217,6 +217,8 @@ def drain_one(settings, transcript, **kw) -> dict:
                                  {"last_ts": 5}, "a string", {"transcript": {"p": 1}}],
                          ids=["negative", "huge", "string", "uuid-list", "ts-int", "not-object", "transcript-dict"])
 def test_a_bad_session_position_is_quarantined_and_the_session_goes_on(tmp_path, settings, bad):
+    """Each bad record of ``claude_code.json`` is moved to the quarantine with one warning; the session captures
+    its next turn (the bad one's session starts afresh: a turn may be captured twice, never lost)."""
     from test_claude_code import SID, Transcript, facts
 
     t = Transcript(tmp_path / "s.jsonl")
@@ -236,6 +238,20 @@ def test_a_bad_session_position_is_quarantined_and_the_session_goes_on(tmp_path,
     t.turn("I live in Porto.")
     again = drain_one(settings, t.path)
     assert again["turns"] == 1 and not again["warnings"], again
+
+
+def test_an_offset_beyond_the_end_of_the_transcript_falls_back_to_a_full_read(tmp_path, settings):
+    from test_claude_code import SID, Transcript, facts
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    assert drain_one(settings, t.path)["turns"] == 1
+    path = settings.paths.state_dir / "claude_code.json"
+    path.write_text(json.dumps({SID: json.loads(path.read_text())[SID] | {"offset": 10**9}}))
+    t.turn("I prefer green tea in the morning.")
+    report = drain_one(settings, t.path)
+    assert (report["drained"], report["turns"]) == (1, 1) and not report["warnings"], report
+    assert len(facts(settings.paths.home)) == 2
 
 
 @pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00", "99999-01-01T00:00:00Z",
