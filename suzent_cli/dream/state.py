@@ -107,6 +107,7 @@ def load_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
     if problems:
         try:
             state.warnings.append(quarantine(state_dir, STATE_FILE, [(raw, "; ".join(problems))]))
+            save_state(state_dir, state)  # clean now: an idle tick saves nothing, and must not warn again
         except OSError as exc:
             state.warnings.append(f"{STATE_FILE}: ignored bad fields ({'; '.join(problems)}); the quarantine "
                                   f"could not be written ({exc.strerror or exc})")
