@@ -15,8 +15,8 @@
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 * ``quarantine/<name>.jsonl`` — records a reader refused (wrong types, absurd values, a torn line), one
   ``{"ts", "file", "reason", "record"}`` per line (``record``: the line as read). A reader that owns a file
-  (:func:`read_jsonl`, :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`) moves its bad records here
-  with one warning and goes on with the rest: never silently dropped, never fatal.
+  (:func:`read_jsonl`, :func:`read_superseded`, :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`)
+  moves its bad records here with one warning and goes on with the rest: never silently dropped, never fatal.
 
 Every reader validates what it reads (types, ranges, :func:`valid_late_line`, :func:`valid_confirmation`). A
 read-only reader (``suzent status``) skips bad records; the consuming reader (the dream) quarantines them.

@@ -146,9 +146,12 @@ def record_position(settings: Settings, session_id: str, entry: Entry, transcrip
 
 
 def _entries(lines: list[tuple[int, object]], mangled: list[int] | None = None) -> list[Entry]:
+    """The entries of decoded transcript ``lines``; those at an offset in ``mangled`` (lines that were not valid
+    UTF-8) are marked ``mangled`` for the warning."""
     out = [e for offset, record in lines if (e := entry_of(record, offset)) is not None]
-    for e in out if mangled else []:
-        e.mangled = e.offset in mangled
+    bad = set(mangled or ())
+    for e in out if bad else []:
+        e.mangled = e.offset in bad
     return out
 
 
