@@ -294,8 +294,8 @@ class DreamRunner:
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = now
         if failures >= self.config.max_retries:
-            self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings, timeout=settings.lock_timeout,
-                                                   log_exists=self._log_exists))
+            self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings,
+                                                   timeout=settings.lock_timeout, log_exists=self._log_exists))
             late_note = _late_note(dict(decision.late))
             ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0] if batch_days else None,
                                                                end, failures, late_note),

@@ -187,7 +187,8 @@ def _in_flight(data: dict, problems: list[str]) -> dict[str, Any] | None:
     if value is None:
         return None
     snapshot = value.get("snapshot") if isinstance(value, dict) else None
-    if (not isinstance(snapshot, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in snapshot.items())
+    if (not isinstance(snapshot, dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in snapshot.items())
             or not _is_day(value.get("end")) or not isinstance(value.get("started"), str)):
         problems.append("in_flight is not {end: date, started, snapshot: {page: sha256}}")
         return None

@@ -178,7 +178,8 @@ def new_entries(path: Path, session_id: str, positions: dict) -> tuple[list[Entr
         since = cutoff.isoformat().replace("+00:00", "Z") if cutoff else "the start"
         return entries, partial, (f"session {session_id[:8]}: the last captured entry is no longer in {path.name} "
                                   f"(rewritten or compacted?); capturing the turns after {since}")
-    seen = {r.get("last_uuid") for r in positions.values() if isinstance(r, dict) and isinstance(r.get("last_uuid"), str)}
+    seen = {r.get("last_uuid") for r in positions.values()
+            if isinstance(r, dict) and isinstance(r.get("last_uuid"), str)}
     if seen:  # a resumed/forked session that copies an earlier session's history: start after what was captured
         idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) in seen), None)
         if idx is not None:
