@@ -163,7 +163,7 @@ def _load_hashes(settings: Settings) -> list[str]:
         doc = json.loads(_state_file(settings).read_text(encoding="utf-8"))
         hashes = doc.get("generated") if isinstance(doc, dict) else None
         return [h for h in hashes if isinstance(h, str)] if isinstance(hashes, list) else []
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return []
 
 

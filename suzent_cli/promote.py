@@ -131,7 +131,7 @@ def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
     for line in lines[-limit:] if limit else lines:
         try:
             snippet = json.loads(line).get("snippet")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             continue
         if isinstance(snippet, str) and snippet.strip():
             out.append(snippet)

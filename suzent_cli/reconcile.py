@@ -88,7 +88,7 @@ def retire_superseded(settings: Settings, report: ReconcileReport, *, embedder=N
     from .index.store import table_exists  # noqa: PLC0415
 
     state_dir = settings.paths.state_dir
-    lines = read_superseded(state_dir)
+    lines = read_superseded(state_dir, warnings=report.warnings, timeout=settings.lock_timeout)
     report.lines_read = len(lines)
     if not lines:
         return

@@ -32,6 +32,13 @@
   ``capture --date`` backfill, a ``retire-legacy --export``): lines from ``from_line`` on of that day's log are
   new. The dream folds them even when the day is at or below its watermark, then truncates the records it folded.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
+* ``quarantine/<name>.jsonl`` — records a reader refused (wrong types, absurd values, a torn line), one
+  ``{"ts", "file", "reason", "record"}`` per line (``record``: the line as read). A reader that owns a file
+  (:func:`read_jsonl`, :func:`read_superseded`, :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`)
+  moves its bad records here with one warning and goes on with the rest: never silently dropped, never fatal.
+
+Every reader validates what it reads (types, ranges, :func:`valid_late_line`, :func:`valid_confirmation`). A
+read-only reader (``suzent status``) skips bad records; the consuming reader (the dream) quarantines them.
 """
 
 from __future__ import annotations
@@ -39,10 +46,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from .errors import SuzentError
 from .files import append_held, append_locked, atomic_write, locked, read_text
@@ -56,6 +65,8 @@ LATE_LINES = "late_lines.jsonl"
 STATE_LOCK = ".state.lock"
 TOMBSTONES_BAD = TOMBSTONES + ".bad"
 QUARANTINE_TIMEOUT = 2.0  # seconds a reader waits for the state lock to move bad tombstone lines aside
+QUARANTINE = "quarantine"
+MAX_LINE = 10**9  # no daily log has more lines: a larger line number is an absurd value, not a position
 
 
 FORGET, SUPERSEDED_REASON = "forget", "superseded"
@@ -250,12 +261,52 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
         pass
 
 
-def read_superseded(state_dir: Path) -> list[str]:
-    """The pending superseded hand-off lines, in order (missing file → empty; blank lines skipped)."""
+MAX_FACT_LINE = 64 * 1024  # characters: no log fact line is longer (a longer "line" is a corrupt file)
+
+
+def _superseded_lines(state_dir: Path) -> list[str]:
+    """Every non-blank line of ``superseded.txt`` as it is (missing file → empty)."""
     path = state_dir / SUPERSEDED
     if not path.is_file():
         return []
     return [line for line in read_text(path).split("\n") if line.strip()]
+
+
+def bad_superseded(line: str) -> str | None:
+    """Why a ``superseded.txt`` line cannot be a log fact line a dream folded (None when it can be): NUL bytes,
+    longer than :data:`MAX_FACT_LINE`, or not ``- [category] text``."""
+    from .archive import parse_fact_line  # noqa: PLC0415 - archive imports this module's writers
+
+    if "\x00" in line:
+        return "holds NUL bytes"
+    if len(line) > MAX_FACT_LINE:
+        return f"longer than {MAX_FACT_LINE} characters"
+    try:
+        return None if parse_fact_line(line) else "not a log fact line"
+    except RecursionError:
+        return "not a log fact line"
+
+
+def read_superseded(state_dir: Path, *, warnings: list[str] | None = None, timeout: float = 10.0) -> list[str]:
+    """The pending superseded hand-off lines that can be log fact lines (:func:`bad_superseded`), in order
+    (missing file → empty; blank lines skipped). Read-only (``warnings`` None): bad lines are skipped and stay.
+    Consuming (reconcile passes ``warnings``): bad lines are moved to :data:`QUARANTINE` under the state lock, with
+    one warning."""
+    lines = _superseded_lines(state_dir)
+    good = [line for line in lines if bad_superseded(line) is None]
+    if warnings is None or len(good) == len(lines):
+        return good
+    with locked(state_dir / STATE_LOCK, timeout):
+        lines = _superseded_lines(state_dir)
+        bad = [(line, why) for line in lines if (why := bad_superseded(line))]
+        good = [line for line in lines if bad_superseded(line) is None]
+        try:
+            warnings.append(quarantine(state_dir, SUPERSEDED, bad))
+            atomic_write(state_dir / SUPERSEDED, "".join(line + "\n" for line in good))
+        except OSError as exc:
+            warnings.append(f"{SUPERSEDED}: {len(bad)} bad line(s) skipped but left in place (the quarantine "
+                            f"could not be written: {exc.strerror or exc})")
+    return good
 
 
 def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> int:
@@ -271,7 +322,7 @@ def append_superseded(state_dir: Path, lines: list[str], *, timeout: float) -> i
         return 0
     state_dir.mkdir(parents=True, exist_ok=True)
     with locked(state_dir / STATE_LOCK, timeout):
-        pending = set(read_superseded(state_dir))
+        pending = set(_superseded_lines(state_dir))
         new = [w for w in wanted if w not in pending]
         if new:
             path = state_dir / SUPERSEDED
@@ -291,7 +342,7 @@ def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float
     if not processed or not path.is_file():
         return 0
     with locked(state_dir / STATE_LOCK, timeout):
-        current = read_superseded(state_dir)
+        current = _superseded_lines(state_dir)  # bad lines too: they stay until a consuming read quarantines them
         if current[: len(processed)] == processed:
             rest = current[len(processed):]
         else:
@@ -314,7 +365,7 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
         for line in read_text(path).splitlines():
             try:
                 snippet = json.loads(line).get("snippet", "")
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 snippet = ""
             if isinstance(snippet, str) and key in normalize(snippet):
                 dropped += 1
@@ -350,22 +401,136 @@ def _append_jsonl(state_dir: Path, name: str, records: list[dict], *, timeout: f
         append_held(path, ("\n" if torn else "") + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def _read_jsonl(state_dir: Path, name: str) -> list[dict | None]:
-    """Every non-blank line of ``<state_dir>/<name>`` decoded; a malformed line is ``None`` (kept in the count so
-    truncation by number of lines stays exact). Missing file → empty."""
+Validator = Callable[[Any], "dict | str"]  # a decoded JSON line → the record to use, or why it is bad
+
+
+def _int_in(value: Any, low: int, high: int) -> bool:
+    """True for a real int (not a bool, not a float) with ``low <= value <= high``."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _iso_day(value: Any) -> str | None:
+    """``value`` as a ``YYYY-MM-DD`` string when it is a string naming a real date, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip()[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def _iso_instant(value: Any) -> bool:
+    """True for a non-empty string that parses as an ISO 8601 date-time."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    try:
+        dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def quarantine(state_dir: Path, name: str, bad: list[tuple[str, str]]) -> str:
+    """Append ``bad`` records of ``<state_dir>/<name>`` (``(record as read, reason)`` pairs) to
+    ``<state_dir>/quarantine/<name>.jsonl`` as ``{"ts", "file", "reason", "record"}`` lines, and return the one
+    warning line that says so ("" when ``bad`` is empty). The caller holds the lock of ``name``'s writers.
+    Raises OSError (nothing is lost then: the caller leaves the records where they were)."""
+    if not bad:
+        return ""
+    target = state_dir / QUARANTINE / (name if name.endswith(".jsonl") else name + ".jsonl")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    torn = _torn(target)
+    append_held(target, ("\n" if torn else "") + "".join(
+        json.dumps({"ts": ts, "file": name, "reason": reason, "record": raw}, ensure_ascii=False) + "\n"
+        for raw, reason in bad))
+    reasons = list(dict.fromkeys(reason for _, reason in bad))
+    why = reasons[0] + (f"; and {len(reasons) - 1} other reason(s)" if len(reasons) > 1 else "")
+    return (f"{name}: {len(bad)} bad record(s) moved to .state/{QUARANTINE}/{target.name} ({why}); "
+            "the rest was used")
+
+
+def _check(line: str, validate: Validator) -> dict | str:
+    """The validated record of one JSON line, or why it is bad."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON ({' '.join(str(exc).split())[:60]})"
+    return validate(record)
+
+
+def read_jsonl(state_dir: Path, name: str, validate: Validator, *, warnings: list[str] | None = None,
+               timeout: float = 10.0) -> list[dict | None]:
+    """Every non-blank line of ``<state_dir>/<name>`` decoded and passed through ``validate`` (which returns the
+    record to use or a reason string). Missing file → ``[]``.
+
+    Read-only (``warnings`` None, e.g. ``suzent status``): a bad line is ``None`` in the result, kept in the count
+    so truncation by number of lines stays exact. Consuming (``warnings`` a list, the dream): bad lines are moved to
+    :data:`QUARANTINE` (:func:`quarantine`) and removed from the file under the state lock, with one warning
+    appended to ``warnings``; the result then holds only good records, one per line left in the file. If the
+    quarantine cannot be written they stay (as ``None``), with a warning. Raises LockTimeout/OSError only when
+    the file itself cannot be read or the lock taken."""
     path = state_dir / name
     if not path.is_file():
         return []
-    out: list[dict | None] = []
-    for line in read_text(path).split("\n"):
-        if not line.strip():
-            continue
+    checked = [(line, _check(line, validate)) for line in read_text(path).split("\n") if line.strip()]
+    if warnings is None or all(isinstance(r, dict) for _, r in checked):
+        return [r if isinstance(r, dict) else None for _, r in checked]
+    with locked(state_dir / STATE_LOCK, timeout):  # re-read: a writer may have appended since
+        checked = [(line, _check(line, validate)) for line in read_text(path).split("\n") if line.strip()]
+        bad = [(line, r) for line, r in checked if isinstance(r, str)]
         try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        out.append(record if isinstance(record, dict) else None)
-    return out
+            warning = quarantine(state_dir, name, bad)
+            atomic_write(path, "".join(line + "\n" for line, r in checked if isinstance(r, dict)))
+        except OSError as exc:
+            warnings.append(f"{name}: {len(bad)} bad record(s) skipped but left in place (the quarantine could "
+                            f"not be written: {exc.strerror or exc})")
+            return [r if isinstance(r, dict) else None for _, r in checked]
+        warnings.append(warning)
+        return [r for _, r in checked if isinstance(r, dict)]
+
+
+def valid_late_line(record: Any) -> dict | str:
+    """A ``late_lines.jsonl`` record normalized (``{"ts", "day", "from_line"}``), or why it is bad: ``day`` must
+    name a date, ``from_line`` be an int from 1 to :data:`MAX_LINE`, ``ts`` (if present) a string."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    day = _iso_day(record.get("day"))
+    if day is None:
+        return f"day {str(record.get('day'))[:40]!r} is not a date"
+    line = record.get("from_line")
+    if not _int_in(line, 1, MAX_LINE):
+        return f"from_line {str(line)[:40]!r} is not a line number (1..{MAX_LINE})"
+    ts = record.get("ts", "")
+    if not isinstance(ts, str):
+        return "ts is not a string"
+    return {"ts": ts, "day": day, "from_line": line}
+
+
+_CONFIRMATION_OPTIONAL = {"time": (str,), "matched": (str,), "source": (str,), "locator": (int, str),
+                          "score": (int, float), "session": (str,)}
+
+
+def valid_confirmation(record: Any) -> dict | str:
+    """A ``confirmations.jsonl`` record, or why it is bad: ``content`` and ``category`` non-empty strings, ``day``
+    a date, ``ts`` an ISO date-time; the optional fields (``time``, ``matched``, ``source``, ``locator``,
+    ``score``, ``session``) null or of their type (``score`` finite)."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for key in ("content", "category"):
+        if not isinstance(record.get(key), str) or not record[key].strip():
+            return f"{key} is not a non-empty string"
+    if _iso_day(record.get("day")) is None:
+        return "day is not a date"
+    if not _iso_instant(record.get("ts")):
+        return "ts is not an ISO date-time"
+    for key, types in _CONFIRMATION_OPTIONAL.items():
+        value = record.get(key)
+        if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+            return f"{key} has the wrong type"
+    if isinstance(record.get("score"), float) and not math.isfinite(record["score"]):
+        return "score is not a finite number"
+    return record
 
 
 def _truncate_jsonl(state_dir: Path, name: str, shown: int, *, timeout: float) -> int:
@@ -386,9 +551,12 @@ def append_confirmations(state_dir: Path, records: list[dict], *, timeout: float
     _append_jsonl(state_dir, CONFIRMATIONS, records, timeout=timeout)
 
 
-def read_confirmations(state_dir: Path) -> list[dict | None]:
-    """Every line of ``confirmations.jsonl`` in order, decoded; a malformed line is ``None``. Missing file → []."""
-    return _read_jsonl(state_dir, CONFIRMATIONS)
+def read_confirmations(state_dir: Path, *, warnings: list[str] | None = None,
+                       timeout: float = 10.0) -> list[dict | None]:
+    """Every line of ``confirmations.jsonl`` in order, checked by :func:`valid_confirmation` (see
+    :func:`read_jsonl`: read-only, a bad line is ``None``; with ``warnings``, bad lines are quarantined).
+    Missing file → []."""
+    return read_jsonl(state_dir, CONFIRMATIONS, valid_confirmation, warnings=warnings, timeout=timeout)
 
 
 def truncate_confirmations(state_dir: Path, shown: int, *, timeout: float) -> int:
@@ -408,9 +576,19 @@ def append_late_lines(state_dir: Path, day: dt.date, from_line: int, *, timeout:
                   timeout=timeout)
 
 
-def read_late_lines(state_dir: Path) -> list[dict | None]:
-    """Every record of ``late_lines.jsonl`` in order (malformed → ``None``, kept for exact truncation)."""
-    return _read_jsonl(state_dir, LATE_LINES)
+def read_late_lines(state_dir: Path, *, warnings: list[str] | None = None, timeout: float = 10.0,
+                    log_exists: Callable[[dt.date], bool] | None = None) -> list[dict | None]:
+    """Every record of ``late_lines.jsonl`` in order, checked by :func:`valid_late_line` (see :func:`read_jsonl`:
+    read-only, a bad record is ``None``, kept for exact truncation; with ``warnings``, bad records are
+    quarantined). ``log_exists(day)``: when given, a record whose daily log is gone (moved away, deleted) is bad
+    too — it names lines nobody can read."""
+    def check(record: Any) -> dict | str:
+        good = valid_late_line(record)
+        if isinstance(good, dict) and log_exists is not None and not log_exists(dt.date.fromisoformat(good["day"])):
+            return f"the daily log of {good['day']} is gone"
+        return good
+
+    return read_jsonl(state_dir, LATE_LINES, check, warnings=warnings, timeout=timeout)
 
 
 def truncate_late_lines(state_dir: Path, shown: int, *, timeout: float) -> int:

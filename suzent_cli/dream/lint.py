@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 from ..errors import DreamFailed
 from ..files import read_text
-from ..vault import content_pages
+from ..vault import content_pages, utf8_name
 from .engine import LintFindings, LintJob
 from .lifecycle import conflict_key, is_personal
 from .pages import CLAIMS, MDLINK_RE, RELATED, WIKILINK_RE, Claim, Page, meta_date, read_page, write_page
@@ -80,6 +80,7 @@ class _Resolver:
 
     def __init__(self, vault_dir: Path):
         files = [p.relative_to(vault_dir).as_posix() for p in vault_dir.rglob("*") if p.is_file()]
+        files = [f for f in files if utf8_name(f)]  # a name that is not UTF-8 is no page (vault.utf8_name)
         files = [f for f in files if not any(part.startswith(".") for part in f.split("/"))]
         self.by_path = {f.lower(): f for f in files}
         self.stems = {f.lower().removesuffix(".md"): f for f in files if f.lower().endswith(".md")}

@@ -47,7 +47,7 @@ from ..files import atomic_write, locked, read_text
 from ..forgotten import Forgotten, scrub_vault
 from ..state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
-from ..vault import bootstrap, content_pages
+from ..vault import bootstrap, content_pages, skipped_warning
 from . import ledger
 from .config import DreamConfig
 from .engine import BatchFact, Engine, IngestBatch, LintJob
@@ -235,19 +235,20 @@ class DreamRunner:
             if not held:
                 return StepResult(name, True, {"skipped": "another dream holds the consolidation lock; it finishes "
                                                           "this step first"})
-            state = load_state(self.state_dir)
+            state = load_state(self.state_dir, self.settings.clock)
             if name not in ((state.followups_pending or {}).get("steps") or []):
                 return StepResult(name, True, {"skipped": "not pending (already done)"})
             return self._follow_ups(TickResult("ingested"), steps=[(name, self._step_named(name))], state=state)[0]
 
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
-        state = state or peek_state(self.state_dir)
+        state = state or peek_state(self.state_dir, self.settings.clock)
         text = ledger.read_ledger(self.vault)
         mark = ledger.watermark(text)
         archive_dir = self.settings.paths.archive_dir
         pending = pending_logs(archive_dir, mark, self.settings.today)
-        late = late_days(read_late_lines(self.state_dir), mark, self.settings.today, state.logs_read)
+        late = late_days(read_late_lines(self.state_dir, log_exists=self._log_exists), mark, self.settings.today,
+                         state.logs_read)
         backoff = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
         retry_after = dt.datetime.fromisoformat(backoff["until"]) if backoff else None
         if retry_after is not None and retry_after.tzinfo is None:
@@ -289,10 +290,11 @@ class DreamRunner:
             if not held:
                 return TickResult("busy", summary="another dream or lint holds the consolidation lock",
                                   seconds=time.monotonic() - started)
-            state = load_state(self.state_dir)
+            state = load_state(self.state_dir, self.settings.clock)
+            queued = self._check_inputs()
             resumed = self._finish_pending(state)
             result = body(state)
-            result.warnings[:0] = state.warnings + resumed[1]
+            result.warnings[:0] = state.warnings + queued + resumed[1]
             result.steps[:0] = resumed[0]
         result.seconds = time.monotonic() - started
         return result
@@ -334,6 +336,20 @@ class DreamRunner:
             "watermark": key, "since": (state.in_flight or {}).get("started", ""), "steps": names,
             "ledger_at": len(ledger.read_ledger(self.vault)), "entry": entry}
 
+    def _check_inputs(self) -> list[str]:
+        """Quarantine the bad records of the queues a tick may fold (late lines, confirmations) before the gate
+        reads them, so even a tick that only lints moves them aside: one warning per file. Also one warning for
+        vault files every walker skips because their names are not valid UTF-8."""
+        warnings: list[str] = []
+        timeout = self.settings.lock_timeout
+        read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
+        read_confirmations(self.state_dir, warnings=warnings, timeout=timeout)
+        skipped: list[str] = []
+        content_pages(self.vault, skipped)
+        if skipped:
+            warnings.append(skipped_warning(skipped))
+        return warnings
+
     def _tick(self, state: DreamState, force: bool) -> TickResult:
         decision = self.decision(force=force, state=state)
         if decision.action == "ingest":
@@ -357,7 +373,8 @@ class DreamRunner:
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = now
         if failures >= self.config.max_retries:
-            self._late_shown = len(read_late_lines(self.state_dir))
+            self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings,
+                                                   timeout=settings.lock_timeout, log_exists=self._log_exists))
             late_note = _late_note(dict(decision.late))
             ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0] if batch_days else None,
                                                                end, failures, late_note),
@@ -373,7 +390,7 @@ class DreamRunner:
             save_state(self.state_dir, state)
             return result
 
-        batch = self._batch(mark, batch_days, end, state)
+        batch = self._batch(mark, batch_days, end, state, result.warnings)
         late_note = _late_note(batch.late)
         result.facts = len(batch.facts)
         if not batch.facts and not batch.confirmations:
@@ -539,16 +556,22 @@ class DreamRunner:
                 save_state(self.state_dir, state)
         return done
 
-    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState) -> IngestBatch:
+    def _log_exists(self, day: dt.date) -> bool:
+        return self.settings.paths.log_path(day).is_file()
+
+    def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState,
+               warnings: list[str] | None = None) -> IngestBatch:
         """Read the batch's logs and the late lines of consolidated days; drop every fact and restatement holding a
         forgotten text (:meth:`Forgotten.covers`: they must not come back through the vault). Facts retired as
         superseded stay: a restatement of a folded claim still confirms it. The late-line records and the logs are
         one snapshot (:meth:`_read_logs`): every line read has its record among the records seen, and every record
-        seen names lines that were read."""
+        seen names lines that were read. Bad confirmation and late-line records (wrong types, absurd values, a log
+        that is gone) are quarantined with one warning each in ``warnings`` (:func:`suzent_cli.state.read_jsonl`)."""
+        warnings = [] if warnings is None else warnings
         forgotten = Forgotten.from_state(self.state_dir)
-        confirmations = read_confirmations(self.state_dir)
+        confirmations = read_confirmations(self.state_dir, warnings=warnings, timeout=self.settings.lock_timeout)
         self._shown = len(confirmations)
-        records, late, texts = self._read_logs(start, days, state)
+        records, late, texts = self._read_logs(start, days, state, warnings)
         self._late_shown = len(records)
         stamps: dict[dt.date, list[tuple[int, str]]] = {}
         for r in records:  # each new line belongs to the last record of its day that starts at or before it
@@ -560,7 +583,9 @@ class DreamRunner:
         facts: list[BatchFact] = []
         self._logs_read = {}
         for day, first in [*late.items(), *((d, 1) for d in days)]:
-            text = texts[day]
+            text = texts.get(day)
+            if text is None:  # moved away since it was listed: nothing of it to fold (warned in _read_logs)
+                continue
             lines = text.split("\n")
             if day not in late:
                 self._logs_read[day.isoformat()] = len(lines) - (1 if lines and lines[-1] == "" else 0)
@@ -583,22 +608,29 @@ class DreamRunner:
                            revisit=revisit_queue(self.vault, self.settings.today),
                            archive_dir=self.settings.paths.archive_dir, late=late)
 
-    def _read_logs(self, start: dt.date | None, days: tuple[dt.date, ...], state: DreamState
-                   ) -> tuple[list[dict | None], dict[dt.date, int], dict[dt.date, str]]:
+    def _read_logs(self, start: dt.date | None, days: tuple[dt.date, ...], state: DreamState,
+                   warnings: list[str]) -> tuple[list[dict | None], dict[dt.date, int], dict[dt.date, str]]:
         """``(late-line records, late days {day: first new line}, {day: log text})`` read as one snapshot under the
         archive's append lock, which every log append holds until its late-line record is written. Without it a
         backfill landing between the read of the records and the read of its log was folded under an older record
         and then folded again from its own record by the next run. The lock is held only while reading (a capture
         waits milliseconds); an archive where the lock cannot be created (read-only) has no appender to wait for.
-        Raises LockTimeout/OSError."""
+        Bad late-line records are quarantined into ``warnings``; a log gone since it was listed is left out of
+        the texts with one warning. Raises LockTimeout/OSError."""
+        timeout = self.settings.lock_timeout
         with contextlib.ExitStack() as stack:
             try:
-                stack.enter_context(locked(self.settings.paths.archive_dir / APPEND_LOCK, self.settings.lock_timeout))
+                stack.enter_context(locked(self.settings.paths.archive_dir / APPEND_LOCK, timeout))
             except OSError:  # a read-only archive: nothing can append to it while we read
                 pass
-            records = read_late_lines(self.state_dir)
+            records = read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
             late = late_days(records, start, self.settings.today, state.logs_read)
-            texts = {day: read_text(self.settings.paths.log_path(day)) for day in [*late, *days]}
+            texts: dict[dt.date, str] = {}
+            for day in [*late, *days]:
+                try:
+                    texts[day] = read_text(self.settings.paths.log_path(day))
+                except FileNotFoundError:  # moved away since it was listed: nothing of it to fold
+                    warnings.append(f"the daily log of {day.isoformat()} disappeared while the dream read it")
         return records, late, texts
 
 

@@ -33,6 +33,13 @@ the entry is cleared by the next attempt that reaches the engine.
 Written only by the dream runner under the consolidation lock, atomically (temp file + rename). An unreadable
 file is moved aside to ``dream_state.json.corrupt`` and the dream starts from empty state: retry counters reset,
 which costs at most ``max_retries`` extra attempts; the watermark lives in ``log.md`` and is unaffected.
+
+Every field is validated on read (:func:`_decode`): a field of the wrong type or with an absurd value (a count
+that is not an int from 1 to :data:`MAX_FAILURES`, a key that is not a date, a line count past
+:data:`suzent_cli.state.MAX_LINE`, an attempt time more than a day after now, which would hold the gate shut for
+ever) takes its empty value. :func:`load_state` then copies the file as it was to
+``.state/quarantine/dream_state.json.jsonl`` with the reasons and reports one warning; the next save writes the
+clean state. :func:`peek_state` (``suzent status``) only warns.
 """
 
 from __future__ import annotations
@@ -42,12 +49,15 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..files import atomic_write, read_text
+from ..state import MAX_LINE, quarantine
 
 STATE_FILE = "dream_state.json"
 VERSION = 1
+MAX_FAILURES = 1000  # the largest max_retries the config accepts: a larger count is not one the runner wrote
+FUTURE_SLACK = dt.timedelta(days=1)  # an attempt "in the future" by more than this is a broken clock or a bad edit
 
 
 def _instant(value: Any) -> dt.datetime | None:
@@ -90,22 +100,34 @@ class DreamState:
         }
 
 
-def load_state(state_dir: Path) -> DreamState:
+def load_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
     """Read the dream state (missing → empty). A corrupt file is renamed ``*.corrupt`` and reported in
-    ``warnings``; never raises for bad content (OSError only if the directory is unreadable)."""
+    ``warnings``; bad fields take their empty values, the file as it was is copied to the quarantine and one
+    warning says which (module doc). ``now``: the runner's clock, for the "attempt in the future" check.
+    Never raises for bad content (OSError only if the directory is unreadable)."""
     path = state_dir / STATE_FILE
     if not path.is_file():
         return DreamState()
+    raw = read_text(path)
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(raw)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise ValueError(f"unknown version {data.get('version') if isinstance(data, dict) else None!r}")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         aside = path.with_name(STATE_FILE + ".corrupt")
         os.replace(path, aside)
         return DreamState(warnings=[f"{path.name} was unreadable ({str(exc)[:80]}); moved to {aside.name}, "
                                     "retry counters start again from zero"])
-    return _decode(data)
+    problems: list[str] = []
+    state = _decode(data, problems, now)
+    if problems:
+        try:
+            state.warnings.append(quarantine(state_dir, STATE_FILE, [(raw, "; ".join(problems))]))
+            save_state(state_dir, state)  # clean now: an idle tick saves nothing, and must not warn again
+        except OSError as exc:
+            state.warnings.append(f"{STATE_FILE}: ignored bad fields ({'; '.join(problems)}); the quarantine "
+                                  f"could not be written ({exc.strerror or exc})")
+    return state
 
 
 def save_state(state_dir: Path, state: DreamState) -> None:
@@ -113,8 +135,9 @@ def save_state(state_dir: Path, state: DreamState) -> None:
     atomic_write(state_dir / STATE_FILE, json.dumps(state.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def peek_state(state_dir: Path) -> DreamState:
-    """Read-only view for ``suzent status``: like :func:`load_state` but never moves a corrupt file."""
+def peek_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
+    """Read-only view for ``suzent status``: like :func:`load_state` but never moves or copies anything (bad fields
+    take their empty values, with a warning)."""
     path = state_dir / STATE_FILE
     if not path.is_file():
         return DreamState()
@@ -122,27 +145,96 @@ def peek_state(state_dir: Path) -> DreamState:
         data = json.loads(read_text(path))
         if not isinstance(data, dict):
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):
         return DreamState(warnings=[f"{path.name} is unreadable; the next dream will move it aside"])
-    return _decode(data)
+    problems: list[str] = []
+    state = _decode(data, problems, now)
+    if problems:
+        state.warnings.append(f"{STATE_FILE} has bad fields ({'; '.join(problems)}); the next dream ignores them "
+                              "and moves a copy to the quarantine")
+    return state
 
 
-def _decode(data: dict) -> DreamState:
-    failures = {k: int(v) for k, v in (data.get("failures") or {}).items()
-                if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0}
-    in_flight = data.get("in_flight")
+def _is_day(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and dt.date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        return False
+
+
+def _counts(data: dict, key: str, low: int, high: int, problems: list[str]) -> dict[str, int]:
+    """``data[key]`` as ``{YYYY-MM-DD: int in [low, high]}``; anything else is dropped and named in ``problems``."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.append(f"{key} is not an object")
+        return {}
+    good = {k: v for k, v in value.items()
+            if _is_day(k) and isinstance(v, int) and not isinstance(v, bool) and low <= v <= high}
+    if len(good) != len(value):
+        bad = next(k for k in value if k not in good)
+        problems.append(f"{key}[{str(bad)[:40]!r}] is not a date with a count from {low} to {high}")
+    return good
+
+
+def _moment(data: dict, key: str, now: dt.datetime | None, problems: list[str]) -> dt.datetime | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    moment = _instant(value)
+    if moment is None:
+        problems.append(f"{key} is not an ISO date-time")
+    elif now is not None and moment - now > FUTURE_SLACK:
+        problems.append(f"{key} {value} is after now")
+        return None
+    return moment
+
+
+def _record(data: dict, key: str, problems: list[str]) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        problems.append(f"{key} is not an object")
+    return value if isinstance(value, dict) else None
+
+
+def _in_flight(data: dict, problems: list[str]) -> dict[str, Any] | None:
+    value = data.get("in_flight")
+    if value is None:
+        return None
+    snapshot = value.get("snapshot") if isinstance(value, dict) else None
+    if (not isinstance(snapshot, dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in snapshot.items())
+            or not _is_day(value.get("end")) or not isinstance(value.get("started"), str)):
+        problems.append("in_flight is not {end: date, started, snapshot: {page: sha256}}")
+        return None
+    return value
+
+
+def _decode(data: dict, problems: list[str] | None = None, now: dt.datetime | None = None) -> DreamState:
+    """The state from the decoded file; every bad field takes its empty value and is named in ``problems``."""
+    problems = [] if problems is None else problems
     return DreamState(
-        failures=failures,
-        last_attempt=_instant(data.get("last_attempt")),
-        last_lint_attempt=_instant(data.get("last_lint_attempt")),
-        last_ingest=data.get("last_ingest") if isinstance(data.get("last_ingest"), dict) else None,
-        last_lint=data.get("last_lint") if isinstance(data.get("last_lint"), dict) else None,
-        in_flight=in_flight if isinstance(in_flight, dict) and isinstance(in_flight.get("snapshot"), dict) else None,
-        logs_read={k: int(v) for k, v in (data.get("logs_read") or {}).items()
-                   if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0},
-        followups_pending=_followups(data.get("followups_pending")),
-        engine_backoff=_backoff(data.get("engine_backoff")),
+        failures=_counts(data, "failures", 1, MAX_FAILURES, problems),
+        last_attempt=_moment(data, "last_attempt", now, problems),
+        last_lint_attempt=_moment(data, "last_lint_attempt", now, problems),
+        last_ingest=_record(data, "last_ingest", problems),
+        last_lint=_record(data, "last_lint", problems),
+        in_flight=_in_flight(data, problems),
+        logs_read=_counts(data, "logs_read", 0, MAX_LINE, problems),
+        followups_pending=_checked(data, "followups_pending", _followups, problems),
+        engine_backoff=_checked(data, "engine_backoff", _backoff, problems),
     )
+
+
+def _checked(data: dict, key: str, decode: Callable[[Any], dict[str, Any] | None],
+             problems: list[str]) -> dict[str, Any] | None:
+    """``decode(data[key])``; a value present but not decodable is named in ``problems``."""
+    value = data.get(key)
+    out = decode(value)
+    if value is not None and out is None:
+        problems.append(f"{key} is malformed")
+    return out
 
 
 def _backoff(value: Any) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from ..config import Settings
 from ..files import read_text
 from ..state import (STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
                      read_tombstones)
-from ..vault import content_pages
+from ..vault import content_pages, skipped_warning
 from . import ledger
 from ..errors import ConfigInvalid
 from .config import DreamConfig, check_engine
@@ -37,9 +37,14 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {"held": True}
         if holder is not None and holder.is_file():
             try:
-                info.update(json.loads(read_text(holder)))
-            except (OSError, ValueError):
-                pass
+                note = json.loads(read_text(holder))
+            except (OSError, ValueError, RecursionError):
+                note = None
+            if isinstance(note, dict):  # only the fields the runner writes, of their types: never "held"
+                if isinstance(note.get("pid"), int) and not isinstance(note["pid"], bool) and note["pid"] > 0:
+                    info["pid"] = note["pid"]
+                if isinstance(note.get("since"), str):
+                    info["since"] = note["since"][:40]
         return info
     except OSError as exc:  # a read-only .state: the probe cannot open the lock file; say so, never fail status
         return {"held": None, "unknown": f"cannot probe ({exc.strerror or exc})"}
@@ -77,9 +82,10 @@ def vault_counts(settings: Settings) -> dict[str, Any]:
     from .pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
 
     vault = settings.paths.vault_dir
-    pages = content_pages(vault)
+    skipped: list[str] = []
+    pages = content_pages(vault, skipped)
     out: dict[str, Any] = {"pages": len(pages), "claims": 0, "needs_review": 0, "stale": 0, "unreadable": 0,
-                           "by_zone": {}}
+                           "by_zone": {}, "skipped_names": skipped_warning(skipped)}
     for path in pages:
         rel = path.relative_to(vault)
         zone = rel.parts[0] if len(rel.parts) > 1 else "."
@@ -139,7 +145,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     text = ledger.read_ledger(paths.vault_dir)
     mark = ledger.watermark(text)
     pending = pending_logs(paths.archive_dir, mark, settings.today)
-    state = peek_state(paths.state_dir)
+    state = peek_state(paths.state_dir, settings.clock)
     logs = list_logs(paths.archive_dir)
     today_log = paths.log_path(settings.today)
     decision = DreamRunner(settings, config, engine_factory=lambda name: None).decision(state=state)
@@ -147,9 +153,11 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     vault = vault_counts(settings)
     if vault["unreadable"]:
         warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
+    if skipped := vault.pop("skipped_names"):
+        warnings.append(skipped)
     queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
               "superseded": len(read_superseded(paths.state_dir)),
-              "confirmations": len(read_confirmations(paths.state_dir)),
+              "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
               "tombstones": None}
     try:
         queues["tombstones"] = len(read_tombstones(paths.state_dir))

@@ -13,6 +13,12 @@ seen for the first time starts after the newest entry already recorded for any s
 session whose transcript copies an earlier one's history does not capture it again. The caller holds the
 session's lock (:func:`suzent_cli.hooks.spool.session_lock`) around :func:`capture_payload`, so two hooks of one
 session never capture a turn twice.
+
+Bad input never blocks a session: a session record of the wrong shape (a negative or absurd ``offset``, a
+``last_uuid`` that is not a string, …) is moved to ``.state/quarantine/claude_code.json.jsonl`` with one warning
+(the session then starts as a new one: turns may be captured twice, never lost); a turn whose timestamp is out of
+range (year 99999, more than a day ahead of now) is captured as of now, and one whose line was not valid UTF-8 is
+captured with U+FFFD for the bad bytes, each with one warning per call.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ from .transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assem
 
 STATE_FILE = "claude_code.json"
 STATE_LOCK = ".claude_code.lock"
+MAX_OFFSET = 2**53  # no transcript is larger: a bigger offset is not a position
+FUTURE_SLACK = dt.timedelta(days=1)  # a turn said more than this after now has a broken timestamp
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)  # nor was any turn said before this
 
 
 # --- per-session position --------------------------------------------------------------------------------
@@ -38,9 +47,68 @@ def _state_path(settings: Settings) -> Path:
     return settings.paths.state_dir / STATE_FILE
 
 
+_OPTIONAL_STR = ("last_uuid", "last_ts", "transcript", "updated")
+
+
+def _bad_position(record: object) -> str | None:
+    """Why a session's record cannot be used (None when it can)."""
+    if not isinstance(record, dict):
+        return "not an object"
+    for key in _OPTIONAL_STR:
+        if record.get(key) is not None and not isinstance(record[key], str):
+            return f"{key} is not a string"
+    offset = record.get("offset")
+    if offset is not None and not (isinstance(offset, int) and not isinstance(offset, bool)
+                                   and 0 <= offset <= MAX_OFFSET):
+        return f"offset {str(offset)[:40]} is not a byte position"
+    return None
+
+
+def _split_positions(data: dict) -> tuple[dict, list[tuple[str, str]]]:
+    """``(usable records, [(bad record as JSON, reason)])``."""
+    good: dict = {}
+    bad: list[tuple[str, str]] = []
+    for sid, record in data.items():
+        why = _bad_position(record)
+        if why is None:
+            good[sid] = record
+        else:
+            bad.append((json.dumps({sid: record}, ensure_ascii=False, default=str), f"session {sid[:8]}: {why}"))
+    return good, bad
+
+
+def _quarantine_positions(settings: Settings, bad: list[tuple[str, str]]) -> str:
+    """Move ``bad`` records to the quarantine (the caller holds :data:`STATE_LOCK` and rewrites the file without
+    them). Returns the warning."""
+    from ..state import quarantine  # noqa: PLC0415
+
+    try:
+        return quarantine(settings.paths.state_dir, STATE_FILE, bad) + ": those sessions start afresh"
+    except OSError as exc:
+        return (f"{STATE_FILE}: {len(bad)} bad session record(s) ignored ({bad[0][1]}); the quarantine could not "
+                f"be written ({exc.strerror or exc})")
+
+
 def read_positions(settings: Settings, warnings: list[str] | None = None) -> dict:
-    """``claude_code.json`` (missing → ``{}``). A file that does not parse is moved aside (``.corrupt-<stamp>``)
-    with a warning and read as empty: turns may then be captured twice, never lost."""
+    """``claude_code.json`` (missing → ``{}``), each session's record validated. A file that does not parse is
+    moved aside (``.corrupt-<stamp>``) with a warning and read as empty: turns may then be captured twice, never
+    lost. A bad session record (:func:`_bad_position`) is left out; with ``warnings`` it is also moved to the
+    quarantine under the state lock, with one warning."""
+    data = _read_positions_file(settings, warnings)
+    good, bad = _split_positions(data)
+    if bad and warnings is not None:
+        from ..files import atomic_write, locked  # noqa: PLC0415
+
+        with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
+            good, bad = _split_positions(_read_positions_file(settings, warnings))
+            if bad:
+                warnings.append(_quarantine_positions(settings, bad))
+                atomic_write(_state_path(settings), json.dumps(good, ensure_ascii=False, indent=1, sort_keys=True)
+                             + "\n")
+    return good
+
+
+def _read_positions_file(settings: Settings, warnings: list[str] | None) -> dict:
     path = _state_path(settings)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -49,7 +117,7 @@ def read_positions(settings: Settings, warnings: list[str] | None = None) -> dic
         return data
     except FileNotFoundError:
         return {}
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         aside = path.with_name(f"{path.name}.corrupt-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
         try:
             os.replace(path, aside)
@@ -65,7 +133,9 @@ def record_position(settings: Settings, session_id: str, entry: Entry, transcrip
     from ..files import atomic_write, locked  # noqa: PLC0415
 
     with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
-        state = read_positions(settings)
+        state, bad = _split_positions(_read_positions_file(settings, None))
+        if bad:  # appeared since the caller read them: quarantined all the same, never silently dropped
+            _quarantine_positions(settings, bad)
         state[session_id] = {
             "last_uuid": entry.uuid, "offset": entry.offset,
             "last_ts": entry.ts.isoformat().replace("+00:00", "Z") if entry.ts else None,
@@ -75,8 +145,14 @@ def record_position(settings: Settings, session_id: str, entry: Entry, transcrip
         atomic_write(_state_path(settings), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
 
-def _entries(lines: list[tuple[int, object]]) -> list[Entry]:
-    return [e for offset, record in lines if (e := entry_of(record, offset)) is not None]
+def _entries(lines: list[tuple[int, object]], mangled: list[int] | None = None) -> list[Entry]:
+    """The entries of decoded transcript ``lines``; those at an offset in ``mangled`` (lines that were not valid
+    UTF-8) are marked ``mangled`` for the warning."""
+    out = [e for offset, record in lines if (e := entry_of(record, offset)) is not None]
+    bad = set(mangled or ())
+    for e in out if bad else []:
+        e.mangled = e.offset in bad
+    return out
 
 
 def _uuid_of(record: object) -> str | None:
@@ -86,26 +162,52 @@ def _uuid_of(record: object) -> str | None:
 def new_entries(path: Path, session_id: str, positions: dict) -> tuple[list[Entry], bool, str | None]:
     """The entries after the session's recorded position: ``(entries, partial, warning)``."""
     record = positions.get(session_id) if isinstance(positions.get(session_id), dict) else None
+    mangled: list[int] = []
     if record and record.get("transcript") == str(path) and isinstance(record.get("offset"), int):
-        lines, partial = read_transcript(path, record["offset"])  # fast path: seek to the recorded line
+        lines, partial = read_transcript(path, record["offset"], mangled)  # fast path: seek to the recorded line
         if lines and _uuid_of(lines[0][1]) == record.get("last_uuid"):
-            return _entries(lines[1:]), partial, None
-    lines, partial = read_transcript(path)
+            return _entries(lines[1:], mangled), partial, None
+        mangled.clear()
+    lines, partial = read_transcript(path, 0, mangled)
     if record and record.get("last_uuid"):
         idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) == record["last_uuid"]), None)
         if idx is not None:
-            return _entries(lines[idx + 1:]), partial, None
+            return _entries(lines[idx + 1:], mangled), partial, None
         cutoff = _timestamp(record.get("last_ts")) or _timestamp(record.get("updated"))
-        entries = [e for e in _entries(lines) if cutoff is None or e.ts is None or e.ts > cutoff]
+        entries = [e for e in _entries(lines, mangled) if cutoff is None or e.ts is None or e.ts > cutoff]
         since = cutoff.isoformat().replace("+00:00", "Z") if cutoff else "the start"
         return entries, partial, (f"session {session_id[:8]}: the last captured entry is no longer in {path.name} "
                                   f"(rewritten or compacted?); capturing the turns after {since}")
-    seen = {r.get("last_uuid") for r in positions.values() if isinstance(r, dict) and r.get("last_uuid")}
+    seen = {r.get("last_uuid") for r in positions.values()
+            if isinstance(r, dict) and isinstance(r.get("last_uuid"), str)}
     if seen:  # a resumed/forked session that copies an earlier session's history: start after what was captured
         idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) in seen), None)
         if idx is not None:
-            return _entries(lines[idx + 1:]), partial, None
-    return _entries(lines), partial, None
+            return _entries(lines[idx + 1:], mangled), partial, None
+    return _entries(lines, mangled), partial, None
+
+
+def _sane_times(settings: Settings, entries: list[Entry]) -> None:
+    """Drop each entry's timestamp that lies before 1970 or more than a day after now (the later of the real
+    clock and ``settings.clock``): such a turn is captured as of now instead of into a daily log nobody reaches."""
+    latest = max(dt.datetime.now(dt.timezone.utc), settings.clock) + FUTURE_SLACK
+    for e in entries:
+        if e.ts is not None and not EPOCH <= e.ts <= latest:
+            e.bad_ts, e.ts = e.ts.isoformat(), None
+
+
+def _input_warnings(session_id: str, turns: list) -> list[str]:
+    """One line for the turns captured with a replaced timestamp, one for those with undecodable bytes."""
+    out: list[str] = []
+    bad_ts = [t.user.bad_ts for t in turns if t.user.bad_ts]  # the user's message dates the turn
+    if bad_ts:
+        out.append(f"session {session_id[:8]}: {len(bad_ts)} turn(s) with a timestamp out of range ({bad_ts[0]!r}) "
+                   "were captured as of now")
+    mangled = sum(1 for t in turns if any(e.mangled for e in (t.user, *t.rest)))
+    if mangled:
+        out.append(f"session {session_id[:8]}: {mangled} turn(s) were not valid UTF-8 in the transcript; captured "
+                   "with U+FFFD in place of the bad bytes")
+    return out
 
 
 # --- capture ---------------------------------------------------------------------------------------------
@@ -161,8 +263,10 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     entries, partial, note = new_entries(path, payload.session_id, positions)
     if note:
         outcome.warnings.append(note)
+    _sane_times(settings, entries)
     final = payload.hook_event_name == "SessionEnd"
     ready = [t for t in assemble(entries) if t.complete(partial, final)]
+    outcome.warnings.extend(_input_warnings(payload.session_id, ready))
     if progress is not None:
         progress["planned"] = progress.get("planned", 0) + len(ready)
     known = _known_facts(settings)

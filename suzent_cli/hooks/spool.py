@@ -384,7 +384,10 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
             payload = payload_from_dict(data)
         except FileNotFoundError:
             continue  # drained meanwhile by a concurrent run
-        except (ValueError, PayloadInvalid) as exc:  # never parses: no point retrying
+        except OSError as exc:  # a directory or an unreadable file under a payload's name: counts as an attempt
+            _record_failure(path, failed_to, f"unreadable ({_why(exc)})", report)
+            continue
+        except (ValueError, RecursionError, PayloadInvalid) as exc:  # never parses: no point retrying
             report["failed"] += 1
             try:
                 failed_to.mkdir(parents=True, exist_ok=True)

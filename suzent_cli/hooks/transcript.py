@@ -12,6 +12,9 @@ Reading the transcript:
   file snapshots, …), ``isMeta``/``isCompactSummary``/API-error entries, synthetic assistant messages, slash-command
   and local-command echo (``<command-name>``, ``<local-command-stdout>``, ``<bash-input>``, …), interruption
   markers and ``<system-reminder>`` blocks;
+* a line that is not valid UTF-8 is decoded with U+FFFD in place of the bad bytes (kept, not dropped: the caller
+  warns); a ``timestamp`` that does not parse or is out of range (year 99999, an offset past year 9999) is
+  no timestamp (``Entry.bad_ts`` keeps it for the warning): the turn is captured as of now;
 * a **turn** is one real user message (string content or text blocks; image and document blocks become
   ``[image]``/``[document]``) plus the assistant messages up to the next real user message: their text blocks,
   each ``tool_use`` block as one line ``used tool <name>``, thinking blocks dropped. A user message holding only
@@ -100,18 +103,22 @@ class Entry:
     ts: dt.datetime | None = None
     has_text: bool = False  # assistant: holds a text block
     ends_with_tool: bool = False  # assistant: its last block is a tool call (a result will follow)
+    bad_ts: str | None = None  # the line's timestamp when present but unusable (``ts`` is then None)
+    mangled: bool = False  # the line was not valid UTF-8 (decoded with U+FFFD)
 
 
 def _timestamp(value: object) -> dt.datetime | None:
+    """An ISO 8601 string as an aware UTC instant; None when absent, unparseable or out of range (an offset that
+    pushes it past year 9999 or before year 1)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
         moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.timezone.utc)
+        return moment.astimezone(dt.timezone.utc)
+    except (ValueError, OverflowError):
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.astimezone(dt.timezone.utc)
 
 
 def _said(text: object) -> str:
@@ -181,23 +188,27 @@ def entry_of(record: object, offset: int) -> Entry | None:
     if not isinstance(message, dict):
         return None
     uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
-    ts = _timestamp(record.get("timestamp"))
+    raw_ts = record.get("timestamp")
+    ts = _timestamp(raw_ts)
+    bad_ts = None if ts is not None or raw_ts is None else str(raw_ts)[:40]
     if kind == "user":
         text, tool_result = _user_content(message.get("content"))
         if text:
-            return Entry(offset, uuid, "user", text, ts)
-        return Entry(offset, uuid, "continuation", "", ts) if tool_result else None
+            return Entry(offset, uuid, "user", text, ts, bad_ts=bad_ts)
+        return Entry(offset, uuid, "continuation", "", ts, bad_ts=bad_ts) if tool_result else None
     if message.get("model") == "<synthetic>":
         return None
     parts, has_text, ends_with_tool = _assistant_content(message.get("content"))
     if not parts:
         return None
-    return Entry(offset, uuid, "assistant", "\n".join(parts), ts, has_text, ends_with_tool)
+    return Entry(offset, uuid, "assistant", "\n".join(parts), ts, has_text, ends_with_tool, bad_ts=bad_ts)
 
 
-def read_transcript(path: Path, start: int = 0) -> tuple[list[tuple[int, object]], bool]:
+def read_transcript(path: Path, start: int = 0,
+                    mangled: list[int] | None = None) -> tuple[list[tuple[int, object]], bool]:
     """``[(byte offset, decoded record or None)]`` for each non-blank line from ``start``, and whether the file
-    ends in an unterminated line that does not parse (still being written: left out, for the next call).
+    ends in an unterminated line that does not parse (still being written: left out, for the next call). A line
+    that is not valid UTF-8 is decoded with U+FFFD for the bad bytes; its offset is added to ``mangled``.
 
     Raises :class:`TranscriptUnavailable`."""
     try:
@@ -216,7 +227,13 @@ def read_transcript(path: Path, start: int = 0) -> tuple[list[tuple[int, object]
         line = data[pos:] if end < 0 else data[pos:end]
         if line.strip():
             try:
-                record: object = json.loads(line)
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                text = line.decode("utf-8", errors="replace")
+                if mangled is not None:
+                    mangled.append(start + pos)
+            try:
+                record: object = json.loads(text)
             except (ValueError, RecursionError):
                 record = None
                 if end < 0:

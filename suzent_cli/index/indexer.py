@@ -41,6 +41,7 @@ from ..errors import EmbeddingFailed, SuzentError
 from ..files import atomic_write, locked
 from ..forgotten import Forgotten
 from ..state import read_tombstones
+from ..vault import skipped_warning as vault_skipped_warning
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
 from .store import BLOCKS_TABLE, TABLE, Store, index_error, quote, temp_dir
@@ -192,8 +193,11 @@ class Indexer:
         self._state = state
 
         refused: list[str] = []
-        sources = discover(self.paths, refused)
+        skipped: list[str] = []
+        sources = discover(self.paths, refused, skipped)
         report.warnings += refused
+        if skipped:
+            report.warnings.append(vault_skipped_warning(skipped))
         if only is not None:
             wanted = {s.key for p in only if (s := source_for_path(self.paths, p))}
             todo = [s for s in sources if s.key in wanted]

@@ -80,19 +80,20 @@ class Document:
             self.id = str(uuid.uuid5(_ID_NAMESPACE, ident))
 
 
-def discover(paths: Paths, refused: list[str] | None = None) -> list[Source]:
+def discover(paths: Paths, refused: list[str] | None = None, skipped: list[str] | None = None) -> list[Source]:
     """Every source file that exists now, in index order.
 
     A symlink (file or directory) whose target leaves the tiers — the vault, the daily-log archive and the memory
     dir, each resolved — is refused like the dream's tools refuse it (:mod:`suzent_cli.dream.vault_tools`): the
     indexer never reads ``notebook/x.md -> /etc/passwd``. With ``refused``, one line per refused link is appended
-    to it (a linked directory counts once). Links that stay inside the tiers are read."""
+    to it (a linked directory counts once). Links that stay inside the tiers are read. ``skipped``
+    receives the vault files left out because their names are not valid UTF-8 (:func:`suzent_cli.vault.content_pages`)."""
     roots = _tier_roots(paths)
     candidates = [Source(label, name, paths.memory_dir / name) for label, name in CORE_FILES
                   if (paths.memory_dir / name).is_file()]
     candidates += [Source("archive", p.name, p) for _, p in archive.list_logs(paths.archive_dir)]
     candidates += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p)
-                   for p in vault.content_pages(paths.vault_dir)]
+                   for p in vault.content_pages(paths.vault_dir, skipped)]
     out, seen = [], set()
     for source in candidates:
         link = _link_leaving(source.path, roots)
