@@ -48,6 +48,7 @@ PERSON_PAGE = "2_Wiki/Concepts/Garden notes.md"  # a page a person wrote: no com
 PERSON_PAGE_TEXT = "---\ntags: [garden]\n---\n# Garden notes\n\nTomatoes go in after the last frost.\n"
 MANUAL_NOTE = b"- my own note, written by hand\n"
 STEP_TIMEOUT = 90.0
+MEMORY_LIMIT = 6 << 30  # bytes of address space per step: a YAML alias bomb fails the case, not the machine
 
 
 @dataclass
@@ -141,12 +142,18 @@ def base_env(home: Path) -> dict:
     return env
 
 
+def _limited() -> list[str]:
+    """``prlimit`` capping a step's address space (no preexec_fn: cases run in threads), or nothing without it."""
+    tool = shutil.which("prlimit")
+    return [tool, f"--as={MEMORY_LIMIT}"] if tool else []
+
+
 def run_step(home: Path, step: Step) -> Ran:
     """Run one step in its own process group; kill the group at the timeout (then ``hung``)."""
     env = base_env(home)
     env.update(step.env)
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", *step.args], cwd=REPO, env=env,
+    proc = subprocess.Popen([*_limited(), sys.executable, "-m", "suzent_cli", *step.args], cwd=REPO, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
