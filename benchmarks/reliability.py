@@ -128,9 +128,11 @@ class Case:
 
 
 def S(*args, stdin: bytes | str | None = None, hook: bool = False, timeout: float = STEP_TIMEOUT, **env) -> Step:
-    """A step: ``S("capture", "--fact", "x")``; keyword arguments are extra environment variables."""
+    """A step: ``S("capture", "--fact", "x")``; keyword arguments are extra environment variables (None unsets
+    one: ``SUZENT_EMBEDDER=None`` lets config.toml's embedder count, which the environment overrides)."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    return Step(list(args), data, {k: str(v) for k, v in env.items()}, timeout, hook or "claude-code" in args)
+    return Step(list(args), data, {k: None if v is None else str(v) for k, v in env.items()}, timeout,
+                hook or "claude-code" in args)
 
 
 # --- running ------------------------------------------------------------------------------------------------------
@@ -152,6 +154,7 @@ def run_step(home: Path, step: Step) -> Ran:
     """Run one step in its own process group; kill the group at the timeout (then ``hung``)."""
     env = base_env(home)
     env.update(step.env)
+    env = {k: v for k, v in env.items() if v is not None}  # S(..., VAR=None) unsets VAR
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen([*_limited(), sys.executable, "-m", "suzent_cli", *step.args], cwd=REPO, env=env,
@@ -346,9 +349,13 @@ def config(text: str) -> Callable[[Home], None]:
 
 
 def alias_bomb(levels: int) -> str:
+    """Frontmatter whose keys the indexer, the dream and lint read (tags, status, review, …) each expand to 9**levels
+    items: cheap to load (aliases are shared references), huge once walked, copied or dumped."""
     lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
     for i in range(1, levels + 1):
         lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    lines += [f"{key}: *a{levels}" for key in ("tags", "aliases", "status", "verified", "stale_after", "review",
+                                               "updated", "folded_through")]
     return "---\n" + "\n".join(lines) + "\n---\n# Bomb\n\nSome text.\n"
 
 
@@ -460,7 +467,7 @@ CASES: list[Case] = [
     # init and global options
     Case("init-twice", "init", [S("init"), S("init")]),
     Case("init-home-is-a-file", "init", lambda h: [S("init", SUZENT_HOME=_file(h, "a-file", "x"))]),
-    Case("init-config-wrong-types", "init", [S("init")], config("[index]\nembedder = 5\n")),
+    Case("init-config-wrong-types", "init", [S("init", SUZENT_EMBEDDER=None)], config("[index]\nembedder = 5\n")),
     Case("global-bad-today", "status", [S("--today", "2026-02-30", "status", "--no-index")]),
     Case("global-bad-now", "dream", [S("--now", "yesterday-ish", "dream")]),
     # capture --fact / --facts-from / --date / --session / --time
@@ -500,7 +507,9 @@ CASES: list[Case] = [
          make_dir(f"{TODAY}.md", "archive"), capture=True),
     Case("capture-archive-is-a-file", "capture --fact", [S("capture", "--fact", "[personal] Has a van")],
          lambda h: (shutil.rmtree(h.archive), h.archive.write_bytes(b"not a dir"))),
-    Case("capture-config-embedder-5", "capture --fact", [S("capture", "--fact", "[personal] Has a piano")],
+    Case("capture-config-embedder-5", "capture --fact",
+         [S("capture", "--fact", "[personal] Has a piano", SUZENT_EMBEDDER=None),
+          S("capture", "--from", "claude-code", stdin=b"{}", SUZENT_EMBEDDER=None)],
          config("[index]\nembedder = 5\n"), capture=True,
          check=lambda h, r: [] if r[0].rc == 0 else [f"capture refused by a config typo (exit {r[0].rc})"]),
     Case("capture-turn-system-prompt", "capture --turn-from",
@@ -568,6 +577,10 @@ CASES: list[Case] = [
     Case("index-state-is-a-file", "index --full", [S("index", "--full")],
          lambda h: (shutil.rmtree(h.state), h.state.write_bytes(b"oops"))),
     Case("index-config-wrong-types", "index", [S("index")], config("[index]\ncontext_window = \"lots\"\n")),
+    Case("run-config-embedder-5", "run", [next_day("run", "--engine", "rules", SUZENT_EMBEDDER=None)],
+         config("[index]\nembedder = 5\n")),
+    Case("config-show-embedder-5", "config show", [S("config", "show", SUZENT_EMBEDDER=None)],
+         config("[index]\nembedder = 5\n")),
     Case("index-memory-md-no-marker", "index", [S("index")], NO_MARKER_MD[0], check=NO_MARKER_MD[1]),
     Case("index-bad-model", "index", [S("index", "--model", "hash:-3")]),
     # recall
@@ -662,7 +675,7 @@ CASES: list[Case] = [
     Case("status-index-deleted", "status", [S("status")], delete_table),
     Case("status-state-is-a-file", "status", [S("status")],
          lambda h: (shutil.rmtree(h.state), h.state.write_bytes(b"oops"))),
-    Case("config-show-wrong-types", "config show", [S("config", "show")],
+    Case("config-show-wrong-types", "config show", [S("config", "show", SUZENT_EMBEDDER=None)],
          config("lock_timeout = \"soon\"\n[dream]\nmin_facts = [1]\n[index]\nembedder = 5\n")),
     Case("config-show-toml-syntax", "config show", [S("config", "show")], config("[index\nembedder = \n\x00")),
     Case("config-show-unknown-key", "config show", [S("config", "show")], config("[index]\nembeder = \"hash\"\n")),
