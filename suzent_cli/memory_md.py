@@ -260,7 +260,13 @@ def _update(settings: Settings, merge: Merge, before: Callable[[], None] = lambd
                 seen["now"] = now
                 return False
 
-            if not atomic_write_bytes(path, new, before_replace=check):
+            try:
+                replaced = atomic_write_bytes(path, new, before_replace=check)
+            except BaseException:
+                if seen.get("fh") is not None:
+                    seen["fh"].close()
+                raise
+            if not replaced:
                 expected = source = seen["now"]  # edited while we merged: merge again from what is there now
                 continue
             fh = seen.get("fh")
