@@ -23,13 +23,17 @@ Crash and concurrency contract:
 
 * Every write holds ``<vault>/.state/.memory_md.lock`` (so suzent's writers serialize) and replaces the file
   atomically (temp file, fsync, rename): a reader — or a crash — sees the old file or the new one, never half of one.
-* People and agents edit without our lock. Just before the rename the file is re-read; if it changed since it was
-  read, the merge is redone from the new bytes (up to :data:`MAX_ATTEMPTS` times, then :class:`LockTimeout`,
-  nothing written). After the rename the replaced file is read once more through a descriptor opened before the
-  write, so an in-place edit (an append, a truncate-and-write) that landed in the old file during the rename is
-  merged in by another round as well. What remains is a window of microseconds: a writer that renames its own
-  copy between our last check and our rename, or keeps writing to a descriptor of the replaced file after our
-  final re-read.
+* People and agents edit without our lock. Just before the rename the file is re-read. If it is what we merged
+  from, or that plus an append that the merge copies through (``merge(x + s) == merge(x) + s``: an append to the
+  manual zone of a marked file), the rename goes ahead; everything appended to the replaced file — before the check
+  or during the rename — is then read back through a descriptor opened at the check and appended to the new file in
+  place (fsynced), outside the check-to-rename window, so no appender, however steady, can starve the writer. Any
+  other change (a rewrite, a save by rename, an append ``merge`` does not copy through) makes us merge again from
+  the new bytes after a jittered exponential backoff, until ``lock_timeout`` seconds have passed (and at least
+  :data:`MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written. What remains is a window of
+  microseconds: a writer that renames its own copy between our last check and our rename, or keeps writing to a
+  descriptor of the replaced file after our final re-read. Lines appended to the replaced file and to the new one
+  during the same rename keep all their bytes, but may end up in the other order.
 * The hash is recorded (under the lock) before the file is even read: a crash, a ``manual`` outcome or a failed
   write leaves a hash of a zone never written, which only "proves" a file byte-identical to that zone — one
   regenerating it would reproduce anyway. A state file that does not parse counts as empty, so an unmarked file is then
@@ -45,6 +49,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import random
 import re
 import time
 from dataclasses import dataclass
@@ -58,7 +64,9 @@ from .files import atomic_write, atomic_write_bytes, locked
 MARKER = "<!-- /memory:generated -->"
 HEADER = "# Long-term Memory\n\n"
 KEEP_HASHES = 50
-MAX_ATTEMPTS = 5
+MIN_ATTEMPTS = 5  # merge rounds tried before giving up, however short the lock timeout
+MAX_BACKOFF = 0.25  # seconds: the longest pause between two merge rounds
+_clock = time.monotonic  # the retry deadline's clock (tests replace it)
 _MARKER_B = MARKER.encode()
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _STAMP_LINE = re.compile(rb"<!--\s*verified:\s*human:")
@@ -191,37 +199,119 @@ def _read(path: Path) -> bytes | None:
 Merge = Callable[[bytes | None], bytes | None]  # current bytes → new bytes, or None to leave the file alone
 
 
+def _appended(before: bytes | None, now: bytes | None) -> bytes | None:
+    """The bytes ``now`` adds when it is ``before`` plus a non-empty suffix (a pure append), else None."""
+    if before is None or now is None or len(now) <= len(before) or not now.startswith(before):
+        return None
+    return now[len(before):]
+
+
+def _backoff(attempt: int, deadline: float) -> None:
+    """Sleep before merge round ``attempt`` (1, 2, …): exponential up to :data:`MAX_BACKOFF`, full jitter (so a
+    periodic editor cannot stay in phase with us), never past ``deadline``."""
+    cap = min(MAX_BACKOFF, 0.005 * 2 ** min(attempt, 16))
+    time.sleep(max(0.0, min(random.uniform(0, cap), deadline - _clock())))
+
+
 def _update(settings: Settings, merge: Merge, before: Callable[[], None] = lambda: None) -> tuple[str, bytes | None]:
     """Apply ``merge`` to MEMORY.md under the lock with the concurrent-edit retry; ``before`` runs first, under the
-    lock. ``("manual"|"unchanged"|"written", final bytes)``; the caller holds no lock."""
+    lock. ``("manual"|"unchanged"|"written", final bytes)``; the caller holds no lock.
+
+    Progress under sustained edits: an edit that only appends to what we merged from (an editor or agent appending
+    to the manual zone, the common case) does not cost a round when ``merge`` copies the tail through
+    (``merge(x + s) == merge(x) + s``): the rename goes ahead and the appended bytes are carried into the new file
+    by an in-place append afterwards, outside the check-to-rename window, so an appender of any speed cannot starve
+    us. Any other edit makes us merge again from the new bytes, after a jittered backoff, until the lock timeout
+    (at least :data:`MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written."""
     path = memory_path(settings)
     with locked(_lock_file(settings), settings.lock_timeout):
         before()
+        deadline = _clock() + settings.lock_timeout
         expected = source = _read(path)
-        for attempt in range(MAX_ATTEMPTS):
+        attempt = 0
+        while True:
             if attempt:
-                time.sleep(0.01 * attempt)  # let a burst of edits settle before merging again
+                if attempt >= MIN_ATTEMPTS and _clock() >= deadline:
+                    raise LockTimeout(f"{path} kept changing during {attempt} attempts over "
+                                      f"{settings.lock_timeout:g}s to update it; try again")
+                _backoff(attempt, deadline)
+            attempt += 1
             new = merge(source)
             if new is None:
                 return "manual", source
             if new == source and source == expected:
                 return "unchanged", new
-            old = open(path, "rb") if expected is not None else None  # noqa: SIM115 - read again after the rename
+
+            def carried(now: bytes | None, new: bytes = new, source: bytes | None = source) -> bytes | None:
+                """What ``now`` appended to ``expected``, when that can be carried over by appending it to ``new``."""
+                tail = _appended(expected, now) if source == expected else None
+                return tail if tail is not None and merge(now) == new + tail else None
+
+            seen: dict = {}
+
+            def check() -> bool:  # just before the rename: the file is what we merged from, or that plus an append
+                fh = _open(path)
+                now = fh.read() if fh is not None else None
+                if now == expected or carried(now) is not None:
+                    seen["fh"] = fh  # the file being replaced: read again after the rename
+                    return True
+                if fh is not None:
+                    fh.close()
+                seen["now"] = now
+                return False
+
             try:
-                if not atomic_write_bytes(path, new, before_replace=lambda: _read(path) == expected):
-                    expected = source = _read(path)  # edited while we merged: merge again from what is there now
-                    continue
-                late = None
-                if old is not None:
-                    old.seek(0)
-                    late = old.read()
-            finally:
-                if old is not None:
-                    old.close()
-            if late is None or late == expected:
+                replaced = atomic_write_bytes(path, new, before_replace=check)
+            except BaseException:
+                if seen.get("fh") is not None:
+                    seen["fh"].close()
+                raise
+            if not replaced:
+                expected = source = seen["now"]  # edited while we merged: merge again from what is there now
+                continue
+            fh = seen.get("fh")
+            if fh is None:
                 return "written", new
-            expected, source = new, late  # an in-place edit landed in the replaced file: merge it in too
-        raise LockTimeout(f"{path} kept changing during {MAX_ATTEMPTS} attempts to update it; try again")
+            try:
+                done, expected, source = _carry_over(path, fh, expected, new, carried)
+            finally:
+                fh.close()
+            if done is not None:
+                return "written", done
+
+
+def _open(path: Path):
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller keeps it to re-read the replaced file
+    except FileNotFoundError:
+        return None
+
+
+def _carry_over(path: Path, fh, expected: bytes | None, new: bytes,
+                carried: Callable[[bytes | None], bytes | None]) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """After our rename: bring what landed in the replaced file (read through ``fh``) into the new one.
+    ``(final bytes, _, _)`` when done; ``(None, expected, source)`` for another merge round (an edit that was not
+    a pure append, or a file that is no longer ours)."""
+    copied = 0
+    while True:
+        fh.seek(0)
+        late = fh.read()
+        if late == expected and not copied:
+            return new, None, None
+        tail = carried(late)
+        if tail is None:
+            return None, new, late  # an in-place rewrite of the replaced file: merge it in by another round
+        if len(tail) == copied:
+            return _read(path), None, None  # the replaced file stopped growing: all of it is carried over
+        with open(path, "r+b") as out:
+            now = out.read()
+            if not now.startswith(new):  # appends after it (the editor's own, now to this file) are fine
+                return None, now, now  # replaced or rewritten since our rename: merge again from what is there
+            out.seek(0, 2)
+            out.write(tail[copied:])
+            out.flush()
+            os.fsync(out.fileno())
+        copied = len(tail)
 
 
 # --- writer 1: the generated zone ---------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""The reliability corpus harness (benchmarks/reliability.py): its verdicts in process, then a small real subset."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("reliability_corpus", REPO / "benchmarks" / "reliability.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(mod)
+    return mod
+
+
+rel = _load()
+
+# Fast cases, one per kind of entry point, that hold on main: the harness is what this file tests.
+SUBSET = ("init-twice", "capture-facts-from-missing", "hook-capture-garbage-stdin", "recall-bad-mode",
+          "forget-no-match", "promote-bad-max-lines", "config-show-unknown-key", "verify-fact-bad-by")
+
+
+def test_corpus_is_large_and_covers_every_command_and_state_file():
+    names = [c.name for c in rel.CASES]
+    assert len(names) == len(set(names)) and len(names) >= 60
+    entries = {c.entry.split()[0] for c in rel.CASES}
+    for cmd in ("init", "capture", "index", "recall", "dream", "reconcile", "forget", "lint", "promote",
+                "retire-legacy", "dry-run", "run", "status", "config"):
+        assert cmd in entries, cmd
+    src = (REPO / "benchmarks" / "reliability.py").read_text(encoding="utf-8")
+    for state in ("tombstones.jsonl", "superseded.txt", "confirmations.jsonl", "late_lines.jsonl",
+                  "recall_log.jsonl", "dream_state.json", "claude_code.json", "memory_md.json", "spool"):
+        assert f'"{state}' in src, state
+    assert all(n in names for n in SUBSET)
+
+
+def _ran(rc, out="", err="", hung=False, hook=False):
+    return rel.Ran(rel.Step(["status"], hook=hook), rc, out, err, 0.1, hung)
+
+
+def test_crash_verdicts():
+    assert rel.crash_problems([_ran(0), _ran(2, err="Error: bad"), _ran(3)]) == []
+    assert rel.crash_problems([_ran(1, err="Traceback (most recent call last):\n  x\nValueError: y")])
+    assert rel.crash_problems([_ran(-9)]) and rel.crash_problems([_ran(120)])
+    assert rel.crash_problems([_ran(2, hook=True)])  # a hook must exit 0
+
+
+def test_data_verdicts(tmp_path, monkeypatch):
+    """A changed or truncated log is lost data; an append is fine only for a capture case; a recalled forgotten
+    text is resurfaced; a kept text not recalled after exit 0 is lost."""
+    home = rel.Home(tmp_path / "home")
+    home.archive.mkdir(parents=True)
+    log = home.log("2026-06-08")
+    log.write_bytes(b"- [personal] a\n")
+    recalled = {"text": ""}
+    monkeypatch.setattr(rel, "recall_texts", lambda root, q: recalled["text"])
+
+    def problems(capture=False, gone=(), kept=(), runs=(_ran(0),)):
+        case = rel.Case("c", "x", [], capture=capture, gone=gone, kept=kept)
+        return rel.data_problems(case, home, before, None, list(runs))
+
+    before = rel.snapshot(home)
+    assert problems() == []
+    log.write_bytes(b"- [personal] a\n- [personal] b\n")
+    assert problems() and problems(capture=True) == []
+    log.write_bytes(b"- [personal] ")
+    assert problems(capture=True)
+    log.write_bytes(b"- [personal] a\n")
+    recalled["text"] = "- Old door code is 4242"
+    assert any("resurfaced" in p for p in problems())
+    recalled["text"] = ""
+    assert any("lost" in p for p in problems(kept=("Lives in Lyon",)))
+    assert problems(kept=("Lives in Lyon",), runs=(_ran(1),)) == []  # a refused run need not keep recall working
+
+
+def test_a_subset_of_the_corpus_passes_end_to_end(tmp_path):
+    """The real thing on a few cases: template home, subprocesses, verdicts."""
+    cases = [c for c in rel.CASES if c.name in SUBSET]
+    verdicts = rel.run_corpus(cases, jobs=2, keep=tmp_path)
+    table = rel.table(verdicts)
+    assert len(verdicts) == len(SUBSET) and table.count("| PASS |") == len(SUBSET), table + "\n" + "\n".join(
+        f"{v.case.name}: {v.traceback + v.lost}" for v in verdicts if not v.ok)
