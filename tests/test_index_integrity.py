@@ -126,6 +126,22 @@ def test_a_damaged_fragment_is_refused_naming_the_file_and_rebuild(indexed, embe
     assert contents(indexed, embedder) == ["Kayak trip in June", "Lives in Lisbon", "Prefers tea"]
 
 
+@pytest.mark.parametrize("damage", ["data", "manifest"])
+@pytest.mark.parametrize("mode", ["hybrid", "fts"])
+def test_recall_on_a_damaged_index_names_the_real_home_in_its_hint(indexed, embedder, damage, mode):
+    from suzent_cli.recall import recall
+
+    if damage == "data":
+        data_file(indexed).unlink()
+    else:
+        for manifest in (table_dir(indexed) / "_versions").iterdir():
+            manifest.write_bytes(b"not a manifest")
+    with pytest.raises(IndexUnreadable) as err:
+        recall(indexed, embedder if mode == "hybrid" else None, "Lisbon", mode=mode, log=False)
+    message = str(err.value)
+    assert f"{indexed.paths.home}/backups/" in message and "<home>" not in message, message
+
+
 def test_a_missing_fts_index_file_is_refused_too(indexed, embedder):
     victim = sorted((table_dir(indexed) / "_indices").rglob("*.lance"))[0]
     victim.unlink()

@@ -59,7 +59,7 @@ def index_counts(settings: Settings) -> dict[str, Any]:
     if not table_exists(settings.paths.index_dir):
         return {"built": False}
     try:
-        store = Store.open_existing(settings.paths.index_dir)
+        store = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
         by_source = store.ids_by_source()
     except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
         return {"built": True, "error": " ".join(str(exc).split())[:200]}
