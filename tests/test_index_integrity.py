@@ -270,6 +270,41 @@ def test_symlinks_leaving_the_tiers_are_refused_with_one_warning_each(settings, 
     assert [s.key for s in discover(settings.paths) if "leak" in s.key] == []
 
 
+def test_every_vault_walker_refuses_links_leaving_the_vault_with_one_warning_each(settings, tmp_path):
+    from suzent_cli import vault as vault_mod
+    from suzent_cli.dream.status import vault_counts
+    from suzent_cli.promote import personal_pages
+
+    init_home(settings)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd.md").write_text("root:x:0:0\n")
+    vault = settings.paths.vault_dir
+    (vault / "3_Personal" / "Food.md").write_text("# Food\n\nLikes tea.\n")
+    (vault / "3_Personal" / "x.md").symlink_to(outside / "passwd.md")
+    (vault / "3_Personal" / "linked").symlink_to(outside, target_is_directory=True)
+    (vault / "1_Projects" / "alias.md").symlink_to(vault / "3_Personal" / "Food.md")  # stays inside: read
+    refused: list[str] = []
+    pages = [p.relative_to(vault).as_posix() for p in vault_mod.content_pages(vault, refused=refused)]
+    assert pages == ["1_Projects/alias.md", "3_Personal/Food.md"]
+    assert len(refused) == 2 and any("x.md" in w for w in refused) and any("linked" in w for w in refused), refused
+    assert [p.name for p in personal_pages(vault)] == ["Food.md"]  # promote
+    assert vault_counts(settings)["refused_links"] == refused  # status (and its warnings)
+
+
+def test_the_indexer_still_reads_vault_links_into_the_other_tiers(settings, embedder):
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon")
+    link = settings.paths.vault_dir / "3_Personal" / "day.md"
+    link.symlink_to(settings.paths.archive_dir / "2026-06-01.md")
+    from suzent_cli import vault as vault_mod
+
+    assert vault_mod.content_pages(settings.paths.vault_dir) == []  # the dream's walkers: the vault only
+    refused: list[str] = []
+    keys = [s.key for s in discover(settings.paths, refused)]
+    assert "notebook:3_Personal/day.md" in keys and not refused
+
+
 # ---- 6. no library noise ---------------------------------------------------------------------------------------
 def test_forgets_zero_retention_compaction_prints_no_library_warning(indexed, embedder):
     with warnings.catch_warnings(record=True) as caught:
