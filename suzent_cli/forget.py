@@ -138,7 +138,7 @@ def text_of_row(settings: Settings, row_id: str) -> str:
     :class:`InputInvalid` for a legacy row (no source file: no tombstone and reindex can retire it)."""
     from .index.store import Store  # noqa: PLC0415
 
-    rows = Store.open_existing(settings.paths.index_dir).rows_by_id([row_id])
+    rows = Store.open_existing(settings.paths.index_dir, home=settings.paths.home).rows_by_id([row_id])
     if not rows:
         raise NothingToForget(f"no row with id {row_id!r} in the index")
     if rows[0].get("source") is None:
@@ -370,7 +370,7 @@ def _rows_holding(settings: Settings, key: str) -> int:
 
     fkey = fact_key(key)
     try:
-        store = Store.open_existing(settings.paths.index_dir)
+        store = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
         table = store.table.search().select(["content", "source"]).limit(None).to_arrow()
     except Exception:  # noqa: BLE001 - the count is informational
         return 0

@@ -239,7 +239,7 @@ def check(settings: Settings, *, progress: Progress | None = None) -> LegacyChec
     started = time.perf_counter()
     if not table_exists(settings.paths.index_dir):
         return LegacyCheck("none", None, [], Markdown())  # no index, nothing legacy
-    store = Store.open_any(settings.paths.index_dir)
+    store = Store.open_any(settings.paths.index_dir, home=settings.paths.home)
     rows = [LegacyRow(str(r["id"]), r["content"], r["created_at"], r["category"], list(r["tags"]))
             for r in store.legacy_rows(owned_by_indexer(settings))]
     files = _markdown_files(settings)

@@ -94,14 +94,13 @@ class RankedClaim:
 # --- vault -------------------------------------------------------------------------------------------------
 
 def personal_pages(vault_dir: Path) -> list[Path]:
-    """The content pages under ``3_Personal/`` (any depth), sorted by vault-relative path."""
-    from .vault import is_content_page  # noqa: PLC0415
+    """The content pages under ``3_Personal/`` (any depth), sorted by vault-relative path; a symlink leaving the
+    vault is no page (:func:`suzent_cli.vault.content_pages`, the one walker)."""
+    from .vault import content_pages  # noqa: PLC0415
 
-    root = vault_dir / PERSONAL
-    if not root.is_dir():
+    if not (vault_dir / PERSONAL).is_dir():
         return []
-    pages = [p for p in root.rglob("*") if p.is_file() and is_content_page(vault_dir, p)]
-    return sorted(pages, key=lambda p: p.relative_to(vault_dir).as_posix())
+    return [p for p in content_pages(vault_dir) if p.relative_to(vault_dir).parts[0] == PERSONAL]
 
 
 def has_personal_page(vault_dir: Path) -> bool:

@@ -343,7 +343,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     except SuzentError:
         raise
     except Exception as exc:  # noqa: BLE001 - a lance failure while reading: one clear message
-        raise unreadable(settings.paths.index_dir, exc) from exc
+        raise unreadable(settings.paths.index_dir, exc, home=settings.paths.home) from exc
     if log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
     return hits
@@ -355,5 +355,5 @@ def _open_for_read(settings: Settings, embedder: Embedder | None) -> Store:
     if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")
     if embedder is not None:
-        return Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
-    return Store.open_existing(settings.paths.index_dir)
+        return Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False, home=settings.paths.home)
+    return Store.open_existing(settings.paths.index_dir, home=settings.paths.home)

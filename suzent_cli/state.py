@@ -13,14 +13,15 @@
   - A torn last line (text after the last newline that is not a whole record): suzent appends each record in one
     fsynced write *before* it reindexes, so a torn line is a forget or reconcile that failed before it removed
     anything; but it could also be a recorded tombstone cut by a later truncation, and then its text would come
-    back. So readers refuse (:class:`TombstonesUnreadable`) until the next tombstone write, which holds the state
-    lock, moves the partial line to ``tombstones.jsonl.bad`` with one warning: re-running the interrupted
-    ``suzent forget`` repairs the file and records that tombstone whole.
+    back. So readers refuse (:class:`TombstonesUnreadable`) until the next ``forget``, which holds the state
+    lock, moves the partial line to the quarantine (``quarantine/tombstones.jsonl``, :func:`quarantine`, as for
+    every state file) with one warning: re-running the interrupted ``suzent forget`` repairs the file and records
+    that tombstone whole.
   - A whole line that is not a usable record (not JSON, not an object, no non-empty ``content`` string) names no
-    text, so it cannot hide one: it is quarantined (moved to ``tombstones.jsonl.bad`` under the state lock) with
-    one warning on stderr, and the rest is read. A record whose ``reason`` is not ``forget``/``superseded``
-    counts as ``forget`` (the stricter), and a record followed by stray text counts too: either is rewritten
-    as a clean record, its original line kept in ``tombstones.jsonl.bad``, with the same one warning.
+    text, so it cannot hide one: it is quarantined (moved to ``quarantine/tombstones.jsonl`` under the state
+    lock) with one warning on stderr, and the rest is read. A record whose ``reason`` is not
+    ``forget``/``superseded`` counts as ``forget`` (the stricter), and a record followed by stray text counts too:
+    either is rewritten as a clean record, its original line kept in the quarantine, with the same one warning.
     A leading UTF-8 BOM is ignored.
 * ``superseded.txt`` — log fact lines a productive dream folded into vault pages, one per line exactly as in the
   log; appended by the dream runner (no line twice), consumed and truncated by reconcile.
@@ -33,9 +34,11 @@
   new. The dream folds them even when the day is at or below its watermark, then truncates the records it folded.
 * ``recall_log.jsonl`` — ``{"ts", "snippet", "source_type", "query"}`` per returned hit; best-effort.
 * ``quarantine/<name>.jsonl`` — records a reader refused (wrong types, absurd values, a torn line), one
-  ``{"ts", "file", "reason", "record"}`` per line (``record``: the line as read). A reader that owns a file
-  (:func:`read_jsonl`, :func:`read_superseded`, :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`)
-  moves its bad records here with one warning and goes on with the rest: never silently dropped, never fatal.
+  ``{"ts", "file", "reason", "record"}`` per line (``record``: the line as read). The one quarantine of every
+  state file: a reader that owns a file (:func:`read_jsonl`, :func:`read_superseded`, the tombstone reader,
+  :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`) moves its bad records here with one warning
+  and goes on with the rest: never silently dropped, never fatal (the tombstone reader alone refuses the cases
+  listed above, where going on could bring forgotten text back).
 
 Every reader validates what it reads (types, ranges, :func:`valid_late_line`, :func:`valid_confirmation`). A
 read-only reader (``suzent status``) skips bad records; the consuming reader (the dream) quarantines them.
@@ -63,7 +66,6 @@ SUPERSEDED = "superseded.txt"
 CONFIRMATIONS = "confirmations.jsonl"
 LATE_LINES = "late_lines.jsonl"
 STATE_LOCK = ".state.lock"
-TOMBSTONES_BAD = TOMBSTONES + ".bad"
 QUARANTINE_TIMEOUT = 2.0  # seconds a reader waits for the state lock to move bad tombstone lines aside
 QUARANTINE = "quarantine"
 MAX_LINE = 10**9  # no daily log has more lines: a larger line number is an absurd value, not a position
@@ -140,14 +142,14 @@ def _tombstone_records(state_dir: Path, *, held: bool = False, heal_torn: bool =
     """``(normalized text, reason)`` of every tombstone record; a line without a reason (the original app's delete
     route) counts as ``forget``. Raises :class:`TombstonesUnreadable` as the module doc says (a torn last line
     too, unless ``heal_torn``: then it is quarantined like a bad line; or ``torn_ok``: then it is left alone and
-    read as no record). Bad lines are quarantined to
-    ``tombstones.jsonl.bad`` with one warning on stderr (``held``: the caller holds the state lock already)."""
+    read as no record). Bad lines are quarantined (:func:`quarantine`, ``quarantine/tombstones.jsonl``) with one
+    warning on stderr (``held``: the caller holds the state lock already)."""
     text = _tombstone_text(state_dir)
     if text is None:
         return []
     lines = text.split("\n")
     tail = lines.pop()  # "" when the file ends in a newline
-    out, bad, rewritten = [], [], []
+    out, bad, rewritten, torn = [], [], [], []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -165,13 +167,13 @@ def _tombstone_records(state_dir: Path, *, held: bool = False, heal_torn: bool =
             if not record[2]:
                 rewritten.append((len(lines) + 1, tail))
         elif heal_torn:
-            bad.append((len(lines) + 1, tail))
+            torn.append((len(lines) + 1, tail))
         elif not torn_ok:
             raise _refuse(f"{state_dir / TOMBSTONES}: its last line is incomplete (a forget or reconcile was "
                           "interrupted while recording it)", "run that `suzent forget` again: it moves the partial "
-                          f"line to {TOMBSTONES_BAD}")
-    if bad or rewritten:
-        _quarantine(state_dir, text, out, bad, rewritten, held=held)
+                          f"line to {quarantine_path(state_dir, TOMBSTONES)}")
+    if bad or rewritten or torn:
+        _quarantine(state_dir, text, out, bad + torn, rewritten, held=held, torn=bool(torn))
     return out
 
 
@@ -181,11 +183,12 @@ def _lines(lines: list[tuple[int, str]]) -> str:
 
 
 def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad: list[tuple[int, str]],
-                rewritten: list[tuple[int, str]], *, held: bool) -> None:
-    """Copy the ``bad`` and ``rewritten`` lines (``(line number, text)``) of the tombstone file to
-    ``tombstones.jsonl.bad``, then rewrite the file as ``records`` (atomic), under the state lock, if the file
-    still holds ``text``; one warning on stderr either way. Never raises: a file that cannot be rewritten now is
-    left as it is (its bad lines are ignored, and warned about again on the next read)."""
+                rewritten: list[tuple[int, str]], *, held: bool, torn: bool = False) -> None:
+    """Move the ``bad`` and ``rewritten`` lines (``(line number, text)``) of the tombstone file to the quarantine
+    (:func:`quarantine`; ``torn``: the last of ``bad`` is a torn last line), then rewrite the file as ``records``
+    (atomic), under the state lock, if the file still holds ``text``; one warning on stderr either way. Never
+    raises: a file that cannot be rewritten now is left as it is (its bad lines are ignored, and warned about
+    again on the next read)."""
     path = state_dir / TOMBSTONES
     what = "; ".join(part for part in (
         bad and f"{len(bad)} line(s) of {path} are not tombstone records ({_lines(bad)})",
@@ -194,10 +197,15 @@ def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad:
         with contextlib.nullcontext() if held else locked(state_dir / STATE_LOCK, QUARANTINE_TIMEOUT):
             if _tombstone_text(state_dir) != text:
                 return  # changed meanwhile: the next read looks again
-            append_held(state_dir / TOMBSTONES_BAD, "".join(line.rstrip("\r") + "\n" for _, line in bad + rewritten))
+            reasons = ["not a tombstone record (names no text)"] * len(bad) + \
+                ["kept as a forget record (rewritten clean)"] * len(rewritten)
+            if torn:
+                reasons[len(bad) - 1] = "an incomplete last line (an interrupted tombstone write)"
+            quarantine(state_dir, TOMBSTONES, [(line.rstrip("\r"), why) for (_, line), why in
+                                               zip(bad + rewritten, reasons)])
             atomic_write(path, "".join(json.dumps({"content": k, "reason": r}, ensure_ascii=False) + "\n"
                                        for k, r in records))
-        done = f"the original lines are in {state_dir / TOMBSTONES_BAD}"
+        done = f"the original lines are in {quarantine_path(state_dir, TOMBSTONES)}"
     except (SuzentError, OSError) as exc:
         done = f"left in place for now (could not rewrite the file: {exc})"
     print(f"warning: {what}; {done}", file=sys.stderr)
@@ -430,6 +438,12 @@ def _iso_instant(value: Any) -> bool:
     return True
 
 
+def quarantine_path(state_dir: Path, name: str) -> Path:
+    """Where :func:`quarantine` keeps the bad records of ``<state_dir>/<name>``: ``quarantine/<name>.jsonl``
+    (``quarantine/tombstones.jsonl`` for ``tombstones.jsonl``)."""
+    return state_dir / QUARANTINE / (name if name.endswith(".jsonl") else name + ".jsonl")
+
+
 def quarantine(state_dir: Path, name: str, bad: list[tuple[str, str]]) -> str:
     """Append ``bad`` records of ``<state_dir>/<name>`` (``(record as read, reason)`` pairs) to
     ``<state_dir>/quarantine/<name>.jsonl`` as ``{"ts", "file", "reason", "record"}`` lines, and return the one
@@ -437,7 +451,7 @@ def quarantine(state_dir: Path, name: str, bad: list[tuple[str, str]]) -> str:
     Raises OSError (nothing is lost then: the caller leaves the records where they were)."""
     if not bad:
         return ""
-    target = state_dir / QUARANTINE / (name if name.endswith(".jsonl") else name + ".jsonl")
+    target = quarantine_path(state_dir, name)
     target.parent.mkdir(parents=True, exist_ok=True)
     ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     torn = _torn(target)

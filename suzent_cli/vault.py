@@ -6,6 +6,7 @@ dream (a later stage) writes pages; ``log.md`` is runner-owned; ``.state/`` hold
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -69,14 +70,92 @@ def is_content_page(vault_dir: Path, path: Path) -> bool:
     return not (len(rel.parts) == 1 and rel.name.lower() in ROOT_FILES)
 
 
-def content_pages(vault_dir: Path, skipped: list[str] | None = None) -> list[Path]:
-    """All content pages of the vault, sorted by vault-relative POSIX path (missing vault → empty). ``skipped``
-    (optional) receives the vault-relative names of the files left out because their names are not valid UTF-8
-    (for :func:`skipped_warning`)."""
+def inside(target: Path, roots: tuple[Path, ...]) -> bool:
+    """True when the resolved ``target`` is one of the resolved ``roots`` or lies under one."""
+    return any(target == root or target.is_relative_to(root) for root in roots)
+
+
+def link_leaving(path: Path, roots: tuple[Path, ...]) -> Path | None:
+    """The one rule for symlinks in the tiers: None when ``path`` resolves inside one of ``roots`` (resolved
+    directories); else the deepest symlink on it whose own target leaves them (the link to name in a warning), or
+    ``path`` itself when none does (e.g. a dangling or looping link). Never raises."""
+    try:
+        if inside(path.resolve(strict=True), roots):
+            return None
+    except (OSError, RuntimeError):  # dangling or a loop: nothing to read either way
+        pass
+    absolute = path.absolute()
+    for i in range(len(absolute.parts), 0, -1):
+        candidate = Path(*absolute.parts[:i])
+        try:
+            if candidate.is_symlink() and not inside(candidate.resolve(), roots):
+                return candidate
+        except (OSError, RuntimeError):
+            return candidate
+    return absolute
+
+
+def dir_links_leaving(vault_dir: Path, roots: tuple[Path, ...]) -> list[Path]:
+    """Symlinked directories under the vault (outside hidden folders) whose target leaves ``roots``; the
+    walkers never enter them (pathlib's ``rglob`` does not follow directory links), this names them."""
+    out: list[Path] = []
+    if not vault_dir.is_dir():
+        return out
+    for top, dirs, _files in os.walk(vault_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for d in list(dirs):
+            full = Path(top) / d
+            if full.is_symlink():
+                dirs.remove(d)
+                try:
+                    target = full.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    continue
+                if not inside(target, roots):
+                    out.append(full)
+    return out
+
+
+def refusal(link: Path, where: str = "the vault") -> str:
+    """The one warning line for a symlink refused because its target leaves ``where`` (a phrase)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    return f"skipped {shown_name(str(link))}: a symlink to {shown_name(target)}, outside {where}"
+
+
+TIERS = "the vault, the daily logs and the memory dir"  # ``where`` for the indexer, which also reads those tiers
+
+
+def content_pages(vault_dir: Path, skipped: list[str] | None = None, refused: list[str] | None = None, *,
+                  also_inside: tuple[Path, ...] = ()) -> list[Path]:
+    """All content pages of the vault, sorted by vault-relative POSIX path (missing vault → empty). The one
+    walker of the vault: every reader of pages (dream, lint, status, promote, the indexer) goes through it.
+
+    A page that is a symlink — or lies under one — whose target leaves the vault (and the directories in
+    ``also_inside``: the indexer also accepts links into the daily-log archive and the memory dir) is left out:
+    ``notebook/x.md -> /etc/passwd`` is never read. ``refused`` (optional) receives one :func:`refusal` line per
+    such link (a linked directory counts once). ``skipped`` (optional) receives the vault-relative names of the
+    files left out because their names are not valid UTF-8 (for :func:`skipped_warning`)."""
     if not vault_dir.is_dir():
         return []
     files = [p for p in vault_dir.rglob("*") if p.is_file()]
     if skipped is not None:
         skipped += [p.relative_to(vault_dir).as_posix() for p in files if not utf8_name(p.relative_to(vault_dir))]
-    pages = [p for p in files if is_content_page(vault_dir, p)]
+    roots = tuple(r.resolve() for r in (vault_dir, *also_inside))
+    where = "the vault" if not also_inside else TIERS
+    pages, seen = [], set()
+    for p in files:
+        if not is_content_page(vault_dir, p):
+            continue
+        link = link_leaving(p, roots)
+        if link is None:
+            pages.append(p)
+        elif link not in seen:
+            seen.add(link)
+            if refused is not None:
+                refused.append(refusal(link, where))
+    if refused is not None:
+        refused += [refusal(link, where) for link in dir_links_leaving(vault_dir, roots) if link not in seen]
     return sorted(pages, key=lambda p: p.relative_to(vault_dir).as_posix())

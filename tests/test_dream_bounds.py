@@ -155,7 +155,7 @@ def test_index_skips_the_frontmatter_of_a_page_with_an_alias_bomb_with_one_warni
     path = tmp_path / "Profile.md"
     path.write_text(bomb(12, key="title"), encoding="utf-8")
     warnings.clear()
-    docs, _ = documents(Source("notebook", "3_Personal/Profile.md", path), frozenset(), 0, warnings.append)
+    docs, _ = documents(Source("notebook", "3_Personal/Profile.md", path), frozenset(), 0, warn=warnings.append)
     assert [d.content for d in docs] and all("lol" not in d.search_text for d in docs)
     assert len(warnings) == 1 and warnings[0].startswith("notebook:3_Personal/Profile.md: ")
 

@@ -7,6 +7,7 @@ Real LanceDB tables in tmp dirs; subprocesses only where the exit code and the t
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import shutil
@@ -84,6 +85,26 @@ def test_run_after_a_deleted_table_rebuilds_it(indexed, embedder):
     assert stage.ok and stage.detail["total_rows"] == 3 and stage.detail["warnings"]
 
 
+def test_run_shows_the_indexers_warnings_in_its_row_on_stderr_and_in_json(indexed, embedder, tmp_path, monkeypatch):
+    from rich.console import Console
+
+    from suzent_cli.cli import run as run_cli_mod
+    from suzent_cli.pipeline import PassReport, _index
+
+    (tmp_path / "secret.md").write_text("outside\n")
+    (indexed.paths.vault_dir / "leak.md").symlink_to(tmp_path / "secret.md")
+    shutil.rmtree(table_dir(indexed))
+    stage = _index(indexed, embedder)
+    assert stage.ok and len(stage.detail["warnings"]) == 2, stage.detail  # the vanished table, the refused link
+    assert "2 warnings" in run_cli_mod._detail(stage)
+    shown: list[str] = []
+    monkeypatch.setattr(run_cli_mod, "out", Console(file=io.StringIO(), force_terminal=False))
+    monkeypatch.setattr(run_cli_mod, "warn", shown.append)
+    run_cli_mod.render_pass(PassReport(stages=[stage]))
+    assert any("table was missing" in w for w in shown) and any("leak.md" in w for w in shown), shown
+    assert PassReport(stages=[stage]).to_json()["stages"][0]["detail"]["warnings"] == stage.detail["warnings"]
+
+
 # ---- 2. a damaged data fragment ------------------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["remove", "truncate"])
 @pytest.mark.parametrize("full", [False, True])
@@ -103,6 +124,22 @@ def test_a_damaged_fragment_is_refused_naming_the_file_and_rebuild(indexed, embe
     assert move_index_aside(indexed) is not None  # what `index --rebuild` does first
     make_indexer(indexed, embedder=embedder).run()
     assert contents(indexed, embedder) == ["Kayak trip in June", "Lives in Lisbon", "Prefers tea"]
+
+
+@pytest.mark.parametrize("damage", ["data", "manifest"])
+@pytest.mark.parametrize("mode", ["hybrid", "fts"])
+def test_recall_on_a_damaged_index_names_the_real_home_in_its_hint(indexed, embedder, damage, mode):
+    from suzent_cli.recall import recall
+
+    if damage == "data":
+        data_file(indexed).unlink()
+    else:
+        for manifest in (table_dir(indexed) / "_versions").iterdir():
+            manifest.write_bytes(b"not a manifest")
+    with pytest.raises(IndexUnreadable) as err:
+        recall(indexed, embedder if mode == "hybrid" else None, "Lisbon", mode=mode, log=False)
+    message = str(err.value)
+    assert f"{indexed.paths.home}/backups/" in message and "<home>" not in message, message
 
 
 def test_a_missing_fts_index_file_is_refused_too(indexed, embedder):
@@ -231,6 +268,41 @@ def test_symlinks_leaving_the_tiers_are_refused_with_one_warning_each(settings, 
     assert source_for_path(settings.paths, log_link) is None  # `capture --index` cannot sneak it in either
     assert make_indexer(settings, embedder=embedder).run(only=[log_link]).rows_added == 0
     assert [s.key for s in discover(settings.paths) if "leak" in s.key] == []
+
+
+def test_every_vault_walker_refuses_links_leaving_the_vault_with_one_warning_each(settings, tmp_path):
+    from suzent_cli import vault as vault_mod
+    from suzent_cli.dream.status import vault_counts
+    from suzent_cli.promote import personal_pages
+
+    init_home(settings)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd.md").write_text("root:x:0:0\n")
+    vault = settings.paths.vault_dir
+    (vault / "3_Personal" / "Food.md").write_text("# Food\n\nLikes tea.\n")
+    (vault / "3_Personal" / "x.md").symlink_to(outside / "passwd.md")
+    (vault / "3_Personal" / "linked").symlink_to(outside, target_is_directory=True)
+    (vault / "1_Projects" / "alias.md").symlink_to(vault / "3_Personal" / "Food.md")  # stays inside: read
+    refused: list[str] = []
+    pages = [p.relative_to(vault).as_posix() for p in vault_mod.content_pages(vault, refused=refused)]
+    assert pages == ["1_Projects/alias.md", "3_Personal/Food.md"]
+    assert len(refused) == 2 and any("x.md" in w for w in refused) and any("linked" in w for w in refused), refused
+    assert [p.name for p in personal_pages(vault)] == ["Food.md"]  # promote
+    assert vault_counts(settings)["refused_links"] == refused  # status (and its warnings)
+
+
+def test_the_indexer_still_reads_vault_links_into_the_other_tiers(settings, embedder):
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon")
+    link = settings.paths.vault_dir / "3_Personal" / "day.md"
+    link.symlink_to(settings.paths.archive_dir / "2026-06-01.md")
+    from suzent_cli import vault as vault_mod
+
+    assert vault_mod.content_pages(settings.paths.vault_dir) == []  # the dream's walkers: the vault only
+    refused: list[str] = []
+    keys = [s.key for s in discover(settings.paths, refused)]
+    assert "notebook:3_Personal/day.md" in keys and not refused
 
 
 # ---- 6. no library noise ---------------------------------------------------------------------------------------

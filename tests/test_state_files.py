@@ -347,6 +347,26 @@ def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint
     assert bad.is_file()  # never touched
 
 
+def test_the_claude_engines_tools_skip_names_that_are_not_utf8(home):
+    from suzent_cli.dream.vault_tools import VaultTools
+
+    s = settings_at(home)
+    bad_name_page(s)
+    bad_dir = os.fsencode(s.paths.vault_dir / "2_Wiki") + b"/\xfe"
+    os.mkdir(bad_dir)
+    with open(bad_dir + b"/Ok.md", "wb") as fh:
+        fh.write(b"# Ok\n\nLinks to [[Profile]].\n")
+    (s.paths.vault_dir / "2_Wiki" / "Fine.md").write_text("# Fine\n\nLinks to [[Profile]].\n")
+    tools = VaultTools(s.paths.vault_dir)
+    for name, args in (("list_files", {}), ("search", {"query": "Profile"})):
+        text, failed = tools.call(name, args)
+        assert not failed and "Fine.md" in text, text
+        text.encode("utf-8")  # no lone surrogate reaches the API request
+        assert "Ok.md" not in text and "\\x" not in text, text
+    text, failed = tools.call("read_file", {"path": "2_Wiki/\udcff\udcfe.md"})
+    assert failed and "UTF-8" in text, text
+
+
 def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home):
     s = settings_at(home)
     bad_name_page(s)

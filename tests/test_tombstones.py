@@ -147,6 +147,15 @@ def test_capture_and_recall_keep_working_with_an_unreadable_tombstone_file(forgo
     assert hits and all(SECRET not in h.content for h in hits)
 
 
+def quarantined(s) -> list[str]:
+    """The tombstone lines kept in the one quarantine of state files (``.state/quarantine/tombstones.jsonl``)."""
+    lines = (s.paths.state_dir / "quarantine" / TOMBSTONES).read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert all(r["file"] == TOMBSTONES and r["reason"] and r["ts"] for r in records), records
+    assert not (s.paths.state_dir / (TOMBSTONES + ".bad")).exists()  # no second mechanism
+    return [r["record"] for r in records]
+
+
 def test_bad_whole_lines_are_quarantined_with_one_warning_and_the_rest_is_read(forgotten, capsys):
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
@@ -156,10 +165,9 @@ def test_bad_whole_lines_are_quarantined_with_one_warning_and_the_rest_is_read(f
     expected = {"likes tea", "has a secret diary", "wants to learn rust", "owns a cat"}
     assert read_tombstones(s.paths.state_dir) == expected
     warning = capsys.readouterr().err
-    assert warning.count("warning:") == 1 and warning.count("\n") == 1 and "tombstones.jsonl.bad" in warning
+    assert warning.count("warning:") == 1 and warning.count("\n") == 1 and "quarantine/tombstones.jsonl" in warning
     assert "3 line(s)" in warning and "2 line(s)" in warning
-    assert (s.paths.state_dir / "tombstones.jsonl.bad").read_text() == (
-        'not json\n[1, 2]\n{"content": 5, "reason": "forget"}\n' + "\n".join(odd) + "\n")
+    assert quarantined(s) == ['not json', '[1, 2]', '{"content": 5, "reason": "forget"}', *odd]
     # a reason of the wrong type counts as forget (the stricter): hidden from the vault as well as the index
     assert {"wants to learn rust", "owns a cat"} <= read_forgotten(s.paths.state_dir)
     assert read_tombstones(s.paths.state_dir) == expected
@@ -182,7 +190,7 @@ def test_a_forget_moves_a_torn_last_line_aside_and_records_its_tombstone_whole(f
         run_index(s, embedder=CountingEmbedder())
     forget(s, plan_forget(s, "Owns a red bicycle"), embedder=CountingEmbedder())
     assert "owns a red bi" in capsys.readouterr().err
-    assert (s.paths.state_dir / "tombstones.jsonl.bad").read_text() == '{"content": "owns a red bi\n'
+    assert quarantined(s) == ['{"content": "owns a red bi']
     assert read_forgotten(s.paths.state_dir) == {"has a secret diary", "owns a red bicycle"}
     assert contents(s) == ["Lives in Berlin"]
 
@@ -194,7 +202,7 @@ def test_a_superseded_write_does_not_repair_a_torn_last_line(forgotten):
     path.write_bytes(path.read_bytes()[:-12])
     with pytest.raises(SuzentError, match="last line is incomplete"):
         append_tombstones(s.paths.state_dir, ["Lives in Berlin"], reason="superseded", timeout=5)
-    assert not (s.paths.state_dir / "tombstones.jsonl.bad").exists()
+    assert not (s.paths.state_dir / "quarantine" / TOMBSTONES).exists()
 
 
 def test_index_refuses_in_one_line_with_exit_1_on_a_damaged_tombstone_file(forgotten):

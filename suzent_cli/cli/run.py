@@ -70,9 +70,13 @@ def _setup(ctx: typer.Context, engine: Optional[str], interval: Optional[str] = 
 
 
 def _detail(stage) -> str:
+    """The stage's row text: its summary (or error), and how many warnings it has (printed on stderr below)."""
     text = stage.summary
     if stage.error:
         text = f"error: {stage.error}" + (f" ({text})" if text and text != stage.error else "")
+    warnings = len(stage.detail.get("warnings") or [])
+    if warnings:  # clipped first, so a long summary never hides that there are warnings to read
+        return clip(text.replace("\n", " "), 360) + f"; {warnings} warning{'s' if warnings != 1 else ''} (below)"
     return clip(text.replace("\n", " "), 400)
 
 

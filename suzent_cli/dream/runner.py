@@ -339,13 +339,14 @@ class DreamRunner:
     def _check_inputs(self) -> list[str]:
         """Quarantine the bad records of the queues a tick may fold (late lines, confirmations) before the gate
         reads them, so even a tick that only lints moves them aside: one warning per file. Also one warning for
-        vault files every walker skips because their names are not valid UTF-8."""
+        vault files every walker skips because their names are not valid UTF-8, and one per symlink leaving the
+        vault (:func:`suzent_cli.vault.content_pages`)."""
         warnings: list[str] = []
         timeout = self.settings.lock_timeout
         read_late_lines(self.state_dir, warnings=warnings, timeout=timeout, log_exists=self._log_exists)
         read_confirmations(self.state_dir, warnings=warnings, timeout=timeout)
         skipped: list[str] = []
-        content_pages(self.vault, skipped)
+        content_pages(self.vault, skipped, warnings)  # symlinks leaving the vault: one warning each
         if skipped:
             warnings.append(skipped_warning(skipped))
         return warnings

@@ -59,7 +59,7 @@ def index_counts(settings: Settings) -> dict[str, Any]:
     if not table_exists(settings.paths.index_dir):
         return {"built": False}
     try:
-        store = Store.open_existing(settings.paths.index_dir)
+        store = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
         by_source = store.ids_by_source()
     except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
         return {"built": True, "error": " ".join(str(exc).split())[:200]}
@@ -83,9 +83,10 @@ def vault_counts(settings: Settings) -> dict[str, Any]:
 
     vault = settings.paths.vault_dir
     skipped: list[str] = []
-    pages = content_pages(vault, skipped)
+    refused: list[str] = []
+    pages = content_pages(vault, skipped, refused)
     out: dict[str, Any] = {"pages": len(pages), "claims": 0, "needs_review": 0, "stale": 0, "unreadable": 0,
-                           "by_zone": {}, "skipped_names": skipped_warning(skipped)}
+                           "by_zone": {}, "skipped_names": skipped_warning(skipped), "refused_links": refused}
     for path in pages:
         rel = path.relative_to(vault)
         zone = rel.parts[0] if len(rel.parts) > 1 else "."
@@ -155,6 +156,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
     if skipped := vault.pop("skipped_names"):
         warnings.append(skipped)
+    warnings += vault.pop("refused_links")
     queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
               "superseded": len(read_superseded(paths.state_dir)),
               "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),

@@ -36,6 +36,7 @@ import regex as _regex
 
 from ..errors import LockTimeout
 from ..files import read_text, update_file
+from ..vault import utf8_name
 from .pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
 
 if TYPE_CHECKING:
@@ -223,6 +224,8 @@ class VaultTools:
             raise ToolError("'path' must be a non-empty string")
         if "\x00" in path or "\\" in path:
             raise Refused(f"{path!r}: use a plain vault-relative path with forward slashes")
+        if not utf8_name(path):  # lone surrogates (a JSON "\udcff"): the name of no page (vault.utf8_name)
+            raise Refused(f"{path!r}: not valid UTF-8; refused")
         if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
             raise Refused(f"{path!r}: absolute paths are refused; use a path relative to the vault root")
         parts = [p for p in path.split("/") if p not in ("", ".")]
@@ -273,17 +276,20 @@ class VaultTools:
         return False
 
     def _allowed_dir(self, path: Path) -> bool:
-        return not (path.name.startswith(".") or path.is_symlink() or self._guarded(path.resolve()))
+        return not (path.name.startswith(".") or not utf8_name(path.name) or path.is_symlink()
+                    or self._guarded(path.resolve()))
 
     def _walk(self) -> list[str]:
-        """Vault-relative paths of the files the tools may read, sorted (no dot, symlink or protected paths)."""
+        """Vault-relative paths of the files the tools may read, sorted (no dot, symlink or protected paths, no
+        name that is not valid UTF-8: :func:`suzent_cli.vault.utf8_name`, the rule every vault walker applies, so
+        no surrogate reaches the API request; the runner warns about those files once)."""
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             here = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if self._allowed_dir(here / d))
             for name in filenames:
                 full = here / name
-                if name.startswith(".") or full.is_symlink():
+                if name.startswith(".") or not utf8_name(name) or full.is_symlink():
                     continue
                 rel = full.relative_to(self.root).as_posix()
                 if rel.lower() == "log.md" or self._guarded(full.resolve()):

@@ -230,7 +230,7 @@ def _known_facts(settings: Settings):
 
             cache["store"] = None
             if table_exists(settings.paths.index_dir):
-                cache["store"] = Store.open_existing(settings.paths.index_dir)
+                cache["store"] = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
         if cache["store"] is None:
             return []
         from ..recall import search  # noqa: PLC0415

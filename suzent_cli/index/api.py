@@ -27,7 +27,7 @@ def embedder_name(settings: Settings, model: str | None = None, *, use_recorded:
 
     if table_exists(settings.paths.index_dir):
         try:
-            recorded, _dim = Store.open_existing(settings.paths.index_dir).recorded_embedder()
+            recorded, _dim = Store.open_existing(settings.paths.index_dir, home=settings.paths.home).recorded_embedder()
         except SuzentError:
             recorded = None  # another tool's or an unreadable table: the indexer reports it
         if recorded:

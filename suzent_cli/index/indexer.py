@@ -161,7 +161,7 @@ class Indexer:
         :class:`IndexMissing` when no index exists, LockTimeout, or :class:`IndexUnreadable` on a lance failure.
         """
         with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout), temp_dir(self.paths.index_dir):
-            store = Store.open_existing(self.paths.index_dir)
+            store = Store.open_existing(self.paths.index_dir, home=self.paths.home)
             try:
                 versions_before = len(store.table.list_versions())
                 before, after = store.compact(keep_versions_for)
@@ -175,7 +175,8 @@ class Indexer:
         # Tombstones first: an unreadable file (TombstonesUnreadable) stops the pass before the table is touched.
         tombstones = read_tombstones(self.paths.state_dir)
         fingerprint = _tombstone_fingerprint(tombstones)
-        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True)
+        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True,
+                           home=self.paths.home)
         derived = 0 if store.created else store.verify(home=self.paths.home)[1]
         state = self._load_state()
         if self._state_problem:

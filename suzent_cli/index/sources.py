@@ -84,28 +84,24 @@ def discover(paths: Paths, refused: list[str] | None = None, skipped: list[str] 
     """Every source file that exists now, in index order.
 
     A symlink (file or directory) whose target leaves the tiers — the vault, the daily-log archive and the memory
-    dir, each resolved — is refused like the dream's tools refuse it (:mod:`suzent_cli.dream.vault_tools`): the
-    indexer never reads ``notebook/x.md -> /etc/passwd``. With ``refused``, one line per refused link is appended
-    to it (a linked directory counts once). Links that stay inside the tiers are read. ``skipped``
-    receives the vault files left out because their names are not valid UTF-8 (:func:`suzent_cli.vault.content_pages`)."""
+    dir, each resolved — is refused by the vault's one rule (:func:`suzent_cli.vault.link_leaving`, which every
+    walker of the vault applies): the indexer never reads ``notebook/x.md -> /etc/passwd``. With ``refused``, one
+    line per refused link is appended to it (a linked directory counts once). Links that stay inside the tiers are
+    read. ``skipped`` receives the vault files left out because their names are not valid UTF-8
+    (:func:`suzent_cli.vault.content_pages`)."""
     roots = _tier_roots(paths)
-    candidates = [Source(label, name, paths.memory_dir / name) for label, name in CORE_FILES
-                  if (paths.memory_dir / name).is_file()]
-    candidates += [Source("archive", p.name, p) for _, p in archive.list_logs(paths.archive_dir)]
-    candidates += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p)
-                   for p in vault.content_pages(paths.vault_dir, skipped)]
-    out, seen = [], set()
-    for source in candidates:
-        link = _link_leaving(source.path, roots)
+    out: list[Source] = []
+    for source in [Source(label, name, paths.memory_dir / name) for label, name in CORE_FILES
+                   if (paths.memory_dir / name).is_file()] + \
+            [Source("archive", p.name, p) for _, p in archive.list_logs(paths.archive_dir)]:
+        link = vault.link_leaving(source.path, roots)
         if link is None:
             out.append(source)
-        elif link not in seen:
-            seen.add(link)
-            if refused is not None:
-                refused.append(_refusal(link))
-    for link in _vault_dir_links(paths.vault_dir, roots):  # never walked into (pathlib does not follow them)
-        if link not in seen and refused is not None:
-            refused.append(_refusal(link))
+        elif refused is not None:
+            refused.append(vault.refusal(link, vault.TIERS))
+    out += [Source("notebook", p.relative_to(paths.vault_dir).as_posix(), p)
+            for p in vault.content_pages(paths.vault_dir, skipped, refused,
+                                         also_inside=(paths.archive_dir, paths.memory_dir))]
     return out
 
 
@@ -113,62 +109,11 @@ def _tier_roots(paths: Paths) -> tuple[Path, ...]:
     return tuple(p.resolve() for p in (paths.vault_dir, paths.archive_dir, paths.memory_dir))
 
 
-def _inside(target: Path, roots: tuple[Path, ...]) -> bool:
-    return any(target == root or target.is_relative_to(root) for root in roots)
-
-
-def _link_leaving(path: Path, roots: tuple[Path, ...]) -> Path | None:
-    """None when ``path`` resolves inside a tier root; else the deepest symlink on it whose own target leaves
-    them (the link to name in a warning), or ``path`` itself when none does (e.g. a dangling or looping link)."""
-    try:
-        if _inside(path.resolve(strict=True), roots):
-            return None
-    except (OSError, RuntimeError):  # dangling or a loop: nothing to read either way
-        pass
-    absolute = path.absolute()
-    for i in range(len(absolute.parts), 0, -1):
-        candidate = Path(*absolute.parts[:i])
-        try:
-            if candidate.is_symlink() and not _inside(candidate.resolve(), roots):
-                return candidate
-        except (OSError, RuntimeError):
-            return candidate
-    return absolute
-
-
-def _vault_dir_links(vault_dir: Path, roots: tuple[Path, ...]) -> list[Path]:
-    """Symlinked directories under the vault (outside hidden folders) whose target leaves the tiers."""
-    out: list[Path] = []
-    if not vault_dir.is_dir():
-        return out
-    for top, dirs, _files in os.walk(vault_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for d in list(dirs):
-            full = Path(top) / d
-            if full.is_symlink():
-                dirs.remove(d)
-                try:
-                    target = full.resolve(strict=True)
-                except (OSError, RuntimeError):
-                    continue
-                if not _inside(target, roots):
-                    out.append(full)
-    return out
-
-
-def _refusal(link: Path) -> str:
-    try:
-        target = os.readlink(link)
-    except OSError:
-        target = "?"
-    return f"skipped {link}: a symlink to {target}, outside the vault, the daily logs and the memory dir"
-
-
 def source_for_path(paths: Paths, path: Path) -> Source | None:
     """The :class:`Source` a file path stands for, or None if the indexer does not read it (including a symlink
     that leaves the tiers, see :func:`discover`)."""
     path = path.absolute()
-    if _link_leaving(path, _tier_roots(paths)) is not None:
+    if vault.link_leaving(path, _tier_roots(paths)) is not None:
         return None
     if path.parent == paths.archive_dir.absolute() and archive.log_day(path):
         return Source("archive", path.name, path)

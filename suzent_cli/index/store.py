@@ -228,9 +228,10 @@ def index_error(index_dir: Path, exc: BaseException, *, home: Path | None = None
     return IndexUnreadable(f"cannot {doing} the index at {index_dir} ({message}). {rebuild}")
 
 
-def unreadable(index_dir: Path, exc: BaseException) -> IndexUnreadable:
-    """The one message for a table LanceDB cannot read (see :func:`index_error`)."""
-    return index_error(index_dir, exc)
+def unreadable(index_dir: Path, exc: BaseException, *, home: Path | None = None) -> IndexUnreadable:
+    """The one message for a table LanceDB cannot read (see :func:`index_error`); ``home`` names the real
+    ``<home>/backups/`` in the hint (None: the placeholder)."""
+    return index_error(index_dir, exc, home=home)
 
 
 def table_exists(index_dir: Path) -> bool:
@@ -240,15 +241,18 @@ def table_exists(index_dir: Path) -> bool:
 class Store:
     """An open ``archival_memories`` table, checked against the embedder it will be used with."""
 
-    def __init__(self, index_dir: Path, table, *, created: bool = False):
+    def __init__(self, index_dir: Path, table, *, created: bool = False, home: Path | None = None):
         self.index_dir = index_dir
         self.table = table
+        self.home = home  # the suzent home, for hints naming <home>/backups/ (None: the placeholder)
         self.created = created  # True when this open created the table (there was none)
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, create: bool) -> "Store":
-        """Open (or with ``create``, create) the table in ``index_dir``.
+    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, create: bool,
+             home: Path | None = None) -> "Store":
+        """Open (or with ``create``, create) the table in ``index_dir``. ``home``: the suzent home, named in the
+        hints of the errors below (None: ``<home>``).
 
         Raises :class:`IndexIncompatible` when the table was written by another tool/schema or another embedder,
         and :class:`IndexMissing` when it does not exist and ``create`` is false.
@@ -263,43 +267,44 @@ class Store:
                 # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
                 # have no time zone — is left exactly as it is
                 db.create_table(BLOCKS_TABLE, schema=blocks_schema())
-            store = cls(index_dir, table, created=True)
+            store = cls(index_dir, table, created=True, home=home)
         else:
             try:
                 db = _lancedb().connect(str(index_dir))
-                store = cls(index_dir, db.open_table(TABLE))
+                store = cls(index_dir, db.open_table(TABLE), home=home)
                 store.table.schema  # noqa: B018 - forces the manifest to be read
             except Exception as exc:  # noqa: BLE001 - any lance failure here means the table cannot be read
-                raise unreadable(index_dir, exc) from exc
+                raise unreadable(index_dir, exc, home=home) from exc
         store.check(embedder_name, dim)
         return store
 
     @classmethod
-    def open_existing(cls, index_dir: Path) -> "Store":
+    def open_existing(cls, index_dir: Path, *, home: Path | None = None) -> "Store":
         """Open the table for reading whatever embedder it records (for full-text search, which needs no
-        embedder). Raises :class:`IndexMissing`, :class:`IndexIncompatible`, :class:`IndexUnreadable`."""
+        embedder). Raises :class:`IndexMissing`, :class:`IndexIncompatible`, :class:`IndexUnreadable` (``home``
+        as for :meth:`open`)."""
         if not table_exists(index_dir):
             raise IndexMissing(f"no search index at {index_dir} yet: run `suzent index` first")
         try:
-            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE))
+            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE), home=home)
             name, dim = store.recorded_embedder()
         except Exception as exc:  # noqa: BLE001
-            raise unreadable(index_dir, exc) from exc
+            raise unreadable(index_dir, exc, home=home) from exc
         store.check(name or "", dim or 0)
         return store
 
     @classmethod
-    def open_any(cls, index_dir: Path) -> "Store":
+    def open_any(cls, index_dir: Path, *, home: Path | None = None) -> "Store":
         """Open the table whatever wrote it (this schema, an older one, the original suzent app's), WITHOUT the
         schema/embedder check: for ``retire-legacy`` only, which reads a few columns and deletes legacy rows.
-        Raises :class:`IndexMissing`, :class:`IndexUnreadable`."""
+        Raises :class:`IndexMissing`, :class:`IndexUnreadable` (``home`` as for :meth:`open`)."""
         if not table_exists(index_dir):
             raise IndexMissing(f"no search index at {index_dir}: nothing to retire")
         try:
-            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE))
+            store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE), home=home)
             store.table.schema  # noqa: B018 - forces the manifest to be read
         except Exception as exc:  # noqa: BLE001
-            raise unreadable(index_dir, exc) from exc
+            raise unreadable(index_dir, exc, home=home) from exc
         return store
 
     def recorded_embedder(self) -> tuple[str | None, int | None]:
@@ -320,7 +325,8 @@ class Store:
                 raise IncompatibleNoLegacy(
                     f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app); every "
                     "row names the markdown file it came from (no legacy rows), so `suzent index --rebuild` replaces "
-                    "it safely: it moves the table whole to <home>/backups/ and builds a fresh one from markdown")
+                    f"it safely: it moves the table whole to {self.home or '<home>'}/backups/ and builds a fresh one "
+                    "from markdown")
             raise IndexIncompatible(
                 f"the index at {self.index_dir} was written by another tool (e.g. the original suzent app) and its rows "
                 f"may be the only copy of that content, so suzent will not rewrite it (for a separate index now, point "
@@ -344,7 +350,7 @@ class Store:
                 if total and self.has_fts_index(column):
                     self.table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
         except Exception as exc:  # noqa: BLE001 - any lance failure here means a file of the table is unusable
-            raise index_error(self.index_dir, exc, home=home) from exc
+            raise index_error(self.index_dir, exc, home=home or self.home) from exc
         if data.num_rows != total:
             raise IndexUnreadable(f"cannot read the index at {self.index_dir}: its manifest counts {total} rows but "
                                   f"{data.num_rows} can be read. `suzent index --rebuild` moves it to "
