@@ -121,8 +121,12 @@ def parse_instant(text: str, what: str = "time") -> dt.datetime:
 
 
 def _load_file(path: Path) -> dict:
-    if not path.is_file():
+    """The parsed ``config.toml`` at ``path``; ``{}`` when there is none. Raises :class:`ConfigInvalid` for a path
+    that exists but is not a readable TOML file (a directory is not "no config": its settings would be ignored)."""
+    if not path.exists() and not path.is_symlink():
         return {}
+    if not path.is_file():
+        raise ConfigInvalid(f"{path}: not a regular file (a directory or a dangling link?); move it aside")
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -103,3 +103,22 @@ def test_a_typo_in_the_dream_table_is_caught_like_any_other(tmp_path):
     assert str(home / "config.toml") in captured.stderr
     refused = run_cli(home, "paths")
     assert refused.returncode == 2 and "dream.min_hour" in refused.stderr
+
+
+@pytest.mark.parametrize("kind", ["directory", "dangling-link"])
+def test_a_config_toml_that_is_not_a_file_is_an_error_not_missing(tmp_path, kind):
+    """A config.toml that is a directory (or a link to nothing) is not "no config": its settings would silently
+    not apply. Every resolve refuses with one line naming the path (issue 13 reliability corpus)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    cfg = home / "config.toml"
+    if kind == "directory":
+        cfg.mkdir()
+    else:
+        cfg.symlink_to(tmp_path / "nowhere.toml")
+    with pytest.raises(ConfigInvalid, match="not a regular file"):
+        resolve_settings(home=home, env={})
+    proc = run_cli(home, "config", "show")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "config.toml" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
