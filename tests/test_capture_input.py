@@ -232,3 +232,12 @@ def test_a_pasted_prompt_in_a_turn_logs_only_the_users_line(home):
     assert [f["content"] for f in json.loads(proc.stdout)["facts"]] == ["I work as a nurse in Porto."]
     text = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
     assert "Assistant" not in text and "cloud" not in text
+
+
+def test_every_line_rejected_does_not_also_say_nothing_to_capture(home):
+    """'nothing to capture' is the exit-0 outcome; when every line was rejected (exit 2) stdout stays empty and the
+    Error lines on stderr are the whole answer (a fresh-user trial found both printed)."""
+    proc = run_cli(home, "capture", "--fact", "[personal Lives nowhere", env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stdout.strip() == ""
+    assert "unclosed '['" in proc.stderr

@@ -165,7 +165,8 @@ def _render(result, report, json_out: bool, rejected: list[str]) -> None:
         err.print(f"Error: {escape(why)} (not captured)", markup=True)
     confirmed = result.confirmations
     if not result.facts and not confirmed:
-        out.print("nothing to capture")
+        if not rejected:  # every line rejected: the Error lines above said it all; "nothing to capture" means exit 0
+            out.print("nothing to capture")
         return
     head = (f"captured {len(result.facts)} fact(s) → {escape(str(result.path))}" if result.facts
             else "captured 0 fact(s): nothing new to log")
