@@ -134,6 +134,21 @@ def test_the_dream_refuses_on_an_unreadable_tombstone_file_without_counting_a_fa
         p.read_text().lower() for p in s.paths.vault_dir.rglob("*.md"))
 
 
+def test_a_lint_refused_for_an_unreadable_tombstone_file_records_no_attempt(forgotten):
+    """A refusal is not an attempt: recording last_lint_attempt would hold lint back 24 h (fresh-user trial)."""
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
+    from suzent_cli.dream.state import load_state
+
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_bytes(b"\0" * path.stat().st_size)
+    with pytest.raises(SuzentError, match="refusing to go on"):
+        DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).lint_now()
+    state = load_state(s.paths.state_dir)
+    assert state.last_lint_attempt is None and state.last_attempt is None
+
+
 def test_capture_and_recall_keep_working_with_an_unreadable_tombstone_file(forgotten):
     from suzent_cli.capture import write_facts
     from suzent_cli.recall import recall

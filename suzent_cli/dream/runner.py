@@ -291,6 +291,7 @@ class DreamRunner:
                 return TickResult("busy", summary="another dream or lint holds the consolidation lock",
                                   seconds=time.monotonic() - started)
             state = load_state(self.state_dir, self.settings.clock)
+            Forgotten.from_state(self.state_dir)  # an unreadable tombstone file refuses before any attempt is recorded
             queued = self._check_inputs()
             resumed = self._finish_pending(state)
             result = body(state)
