@@ -283,3 +283,74 @@ def test_status_shows_an_unreadable_tombstone_file_instead_of_failing(forgotten)
     data = status(s, DreamConfig(), with_index=False)
     assert data["queues"]["tombstones"] is None
     assert any("NUL" in w and "refusing to go on" in w for w in data["warnings"])
+
+
+# --- a deleted or older tombstone file (issue 13): the index remembers what it applied ---------------------------
+def test_a_deleted_tombstone_file_stops_every_index_pass_before_the_table(forgotten):
+    s = forgotten
+    before = version(s)
+    (s.paths.state_dir / TOMBSTONES).unlink()  # an accidental rm, or a vault restored without .state/
+    for full in (False, True):
+        with pytest.raises(SuzentError, match="2 tombstone") as err:
+            Indexer(s, CountingEmbedder()).run(full=full)
+        message = str(err.value)
+        assert err.value.exit_code == 1 and "\n" not in message
+        assert "tombstones.jsonl" in message and "forgotten text would come back" in message
+        assert "backup" in message and "suzent index --rebuild" in message
+    assert contents(s) == ["Lives in Berlin"] and version(s) == before  # LanceDB untouched, nothing came back
+
+
+def test_a_tombstone_file_restored_from_an_older_copy_is_refused(forgotten):
+    s = forgotten
+    path = s.paths.state_dir / TOMBSTONES
+    path.write_text(path.read_text().splitlines(keepends=True)[0])  # the copy from before SECRET was forgotten
+    before = version(s)
+    with pytest.raises(SuzentError, match="applied 1 tombstone"):
+        Indexer(s, CountingEmbedder()).run(full=True)
+    assert contents(s) == ["Lives in Berlin"] and version(s) == before
+
+
+def test_adding_tombstones_keeps_indexing_and_the_record_grows(forgotten):
+    s = forgotten
+    append_tombstones(s.paths.state_dir, ["Lives in Berlin"], reason="forget", timeout=5)
+    Indexer(s, CountingEmbedder()).run()
+    assert contents(s) == []
+    state = json.loads((s.paths.index_dir / "index_state.json").read_text())
+    assert len(state["applied_tombstones"]) == 3 and all(len(h) == 16 for h in state["applied_tombstones"])
+    assert SECRET not in json.dumps(state)  # hashes, not the forgotten text
+
+
+def test_a_state_without_the_record_is_not_checked_and_gets_one(forgotten):
+    s = forgotten
+    state_path = s.paths.index_dir / "index_state.json"
+    state = json.loads(state_path.read_text())
+    del state["applied_tombstones"]  # written by an older suzent
+    state_path.write_text(json.dumps(state))
+    (s.paths.state_dir / TOMBSTONES).unlink()
+    Indexer(s, CountingEmbedder()).run()
+    assert json.loads(state_path.read_text())["applied_tombstones"] == []
+
+
+def test_rebuild_accepts_the_loss_and_starts_over(forgotten):
+    s = forgotten
+    (s.paths.state_dir / TOMBSTONES).unlink()
+    proc = run_cli(s.paths.home, "index", env_extra=EMB)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1
+    assert "--rebuild" in proc.stderr and "Traceback" not in proc.stderr
+    assert contents(s) == ["Lives in Berlin"]
+    proc = run_cli(s.paths.home, "index", "--rebuild", env_extra=EMB)
+    assert proc.returncode == 0, proc.stderr
+    assert contents(s) == sorted(["Lives in Berlin", SECRET, "Likes tea"])  # the loss, accepted explicitly
+    Indexer(s, CountingEmbedder()).run()  # and the fresh state no longer refuses
+
+
+def test_status_warns_about_tombstones_the_index_applied_but_the_file_lost(forgotten):
+    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.dream.status import status
+
+    s = forgotten
+    assert not any("no longer holds" in w for w in status(s, DreamConfig(), with_index=False)["warnings"])
+    (s.paths.state_dir / TOMBSTONES).unlink()
+    data = status(s, DreamConfig(), with_index=False)
+    assert data["queues"]["tombstones"] == 0
+    assert any("applied 2 tombstone(s)" in w and "--rebuild" in w for w in data["warnings"])

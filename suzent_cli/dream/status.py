@@ -162,9 +162,15 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
               "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
               "tombstones": None}
     try:
-        queues["tombstones"] = len(read_tombstones(paths.state_dir))
+        tombstones = read_tombstones(paths.state_dir)
+        queues["tombstones"] = len(tombstones)
     except TombstonesUnreadable as exc:  # status is where a person looks: show it, do not fail
         warnings.append(str(exc))
+    else:  # a deleted or older tombstone file: the next index pass refuses; say so here (plain JSON, no LanceDB)
+        from ..index.indexer import lost_tombstones, lost_tombstones_message  # noqa: PLC0415
+
+        if lost := lost_tombstones(paths.index_dir, tombstones):
+            warnings.append(lost_tombstones_message(paths.index_dir, paths.state_dir, lost))
     try:
         check_engine(settings, config)
     except ConfigInvalid as exc:

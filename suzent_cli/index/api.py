@@ -66,16 +66,18 @@ def optimize_index(settings: Settings, keep_versions_for: dt.timedelta) -> dict:
 
 def move_index_aside(settings: Settings) -> Path | None:
     """Move the table and the index state to ``<home>/backups/index-<UTC timestamp>/`` (nothing is deleted), so
-    the next pass rebuilds from markdown. Returns the backup dir, or None if there was no table."""
+    the next pass rebuilds from markdown (a fresh state: no tombstones recorded as applied). Returns the backup
+    dir, or None if there was neither a table nor a state."""
     index_dir = settings.paths.index_dir
     table = index_dir / f"{TABLE}.lance"
-    if not table.exists():
+    if not table.exists() and not (index_dir / STATE_FILE).exists():
         return None
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     backup = settings.paths.home / "backups" / f"index-{stamp}"
     backup.mkdir(parents=True, exist_ok=False)
     with locked(index_dir / LOCK_FILE, settings.lock_timeout):
-        shutil.move(str(table), str(backup / table.name))
+        if table.exists():
+            shutil.move(str(table), str(backup / table.name))
         if (index_dir / STATE_FILE).exists():
             shutil.move(str(index_dir / STATE_FILE), str(backup / STATE_FILE))
     return backup

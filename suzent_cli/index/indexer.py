@@ -8,7 +8,10 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    ``{label:filename: {mtime_ns, size}}`` of every file indexed). A missing, unversioned or older state, or one
    written for another embedder, is discarded and the pass becomes a full one; so does a state that does not
    match the table (the table was deleted or replaced while the state stayed: its rows are rebuilt from markdown,
-   derived data, with one warning). An unreadable state file is named in a warning.
+   derived data, with one warning). An unreadable state file is named in a warning. Before the table is
+   opened, the pass refuses (:class:`TombstonesUnreadable`) when ``tombstones.jsonl`` lacks a tombstone the state
+   records as applied (``applied_tombstones``, see :func:`lost_tombstones`): a deleted or older tombstone file
+   would otherwise bring forgotten text back. ``--rebuild`` moves the state aside, so it starts over.
 2. Pick the files to look at: changed since the state (mtime/size), all of them with ``full`` or when the
    tombstone set changed, or exactly ``only``.
 3. Per file, build documents and diff them against the row ids already in the table: embed only the new ones
@@ -40,7 +43,7 @@ from ..config import Settings
 from ..errors import EmbeddingFailed, SuzentError
 from ..files import atomic_write, locked
 from ..forgotten import Forgotten
-from ..state import read_tombstones
+from ..state import TOMBSTONES, TombstonesUnreadable, read_tombstones
 from ..vault import skipped_warning as vault_skipped_warning
 from .embed import Embedder
 from .sources import Document, Source, discover, documents, source_for_path
@@ -87,6 +90,34 @@ FILTER_VERSION = "filter-2"
 
 def _tombstone_fingerprint(tombstones: frozenset[str]) -> str:
     return hashlib.sha256("\n".join([FILTER_VERSION, *sorted(tombstones)]).encode()).hexdigest()
+
+
+def tombstone_hashes(tombstones: frozenset[str]) -> list[str]:
+    """Sorted short hashes (first 16 hex chars of the sha256 of each normalized text) of ``tombstones``: what the
+    index state records as applied (``applied_tombstones``), compact and without the forgotten text itself."""
+    return sorted({hashlib.sha256(t.encode("utf-8")).hexdigest()[:16] for t in tombstones})
+
+
+def lost_tombstones(index_dir: Path, tombstones: frozenset[str]) -> int:
+    """How many tombstones ``<index_dir>/index_state.json`` records as applied that ``tombstones`` (the current
+    set, from :func:`read_tombstones`) no longer holds. 0 when there is no state, it cannot be read, or it was
+    written by a suzent that kept no record (nothing to compare: the next pass records it). Never raises."""
+    try:
+        state = json.loads((index_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return 0
+    applied = state.get("applied_tombstones") if isinstance(state, dict) else None
+    if not isinstance(applied, list):
+        return 0
+    return len({h for h in applied if isinstance(h, str)} - set(tombstone_hashes(tombstones)))
+
+
+def lost_tombstones_message(index_dir: Path, state_dir: Path, lost: int) -> str:
+    """The one line naming ``lost`` tombstones the index applied that ``tombstones.jsonl`` no longer holds."""
+    return (f"the index at {index_dir} applied {lost} tombstone(s) that {state_dir / TOMBSTONES} no longer holds "
+            "(deleted, or restored from an older copy); refusing to go on, or forgotten text would come back "
+            "(restore that file from a backup, or run `suzent index --rebuild` to start over from the markdown "
+            "and accept that those forgotten texts come back)")
 
 
 class Indexer:
@@ -174,6 +205,9 @@ class Indexer:
     def _run_locked(self, report: IndexReport, full: bool, only: list[Path] | None, progress: Progress | None) -> None:
         # Tombstones first: an unreadable file (TombstonesUnreadable) stops the pass before the table is touched.
         tombstones = read_tombstones(self.paths.state_dir)
+        lost = lost_tombstones(self.paths.index_dir, tombstones)
+        if lost:  # the file was deleted or replaced by an older copy: a sweep would bring forgotten text back
+            raise TombstonesUnreadable(lost_tombstones_message(self.paths.index_dir, self.paths.state_dir, lost))
         fingerprint = _tombstone_fingerprint(tombstones)
         store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True,
                            home=self.paths.home)
@@ -189,7 +223,9 @@ class Indexer:
             state, full, report.full = {"files": {}}, True, True
         self._rows = derived
         sweep = full or state.get("tombstones") != fingerprint
-        state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window)
+        # The current set holds every recorded one (checked above), so the record only grows; each save keeps it.
+        state.update(version=STATE_VERSION, embedder=self.embedder.name, context_window=self.context_window,
+                     applied_tombstones=tombstone_hashes(tombstones))
         files: dict = state["files"]
         self._state = state
 
