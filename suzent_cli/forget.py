@@ -5,7 +5,8 @@
   row up in the index and forgets its fact text (a vault claim row: the claim without its markers).
 * What goes (:mod:`suzent_cli.forgotten` decides what "holds" the text): every index row of it — log, vault, core
   files — and every line of a vault or core-file row that holds it (the rest of the row stays searchable); every
-  vault claim that is the text or contains it verbatim, from ``## Claims`` and ``## Previously``; every line of
+  vault claim that is the text or contains it verbatim (a text of 3+ words), from ``## Claims`` and
+  ``## Previously`` (a current claim quoting it only as ``; previously: <text>`` keeps its current value); every line of
   MEMORY.md's generated zone that holds it; every recall-log snippet that holds it; old index versions.
 * What stays: the daily logs keep the line (append-only history; hidden from recall). MEMORY.md's manual zone is
   the person's: a line there that holds the text is named, never edited (recall hides it). Prose on a vault page
