@@ -5,7 +5,8 @@
   row up in the index and forgets its fact text (a vault claim row: the claim without its markers).
 * What goes (:mod:`suzent_cli.forgotten` decides what "holds" the text): every index row of it — log, vault, core
   files — and every line of a vault or core-file row that holds it (the rest of the row stays searchable); every
-  vault claim that is the text or contains it verbatim, from ``## Claims`` and ``## Previously``; every line of
+  vault claim that is the text or contains it verbatim (a text of 3+ words), from ``## Claims`` and
+  ``## Previously`` (a current claim quoting it only as ``; previously: <text>`` keeps its current value); every line of
   MEMORY.md's generated zone that holds it; every recall-log snippet that holds it; old index versions.
 * What stays: the daily logs keep the line (append-only history; hidden from recall). MEMORY.md's manual zone is
   the person's: a line there that holds the text is named, never edited (recall hides it). Prose on a vault page
@@ -88,8 +89,9 @@ class Match:
 @dataclass
 class ForgetPlan:
     """What ``forget`` would do: the tombstone ``key``; ``matches``, the rows whose fact text is exactly it;
-    ``mentions``, the vault/core files with a longer line holding it (hidden from recall, text kept); ``claims``,
-    the vault claims removed (``{"page", "section", "line"}``); ``memory_generated``/``memory_manual``, the
+    ``mentions``, the vault/core files with a longer line holding it that stays there after the scrub (hidden from
+    recall, text kept); ``claims``, the vault claims removed (``{"page", "section", "line", "now": None}``) or
+    rewritten without their ``; previously: …`` tail (``now``: the new line); ``memory_generated``/``memory_manual``, the
     ``{"line", "text"}`` of MEMORY.md lines holding it (removed / named only); ``recall_log``, the recall-log
     entries dropped; ``problems``, pages that could not be checked."""
 
@@ -122,6 +124,7 @@ class ForgetReport:
     rows_reembedded: int = 0
     recall_log_purged: int = 0
     claims_removed: int = 0
+    claims_rewritten: int = 0
     memory_md: str | None = None
     optimized: dict | None = None
     index_built: bool = True
@@ -185,6 +188,10 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     plan = ForgetPlan(text=text, key=key, already_tombstoned=key in forgotten)
     only = Forgotten([key])
     fkey = fact_key(key)
+    claims, plan.problems = held_claims(paths.vault_dir, only)
+    scrubbed: dict[str, set[str]] = {}  # the claim lines scrub_vault removes or rewrites: not left on the page
+    for c in claims:
+        scrubbed.setdefault(str(paths.vault_dir / c.page), set()).add(c.line.strip())
     for source in discover(paths):
         try:
             docs, _ = documents(source, frozenset(), 0)
@@ -197,7 +204,9 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
             else:
                 lines = d.content.split("\n")
                 hit = normalize(d.content) == key or any(line_text(ln) == fkey for ln in lines)
-                longer = longer or (not hit and any(only.covers_line(ln) for ln in lines if ln.strip()))
+                gone = scrubbed.get(str(source.path), set())
+                longer = longer or (not hit and any(only.covers_line(ln) for ln in lines
+                                                    if ln.strip() and ln.strip() not in gone))
             if hit:
                 exact.append(d)
         for d in exact:
@@ -206,8 +215,7 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
         if longer:
             plan.mentions.append(source.filename)
             plan.mention_files.append(str(source.path))
-    claims, plan.problems = held_claims(paths.vault_dir, only)
-    plan.claims = [{"page": c.page, "section": c.section, "line": c.line} for c in claims]
+    plan.claims = [{"page": c.page, "section": c.section, "line": c.line, "now": c.now} for c in claims]
     generated, manual = forgotten_lines(settings, only)
     plan.memory_generated = [{"line": n, "text": t} for n, t in generated]
     plan.memory_manual = [{"line": n, "text": t} for n, t in manual]
@@ -301,7 +309,8 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
                                                          timeout=settings.lock_timeout))
         forgotten = Forgotten.from_state(paths.state_dir)
         removed, problems = scrub_vault(paths.vault_dir, forgotten)
-        report.claims_removed = len(removed)
+        report.claims_removed = sum(c.now is None for c in removed)
+        report.claims_rewritten = len(removed) - report.claims_removed
         report.warnings += [p for p in problems if p not in plan.problems]
         report.memory_md = scrub_generated(settings, forgotten)
         report.recall_log_purged = purge_recall_log(paths.state_dir, plan.key, timeout=settings.lock_timeout)
@@ -353,13 +362,13 @@ def _recall_log_entries(state_dir, key: str) -> int:
     path = state_dir / RECALL_LOG
     if not path.is_file():
         return 0
-    count = 0
+    only, count = Forgotten([key]), 0
     for line in read_text(path).splitlines():
         try:
             snippet = json.loads(line).get("snippet", "")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             continue
-        count += isinstance(snippet, str) and key in normalize(snippet)
+        count += isinstance(snippet, str) and only.holds(snippet)
     return count
 
 

@@ -7,13 +7,16 @@ The record is the tombstone file (:func:`suzent_cli.state.read_forgotten`: the t
   (:func:`fact_key`: case, spacing and a trailing full stop aside), is a forgotten text. Such a log row is never
   indexed (the indexer's tombstone filter) — a later capture of the same words stays hidden.
 * **held** (:meth:`Forgotten.covers`): a claim or a line whose text equals a forgotten text or contains it
-  verbatim (whole words; texts shorter than :data:`MIN_CONTAIN` characters only by equality). Claim markers
+  verbatim (whole words; texts of fewer than :data:`MIN_CONTAIN` words only by equality, so forgetting "Lisbon"
+  hides no "Moved to Lisbon"). Claim markers
   (``(confirmed Nx, last D)``, ``(until D)``, ``· source: …``), list bullets, headings and ``<!-- … -->`` stamps
   are not part of a line's text (:func:`line_text`). The vault and MEMORY.md's generated zone never hold such a
   text; the dream never folds one in; recall drops such a line from a vault or core-file row.
 
 :func:`scrub_vault` removes held claim bullets (and the notes nested under them) from ``## Claims`` and
-``## Previously`` of every content page, through the page writer. It is called by ``forget`` and by the dream
+``## Previously`` of every content page, through the page writer. A claim holding the text only in its
+change-over-time tail (``X (since D); previously: <text>``, as the rules engine writes a changed value) is
+rewritten without that tail instead: its current value ``X`` is not what was forgotten. It is called by ``forget`` and by the dream
 runner after every engine pass, under the consolidation lock.
 """
 
@@ -26,7 +29,8 @@ from typing import Iterable
 
 from .textnorm import normalize
 
-MIN_CONTAIN = 6  # a forgotten text shorter than this hides only lines that are exactly it ("tea" hides no "steam")
+MIN_CONTAIN = 3  # words: a shorter forgotten text hides only lines that are exactly it ("tea" hides no "steam")
+_PREVIOUSLY = re.compile(r"\s*;\s*previously:\s*", re.I)  # the change-over-time tail of a claim (dream.rules)
 _LEAD = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|#{1,6}\s+)?")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SECTIONS = ("Claims", "Previously")
@@ -53,7 +57,7 @@ class Forgotten:
 
     def __init__(self, texts: Iterable[str]):
         self.keys = frozenset(k for k in (fact_key(t) for t in texts) if k)
-        long = sorted((k for k in self.keys if len(k) >= MIN_CONTAIN), key=len, reverse=True)
+        long = sorted((k for k in self.keys if len(k.split()) >= MIN_CONTAIN), key=len, reverse=True)
         self._within = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, long)) + r")(?!\w)") if long else None
 
     @classmethod
@@ -77,6 +81,10 @@ class Forgotten:
         key = fact_key(text)
         return key in self.keys or bool(self._within and self._within.search(key))
 
+    def holds(self, snippet: str) -> bool:
+        """Whether a multi-line ``snippet`` (a recall-log entry) as a whole, or any line of it, is :meth:`covers`."""
+        return bool(self.keys) and (self.covers(snippet) or any(self.covers_line(ln) for ln in snippet.split("\n")))
+
     def covers_line(self, line: str) -> bool:
         """:meth:`covers` for one markdown line (:func:`line_text`)."""
         return bool(self.keys) and self.covers(line_text(line))
@@ -91,11 +99,13 @@ class Forgotten:
 
 @dataclass
 class ScrubbedClaim:
-    """One claim bullet :func:`scrub_vault` removes (or would): the page (vault-relative), section and line."""
+    """One claim bullet :func:`scrub_vault` removes (or would): the page (vault-relative), section and line;
+    ``now`` is the line it is rewritten to when only its ``; previously: …`` tail held the text (else None)."""
 
     page: str
     section: str
     line: str
+    now: str | None = None
 
 
 def held_claims(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
@@ -109,14 +119,15 @@ def held_claims(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
             continue
         rel = path.relative_to(vault_dir).as_posix()
         for section in _SECTIONS:
-            found += [ScrubbedClaim(rel, section, line) for line in _held(page.section(section) or [], forgotten)[1]]
+            found += [ScrubbedClaim(rel, section, line, now) for line, now in _held(page.section(section) or [], forgotten)[1]]
     return found, problems
 
 
 def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
     """Remove every claim bullet holding a forgotten text (and the lines nested under it) from ``## Claims`` and
-    ``## Previously`` of every content page, each page rewritten atomically through
-    :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes). Returns ``(claims removed, problems)``:
+    ``## Previously`` of every content page (one holding it only in its ``; previously: …`` tail loses the tail), each page rewritten atomically through
+    :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes). Returns ``(claims removed or rewritten
+    (``now`` set), problems)``:
     a page that cannot be read or parsed (not valid YAML frontmatter) is never rewritten and is named in
     ``problems``. The caller holds the consolidation lock (``.state/.dream.lock``). Raises OSError when a page
     cannot be written (pages already scrubbed stay scrubbed; a re-run finishes the rest)."""
@@ -137,7 +148,7 @@ def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
             kept, gone = _held(lines, forgotten)
             if gone:
                 page.set_section(section, kept)
-                dropped += [ScrubbedClaim(rel, section, line) for line in gone]
+                dropped += [ScrubbedClaim(rel, section, line, now) for line, now in gone]
         if dropped:
             write_page(path, page)
             removed += dropped
@@ -169,9 +180,10 @@ def _pages(vault_dir: Path, forgotten: Forgotten):
             yield path, None, f"{rel}: {' '.join(str(exc).split())[:160]} (not rewritten)"
 
 
-def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[str]]:
-    """``(lines kept, claim bullets dropped)``: a top-level claim bullet holding a forgotten text goes with the
-    indented lines under it; every other line stays."""
+def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """``(lines kept, [(claim bullet, its rewrite or None)])``: a top-level claim bullet whose own text holds a
+    forgotten text goes with the indented lines under it; one holding it only in its ``; previously: …`` tail is
+    kept without that tail (markers and nested notes stay); every other line stays."""
     from .dream.pages import parse_claim  # noqa: PLC0415
 
     kept: list[str] = []
@@ -183,7 +195,13 @@ def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[str]]
         skipping = False
         claim = parse_claim(line)
         if claim is not None and forgotten.covers(claim.text):
-            gone.append(line)
+            current = _PREVIOUSLY.split(claim.text, maxsplit=1)[0].strip()
+            if current != claim.text and current and not forgotten.covers(current):
+                now = line.replace(claim.text, current, 1)
+                gone.append((line, now))
+                kept.append(now)
+                continue
+            gone.append((line, None))
             skipping = True
             continue
         kept.append(line)

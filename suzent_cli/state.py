@@ -363,10 +363,15 @@ def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float
 
 
 def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
-    """Drop every ``recall_log.jsonl`` line whose snippet contains the normalized text ``key`` (a forgotten fact
-    leaves no trace in runner state). Atomic rewrite under the state lock; returns the number of lines dropped."""
+    """Drop every ``recall_log.jsonl`` line whose snippet holds the forgotten text ``key`` (a forgotten fact leaves no
+    trace in runner state), by the one matcher (:meth:`suzent_cli.forgotten.Forgotten.holds`: whole words, a text
+    of 1-2 words only by equality), so forgetting "eovi" keeps "Uses neovim". Atomic rewrite under the state lock;
+    returns the number of lines dropped."""
+    from .forgotten import Forgotten  # noqa: PLC0415 - forgotten reads tombstones from this module
+
     path = state_dir / RECALL_LOG
-    if not key or not path.is_file():
+    only = Forgotten([key])
+    if not only or not path.is_file():
         return 0
     with locked(state_dir / STATE_LOCK, timeout):
         kept, dropped = [], 0
@@ -375,7 +380,7 @@ def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
                 snippet = json.loads(line).get("snippet", "")
             except (ValueError, AttributeError, RecursionError):
                 snippet = ""
-            if isinstance(snippet, str) and key in normalize(snippet):
+            if isinstance(snippet, str) and only.holds(snippet):
                 dropped += 1
             else:
                 kept.append(line)

@@ -292,3 +292,85 @@ def test_matcher_rules():
     assert f.scrub_chunk(f"# Notes\n{SECRET} here.\nKeep me") == "# Notes\nKeep me"
     assert not Forgotten([]) and Forgotten([]).scrub_chunk("x") == "x"
     assert MARKER  # imported for the MEMORY.md tests above
+
+
+def _moved_page(s) -> Path:
+    """A profile as the rules engine writes a changed value: one current claim quoting the old one, which moved to
+    ``## Previously``; plus a longer claim mentioning a one-word fact and that fact as its own claim."""
+    log(s, "2026-06-01", "[personal] Lives in Berlin", "[general] Lisbon")
+    log(s, "2026-06-03", "[personal] I live in Madrid now")
+    page = s.paths.vault_dir / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "---\ntitle: Profile\n---\n\n# Profile\n\n## Claims\n\n"
+        "- I live in Madrid now (since 2026-06-03); previously: Lives in Berlin (confirmed 1x, last 2026-06-03)"
+        " · source: 2026-06-03.md:5\n  - a note under it\n"
+        "- Moved to Lisbon for a year (confirmed 1x, last 2026-06-01)\n- Lisbon (confirmed 1x, last 2026-06-01)\n\n"
+        "## Previously\n\n- Lives in Berlin (confirmed 1x, last 2026-06-01) (until 2026-06-03) · source: 2026-06-01.md:5\n")
+    return page
+
+
+MADRID = "- I live in Madrid now (since 2026-06-03) (confirmed 1x, last 2026-06-03) · source: 2026-06-03.md:5"
+
+
+def test_forgetting_an_old_value_keeps_the_current_claim_that_quotes_it(home):
+    """P1/P4: "X (since D); previously: <forgotten>" used to be removed whole (the current address was lost) and the
+    output then claimed the text stayed on the page. The claim loses only its tail; nothing is named as left."""
+    s = make_settings(home)
+    page = _moved_page(s)
+    emb = CountingEmbedder()
+    run_index(s, embedder=emb)
+    plan = plan_forget(s, "Lives in Berlin")
+    assert [(c["section"], c["now"]) for c in plan.claims] == [("Claims", MADRID), ("Previously", None)]
+    assert plan.mentions == [] and plan.mention_files == []
+    report = forget(s, plan, embedder=emb)
+    text = page.read_text()
+    assert f"{MADRID}\n  - a note under it\n" in text and "berlin" not in text.lower()
+    assert report.claims_removed == 1 and report.claims_rewritten == 1
+    assert not [w for w in report.warnings if "still written" in w]
+    assert not holding(s, "berlin") and any(src.startswith("notebook:") for src, _ in holding(s, "madrid now"))
+
+
+def test_dry_run_names_no_page_the_scrub_cleans(home):
+    s = make_settings(home)
+    _moved_page(s)
+    proc = run_cli(home, "forget", "Lives in Berlin", "--dry-run", env_extra=EMB)
+    assert proc.returncode == 0, proc.stderr
+    assert f"-> kept as: {MADRID}" in proc.stdout
+    assert "a longer line holds it" not in proc.stdout and "still written" not in proc.stderr
+
+
+def test_a_one_word_forgotten_text_removes_only_claims_that_are_exactly_it(home):
+    """P1: forget "Lisbon" removed every claim mentioning the word; a text of 1-2 words matches by equality only,
+    in the vault scrub and in the indexer alike."""
+    s = make_settings(home)
+    page = _moved_page(s)
+    emb = CountingEmbedder()
+    run_index(s, embedder=emb)
+    plan = plan_forget(s, "Lisbon")
+    assert [c["line"] for c in plan.claims] == ["- Lisbon (confirmed 1x, last 2026-06-01)"] and plan.mentions == []
+    forget(s, plan, embedder=emb)
+    text = page.read_text()
+    assert "- Moved to Lisbon for a year (confirmed 1x" in text and "\n- Lisbon (" not in text
+    assert [c for _, c in holding(s, "lisbon") if "Moved to Lisbon for a year" not in c] == []
+    assert any(src.startswith("notebook:") and "Moved to Lisbon for a year" in c for src, c in holding(s, "lisbon"))
+
+
+def test_the_recall_log_purge_matches_whole_words_like_everything_else(home):
+    """P5: forgetting "eovi" dropped the recall-log entry "Uses neovim as main editor" (a raw substring match)."""
+    s = make_settings(home)
+    log(s, "2026-06-01", "[technical] eovi", "[technical] Uses neovim as main editor")
+    s.paths.state_dir.mkdir(parents=True, exist_ok=True)
+    entries = ["Uses neovim as main editor", "eovi", "- eovi (confirmed 1x, last 2026-06-01)", "Moved to eovi land"]
+    (s.paths.state_dir / RECALL_LOG).write_text("".join(json.dumps({"snippet": e}) + "\n" for e in entries))
+    plan = plan_forget(s, "eovi")
+    assert plan.recall_log == 2
+    assert forget(s, plan).recall_log_purged == 2
+    kept = [json.loads(line)["snippet"] for line in (s.paths.state_dir / RECALL_LOG).read_text().splitlines()]
+    assert kept == ["Uses neovim as main editor", "Moved to eovi land"]
+
+
+def test_matcher_short_texts_and_previously_tails():
+    f = Forgotten(["Lisbon", "Lives in Berlin"])
+    assert f.covers("Lisbon.") and not f.covers("Moved to Lisbon") and f.covers("Lives in Berlin now")
+    assert f.holds("# Profile\n- Lives in Berlin (confirmed 1x, last 2026-06-01)") and not f.holds("Lisbon is far")

@@ -95,7 +95,8 @@ def forget_cmd(
     for m in plan.matches:
         out.print(escape(f"  {m.source} {m.where}: {m.content}"))
     for c in plan.claims:
-        out.print(escape(f"  vault claim {c['page']} ## {c['section']}: {c['line'].strip()}"))
+        kept = f" -> kept as: {c['now'].strip()}" if c.get("now") else ""
+        out.print(escape(f"  vault claim {c['page']} ## {c['section']}: {c['line'].strip()}{kept}"))
     for m in plan.memory_generated:
         out.print(escape(f"  MEMORY.md line {m['line']} (generated zone): {m['text'].strip()}"))
     for m in plan.memory_manual:
@@ -106,7 +107,9 @@ def forget_cmd(
         out.print(escape(f"  recall log: {plan.recall_log} entr{'y' if plan.recall_log == 1 else 'ies'}"))
     held = f"{len(plan.matches)} fact(s) or chunk(s) in {len({m.path for m in plan.matches})} file(s) hold this text"
     in_index = (f"{report.rows_indexed} of them in the search index" if report.index_built else "no index yet")
-    places = f"{len(plan.claims)} vault claim(s), {len(plan.memory_generated)} generated MEMORY.md line(s)"
+    rewritten = sum(1 for c in plan.claims if c.get("now"))
+    places = (f"{len(plan.claims) - rewritten} vault claim(s), {len(plan.memory_generated)} generated MEMORY.md "
+              "line(s)" + (f" and the old value from {rewritten} current claim(s)" if rewritten else ""))
     if dry_run:
         out.print(escape(f"{held}; {in_index}; would remove {places}; nothing changed (--dry-run)"))
     else:
@@ -115,6 +118,8 @@ def forget_cmd(
                          + ("" if report.index_built else " (no index yet)")
                          + f"; {report.claims_removed} vault claim(s) and "
                          f"{len(plan.memory_generated)} generated MEMORY.md line(s) removed"
+                         + (f"; {report.claims_rewritten} current claim(s) kept without the old value"
+                            if report.claims_rewritten else "")
                          + (f"; {report.recall_log_purged} recall-log line(s) dropped" if report.recall_log_purged else "")))
     if any(m.source.startswith("archive:") for m in plan.matches):
         out.print("the daily logs keep the line (append-only history); recall no longer shows it")
