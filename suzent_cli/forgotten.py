@@ -116,21 +116,20 @@ def held_claims(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
     for path, page, error in _pages(vault_dir, forgotten):
         if error:
             problems.append(error)
-            continue
-        rel = path.relative_to(vault_dir).as_posix()
-        for section in _SECTIONS:
-            found += [ScrubbedClaim(rel, section, line, now) for line, now in _held(page.section(section) or [], forgotten)[1]]
+        else:
+            found += _scrub_page(page, path.relative_to(vault_dir).as_posix(), forgotten)  # in memory only
     return found, problems
 
 
 def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
     """Remove every claim bullet holding a forgotten text (and the lines nested under it) from ``## Claims`` and
-    ``## Previously`` of every content page (one holding it only in its ``; previously: …`` tail loses the tail), each page rewritten atomically through
-    :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes). Returns ``(claims removed or rewritten
-    (``now`` set), problems)``:
-    a page that cannot be read or parsed (not valid YAML frontmatter) is never rewritten and is named in
-    ``problems``. The caller holds the consolidation lock (``.state/.dream.lock``). Raises OSError when a page
-    cannot be written (pages already scrubbed stay scrubbed; a re-run finishes the rest)."""
+    ``## Previously`` of every content page (one holding it only in its ``; previously: …`` tail loses the tail),
+    each page rewritten atomically through :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes).
+    A page a person edits meanwhile is scrubbed again from what is on disk then, so neither the edit nor the
+    scrub is lost. Returns ``(claims removed or rewritten (``now`` set), problems)``: a page that cannot be read
+    or parsed (not valid YAML frontmatter) is never rewritten and is named in ``problems``. The caller holds the
+    consolidation lock (``.state/.dream.lock``). Raises OSError when a page cannot be written (pages already
+    scrubbed stay scrubbed; a re-run finishes the rest)."""
     from .dream.pages import write_page  # noqa: PLC0415
 
     removed: list[ScrubbedClaim] = []
@@ -140,19 +139,33 @@ def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
             problems.append(error)
             continue
         rel = path.relative_to(vault_dir).as_posix()
-        dropped: list[ScrubbedClaim] = []
-        for section in _SECTIONS:
-            lines = page.section(section)
-            if lines is None:
-                continue
-            kept, gone = _held(lines, forgotten)
-            if gone:
-                page.set_section(section, kept)
-                dropped += [ScrubbedClaim(rel, section, line, now) for line, now in gone]
-        if dropped:
-            write_page(path, page)
-            removed += dropped
+        dropped = _scrub_page(page, rel, forgotten)
+        if not dropped:
+            continue
+
+        def refold(fresh, rel=rel):  # the page changed since it was read: scrub what is there now
+            nonlocal dropped
+            dropped = [] if fresh is None else _scrub_page(fresh, rel, forgotten)
+            return fresh if dropped else None
+
+        write_page(path, page, refold=refold)
+        removed += dropped
     return removed, problems
+
+
+def _scrub_page(page, rel: str, forgotten: Forgotten) -> list[ScrubbedClaim]:
+    """Drop (or rewrite) the claims of ``page`` (a :class:`~suzent_cli.dream.pages.Page`, changed in memory) that
+    hold a forgotten text; returns them."""
+    dropped: list[ScrubbedClaim] = []
+    for section in _SECTIONS:
+        lines = page.section(section)
+        if lines is None:
+            continue
+        kept, gone = _held(lines, forgotten)
+        if gone:
+            page.set_section(section, kept)
+            dropped += [ScrubbedClaim(rel, section, line, now) for line, now in gone]
+    return dropped
 
 
 def _pages(vault_dir: Path, forgotten: Forgotten):

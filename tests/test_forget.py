@@ -374,3 +374,34 @@ def test_matcher_short_texts_and_previously_tails():
     f = Forgotten(["Lisbon", "Lives in Berlin"])
     assert f.covers("Lisbon.") and not f.covers("Moved to Lisbon") and f.covers("Lives in Berlin now")
     assert f.holds("# Profile\n- Lives in Berlin (confirmed 1x, last 2026-06-01)") and not f.holds("Lisbon is far")
+
+
+def test_a_page_edited_while_forget_scrubs_it_keeps_the_edit_and_loses_the_claim(tmp_path, monkeypatch):
+    """scrub_vault writes through write_page's read-compare-rename: a person's edit landing between the scrub's
+    read and its rename is kept, and the claim is scrubbed from the page as it is then (before this, write_page
+    left the changed page as it was and forget counted the claim as removed)."""
+    from suzent_cli import files
+    from suzent_cli.forgotten import scrub_vault
+
+    vault = tmp_path / "vault"
+    page = vault / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntitle: Profile\n---\n# Profile\n\n## Claims\n\n- Keeps a secret diary at home\n"
+                    "- Lives in Lisbon\n", encoding="utf-8")
+    mine = "\n## My notes\n\nWritten by me while forget ran.\n"
+    real, done = files.atomic_write_bytes, []
+
+    def wrapped(path, data, *, before_replace=None):
+        if Path(path) == page and not done:
+            done.append(1)
+            with open(page, "a", encoding="utf-8") as fh:  # after the scrub read the page, before its rename
+                fh.write(mine)
+        return real(path, data, before_replace=before_replace)
+
+    monkeypatch.setattr(files, "atomic_write_bytes", wrapped)
+    removed, problems = scrub_vault(vault, Forgotten(["keeps a secret diary at home"]))
+    text = page.read_text(encoding="utf-8")
+    assert done and not problems
+    assert "Written by me while forget ran." in text  # the person's edit survives
+    assert "secret diary" not in text and "- Lives in Lisbon" in text  # and the claim is gone all the same
+    assert [c.line for c in removed] == ["- Keeps a secret diary at home"]
