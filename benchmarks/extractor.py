@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suzent_cli.extract.offline import OfflineExtractor
-from suzent_cli.extract.turns import Message, Turn
+from suzent_cli.capture.extract.offline import OfflineExtractor
+from suzent_cli.capture.extract.turns import Message, Turn
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "extraction_labelled.jsonl"
 

@@ -1,3 +1,3 @@
-from .cli.app import main
+from suzent_cli.cli.app import main
 
 main()

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .files import append_held, locked, read_text
-from .textnorm import fold_line, repair, strip_control
+from suzent_cli.files import append_held, locked, read_text
+from suzent_cli.text import fold_line, repair, strip_control
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
 TAGS_RE = re.compile(r"`([^`]*)`\s*$")
@@ -163,7 +163,7 @@ def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts
     with nothing written. Returns the log path.
 
     ``on_appended(from_line)``: called after the write, still under the lock, with the 1-based line the entry
-    starts at (used to record a late append to a past day; see :func:`suzent_cli.state.append_late_lines`). If it
+    starts at (used to record a late append to a past day; see :func:`suzent_cli.vault.state.append_late_lines`). If it
     raises, the entry stays written and the exception propagates.
     """
     if not facts:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .errors import ConfigInvalid
+from suzent_cli.errors import ConfigInvalid
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 DEFAULT_CONTEXT_WINDOW = 2
@@ -205,7 +205,7 @@ def unknown_keys(cfg: dict, cfg_path: Path) -> list[str]:
                 for key in cfg if key not in KNOWN_KEYS[None]]
     known = dict(KNOWN_KEYS)
     if isinstance(cfg.get("dream"), dict) and cfg["dream"]:
-        from .dream.config import dream_keys  # noqa: PLC0415 - light; only when the file has a [dream] table
+        from suzent_cli.dream.config import dream_keys  # noqa: PLC0415 - light; only when the file has a [dream] table
 
         known["dream"] = dream_keys()
     for table, keys in known.items():

@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .config import Paths, Settings, resolve_settings
-from .dream.config import DreamConfig
-from .dream.runner import HOLDER, DreamRunner, TickResult
-from .errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError
-from .files import atomic_write
+from suzent_cli.config import Paths, Settings, resolve_settings
+from suzent_cli.dream.config import DreamConfig
+from suzent_cli.dream.runner import HOLDER, DreamRunner, TickResult
+from suzent_cli.errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError
+from suzent_cli.files import atomic_write
 
 # The tiers a clone carries, by diff label and Paths attribute. Order matters for ties (same dir, two tiers).
 TIERS = (("vault", "vault_dir"), ("memory", "memory_dir"), ("index", "index_dir"))
@@ -488,7 +488,7 @@ class IndexChange:
 def index_rows(index_dir: Path) -> tuple[dict[str, set[str]] | None, str | None]:
     """``({source: {row id}}, None)`` for a readable index (legacy rows under ``(none)``), else ``(None, why)``.
     Never raises."""
-    from .index.store import Store, table_exists  # noqa: PLC0415 - lancedb only when there is an index
+    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb only when there is an index
 
     if not table_exists(index_dir):
         return None, "no index yet (run `suzent index`): nothing to compare"

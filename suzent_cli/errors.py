@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import exit_codes
+from suzent_cli import exit_codes
 
 
 class SuzentError(Exception):

@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
-from .errors import LockTimeout
+from suzent_cli.errors import LockTimeout
 
 
 @contextlib.contextmanager

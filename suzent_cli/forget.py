@@ -3,7 +3,7 @@
 * ``forget TEXT`` matches rows whose fact text equals ``TEXT`` (case, spacing and a trailing full stop aside):
   daily-log facts, vault claims (their markers aside) and lines of core files. ``forget --id ROW_ID`` looks the
   row up in the index and forgets its fact text (a vault claim row: the claim without its markers).
-* What goes (:mod:`suzent_cli.forgotten` decides what "holds" the text): every index row of it — log, vault, core
+* What goes (:mod:`suzent_cli.vault.forgotten` decides what "holds" the text): every index row of it — log, vault, core
   files — and every line of a vault or core-file row that holds it (the rest of the row stays searchable); every
   vault claim that is the text or contains it verbatim (a text of 3+ words), from ``## Claims`` and
   ``## Previously`` (a current claim quoting it only as ``; previously: <text>`` keeps its current value); every line of
@@ -32,12 +32,12 @@ import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
 
-from . import exit_codes
-from .config import Settings
-from .errors import DreamBusy, InputInvalid, SuzentError
-from .forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
-from .state import FORGET, RECALL_LOG, append_tombstones, purge_recall_log, read_forgotten
-from .textnorm import normalize
+from suzent_cli import exit_codes
+from suzent_cli.config import Settings
+from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
+from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
+from suzent_cli.vault.state import FORGET, RECALL_LOG, append_tombstones, purge_recall_log, read_forgotten
+from suzent_cli.text import normalize
 
 
 class NothingToForget(SuzentError):
@@ -139,7 +139,7 @@ class ForgetReport:
 def text_of_row(settings: Settings, row_id: str) -> str:
     """The content of index row ``row_id``. Raises :class:`NothingToForget` for an unknown id, and
     :class:`InputInvalid` for a legacy row (no source file: no tombstone and reindex can retire it)."""
-    from .index.store import Store  # noqa: PLC0415
+    from suzent_cli.index.store import Store  # noqa: PLC0415
 
     rows = Store.open_existing(settings.paths.index_dir, home=settings.paths.home).rows_by_id([row_id])
     if not rows:
@@ -155,8 +155,8 @@ def as_fact_text(text: str) -> str:
     without the leading dash) is reduced to its text, and a vault claim line or a recall row of one
     (``- text (confirmed Nx, last D) · source: F:L``) or a stamped MEMORY.md line to the claim's text, so
     either can be pasted as is (or forgotten by ``--id``)."""
-    from .archive import parse_fact_line  # noqa: PLC0415
-    from .dream.pages import parse_claim  # noqa: PLC0415
+    from suzent_cli.archive import parse_fact_line  # noqa: PLC0415
+    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415
 
     stripped = text.strip()
     for candidate in (stripped, f"- {stripped}"):
@@ -176,8 +176,8 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     (so the plan is right even for an index that is behind), the vault, MEMORY.md and the recall log; see the
     module doc. Read-only. Raises :class:`InputInvalid` for empty text and :class:`NoExactMatch` (with the
     closest rows) when no row anywhere is exactly the text."""
-    from .index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
-    from .memory_md import forgotten_lines  # noqa: PLC0415
+    from suzent_cli.index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
+    from suzent_cli.vault.memory_md import forgotten_lines  # noqa: PLC0415
 
     text = as_fact_text(text)
     key = normalize(text)
@@ -250,9 +250,9 @@ def closest_rows(settings: Settings, key: str, *, limit: int = CLOSEST, cutoff: 
     so they are the index's row ids once it is up to date. Raises :class:`TombstonesUnreadable`."""
     from rapidfuzz import fuzz, process  # noqa: PLC0415
 
-    from .config import context_window_of  # noqa: PLC0415
-    from .index.sources import discover, documents  # noqa: PLC0415
-    from .state import read_tombstones  # noqa: PLC0415
+    from suzent_cli.config import context_window_of  # noqa: PLC0415
+    from suzent_cli.index.sources import discover, documents  # noqa: PLC0415
+    from suzent_cli.vault.state import read_tombstones  # noqa: PLC0415
 
     try:
         window = context_window_of(settings)
@@ -286,9 +286,9 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
     stays; the next index pass applies it)."""
     from pathlib import Path  # noqa: PLC0415
 
-    from .index.api import optimize_index, reindex_files  # noqa: PLC0415
-    from .index.store import table_exists  # noqa: PLC0415
-    from .memory_md import memory_path, scrub_generated  # noqa: PLC0415
+    from suzent_cli.index.api import optimize_index, reindex_files  # noqa: PLC0415
+    from suzent_cli.index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import memory_path, scrub_generated  # noqa: PLC0415
 
     paths = settings.paths
     report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(paths.index_dir))
@@ -334,7 +334,7 @@ def _consolidation_lock(settings: Settings):
 
     from filelock import FileLock, Timeout  # noqa: PLC0415
 
-    from .dream.runner import DREAM_LOCK  # noqa: PLC0415
+    from suzent_cli.dream.runner import DREAM_LOCK  # noqa: PLC0415
 
     @contextmanager
     def held():
@@ -357,7 +357,7 @@ def _recall_log_entries(state_dir, key: str) -> int:
     """How many ``recall_log.jsonl`` entries hold ``key`` (what :func:`purge_recall_log` would drop)."""
     import json  # noqa: PLC0415
 
-    from .files import read_text  # noqa: PLC0415
+    from suzent_cli.files import read_text  # noqa: PLC0415
 
     path = state_dir / RECALL_LOG
     if not path.is_file():
@@ -375,7 +375,7 @@ def _recall_log_entries(state_dir, key: str) -> int:
 def _rows_holding(settings: Settings, key: str) -> int:
     """How many index rows are exactly ``key`` now — a log fact in the same words, a chunk, or a vault/core row
     with a line whose text it is (0 when the index cannot be read)."""
-    from .index.store import Store  # noqa: PLC0415
+    from suzent_cli.index.store import Store  # noqa: PLC0415
 
     fkey = fact_key(key)
     try:

@@ -11,7 +11,7 @@ retire them, and for most of them the index is the only copy. Three steps, each 
    non-empty log line; any line of a vault content page, as written, without its leading bullet / heading /
    quote / numbering markers, or — for a claim bullet — the claim text without suzent's trailing markers
    (``(confirmed Nx, last D)``, ``(until D)``, ``· source: …``) and without a change-over-time note
-   (:func:`suzent_cli.dream.lifecycle.base_text`); or a whole page paragraph. Equality, never substring: a row
+   (:func:`suzent_cli.vault.claims.base_text`); or a whole page paragraph. Equality, never substring: a row
    "likes tea" is NOT recorded by a line "likes tea and coffee" (a false "recorded" would let ``--apply`` delete
    the only copy). A row whose log entry carries its ``legacy:<id>`` tag is recorded too (the export wrote it;
    a later edit of that line is the user's). Core files (MEMORY.md, persona.md, user.md) do not count: MEMORY.md's
@@ -48,12 +48,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .archive import Fact, list_logs, parse_log
-from .config import Settings
-from .errors import LegacyUnexported
-from .files import read_text
-from .textnorm import normalize, repair
-from .vault import content_pages
+from suzent_cli.archive import Fact, list_logs, parse_log
+from suzent_cli.config import Settings
+from suzent_cli.errors import LegacyUnexported
+from suzent_cli.files import read_text
+from suzent_cli.text import normalize, repair
+from suzent_cli.vault import content_pages
 
 KEY_CHARS = 90
 SESSION = "legacy"
@@ -176,8 +176,8 @@ def owned_by_indexer(settings: Settings) -> Callable[[dict], bool]:
 
 # ---- check ----------------------------------------------------------------------------------------------------
 def _page_keys(text: str, md: Markdown) -> None:
-    from .dream.lifecycle import base_text  # noqa: PLC0415 - light (re + textnorm)
-    from .dream.pages import parse_claim  # noqa: PLC0415 - light
+    from suzent_cli.vault.claims import base_text  # noqa: PLC0415 - light (re + textnorm)
+    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - light
 
     for paragraph in re.split(r"\n\s*\n", text):
         if paragraph.strip():
@@ -233,8 +233,8 @@ def _markdown_files(settings: Settings) -> int:
 def check(settings: Settings, *, progress: Progress | None = None) -> LegacyCheck:
     """Read the legacy rows and classify each as recorded / unrecorded / empty / forgotten (module docstring).
     Read-only. No index: no rows, schema ``none``. Raises :class:`IndexUnreadable`."""
-    from .index.store import Store, table_exists  # noqa: PLC0415 - lancedb
-    from .state import read_forgotten  # noqa: PLC0415
+    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb
+    from suzent_cli.vault.state import read_forgotten  # noqa: PLC0415
 
     started = time.perf_counter()
     if not table_exists(settings.paths.index_dir):
@@ -287,7 +287,7 @@ def export(settings: Settings, *, progress: Progress | None = None, plan: Legacy
     """Append every legacy row recorded nowhere in markdown to the daily log of its date (module docstring).
     Idempotent. ``plan``: a :func:`check` just made (else one is made). Raises LockTimeout/OSError from the
     appender (rows written before stay written; a re-run continues) and the check's errors."""
-    from .capture import write_facts  # noqa: PLC0415
+    from suzent_cli.capture import write_facts  # noqa: PLC0415
 
     started = time.perf_counter()
     plan = plan or check(settings)
@@ -381,7 +381,7 @@ def backup_dir(settings: Settings) -> Path:
 
 def restore_command(settings: Settings, backup: Path, schema: str) -> str:
     """The shell command that puts the table back as it was before ``--apply``."""
-    from .index.store import TABLE  # noqa: PLC0415 - a constant; store imports lancedb lazily
+    from suzent_cli.index.store import TABLE  # noqa: PLC0415 - a constant; store imports lancedb lazily
 
     paths = settings.paths
     index = paths.index_dir
@@ -401,7 +401,7 @@ def apply(settings: Settings, *, confirm: Callable[[LegacyCheck], bool] | None =
     legacy rows, returns at once (no backup). ``confirm(plan)`` is asked before anything is written; False
     cancels. Raises LockTimeout, IndexMissing, IndexUnreadable, OSError (backup; then nothing was deleted).
     """
-    from .index.api import retire_legacy_rows  # noqa: PLC0415
+    from suzent_cli.index.api import retire_legacy_rows  # noqa: PLC0415
 
     plan = plan or check(settings, progress=progress)
     report = ApplyReport(legacy_rows=len(plan.rows), schema=plan.schema)

@@ -1,6 +1,6 @@
 """MEMORY.md's generated zone from the vault: ``promote`` and the legacy per-capture refresh (invariant 6).
 
-Two writers regenerate the generated zone (through :func:`suzent_cli.memory_md.write_generated`, which copies the
+Two writers regenerate the generated zone (through :func:`suzent_cli.vault.memory_md.write_generated`, which copies the
 manual zone through, never touches an unmarked file it did not write, and enforces the size bound):
 
 * :func:`promote` — after a productive dream (and ``suzent promote``): the current claims of the ``3_Personal/``
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Settings
-from .errors import ConfigInvalid, InputInvalid, SuzentError
-from .files import read_text
-from .textnorm import normalize
+from suzent_cli.config import Settings
+from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
+from suzent_cli.files import read_text
+from suzent_cli.text import normalize
 
 PERSONAL = "3_Personal"
 ENGINES = ("auto", "offline", "claude")
@@ -96,7 +96,7 @@ class RankedClaim:
 def personal_pages(vault_dir: Path) -> list[Path]:
     """The content pages under ``3_Personal/`` (any depth), sorted by vault-relative path; a symlink leaving the
     vault is no page (:func:`suzent_cli.vault.content_pages`, the one walker)."""
-    from .vault import content_pages  # noqa: PLC0415
+    from suzent_cli.vault import content_pages  # noqa: PLC0415
 
     if not (vault_dir / PERSONAL).is_dir():
         return []
@@ -120,7 +120,7 @@ def _title(page, path: Path) -> str:
 
 def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
     """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given."""
-    from .state import RECALL_LOG  # noqa: PLC0415
+    from suzent_cli.vault.state import RECALL_LOG  # noqa: PLC0415
 
     path = state_dir / RECALL_LOG
     if not path.is_file():
@@ -148,10 +148,10 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
     non-deprecated personal page, best first, deduplicated by normalized text; and the number of personal pages
     found. A page whose frontmatter
     does not parse is skipped with a warning."""
-    from .dream.pages import CLAIMS, read_page  # noqa: PLC0415
-    from .ranking import chunk_importance, page_signals  # noqa: PLC0415
+    from suzent_cli.vault.pages import CLAIMS, read_page  # noqa: PLC0415
+    from suzent_cli.index.rank import chunk_importance, page_signals  # noqa: PLC0415
 
-    from .forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
 
     vault = settings.paths.vault_dir
     paths = personal_pages(vault)
@@ -241,7 +241,7 @@ def _check_bounds(max_lines: int, max_bytes: int) -> None:
 
 
 def _write(settings: Settings, body: str, writer: str, max_lines: int, max_bytes: int):
-    from .memory_md import write_generated  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import write_generated  # noqa: PLC0415
 
     return write_generated(settings, body, writer=writer, max_lines=max_lines, max_bytes=max_bytes)
 
@@ -335,8 +335,8 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
     newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
-    from .archive import list_logs, parse_fact_line  # noqa: PLC0415
-    from .forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.archive import list_logs, parse_fact_line  # noqa: PLC0415
+    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
 
     forgotten = Forgotten.from_state(settings.paths.state_dir)
     seen: set[str] = set()

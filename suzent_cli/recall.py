@@ -17,9 +17,9 @@ three). Ranking, in every mode:
 
 The sum of 1-3 is the row's **relevance**.
 
-4. **Importance.** ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (:func:`ranking.final_score`),
+4. **Importance.** ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (:func:`rank.final_score`),
    with the importance the indexer stamped (confirmations, status, history section, human verification) times the
-   stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.ranking` documents
+   stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank` documents
    the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is relevance alone;
    legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
@@ -36,12 +36,12 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
-from . import ranking
-from .config import Settings
-from .errors import IndexMissing, InputInvalid, SuzentError
-from .index.embed import Embedder
-from .index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata, unreadable
-from .state import append_recall_log
+from suzent_cli.index import rank
+from suzent_cli.config import Settings
+from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
+from suzent_cli.index.embed import Embedder
+from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata, unreadable
+from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
 RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
@@ -115,12 +115,12 @@ def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
     meta = row_metadata(row)
     tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
     stored = row.get("importance")
-    stamped = meta.get(ranking.FACTORS_KEY) if isinstance(meta.get(ranking.FACTORS_KEY), dict) else {}
-    importance, stale = ranking.effective_importance(stored, stamped, today)
+    stamped = meta.get(rank.FACTORS_KEY) if isinstance(meta.get(rank.FACTORS_KEY), dict) else {}
+    importance, stale = rank.effective_importance(stored, stamped, today)
     ranked = row.get("source") is not None  # a legacy row's importance is another tool's scale: neutral here
     factors = {**stamped, "indexed": None if stored is None else float(stored), "stale_factor": stale,
                "ranked": ranked}
-    score = ranking.final_score(relevance, importance if ranked else ranking.NEUTRAL)
+    score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL)
     return Hit(
         id=row["id"], content=row["content"], score=score,
         source=row.get("source"), source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
@@ -251,11 +251,11 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
     runs: dict[str, dict[str, float]] = {}
     for name in RUNS[mode]:
         run = _run(store, embedder, name, query, pool)
-        for rank, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run])), start=1):
+        for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run])), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
             scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
-            ranks.setdefault(rid, {})[name] = rank
+            ranks.setdefault(rid, {})[name] = position
             runs.setdefault(rid, {})[name] = norm
     if not rows:
         return []
@@ -350,7 +350,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> Store:
-    from .index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import table_exists  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")

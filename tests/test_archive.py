@@ -9,7 +9,7 @@ import pytest
 from suzent_cli import archive
 from suzent_cli.archive import Fact
 from suzent_cli.capture import clean_facts, parse_fact, parse_fact_lines
-from suzent_cli.textnorm import repair
+from suzent_cli.text import repair
 
 DAY = dt.date(2026, 6, 1)
 

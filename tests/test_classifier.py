@@ -1,6 +1,6 @@
 """The write-path classifier (invariant 5b) and its place in turn captures.
 
-Table-driven checks of :func:`suzent_cli.classifier.classify` against recalled rows, then capture in process
+Table-driven checks of :func:`suzent_cli.capture.classify.classify` against recalled rows, then capture in process
 (confirmations sidecar, revision tag, every failure degrading to a written fact), then end to end: a real LanceDB
 index (hash embedder) and real ``suzent capture --turn-from`` subprocesses.
 """
@@ -15,12 +15,12 @@ from conftest import CountingEmbedder, run_cli
 
 from suzent_cli.archive import Fact, list_logs, parse_log
 from suzent_cli.capture import extract_and_write, write_facts
-from suzent_cli.classifier import CONFIRM, Classification, classify, classify_all, new_specifics
+from suzent_cli.capture.classify import CONFIRM, Classification, classify, classify_all, new_specifics
 from suzent_cli.config import resolve_settings
 from suzent_cli.index.api import run_index
 from suzent_cli.recall import Hit
-from suzent_cli.recall_context import recall_set_for
-from suzent_cli.state import read_confirmations
+from suzent_cli.capture.known import recall_set_for
+from suzent_cli.vault.state import read_confirmations
 
 LOG = "archive:2026-06-01.md"
 PAGE = "notebook:3_Personal/Profile.md"
@@ -210,7 +210,7 @@ def test_no_index_at_all_means_new_and_written(s):
 
 
 def test_sidecar_failure_logs_the_restatement_instead(s, monkeypatch):
-    import suzent_cli.state as state
+    import suzent_cli.vault.state as state
 
     def fail(*a, **k):
         raise OSError("read-only state dir")

@@ -15,15 +15,15 @@ import pytest
 
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
-from suzent_cli.dream import ledger
+from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.gate import decide
-from suzent_cli.dream.pages import read_page
+from suzent_cli.vault.pages import read_page
 from suzent_cli.dream.runner import DreamRunner
-from suzent_cli.dream.state import load_state
+from suzent_cli.vault.dream_state import load_state
 from suzent_cli.errors import ConfigInvalid
-from suzent_cli.state import append_tombstones, read_superseded
+from suzent_cli.vault.state import append_tombstones, read_superseded
 
 from conftest import REPO, run_cli
 
@@ -254,7 +254,8 @@ def test_retry_then_skip_across_processes(home):
 CRASH_SCRIPT = textwrap.dedent("""
     import os, sys
     from suzent_cli.config import resolve_settings
-    from suzent_cli.dream import pages, rules
+    from suzent_cli.dream import rules
+    from suzent_cli.vault import pages
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
@@ -500,7 +501,7 @@ def test_notes_under_the_last_claim_stay_with_it_and_previously_stays_tight(home
 
 
 def test_a_backfill_behind_the_watermark_is_recorded_and_folded_by_the_next_dream(home):
-    from suzent_cli.state import read_late_lines
+    from suzent_cli.vault.state import read_late_lines
 
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")
@@ -584,7 +585,7 @@ def confirmation(day: str, content: str, category: str = "preference", ts: str |
 
 
 def test_confirmations_fold_into_the_marker_and_the_sidecar_keeps_later_lines(home, monkeypatch):
-    from suzent_cli.state import append_confirmations, read_confirmations
+    from suzent_cli.vault.state import append_confirmations, read_confirmations
     from suzent_cli.dream import rules
 
     s = settings_at(home)
@@ -649,7 +650,7 @@ def test_revisit_queue_and_stale_after_backfill(home):
 def test_a_confirmation_before_a_change_is_folded_before_it(home):
     """Confirmed on day 2, negated on day 3: the negation is current and the confirmed claim is history — the
     confirmation must not bring the old claim back as current."""
-    from suzent_cli.state import append_confirmations
+    from suzent_cli.vault.state import append_confirmations
 
     s = settings_at(home)
     log(s, "2026-06-01", "[preference] I prefer dark roast coffee in the morning.")
@@ -689,7 +690,7 @@ def test_a_hand_written_personal_page_without_claims_gets_a_stale_after(home):
 
 def test_the_claude_prompt_and_status_name_late_lines(home):
     from suzent_cli.dream.claude_agent import ingest_message
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
 
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")

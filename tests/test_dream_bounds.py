@@ -16,7 +16,7 @@ from fake_anthropic import running, text_reply, tool_use_reply
 
 from suzent_cli.dream import vault_tools
 from suzent_cli.dream.engine import BatchFact, IngestBatch
-from suzent_cli.dream.pages import read_page
+from suzent_cli.vault.pages import read_page
 from suzent_cli.dream.rules import RulesEngine
 from suzent_cli.dream.vault_tools import VaultTools
 from suzent_cli.errors import DreamFailed
@@ -100,10 +100,10 @@ def test_claude_engine_gets_a_tool_error_for_a_catastrophic_search_and_finishes(
 # --- 5. a YAML alias bomb in a page's frontmatter ------------------------------------------------------------------
 
 def test_the_frontmatter_loader_refuses_an_alias_bomb_by_counting():
-    from suzent_cli import pagemeta  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter  # noqa: PLC0415
 
-    with pytest.raises(pagemeta.FrontmatterInvalid, match="alias bomb") as err:
-        pagemeta.parse(bomb(12))  # 9^12 laughs: refused after a bounded number of nodes, before any expansion
+    with pytest.raises(frontmatter.FrontmatterInvalid, match="alias bomb") as err:
+        frontmatter.parse(bomb(12))  # 9^12 laughs: refused after a bounded number of nodes, before any expansion
     assert err.value.bounded
 
 
@@ -113,16 +113,16 @@ def test_the_frontmatter_loader_refuses_an_alias_bomb_by_counting():
     ("---\nx: '" + "y" * 200_000 + "'\n---\nbody\n", "larger than"),
 ])
 def test_the_frontmatter_loader_refuses_other_abuse(text, reason):
-    from suzent_cli import pagemeta  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter  # noqa: PLC0415
 
-    with pytest.raises(pagemeta.FrontmatterInvalid, match=reason):
-        pagemeta.parse(text)
+    with pytest.raises(frontmatter.FrontmatterInvalid, match=reason):
+        frontmatter.parse(text)
 
 
 def test_the_frontmatter_loader_keeps_ordinary_anchors():
-    from suzent_cli import pagemeta  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter  # noqa: PLC0415
 
-    meta, body = pagemeta.parse("---\nbase: &b [x, y]\ncopy: *b\nmore: [*b, *b]\n---\n\nbody\n")
+    meta, body = frontmatter.parse("---\nbase: &b [x, y]\ncopy: *b\nmore: [*b, *b]\n---\n\nbody\n")
     assert meta == {"base": ["x", "y"], "copy": ["x", "y"], "more": [["x", "y"], ["x", "y"]]} and body == "body"
 
 

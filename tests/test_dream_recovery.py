@@ -101,7 +101,7 @@ def test_a_backfill_landing_while_a_dream_reads_is_folded_exactly_once(home, mon
     run) — never fold it under the first record and leave its own record for the next run to fold again."""
     from suzent_cli.dream import runner as runner_mod
     from suzent_cli.errors import LockTimeout
-    from suzent_cli.state import read_late_lines, read_superseded
+    from suzent_cli.vault.state import read_late_lines, read_superseded
 
     s = settings_at(home)
     for day in ("2026-06-01", "2026-06-02", "2026-06-03"):
@@ -140,7 +140,7 @@ def test_a_backfill_landing_while_a_dream_reads_is_folded_exactly_once(home, mon
 KILL_AFTER_ENTRY = textwrap.dedent("""
     import dataclasses, os, sys
     from suzent_cli.config import resolve_settings
-    from suzent_cli.dream import ledger
+    from suzent_cli.vault import ledger
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
@@ -168,10 +168,10 @@ def indexed_backlog(home: Path):
 
 
 def end_state(s) -> dict:
-    from suzent_cli.dream import ledger
-    from suzent_cli.dream.state import load_state
+    from suzent_cli.vault import ledger
+    from suzent_cli.vault.dream_state import load_state
     from suzent_cli.index.store import Store
-    from suzent_cli.state import read_superseded, read_tombstones
+    from suzent_cli.vault.state import read_superseded, read_tombstones
 
     store = Store.open_existing(s.paths.index_dir)
     state = load_state(s.paths.state_dir)
@@ -188,9 +188,9 @@ def end_state(s) -> dict:
 @pytest.mark.parametrize("rerun", ["dream", "run"])
 def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_path, rerun):
     from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.dream.state import load_state
-    from suzent_cli.pipeline import run_pass
-    from suzent_cli.state import read_superseded
+    from suzent_cli.vault.dream_state import load_state
+    from suzent_cli.run import run_pass
+    from suzent_cli.vault.state import read_superseded
 
     crashed, clean = indexed_backlog(tmp_path / "crashed"), indexed_backlog(tmp_path / "clean")
     proc = subprocess.run([sys.executable, "-c", KILL_AFTER_ENTRY, str(crashed.paths.home)], cwd=REPO,
@@ -218,7 +218,7 @@ def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_pat
 
 def test_a_failed_follow_up_stays_pending_and_the_next_tick_retries_it(home):
     from suzent_cli.dream.runner import StepResult
-    from suzent_cli.dream.state import load_state
+    from suzent_cli.vault.dream_state import load_state
 
     s = settings_at(home)
     log(s, "2026-06-01", "[personal] Lives in Berlin")
@@ -268,9 +268,9 @@ def claude_settings(home: Path, url: str, now: str = "2026-06-20T12:00"):
 @pytest.mark.parametrize("status", [429, 500, 529, "refused"])
 def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status):
     from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply, tool_use_reply
-    from suzent_cli.dream import ledger
-    from suzent_cli.dream.state import load_state
-    from suzent_cli.dream.status import status as dream_status
+    from suzent_cli.vault import ledger
+    from suzent_cli.vault.dream_state import load_state
+    from suzent_cli.status import status as dream_status
     from suzent_cli.dream.config import DreamConfig
 
     log(settings_at(home), "2026-06-01", "[preference] Likes tea")
@@ -307,7 +307,7 @@ def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status)
 
 def test_a_real_failure_counts_and_clears_the_backoff(home):
     from fake_anthropic import running
-    from suzent_cli.dream.state import load_state
+    from suzent_cli.vault.dream_state import load_state
 
     log(settings_at(home), "2026-06-01", "[preference] Likes tea")
     s = claude_settings(home, closed_port_url())

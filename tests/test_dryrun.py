@@ -21,7 +21,7 @@ from suzent_cli.config import resolve_settings
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.errors import CloneFailed, InputInvalid, LiveDataChanged
-from suzent_cli.layout import init_home
+from suzent_cli.init import init_home
 
 from conftest import run_cli
 

@@ -17,9 +17,9 @@ from suzent_cli.archive import Fact
 from suzent_cli.capture import extract_and_write
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import ExtractionFailed, ExtractorUnavailable
-from suzent_cli.extract import choose_extractor
-from suzent_cli.extract.claude import ClaudeExtractor, build_system_prompt, parse_facts
-from suzent_cli.extract.turns import Message, Turn
+from suzent_cli.capture.extract import choose_extractor
+from suzent_cli.capture.extract.claude import ClaudeExtractor, build_system_prompt, parse_facts
+from suzent_cli.capture.extract.turns import Message, Turn
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -219,7 +219,7 @@ def test_ready_facts_and_importing_the_module_never_import_anthropic(tmp_path):
             "from suzent_cli.config import resolve_settings\n"
             f"s = resolve_settings(home={str(tmp_path)!r}, env={{}})\n"
             "write_facts(s, parse_fact_lines('[preference] Likes tea'), time='10:00')\n"
-            "import suzent_cli.extract.claude\n"
+            "import suzent_cli.capture.extract.claude\n"
             "assert 'anthropic' not in sys.modules, 'anthropic imported'\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from suzent_cli.extract.offline import OfflineExtractor, categorize
-from suzent_cli.extract.turns import Message, Turn, parse_turn, split_pasted
+from suzent_cli.capture.extract.offline import OfflineExtractor, categorize
+from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pasted
 
 # Measured 2026-11-29: labelled set P 0.991 / R 0.991; held-out set P 1.000 / R 0.950. Re-measured for issue 13
 # (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Floors sit
@@ -280,8 +280,8 @@ def test_benchmark_script_prints_its_command_and_exits_zero(capsys):
 
 
 def test_secrets_are_never_extracted():
-    from suzent_cli.extract.offline import OfflineExtractor
-    from suzent_cli.extract.turns import parse_turn
+    from suzent_cli.capture.extract.offline import OfflineExtractor
+    from suzent_cli.capture.extract.turns import parse_turn
 
     turn = parse_turn("My password is hunter2 and my API key is sk-ant-12345abcdef. I live in Oslo. "
                       "My token is ghp_abcdefghijklmnopqrstuvwxyz0123456789. Remember that my PIN is 4411.")

@@ -22,14 +22,14 @@ from suzent_cli.dream.runner import DREAM_LOCK, DreamRunner
 from suzent_cli.dream.rules import RulesEngine
 from suzent_cli.errors import DreamBusy
 from suzent_cli.forget import forget, plan_forget, text_of_row
-from suzent_cli.forgotten import Forgotten
+from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.index.api import run_index
 from suzent_cli.index.store import Store
-from suzent_cli.memory_md import MARKER, split_zones
+from suzent_cli.vault.memory_md import MARKER, split_zones
 from suzent_cli.promote import promote
 from suzent_cli.recall import recall
 from suzent_cli.reconcile import reconcile
-from suzent_cli.state import RECALL_LOG, append_confirmations, append_tombstones, read_forgotten
+from suzent_cli.vault.state import RECALL_LOG, append_confirmations, append_tombstones, read_forgotten
 
 SECRET = "Has a secret diary"
 EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
@@ -381,7 +381,7 @@ def test_a_page_edited_while_forget_scrubs_it_keeps_the_edit_and_loses_the_claim
     read and its rename is kept, and the claim is scrubbed from the page as it is then (before this, write_page
     left the changed page as it was and forget counted the claim as removed)."""
     from suzent_cli import files
-    from suzent_cli.forgotten import scrub_vault
+    from suzent_cli.vault.forgotten import scrub_vault
 
     vault = tmp_path / "vault"
     page = vault / "3_Personal" / "Profile.md"

@@ -24,7 +24,7 @@ from suzent_cli.index.api import make_indexer, move_index_aside, optimize_index
 from suzent_cli.index.indexer import STATE_FILE
 from suzent_cli.index.sources import discover, source_for_path
 from suzent_cli.index.store import TABLE, Store, index_error
-from suzent_cli.layout import init_home
+from suzent_cli.init import init_home
 
 D1, D2 = dt.date(2026, 6, 1), dt.date(2026, 6, 2)
 
@@ -78,7 +78,7 @@ def test_a_table_restored_from_an_older_copy_gets_its_missing_rows_back(indexed,
 
 
 def test_run_after_a_deleted_table_rebuilds_it(indexed, embedder):
-    from suzent_cli.pipeline import _index
+    from suzent_cli.run import _index
 
     shutil.rmtree(table_dir(indexed))
     stage = _index(indexed, embedder)
@@ -89,7 +89,7 @@ def test_run_shows_the_indexers_warnings_in_its_row_on_stderr_and_in_json(indexe
     from rich.console import Console
 
     from suzent_cli.cli import run as run_cli_mod
-    from suzent_cli.pipeline import PassReport, _index
+    from suzent_cli.run import PassReport, _index
 
     (tmp_path / "secret.md").write_text("outside\n")
     (indexed.paths.vault_dir / "leak.md").symlink_to(tmp_path / "secret.md")
@@ -272,7 +272,7 @@ def test_symlinks_leaving_the_tiers_are_refused_with_one_warning_each(settings, 
 
 def test_every_vault_walker_refuses_links_leaving_the_vault_with_one_warning_each(settings, tmp_path):
     from suzent_cli import vault as vault_mod
-    from suzent_cli.dream.status import vault_counts
+    from suzent_cli.status import vault_counts
     from suzent_cli.promote import personal_pages
 
     init_home(settings)

@@ -13,8 +13,8 @@ from suzent_cli.archive import Fact
 from suzent_cli.errors import IndexIncompatible
 from suzent_cli.index.indexer import STATE_FILE, STATE_VERSION, Indexer
 from suzent_cli.index.store import Store
-from suzent_cli.layout import init_home
-from suzent_cli.state import append_tombstones
+from suzent_cli.init import init_home
+from suzent_cli.vault.state import append_tombstones
 
 D1, D2 = dt.date(2026, 6, 1), dt.date(2026, 6, 2)
 
@@ -267,7 +267,7 @@ def test_many_small_commits_are_compacted(home_ready, embedder, monkeypatch):
 
 
 def test_known_facts_for_extraction_come_from_full_text_search(home_ready, embedder):
-    from suzent_cli.recall_context import known_facts_for
+    from suzent_cli.capture.known import known_facts_for
 
     s = home_ready
     capture(s, D1, "Drinks oolong tea every morning", "Lives in Oslo")

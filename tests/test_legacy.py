@@ -25,8 +25,8 @@ from suzent_cli.errors import IndexIncompatible, LegacyUnexported
 from suzent_cli.index.api import run_index
 from suzent_cli.index.indexer import delete_legacy_rows
 from suzent_cli.index.store import Store
-from suzent_cli.layout import init_home
-from suzent_cli.state import append_tombstones
+from suzent_cli.init import init_home
+from suzent_cli.vault.state import append_tombstones
 
 TODAY = "2026-06-10"
 START = dt.datetime(2026, 1, 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import run_cli
-from suzent_cli.dream.pages import read_page
+from suzent_cli.vault.pages import read_page
 
 ENV = {"SUZENT_EMBEDDER": "hash:64"}
 

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from suzent_cli import memory_md
+from suzent_cli.vault import memory_md
 from suzent_cli.errors import InputInvalid
 from suzent_cli.index.sources import Source, documents
-from suzent_cli.memory_md import MARKER, split_zones, verify_fact, write_generated
+from suzent_cli.vault.memory_md import MARKER, split_zones, verify_fact, write_generated
 
 from conftest import run_cli
 

@@ -16,7 +16,7 @@ import pytest
 from suzent_cli import files
 from suzent_cli.dream.engine import BatchFact, IngestBatch
 from suzent_cli.dream.lint import audit
-from suzent_cli.dream.pages import read_page, write_page
+from suzent_cli.vault.pages import read_page, write_page
 from suzent_cli.dream.rules import RulesEngine
 from suzent_cli.dream.vault_tools import VaultTools
 from suzent_cli.vault import bootstrap
@@ -211,7 +211,7 @@ def test_rules_engine_routes_to_the_existing_page_whatever_its_case(vault, categ
 
 
 def test_existing_case(vault):
-    from suzent_cli.dream.pages import existing_case
+    from suzent_cli.vault.pages import existing_case
 
     (vault / "2_Wiki/tools").mkdir(parents=True)
     (vault / "2_Wiki/tools/TOOLS.md").write_text("x", encoding="utf-8")

@@ -14,7 +14,7 @@ from suzent_cli.capture import write_facts
 from suzent_cli.config import resolve_settings
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import FOLLOW_UPS, DreamRunner, StepResult, TickResult, promote_step
-from suzent_cli.memory_md import MARKER, memory_path
+from suzent_cli.vault.memory_md import MARKER, memory_path
 from suzent_cli.promote import legacy_refresh, promote
 from suzent_cli.vault import bootstrap
 
@@ -108,7 +108,7 @@ def test_refresh_is_newest_first_deduplicated_bounded_and_skips_forgotten(settin
     for i in range(80):
         append_entry(settings.paths.archive_dir, dt.date(2026, 5, 1) + dt.timedelta(days=i % 30), f"{i % 24:02d}:00",
                      "s", [Fact(f"Fact number {i}", "personal"), Fact("Likes tea", "preference")], timeout=5)
-    from suzent_cli.state import append_tombstones
+    from suzent_cli.vault.state import append_tombstones
 
     append_tombstones(settings.paths.state_dir, ["Fact number 59"], reason="forget", timeout=5)
     out = legacy_refresh(settings)

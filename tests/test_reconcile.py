@@ -25,7 +25,7 @@ from suzent_cli.index.api import run_index
 from suzent_cli.index.store import Store
 from suzent_cli.reconcile import reconcile
 from suzent_cli import reconcile as reconcile_mod
-from suzent_cli.state import append_superseded, read_superseded, read_tombstones
+from suzent_cli.vault.state import append_superseded, read_superseded, read_tombstones
 
 EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
 
@@ -275,7 +275,7 @@ def test_commands_use_the_embedder_the_index_was_built_with(home):
 def test_state_appenders_never_join_a_torn_last_line_and_forget_purges_the_recall_log(home):
     """A crash can leave the last line of a state file without its newline: the next append starts a new line
     rather than gluing onto it, and forget drops the forgotten text's recall-log snippets."""
-    from suzent_cli.state import RECALL_LOG, SUPERSEDED, TOMBSTONES, append_recall_log, append_tombstones, \
+    from suzent_cli.vault.state import RECALL_LOG, SUPERSEDED, TOMBSTONES, append_recall_log, append_tombstones, \
         purge_recall_log
 
     state = make_settings(home).paths.state_dir

@@ -22,9 +22,9 @@ from filelock import FileLock
 
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
-from suzent_cli.dream import ledger
+from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig
-from suzent_cli.pipeline import STAGES, refresh_today, run_pass
+from suzent_cli.run import STAGES, refresh_today, run_pass
 
 from conftest import REPO, CountingEmbedder, cli_env, run_cli
 
@@ -369,7 +369,7 @@ def test_a_busy_indexer_makes_the_pass_busy_not_failed(home):
 def test_status_reports_a_lock_it_cannot_probe_instead_of_failing(tmp_path, monkeypatch):
     from filelock import FileLock
 
-    from suzent_cli.dream import status as status_mod
+    from suzent_cli import status as status_mod
 
     lock = tmp_path / ".x.lock"
     lock.write_text("")

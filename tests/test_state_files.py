@@ -14,10 +14,10 @@ import pytest
 
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.config import resolve_settings
-from suzent_cli.dream import ledger
+from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
-from suzent_cli.state import read_confirmations, read_late_lines
+from suzent_cli.vault.state import read_confirmations, read_late_lines
 from suzent_cli.vault import content_pages
 
 from conftest import run_cli
@@ -154,7 +154,7 @@ def test_a_bad_confirmation_is_quarantined_and_creates_no_page(home, bad):
 
 
 def test_status_counts_only_good_records_and_moves_nothing(home):
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
 
     s = settings_at(home)
     write_lines(s.paths.state_dir / "confirmations.jsonl", {"content": 5}, confirmation())
@@ -185,7 +185,7 @@ BAD_DREAM_STATE = [
 
 @pytest.mark.parametrize("text,field", BAD_DREAM_STATE, ids=[t for t, _ in BAD_DREAM_STATE])
 def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, field):
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
 
     s = settings_at(home)
     log(s, "2026-06-05", "Lives in Berlin")
@@ -322,7 +322,7 @@ def bad_name_page(settings) -> Path:
 
 
 def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint_index_and_status(home, embedder):
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
     from suzent_cli.index.api import run_index
     from suzent_cli.promote import promote
 
@@ -382,7 +382,7 @@ def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home
                                  "not a fact line at all"], ids=["nul", "huge", "nuls", "prose"])
 def test_a_bad_superseded_line_is_quarantined_and_the_good_one_retired(home, embedder, bad):
     from suzent_cli.reconcile import reconcile
-    from suzent_cli.state import SUPERSEDED, read_superseded
+    from suzent_cli.vault.state import SUPERSEDED, read_superseded
 
     s = settings_at(home)
     log(s, "2026-06-05", "Lives in Berlin")
@@ -399,10 +399,10 @@ def test_a_bad_superseded_line_is_quarantined_and_the_good_one_retired(home, emb
 
 
 def test_deeply_nested_json_in_state_files_is_never_a_crash(home, settings):
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
     from suzent_cli.hooks import spool
     from suzent_cli.promote import promote, recall_snippets
-    from suzent_cli.state import purge_recall_log
+    from suzent_cli.vault.state import purge_recall_log
 
     s = settings_at(home)
     bomb = "[" * 100000 + "]" * 100000
@@ -429,7 +429,7 @@ def test_a_lock_holder_note_of_the_wrong_shape_is_never_trusted(home):
     from filelock import FileLock
 
     from suzent_cli.dream.runner import DREAM_LOCK, HOLDER
-    from suzent_cli.dream.status import lock_state
+    from suzent_cli.status import lock_state
 
     s = settings_at(home)
     state = s.paths.state_dir

@@ -1,5 +1,5 @@
 """An unreadable tombstone file never brings forgotten text back, and a forget that matches nothing shows the
-closest rows (issue 13, section 1). See suzent_cli/state.py's module doc for the decision per damage case."""
+closest rows (issue 13, section 1). See suzent_cli/vault/state.py's module doc for the decision per damage case."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from suzent_cli.errors import SuzentError
 from suzent_cli.index.api import run_index
 from suzent_cli.index.indexer import Indexer
 from suzent_cli.index.store import Store
-from suzent_cli.state import TOMBSTONES, append_tombstones, read_forgotten, read_tombstones
+from suzent_cli.vault.state import TOMBSTONES, append_tombstones, read_forgotten, read_tombstones
 
 EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
 SECRET = "Has a secret diary"
@@ -122,7 +122,7 @@ def test_an_unreadable_tombstone_file_stops_every_index_pass_before_the_table(fo
 def test_the_dream_refuses_on_an_unreadable_tombstone_file_without_counting_a_failure(forgotten):
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
-    from suzent_cli.dream.state import load_state
+    from suzent_cli.vault.dream_state import load_state
 
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
@@ -138,7 +138,7 @@ def test_a_lint_refused_for_an_unreadable_tombstone_file_records_no_attempt(forg
     """A refusal is not an attempt: recording last_lint_attempt would hold lint back 24 h (fresh-user trial)."""
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
-    from suzent_cli.dream.state import load_state
+    from suzent_cli.vault.dream_state import load_state
 
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
@@ -275,7 +275,7 @@ def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
 
 def test_status_shows_an_unreadable_tombstone_file_instead_of_failing(forgotten):
     from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
 
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
@@ -346,7 +346,7 @@ def test_rebuild_accepts_the_loss_and_starts_over(forgotten):
 
 def test_status_warns_about_tombstones_the_index_applied_but_the_file_lost(forgotten):
     from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.dream.status import status
+    from suzent_cli.status import status
 
     s = forgotten
     assert not any("no longer holds" in w for w in status(s, DreamConfig(), with_index=False)["warnings"])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.extract.turns import parse_turn
+from suzent_cli.capture.extract.turns import parse_turn
 
 
 def roles(turn):

@@ -8,9 +8,9 @@ from typing import List
 
 import typer
 
-from .. import __version__, exit_codes
-from ..config import Settings, resolve_settings
-from ..errors import SuzentError
+from suzent_cli import __version__, exit_codes
+from suzent_cli.config import Settings, resolve_settings
+from suzent_cli.errors import SuzentError
 
 app = typer.Typer(
     name="suzent",
@@ -53,7 +53,7 @@ def root(
                                now=now, lenient=lenient)
     if ctx.obj.config_errors:
         if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
-            from ..errors import ConfigInvalid  # noqa: PLC0415
+            from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
 
             raise ConfigInvalid(ctx.obj.config_errors[0])
         for message in ctx.obj.config_errors:  # capture never loses a fact over another stage's setting
@@ -101,7 +101,7 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from . import capture, config, dream, dryrun, index, init, legacy, promote, recall, reconcile, run, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    from suzent_cli.cli import capture, config, dream, dryrun, index, init, legacy, promote, recall, reconcile, run, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
 
 
 _register()
@@ -127,7 +127,7 @@ def main() -> None:
         if os.environ.get("SUZENT_DEBUG"):
             raise
         if hook:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
-            from ..hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
+            from suzent_cli.hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
 
             kept = rescue_unread_payload(sys.argv[1:])  # "" unless `capture --from claude-code` left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)

@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from .. import exit_codes
-from ..capture import (
+from suzent_cli import exit_codes
+from suzent_cli.capture import (
     extract_and_write,
     index_after_capture,
     parse_fact,
@@ -18,9 +18,9 @@ from ..capture import (
     resolve_day,
     write_facts,
 )
-from ..errors import InputInvalid
-from .app import app, settings_of
-from .render import clip, emit_json, err, escape, out, warn
+from suzent_cli.errors import InputInvalid
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
 
 def _read_source(spec: str) -> bytes:
@@ -80,7 +80,7 @@ def capture_cmd(
     rejected: list[str] = []
     if turn_from:
         text = repair_input(_read_source(turn_from), warnings)
-        from ..recall_context import recall_set_for  # noqa: PLC0415
+        from suzent_cli.capture.known import recall_set_for  # noqa: PLC0415
 
         result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
@@ -110,7 +110,7 @@ def capture_cmd(
 def _session(raw: str, warnings: list[str]) -> str:
     """The ``--session`` id as it will be written: bad UTF-8 replaced, control characters dropped, one line
     (:func:`suzent_cli.archive.clean_session`), with a warning when it had to be changed."""
-    from ..archive import clean_session  # noqa: PLC0415 - light
+    from suzent_cli.archive import clean_session  # noqa: PLC0415 - light
 
     found: list[str] = []
     cleaned = clean_session(repair_input(raw, found))
@@ -127,7 +127,7 @@ def _capture_hook(settings, source: str, timeout: Optional[str], extractor: Opti
         raise InputInvalid(f"--from accepts only claude-code, got {source!r}")
     if other_input:
         raise InputInvalid("--from claude-code reads its payload on stdin: give no --fact, --facts-from or --turn-from")
-    from ..hooks.claude_code import CAPTURE_TIMEOUT, parse_timeout, run_capture, warn  # noqa: PLC0415
+    from suzent_cli.hooks.claude_code import CAPTURE_TIMEOUT, parse_timeout, run_capture, warn  # noqa: PLC0415
 
     seconds, problem = parse_timeout(timeout, CAPTURE_TIMEOUT)
     if problem:

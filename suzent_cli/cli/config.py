@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from .app import app, settings_of
-from .render import emit_json, escape, out
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out
 
 config_app = typer.Typer(
     name="config",
@@ -45,8 +45,8 @@ def _masked_url(url: str | None) -> str | None:
 def _dream_settings(settings) -> tuple[dict[str, tuple[Any, str]], list[str]]:
     """Each ``[dream]`` knob as ``(value, origin)`` in :func:`suzent_cli.dream.config.dream_config`'s terms (its
     defaults, then the ``[dream]`` table); problems (an unknown key, a bad value) are collected, not raised."""
-    from ..dream.config import DreamConfig, dream_config  # noqa: PLC0415
-    from ..errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.dream.config import DreamConfig, dream_config  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
 
     raw = dict(settings.dream)
     problems: list[str] = []
@@ -80,8 +80,8 @@ def effective_config(settings) -> dict[str, Any]:
     holds the file). ``origin`` is ``default``, ``file:<config path>``, ``env:NAME`` or ``flag``. The API key is never
     shown: its value is ``"set"`` or null. ``problems`` lists values the stage using them would refuse.
     """
-    from ..config import EXTRACTORS, context_window_of  # noqa: PLC0415
-    from ..errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.config import EXTRACTORS, context_window_of  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
 
     cfg = settings.paths.config_file
     o = settings.origins
@@ -150,7 +150,7 @@ def show_cmd(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", 
 
     Example: suzent config show --json
     """
-    from ..errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
 
     data = effective_config(settings_of(ctx))
     if json_out:

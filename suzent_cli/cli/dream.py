@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from .app import app, settings_of
-from .render import emit_json, escape, out, warn
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out, warn
 
 EXIT_HELP = ("Exit codes: 0 ran (ingested, skipped a wedged batch, or linted), 4 idle (nothing due), "
              "5 the run failed (not productive; retried next time), 3 another dream holds the lock, "
@@ -18,7 +18,7 @@ LINT_EXIT_HELP = ("Exit codes: 0 linted, 5 the engine failed (no log entry), 3 a
 
 
 def _config(ctx: typer.Context, *, check: bool = False, **flags):
-    from ..dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
 
     config = dream_config(settings_of(ctx), **flags)
     if check:
@@ -91,7 +91,7 @@ def dream_cmd(
 
     Example: suzent dream --json    (cron: */30 * * * * suzent dream)
     """
-    from ..dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
 
     config = _config(ctx, check=True, min_hours=min_hours, min_facts=min_facts, max_days=max_days, max_retries=max_retries,
                      timeout_seconds=timeout, lint_min_days=lint_min_days, engine=engine,
@@ -99,7 +99,7 @@ def dream_cmd(
     settings = settings_of(ctx)
     limit = None
     if ticks is not None or (interval is not None and not loop):
-        from ..errors import ConfigInvalid  # noqa: PLC0415
+        from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
 
         if not loop:
             raise ConfigInvalid(f"{'--ticks' if ticks is not None else '--interval'} only applies with --loop")
@@ -134,7 +134,7 @@ def lint_cmd(
 
     Example: suzent lint --json
     """
-    from ..dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
 
     config = _config(ctx, check=True, engine=engine, timeout_seconds=timeout)
     settings = settings_of(ctx)
@@ -163,7 +163,7 @@ def status_cmd(
 
     Example: suzent status --json
     """
-    from ..dream.status import status  # noqa: PLC0415
+    from suzent_cli.status import status  # noqa: PLC0415
 
     data = status(settings_of(ctx), _config(ctx), with_index=not no_index)
     if json_out:

@@ -9,9 +9,9 @@ from typing import Optional
 
 import typer
 
-from .. import exit_codes
-from .app import app, settings_of
-from .render import emit_json, escape, out, warn
+from suzent_cli import exit_codes
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out, warn
 
 EXIT_LIVE_CHANGED = exit_codes.LIVE_DATA_CHANGED
 EXIT_HELP = ("Exit codes (the clone's run, as suzent dream): 0 ran (ingested, skipped a wedged batch, or linted), "
@@ -40,9 +40,9 @@ def dry_run_cmd(
 
     Example: suzent dry-run --force --engine rules --output dream.patch
     """
-    from ..dream.config import check_engine, dream_config  # noqa: PLC0415
-    from ..dryrun import check_keep, check_output, dry_run, write_patch  # noqa: PLC0415
-    from ..errors import ConfigInvalid, LiveDataChanged  # noqa: PLC0415
+    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.dryrun import check_keep, check_output, dry_run, write_patch  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid, LiveDataChanged  # noqa: PLC0415
 
     settings = settings_of(ctx)
     if lint and force:
@@ -69,7 +69,7 @@ def dry_run_cmd(
 
 
 def _show(report, json_out: bool, target: Path | None = None) -> None:
-    from .dream import _report  # noqa: PLC0415
+    from suzent_cli.cli.dream import _report  # noqa: PLC0415
 
     if json_out:
         emit_json(report.to_json())
@@ -131,7 +131,7 @@ def _show_index(index) -> None:
 def _patch_file(report, settings) -> str:
     """The ``--output`` file: a ``#`` comment header (what ran, index rows added/removed per source) that
     ``patch`` and ``git apply`` skip, then the unified diff."""
-    from .dream import _describe  # noqa: PLC0415
+    from suzent_cli.cli.dream import _describe  # noqa: PLC0415
 
     head = [f"suzent dry-run of {settings.paths.home} at {settings.clock.isoformat(timespec='seconds')}",
             _describe(report.result)]

@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from .app import app, settings_of
-from .render import emit_json, escape, out
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out
 
 
 @app.command("index")
@@ -23,7 +23,7 @@ def index_cmd(
 
     Example: suzent index --json
     """
-    from ..index.api import make_indexer, move_index_aside  # noqa: PLC0415 - loads torch
+    from suzent_cli.index.api import make_indexer, move_index_aside  # noqa: PLC0415 - loads torch
 
     settings = settings_of(ctx)
     indexer = make_indexer(settings, model)  # a rebuild keeps the index's embedder unless --model names another

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from ..layout import init_home
-from .app import app, settings_of
-from .render import emit_json, out
+from suzent_cli.init import init_home
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, out
 
 
 @app.command("init")

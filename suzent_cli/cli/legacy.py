@@ -8,8 +8,8 @@ from typing import Iterator
 
 import typer
 
-from .app import app, settings_of
-from .render import clip, emit_json, err, escape, out, warn
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
 EXIT_HELP = ("Exit codes: 0 done (check, export, apply, or no legacy rows), 1 --apply refused because rows are "
              "recorded nowhere in markdown (run --export first) or the index failed, 2 bad options (or --apply "
@@ -31,7 +31,7 @@ def _bar(what: str, quiet: bool) -> Iterator:
 
 
 def _confirm(plan) -> bool:
-    from ..errors import InputInvalid  # noqa: PLC0415
+    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
 
     if not sys.stdin.isatty():
         raise InputInvalid(f"--apply would delete {len(plan.rows)} legacy row(s); pass --yes to confirm when stdin "
@@ -75,8 +75,8 @@ def retire_legacy_cmd(
 
     Example: suzent retire-legacy --json && suzent retire-legacy --export && suzent dream --force && suzent retire-legacy --apply
     """
-    from .. import legacy  # noqa: PLC0415
-    from ..errors import InputInvalid  # noqa: PLC0415
+    from suzent_cli import legacy  # noqa: PLC0415
+    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
 
     if export and apply:
         raise InputInvalid("--export and --apply are separate steps: give one of them")
@@ -92,7 +92,7 @@ def retire_legacy_cmd(
             report = legacy.export(settings, progress=progress, plan=plan)
         _render_export(report, json_out)
     elif apply:
-        from ..errors import LegacyUnexported  # noqa: PLC0415
+        from suzent_cli.errors import LegacyUnexported  # noqa: PLC0415
 
         try:
             report = legacy.apply(settings, plan=plan, confirm=None if yes else _confirm)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from .app import app, settings_of
-from .render import emit_json, escape, out, warn
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out, warn
 
 
 @app.command("promote")
@@ -22,8 +22,8 @@ def promote_cmd(
 
     Example: suzent promote --engine offline --json
     """
-    from ..errors import ConfigInvalid  # noqa: PLC0415
-    from ..promote import promote  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.promote import promote  # noqa: PLC0415
 
     if not 6 <= max_lines <= 10000:
         raise ConfigInvalid(f"--max-lines must be 6..10000, got {max_lines}")

@@ -6,9 +6,9 @@ from typing import Optional
 
 import typer
 
-from ..errors import InputInvalid
-from .app import app, settings_of
-from .render import clip, emit_json, escape, out
+from suzent_cli.errors import InputInvalid
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import clip, emit_json, escape, out
 
 
 @app.command("recall")
@@ -41,7 +41,7 @@ def recall_cmd(
     if from_agent is not None:
         _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
         return
-    from ..recall import check_query, recall  # noqa: PLC0415
+    from suzent_cli.recall import check_query, recall  # noqa: PLC0415
 
     if query is None:
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
@@ -50,8 +50,8 @@ def recall_cmd(
     check_query(query, mode=mode, limit=limit, embedder=None if mode == "fts" else object())  # before any load
     embedder = None
     if mode != "fts":
-        from ..index.api import embedder_name  # noqa: PLC0415
-        from ..index.embed import load_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import embedder_name  # noqa: PLC0415
+        from suzent_cli.index.embed import load_embedder  # noqa: PLC0415
 
         embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
@@ -93,8 +93,8 @@ def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str
         raise InputInvalid(f"mode must be one of hybrid, vector, fts, got {mode!r}")
     if limit is not None and limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
-    from ..hooks.claude_code import parse_timeout, warn  # noqa: PLC0415
-    from ..hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, run_recall  # noqa: PLC0415
+    from suzent_cli.hooks.claude_code import parse_timeout, warn  # noqa: PLC0415
+    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, run_recall  # noqa: PLC0415
 
     seconds, problem = parse_timeout(timeout, RECALL_TIMEOUT)
     if problem:
@@ -106,9 +106,9 @@ def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str
 def explain_lines(hit) -> list[str]:
     """How ``hit``'s final score was made, as display lines: relevance (each run's normalized score and weight,
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
-    the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.ranking`)."""
-    from ..ranking import IMPORTANCE_WEIGHT, NEUTRAL  # noqa: PLC0415
-    from ..recall import RUNS, WEIGHTS  # noqa: PLC0415
+    the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
+    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL  # noqa: PLC0415
+    from suzent_cli.recall import RUNS, WEIGHTS  # noqa: PLC0415
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
     runs = " + ".join(f"{n} {hit.runs[n]:.4f}×{WEIGHTS.get(n, 0):g}" for n in names) or "no run (neighbour only)"

@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from .app import app, settings_of
-from .render import clip, emit_json, escape, out, warn
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import clip, emit_json, escape, out, warn
 
 
 @app.command("reconcile")
@@ -24,8 +24,8 @@ def reconcile_cmd(
 
     Example: suzent reconcile --json
     """
-    from ..errors import ConfigInvalid  # noqa: PLC0415
-    from ..reconcile import KEEP_VERSIONS, reconcile  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.reconcile import KEEP_VERSIONS, reconcile  # noqa: PLC0415
 
     keep = KEEP_VERSIONS
     if keep_versions is not None:
@@ -73,8 +73,8 @@ def forget_cmd(
 
     Example: suzent forget "Lives in Berlin" --dry-run
     """
-    from ..errors import InputInvalid  # noqa: PLC0415
-    from ..forget import NoExactMatch, forget, plan_forget, text_of_row  # noqa: PLC0415
+    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
+    from suzent_cli.forget import NoExactMatch, forget, plan_forget, text_of_row  # noqa: PLC0415
 
     settings = settings_of(ctx)
     if (text is None) == (row_id is None):

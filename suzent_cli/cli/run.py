@@ -1,5 +1,5 @@
 """``suzent run`` (one pass of the whole chain) and ``suzent loop`` (passes every --interval seconds until a
-signal): drain spool → index → dream → reconcile → promote → lint when due. See :mod:`suzent_cli.pipeline`."""
+signal): drain spool → index → dream → reconcile → promote → lint when due. See :mod:`suzent_cli.run`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Optional
 
 import typer
 
-from .. import exit_codes
-from .app import app, settings_of
-from .render import clip, emit_json, err, escape, out, warn
+from suzent_cli import exit_codes
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
 RUN_EXIT_HELP = ("Exit codes: 0 every stage ok (idle and skipped count as ok), 1 a stage failed (the others still "
                  "ran where safe), 3 a lock was busy (the dream's or the indexer's), 2 bad configuration (nothing ran), "
@@ -62,7 +62,7 @@ class Signals:
 
 def _setup(ctx: typer.Context, engine: Optional[str], interval: Optional[str] = None):
     """Settings, the validated dream config and the engine name; ConfigInvalid (exit 2) before anything runs."""
-    from ..dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
 
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine, interval_seconds=interval)
@@ -143,7 +143,7 @@ def run_cmd(
 
     Example: suzent run    (cron: */30 * * * * suzent run >> ~/.suzent/run.log 2>&1)
     """
-    from ..pipeline import run_pass  # noqa: PLC0415
+    from suzent_cli.run import run_pass  # noqa: PLC0415
 
     settings, config, engine_name = _setup(ctx, engine)
     with Signals() as signals, _Progress(out.is_terminal and not json_out) as progress:
@@ -177,8 +177,8 @@ def loop_cmd(
 
     Example: suzent loop --interval 1800    (systemd: Type=simple, KillSignal=SIGTERM)
     """
-    from ..errors import ConfigInvalid  # noqa: PLC0415
-    from ..pipeline import refresh_today, run_pass, shared_embedder  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.run import refresh_today, run_pass, shared_embedder  # noqa: PLC0415
 
     base, config, engine_name = _setup(ctx, engine, interval)
     limit = None

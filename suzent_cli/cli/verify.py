@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from .app import app, settings_of
-from .render import emit_json, escape, out
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, escape, out
 
 
 @app.command("verify-fact")
@@ -24,7 +24,7 @@ def verify_fact_cmd(
 
     Example: suzent verify-fact "Drinks oolong tea every morning" --by ana
     """
-    from ..memory_md import memory_path, verify_fact  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import memory_path, verify_fact  # noqa: PLC0415
 
     settings = settings_of(ctx)
     line = verify_fact(settings, text, by, day=settings.today)

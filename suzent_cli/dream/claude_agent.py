@@ -13,7 +13,7 @@ connect timeout, 429, 5xx: :func:`transient`) raises its subclass :class:`~suzen
 which the runner backs off from instead of counting. Pages already written stay (the runner judges the run by
 what changed).
 
-``anthropic`` is imported only when an engine is built. As with the extractor (see :mod:`suzent_cli.extract.claude`),
+``anthropic`` is imported only when an engine is built. As with the extractor (see :mod:`suzent_cli.capture.extract.claude`),
 no sampling parameters are sent and ``base_url`` is always explicit.
 """
 
@@ -26,11 +26,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..config import DEFAULT_CLAUDE_MODEL, Settings
-from ..errors import ConfigInvalid, DreamFailed, EngineUnreachable
-from ..files import read_text
-from .engine import IngestBatch, IngestResult, LintFindings, LintJob
-from .vault_tools import VaultTools
+from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
+from suzent_cli.errors import ConfigInvalid, DreamFailed, EngineUnreachable
+from suzent_cli.files import read_text
+from suzent_cli.dream.engine import IngestBatch, IngestResult, LintFindings, LintJob
+from suzent_cli.dream.vault_tools import VaultTools
 
 SUMMARY_CAP = 600
 REQUEST_TIMEOUT = 300.0

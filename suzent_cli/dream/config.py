@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-from ..config import Settings
-from ..errors import ConfigInvalid
+from suzent_cli.config import Settings
+from suzent_cli.errors import ConfigInvalid
 
 ENGINES = ("auto", "rules", "claude")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from ..errors import DreamFailed
-from ..vault import content_pages
-from .lifecycle import is_personal
-from .pages import meta_date, read_page
+from suzent_cli.errors import DreamFailed
+from suzent_cli.vault import content_pages
+from suzent_cli.vault.claims import is_personal
+from suzent_cli.vault.pages import meta_date, read_page
 
 
 

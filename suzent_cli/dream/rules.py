@@ -34,13 +34,13 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from ..archive import parse_fact_line
-from ..errors import DreamFailed, LockTimeout
-from ..files import update_file
-from .engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from .lifecycle import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
+from suzent_cli.archive import parse_fact_line
+from suzent_cli.errors import DreamFailed, LockTimeout
+from suzent_cli.files import update_file
+from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
+from suzent_cli.vault.claims import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
                         is_personal, is_repeat, page_for, page_type, stale_after)
-from .pages import (PAGE_LOCK_TIMEOUT, CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, meta_date, pages_lock, parse_claim,
+from suzent_cli.vault.pages import (PAGE_LOCK_TIMEOUT, CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, meta_date, pages_lock, parse_claim,
                     read_page, write_page)
 
 _DESCRIPTIONS = {
@@ -425,7 +425,7 @@ class RulesEngine:
 
     def lint(self, job: LintJob) -> LintFindings:
         """Contradictions among current claims (same single-valued subject, different values)."""
-        from .lint import rules_contradictions  # noqa: PLC0415
+        from suzent_cli.dream.lint import rules_contradictions  # noqa: PLC0415
 
         return rules_contradictions(job.vault_dir, job.run_date)
 

@@ -39,21 +39,21 @@ from typing import Any, Callable
 
 from filelock import FileLock, Timeout
 
-from .. import exit_codes
-from ..archive import APPEND_LOCK, parse_log
-from ..config import Settings
-from ..errors import DreamFailed, EngineUnreachable, SuzentError
-from ..files import atomic_write, locked, read_text
-from ..forgotten import Forgotten, scrub_vault
-from ..state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
+from suzent_cli import exit_codes
+from suzent_cli.archive import APPEND_LOCK, parse_log
+from suzent_cli.config import Settings
+from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError
+from suzent_cli.files import atomic_write, locked, read_text
+from suzent_cli.vault.forgotten import Forgotten, scrub_vault
+from suzent_cli.vault.state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
-from ..vault import bootstrap, content_pages, skipped_warning
-from . import ledger
-from .config import DreamConfig
-from .engine import BatchFact, Engine, IngestBatch, LintJob
-from .gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
-from .revisit import revisit_queue
-from .state import DreamState, load_state, peek_state, save_state
+from suzent_cli.vault import bootstrap, content_pages, skipped_warning
+from suzent_cli.vault import ledger
+from suzent_cli.dream.config import DreamConfig
+from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
+from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
+from suzent_cli.dream.revisit import revisit_queue
+from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, save_state
 
 DREAM_LOCK = ".dream.lock"
 HOLDER = ".dream.lock.holder"  # {"pid", "since"} of the process holding DREAM_LOCK, for `suzent status`
@@ -150,10 +150,10 @@ EngineFactory = Callable[[str], Engine]
 
 def refresh_index(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: an indexer pass so changed vault pages become searchable. Skipped when no index was built yet."""
-    from ..index.api import run_index  # noqa: PLC0415 - lancedb and the model only when needed
-    from ..index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.api import run_index  # noqa: PLC0415 - lancedb and the model only when needed
+    from suzent_cli.index.store import table_exists  # noqa: PLC0415
 
-    from ..errors import IndexIncompatible  # noqa: PLC0415
+    from suzent_cli.errors import IndexIncompatible  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         return StepResult("index", True, {"skipped": "no index yet (run `suzent index`)"})
@@ -167,8 +167,8 @@ def refresh_index(settings: Settings, result: TickResult, embedder=None) -> Step
 
 def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: :func:`suzent_cli.reconcile.reconcile` — retire the superseded lines, sweep, optimize."""
-    from ..errors import IndexIncompatible  # noqa: PLC0415
-    from ..reconcile import reconcile  # noqa: PLC0415
+    from suzent_cli.errors import IndexIncompatible  # noqa: PLC0415
+    from suzent_cli.reconcile import reconcile  # noqa: PLC0415
 
     try:
         report = reconcile(settings, embedder=embedder)
@@ -181,7 +181,7 @@ def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> Ste
 def promote_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: :func:`suzent_cli.promote.promote` (engine ``auto``) — MEMORY.md's generated zone from the
     personal pages. A manual MEMORY.md (left untouched) and nothing to promote are both ok."""
-    from ..promote import promote  # noqa: PLC0415
+    from suzent_cli.promote import promote  # noqa: PLC0415
 
     report = promote(settings)
     detail = report.to_json()
@@ -469,7 +469,7 @@ class DreamRunner:
         return result
 
     def _lint(self, state: DreamState, decision: Decision | None) -> TickResult:
-        from .lint import lint_vault  # noqa: PLC0415
+        from suzent_cli.dream.lint import lint_vault  # noqa: PLC0415
 
         settings = self.settings
         mark = ledger.watermark(ledger.read_ledger(self.vault))
@@ -500,7 +500,7 @@ class DreamRunner:
         return result
 
     def _scrub(self, result: TickResult) -> None:
-        """Whatever an engine wrote, the vault holds no forgotten text (:func:`suzent_cli.forgotten.scrub_vault`,
+        """Whatever an engine wrote, the vault holds no forgotten text (:func:`suzent_cli.vault.forgotten.scrub_vault`,
         the tombstones read now, under the consolidation lock a ``forget`` also takes). A page that cannot be
         scrubbed is a warning: recall hides the text anyway and the next run tries again."""
         try:
@@ -568,7 +568,7 @@ class DreamRunner:
         superseded stay: a restatement of a folded claim still confirms it. The late-line records and the logs are
         one snapshot (:meth:`_read_logs`): every line read has its record among the records seen, and every record
         seen names lines that were read. Bad confirmation and late-line records (wrong types, absurd values, a log
-        that is gone) are quarantined with one warning each in ``warnings`` (:func:`suzent_cli.state.read_jsonl`)."""
+        that is gone) are quarantined with one warning each in ``warnings`` (:func:`suzent_cli.vault.state.read_jsonl`)."""
         warnings = [] if warnings is None else warnings
         forgotten = Forgotten.from_state(self.state_dir)
         confirmations = read_confirmations(self.state_dir, warnings=warnings, timeout=self.settings.lock_timeout)
@@ -675,12 +675,12 @@ def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFac
     """Engines by name: ``rules`` (offline) or ``claude`` (needs an API key; confined to the vault)."""
     def make(name: str) -> Engine:
         if name == "rules":
-            from .rules import RulesEngine  # noqa: PLC0415
+            from suzent_cli.dream.rules import RulesEngine  # noqa: PLC0415
 
             return RulesEngine()
-        from .claude_agent import ClaudeEngine  # noqa: PLC0415
+        from suzent_cli.dream.claude_agent import ClaudeEngine  # noqa: PLC0415
 
-        from .vault_tools import tier_paths  # noqa: PLC0415
+        from suzent_cli.dream.vault_tools import tier_paths  # noqa: PLC0415
 
         return ClaudeEngine.from_settings(settings, max_turns=config.max_turns, protected=tier_paths(settings.paths))
     return make

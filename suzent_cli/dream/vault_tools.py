@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import regex as _regex
 
-from ..errors import LockTimeout
-from ..files import read_text, update_file
-from ..vault import utf8_name
-from .pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
+from suzent_cli.errors import LockTimeout
+from suzent_cli.files import read_text, update_file
+from suzent_cli.vault import utf8_name
+from suzent_cli.vault.pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
 
 if TYPE_CHECKING:
-    from ..config import Paths
+    from suzent_cli.config import Paths
 
 OUTPUT_CAP = 20_000
 MAX_PAGE_CHARS = 200_000

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Settings
-from .transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assemble, entry_of, read_transcript
+from suzent_cli.config import Settings
+from suzent_cli.hooks.transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assemble, entry_of, read_transcript
 
 STATE_FILE = "claude_code.json"
 STATE_LOCK = ".claude_code.lock"
@@ -80,7 +80,7 @@ def _split_positions(data: dict) -> tuple[dict, list[tuple[str, str]]]:
 def _quarantine_positions(settings: Settings, bad: list[tuple[str, str]]) -> str:
     """Move ``bad`` records to the quarantine (the caller holds :data:`STATE_LOCK` and rewrites the file without
     them). Returns the warning."""
-    from ..state import quarantine  # noqa: PLC0415
+    from suzent_cli.vault.state import quarantine  # noqa: PLC0415
 
     try:
         return quarantine(settings.paths.state_dir, STATE_FILE, bad) + ": those sessions start afresh"
@@ -97,7 +97,7 @@ def read_positions(settings: Settings, warnings: list[str] | None = None) -> dic
     data = _read_positions_file(settings, warnings)
     good, bad = _split_positions(data)
     if bad and warnings is not None:
-        from ..files import atomic_write, locked  # noqa: PLC0415
+        from suzent_cli.files import atomic_write, locked  # noqa: PLC0415
 
         with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
             good, bad = _split_positions(_read_positions_file(settings, warnings))
@@ -130,7 +130,7 @@ def _read_positions_file(settings: Settings, warnings: list[str] | None) -> dict
 
 def record_position(settings: Settings, session_id: str, entry: Entry, transcript: Path) -> None:
     """Record ``entry`` as the last captured entry of ``session_id`` (atomic rewrite under the state lock)."""
-    from ..files import atomic_write, locked  # noqa: PLC0415
+    from suzent_cli.files import atomic_write, locked  # noqa: PLC0415
 
     with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
         state, bad = _split_positions(_read_positions_file(settings, None))
@@ -226,14 +226,14 @@ def _known_facts(settings: Settings):
 
     def lookup(text: str) -> list:
         if "store" not in cache:
-            from ..index.store import Store, table_exists  # noqa: PLC0415 - lancedb only if an index exists
+            from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb only if an index exists
 
             cache["store"] = None
             if table_exists(settings.paths.index_dir):
                 cache["store"] = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
         if cache["store"] is None:
             return []
-        from ..recall import search  # noqa: PLC0415
+        from suzent_cli.recall import search  # noqa: PLC0415
 
         return search(cache["store"], None, text[:2000], mode="fts", limit=10, today=settings.today)
 
@@ -252,7 +252,7 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     """Capture the complete turns of ``payload``'s transcript that its session has not captured yet, recording
     the position after each. The caller holds the session's lock. ``deadline`` (monotonic): no turn is started
     after it (``finished`` False). Raises :class:`TranscriptUnavailable`, and what capture raises."""
-    from ..capture import extract_and_write  # noqa: PLC0415
+    from suzent_cli.capture import extract_and_write  # noqa: PLC0415
 
     outcome = Outcome()
     path = transcript_path(payload)

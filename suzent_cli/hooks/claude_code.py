@@ -38,11 +38,11 @@ import threading
 import time
 from typing import BinaryIO
 
-from ..config import Settings
-from .capture import capture_payload
-from .spool import is_tty as _is_tty
-from .spool import read_stdin as _read_stdin
-from .transcript import PayloadInvalid, decode_payload, payload_from_dict
+from suzent_cli.config import Settings
+from suzent_cli.hooks.capture import capture_payload
+from suzent_cli.hooks.spool import is_tty as _is_tty
+from suzent_cli.hooks.spool import read_stdin as _read_stdin
+from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload, payload_from_dict
 
 SOURCE = "claude-code"
 CAPTURE_TIMEOUT = 10.0
@@ -114,7 +114,7 @@ def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extract
     Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
     ``<home>/spool/`` when that cannot be written), or — when neither can be written — captured directly without a
     safety copy, and if that does not finish, what recovers its turns (:func:`_not_spooled`)."""
-    from . import spool  # noqa: PLC0415
+    from suzent_cli.hooks import spool  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
     if _is_tty(stdin):
@@ -151,7 +151,7 @@ def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extract
         try:
             report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
             if payload is not None and own is None:  # not spooled: capture it directly
-                from ..files import locked  # noqa: PLC0415
+                from suzent_cli.files import locked  # noqa: PLC0415
 
                 wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
                 with locked(spool.session_lock(settings, payload.session_id), wait):

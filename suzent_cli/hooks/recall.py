@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from ..config import Settings
-from ..errors import SuzentError
-from .claude_code import _is_tty, bounded, hard_exit, warn
-from .transcript import decode_payload
+from suzent_cli.config import Settings
+from suzent_cli.errors import SuzentError
+from suzent_cli.hooks.claude_code import _is_tty, bounded, hard_exit, warn
+from suzent_cli.hooks.transcript import decode_payload
 
 RECALL_TIMEOUT = 2.0
 RECALL_LIMIT = 5
@@ -69,10 +69,10 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
 def _page_lines(content: str, words: list[str] | None) -> tuple[list[str], str | None]:
     """A vault or core-file chunk as short lines — headings and blank lines dropped, the bullet and suzent's claim
-    markers removed (:func:`suzent_cli.dream.pages.parse_claim`; ``(confirmed Nx)`` kept when N > 1, ``(until D)``
+    markers removed (:func:`suzent_cli.vault.pages.parse_claim`; ``(confirmed Nx)`` kept when N > 1, ``(until D)``
     kept: the claim no longer holds) — the lines sharing a word with the prompt first; and a date: the first
     line's ``last`` confirmation, else the latest of the others', else None."""
-    from ..dream.pages import parse_claim  # noqa: PLC0415 - light: re, the files helpers
+    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - light: re, the files helpers
 
     lines: list[tuple[bool, str, str | None]] = []
     for line in content.splitlines():
@@ -141,17 +141,17 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for
-    from ..index.store import table_exists  # noqa: PLC0415 - light
+    from suzent_cli.index.store import table_exists  # noqa: PLC0415 - light
 
     if not table_exists(settings.paths.index_dir):
         return None
-    from ..recall import recall  # noqa: PLC0415
-    from ..state import append_recall_log  # noqa: PLC0415
+    from suzent_cli.recall import recall  # noqa: PLC0415
+    from suzent_cli.vault.state import append_recall_log  # noqa: PLC0415
 
     embedder = None
     if mode != "fts":
-        from ..index.api import embedder_name  # noqa: PLC0415
-        from ..index.embed import load_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import embedder_name  # noqa: PLC0415
+        from suzent_cli.index.embed import load_embedder  # noqa: PLC0415
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]

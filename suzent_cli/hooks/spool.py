@@ -45,11 +45,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from ..errors import LockTimeout
-from ..files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.errors import LockTimeout
+from suzent_cli.files import atomic_write, atomic_write_bytes, locked
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from suzent_cli.config import Settings
 
 SPOOL = "spool"
 FAILED = "failed"
@@ -213,7 +213,7 @@ def spool_without_settings(home: Path | str, raw: bytes) -> Path:
     A usable payload is written as any spooled one (``<home>/spool/<stamp>-<session8>-<rand>.json``); stdin that
     is not one goes to ``<home>/spool/failed/<stamp>-invalid-<rand>.raw`` with a ``.error.txt``, as the hook does
     with it. Returns the path written. Raises ``OSError`` when it cannot be written. Reads no configuration."""
-    from .transcript import PayloadInvalid, decode_payload, payload_from_dict  # noqa: PLC0415 - light
+    from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload, payload_from_dict  # noqa: PLC0415 - light
 
     folder = fallback_dir(Path(home).expanduser())
     try:
@@ -359,14 +359,14 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
     ``progress`` (optional dict) is updated as turns are planned and done (``planned``, ``done``), for a caller
     that reports on a timeout.
     """
-    from .capture import capture_payload  # noqa: PLC0415
-    from .transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
+    from suzent_cli.hooks.capture import capture_payload  # noqa: PLC0415
+    from suzent_cli.hooks.transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
 
     report: dict = {"drained": 0, "left": 0, "failed": 0, "errors": [], "turns": 0, "facts": 0, "warnings": []}
     todo = waiting(settings)
     if todo:
-        from ..errors import ExtractorUnavailable  # noqa: PLC0415
-        from ..extract import resolve_extractor_name  # noqa: PLC0415 - light: no model, no API client
+        from suzent_cli.errors import ExtractorUnavailable  # noqa: PLC0415
+        from suzent_cli.capture.extract import resolve_extractor_name  # noqa: PLC0415 - light: no model, no API client
 
         try:  # a configuration problem is not the payloads' fault: they wait, no attempt is counted
             if resolve_extractor_name(settings, extractor) == "claude" and not settings.claude_configured:

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SuzentError
+from suzent_cli.errors import SuzentError
 
 ASSISTANT_CLIP = 6000  # characters of the assistant's side of a turn given to the extractor
 

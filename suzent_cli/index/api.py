@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from ..config import Settings, context_window_of
-from ..errors import SuzentError
-from ..files import locked
-from .embed import Embedder, lazy_embedder
-from .indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress, delete_legacy_rows
-from .store import TABLE
+from suzent_cli.config import Settings, context_window_of
+from suzent_cli.errors import SuzentError
+from suzent_cli.files import locked
+from suzent_cli.index.embed import Embedder, lazy_embedder
+from suzent_cli.index.indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress, delete_legacy_rows
+from suzent_cli.index.store import TABLE
 
 
 def embedder_name(settings: Settings, model: str | None = None, *, use_recorded: bool = True) -> str:
@@ -23,7 +23,7 @@ def embedder_name(settings: Settings, model: str | None = None, *, use_recorded:
         return model
     if settings.origins.get("embedder", "default") != "default" or not use_recorded:
         return settings.embedder
-    from .store import Store, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415
 
     if table_exists(settings.paths.index_dir):
         try:

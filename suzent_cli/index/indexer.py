@@ -39,15 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..config import Settings
-from ..errors import EmbeddingFailed, SuzentError
-from ..files import atomic_write, locked
-from ..forgotten import Forgotten
-from ..state import TOMBSTONES, TombstonesUnreadable, read_tombstones
-from ..vault import skipped_warning as vault_skipped_warning
-from .embed import Embedder
-from .sources import Document, Source, discover, documents, source_for_path
-from .store import BLOCKS_TABLE, TABLE, Store, index_error, quote, temp_dir
+from suzent_cli.config import Settings
+from suzent_cli.errors import EmbeddingFailed, SuzentError
+from suzent_cli.files import atomic_write, locked
+from suzent_cli.vault.forgotten import Forgotten
+from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
+from suzent_cli.vault import skipped_warning as vault_skipped_warning
+from suzent_cli.index.embed import Embedder
+from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
+from suzent_cli.index.store import BLOCKS_TABLE, TABLE, Store, index_error, quote, temp_dir
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)

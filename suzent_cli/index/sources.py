@@ -6,11 +6,11 @@ an index state survives a moved or synced home.
 
 A daily log yields one document per fact line; a core file one per paragraph chunk; a vault page one per
 paragraph chunk of each ``##`` section, its importance stamped from the page's lifecycle signals
-(:mod:`suzent_cli.ranking`). A document whose normalized content is tombstoned is never produced.
+(:mod:`suzent_cli.index.rank`). A document whose normalized content is tombstoned is never produced.
 
 The one tombstone filter is here: a log fact that is tombstoned (any reason) or forgotten in the same words
-(:meth:`suzent_cli.forgotten.Forgotten.same`) yields no document; a vault or core-file chunk loses every line that
-holds a forgotten text (:meth:`~suzent_cli.forgotten.Forgotten.scrub_chunk`: a claim by its text, markers aside)
+(:meth:`suzent_cli.vault.forgotten.Forgotten.same`) yields no document; a vault or core-file chunk loses every line that
+holds a forgotten text (:meth:`~suzent_cli.vault.forgotten.Forgotten.scrub_chunk`: a claim by its text, markers aside)
 and yields nothing when no line is left, so a person's other lines in the same chunk stay searchable. Row ids are
 derived from everything that determines a row (source, locator, texts, metadata, importance), so an unchanged line
 keeps its id and re-indexing is a diff: only new ids are embedded, only vanished ids are deleted. An edited
@@ -28,12 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import archive, memory_md, ranking, vault
-from ..chunking import chunk_paragraphs, chunk_sections
-from ..config import Paths
-from ..files import read_text
-from ..forgotten import Forgotten
-from ..textnorm import normalize
+from suzent_cli import archive, vault
+from suzent_cli.vault import memory_md
+from suzent_cli.index import rank
+from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections
+from suzent_cli.config import Paths
+from suzent_cli.files import read_text
+from suzent_cli.vault.forgotten import Forgotten
+from suzent_cli.text import normalize
 
 CORE_FILES = (("persona", "persona.md"), ("user", "user.md"), ("facts", "MEMORY.md"))
 _ID_NAMESPACE = uuid.UUID("6f1f2a8e-3c1b-4d5e-9a7b-5d0c3e2f1a90")
@@ -160,28 +162,28 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
 
 
 def parse_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> tuple[str, dict]:
-    """``(body, frontmatter mapping)`` of a page, loaded by the one bounded loader (:mod:`suzent_cli.pagemeta`).
+    """``(body, frontmatter mapping)`` of a page, loaded by the one bounded loader (:mod:`suzent_cli.vault.frontmatter`).
     A page without frontmatter, or whose frontmatter is not a mapping, is returned whole with ``{}``. A value that
     does not load typed (``stale_after: 2026-13-45``) is read with every scalar as a string, so one bad value
     cannot drop the page's other keys (``status: deprecated``). Frontmatter past the loader's bounds (an alias bomb,
     absurd size or nesting) is skipped: ``(body, {})`` and one line to ``warn``."""
     if not text.startswith("---"):
         return text, {}
-    from .. import pagemeta  # noqa: PLC0415 - yaml only for pages that have frontmatter
+    from suzent_cli.vault import frontmatter  # noqa: PLC0415 - yaml only for pages that have frontmatter
 
-    fm, body = pagemeta.split(text)
+    fm, body = frontmatter.split(text)
     if fm is None:
         return text, {}
     try:
-        meta = pagemeta.load_yaml(fm)
-    except pagemeta.FrontmatterInvalid as exc:
+        meta = frontmatter.load_yaml(fm)
+    except frontmatter.FrontmatterInvalid as exc:
         if exc.bounded:
             if warn is not None:
                 warn(f"{exc}; indexed without its frontmatter")
             return body, {}
         try:
-            meta = pagemeta.load_yaml(fm, typed=False)
-        except pagemeta.FrontmatterInvalid:
+            meta = frontmatter.load_yaml(fm, typed=False)
+        except frontmatter.FrontmatterInvalid:
             return text, {}
         after = text.split("\n---", 1)[1]
         body = after.split("\n", 1)[1] if "\n" in after else ""  # the body as written, as this path always gave it
@@ -208,7 +210,7 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     YAML frontmatter is not content: it is left out of the chunks (its ``title`` joins the search text).
     A vault page is chunked per ``##`` section (:func:`chunk_sections`: ``## Claims`` and ``## Previously`` never
     share a row; metadata ``section`` names the heading, ``""`` before the first one) and each chunk's importance
-    is stamped from the page's lifecycle signals (:func:`ranking.chunk_importance`; factors in metadata
+    is stamped from the page's lifecycle signals (:func:`rank.chunk_importance`; factors in metadata
     ``importance_factors``, which recall reads for the stale decay). Core files keep paragraph chunking and the
     neutral importance; MEMORY.md (``facts``) is chunked per zone (:func:`_memory_documents`). Locators count chunks
     in page order, tombstoned ones included. A line holding a forgotten text is left out of its chunk (module doc).
@@ -220,7 +222,7 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     body, fm = parse_frontmatter(text, (lambda m: warn(f"{source.key}: {m}")) if warn else None)
     title = str(fm.get("title") or "") or Path(source.filename).stem
     if source.label == "notebook":
-        signals = ranking.page_signals(fm)
+        signals = rank.page_signals(fm)
         pieces: list[tuple[str | None, str]] = list(chunk_sections(body))
     else:
         signals = None
@@ -231,10 +233,10 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
             continue
         importance = RAW_IMPORTANCE
         if signals is not None:
-            importance, factors = ranking.chunk_importance(signals, section, chunk)
+            importance, factors = rank.chunk_importance(signals, section, chunk)
             meta = {"source_type": "notebook", "source_file": source.filename, "chunk_index": i, "label": "notebook",
                     "category": "notebook", "tags": ["notebook", source.filename], "section": section or "",
-                    ranking.FACTORS_KEY: factors}
+                    rank.FACTORS_KEY: factors}
         else:
             meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
                     "category": "core_file", "tags": ["core_memory", source.label, source.filename]}
@@ -256,11 +258,11 @@ def _memory_documents(source: Source, text: str, tombstones: frozenset[str], cre
             continue  # the generated zone is a summary of the logs and the vault, which are indexed themselves
         if not (chunk := forgotten.scrub_chunk(chunk)):
             continue  # a person's line stays in their file; only what is indexed loses it
-        importance, factors = ranking.memory_chunk_importance(zone, chunk)
+        importance, factors = rank.memory_chunk_importance(zone, chunk)
         meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
                 "category": "core_file", "tags": ["core_memory", source.label, source.filename], "zone": zone}
         if factors is not None:
-            meta[ranking.FACTORS_KEY] = factors
+            meta[rank.FACTORS_KEY] = factors
         docs.append(Document(source.key, i, chunk, chunk, f"MEMORY\n{chunk}", meta, importance, created))
     return docs
 
@@ -269,7 +271,7 @@ def documents(source: Source, tombstones: frozenset[str], context_window: int = 
               forgotten: Forgotten = _NOTHING_FORGOTTEN,
               warn: Callable[[str], None] | None = None) -> tuple[list[Document], os.stat_result]:
     """Read ``source`` and build its documents. Returns ``(documents, stat taken before the read)``.
-    ``tombstones``: every tombstoned text (:func:`~suzent_cli.state.read_tombstones`); ``forgotten``: the texts a
+    ``tombstones``: every tombstoned text (:func:`~suzent_cli.vault.state.read_tombstones`); ``forgotten``: the texts a
     person forgot (:meth:`Forgotten.from_state`), applied as the module doc says. ``warn`` gets one line per problem
     that skipped part of the file (a page's frontmatter past the loader's bounds).
 

@@ -32,7 +32,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import IndexIncompatible, IndexMissing, IndexUnreadable
+from suzent_cli.errors import IndexIncompatible, IndexMissing, IndexUnreadable
 
 TABLE = "archival_memories"
 BLOCKS_TABLE = "memory_blocks"

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..errors import InputInvalid
+from suzent_cli.errors import InputInvalid
 
 
 @dataclass(frozen=True)

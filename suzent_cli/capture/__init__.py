@@ -3,14 +3,14 @@
 Ready fact lines take the fast path: parse, clean, one locked append — no model, no index, no heavy import.
 They are never classified: a caller that hands over fact lines has already decided they belong in the log.
 
-A conversation turn goes through an extractor first (:mod:`suzent_cli.extract`). When an index exists, the 10
+A conversation turn goes through an extractor first (:mod:`suzent_cli.capture.extract`). When an index exists, the 10
 nearest known facts (the *recall set*) are looked up once per turn, best-effort (a locked or corrupt index only
 means no context: the write still happens — invariant 5). The claude extractor's prompt carries their texts; for
-either extractor the write-path classifier (:mod:`suzent_cli.classifier`) then compares each extracted fact with
+either extractor the write-path classifier (:mod:`suzent_cli.capture.classify`) then compares each extracted fact with
 the same set (invariant 5b):
 
 * ``confirmation`` — a word-for-word restatement of a durably recorded claim: not written to the log, recorded in
-  ``notebook/.state/confirmations.jsonl`` instead (see :mod:`suzent_cli.state`) for the dream to count;
+  ``notebook/.state/confirmations.jsonl`` instead (see :mod:`suzent_cli.vault.state`) for the dream to count;
 * ``revision`` — written exactly like a new fact, with the tag ``revision`` added;
 * ``new`` — written as before. Any failure of the lookup, the classifier or the confirmations write degrades to
   ``new``: the fact is written.
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import archive
-from .archive import Fact
-from .config import Settings, parse_date
-from .errors import ExtractionFailed, InputInvalid
-from .textnorm import fold_line, repair
+from suzent_cli import archive
+from suzent_cli.archive import Fact
+from suzent_cli.config import Settings, parse_date
+from suzent_cli.errors import ExtractionFailed, InputInvalid
+from suzent_cli.text import fold_line, repair
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 KNOWN_FACTS = 10
@@ -162,7 +162,7 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
 
 def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Callable[[int], None]:
     """The appender's callback for a late append to ``day``: record it for the dream, never fail the write."""
-    from .state import append_late_lines  # noqa: PLC0415 - light
+    from suzent_cli.vault.state import append_late_lines  # noqa: PLC0415 - light
 
     def record(from_line: int) -> None:
         try:
@@ -178,7 +178,7 @@ def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]
     """The legacy MEMORY.md refresh after a capture that logged a personal/preference/goal/interaction fact
     (:func:`suzent_cli.promote.legacy_refresh`; it stands down once the vault has a personal page). Best-effort:
     any failure is a warning and ``{"status": "failed"}``, never a failed capture. None when no fact qualifies."""
-    from .promote import LEGACY_CATEGORIES, legacy_refresh  # noqa: PLC0415 - light: no model, no API
+    from suzent_cli.promote import LEGACY_CATEGORIES, legacy_refresh  # noqa: PLC0415 - light: no model, no API
 
     if not any(f.category.strip().lower() in LEGACY_CATEGORIES for f in facts):
         return None
@@ -200,7 +200,7 @@ def _text_of(item) -> str:
 def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str | None = None,
                       known_facts: KnownFacts | None = None, day: dt.date | None = None, time: str | None = None,
                       session: str = "cli", warnings: list[str] | None = None) -> CaptureResult:
-    """Extract facts from a turn (see :func:`suzent_cli.extract.turns.parse_turn`), classify them and write them
+    """Extract facts from a turn (see :func:`suzent_cli.capture.extract.turns.parse_turn`), classify them and write them
     (:func:`write_classified`).
 
     ``known_facts(text)`` returns the recall set: up to 10 nearest known rows (:class:`~suzent_cli.recall.Hit`, or
@@ -209,8 +209,8 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     When a model extractor raises :class:`ExtractionFailed` the offline extractor is used instead, with a
     warning. Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
     """
-    from .extract import choose_extractor  # noqa: PLC0415
-    from .extract.turns import parse_turn  # noqa: PLC0415
+    from suzent_cli.capture.extract import choose_extractor  # noqa: PLC0415
+    from suzent_cli.capture.extract.turns import parse_turn  # noqa: PLC0415
 
     warnings = list(warnings or [])
     turn = parse_turn(turn_text)
@@ -232,7 +232,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     except ExtractionFailed as exc:
         if extractor.name == "offline":
             raise
-        from .extract.offline import OfflineExtractor  # noqa: PLC0415
+        from suzent_cli.capture.extract.offline import OfflineExtractor  # noqa: PLC0415
 
         # A turn is never lost because the API is down: fall back to the rules, and say so.
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
@@ -245,17 +245,17 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
 def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *, day: dt.date | None = None,
                      time: str | None = None, session: str = "cli", warnings: list[str] | None = None,
                      extractor: str | None = None, known_facts: int = 0) -> CaptureResult:
-    """Classify ``facts`` against ``recall_set`` (:func:`suzent_cli.classifier.classify_all`), record the
+    """Classify ``facts`` against ``recall_set`` (:func:`suzent_cli.capture.classify.classify_all`), record the
     confirmations in ``confirmations.jsonl`` and :func:`write_facts` the rest (revisions tagged ``revision``).
 
     Confirmations are recorded first, in one locked append; if that fails they are written to the log as new
     facts, with a warning. When every fact is a confirmation nothing is appended to the log (``path`` None).
-    ``result.outcomes`` holds a :class:`~suzent_cli.classifier.Classification` per written fact,
+    ``result.outcomes`` holds a :class:`~suzent_cli.capture.classify.Classification` per written fact,
     ``result.confirmations`` the ``(fact, classification)`` pairs recorded instead. Raises like
     :func:`write_facts` (the confirmations, if any, are then already recorded).
     """
-    from .classifier import Classification, classify_all  # noqa: PLC0415
-    from .state import append_confirmations  # noqa: PLC0415
+    from suzent_cli.capture.classify import Classification, classify_all  # noqa: PLC0415
+    from suzent_cli.vault.state import append_confirmations  # noqa: PLC0415
 
     warnings = list(warnings or [])
     day = day or settings.today
@@ -298,8 +298,8 @@ def index_after_capture(settings: Settings, path: Path):
     The facts are already durable when this runs, so an index failure (busy lock, other embedder, model missing)
     is reported as a warning, never as a failed capture.
     """
-    from .errors import SuzentError  # noqa: PLC0415
-    from .index.api import reindex_files  # noqa: PLC0415 - loads the embedder
+    from suzent_cli.errors import SuzentError  # noqa: PLC0415
+    from suzent_cli.index.api import reindex_files  # noqa: PLC0415 - loads the embedder
 
     try:
         return reindex_files(settings, [path]), None

@@ -36,7 +36,7 @@
 * ``quarantine/<name>.jsonl`` — records a reader refused (wrong types, absurd values, a torn line), one
   ``{"ts", "file", "reason", "record"}`` per line (``record``: the line as read). The one quarantine of every
   state file: a reader that owns a file (:func:`read_jsonl`, :func:`read_superseded`, the tombstone reader,
-  :mod:`suzent_cli.dream.state`, :mod:`suzent_cli.hooks.capture`) moves its bad records here with one warning
+  :mod:`suzent_cli.vault.dream_state`, :mod:`suzent_cli.hooks.capture`) moves its bad records here with one warning
   and goes on with the rest: never silently dropped, never fatal (the tombstone reader alone refuses the cases
   listed above, where going on could bring forgotten text back).
 
@@ -56,9 +56,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import SuzentError
-from .files import append_held, append_locked, atomic_write, locked, read_text
-from .textnorm import normalize
+from suzent_cli.errors import SuzentError
+from suzent_cli.files import append_held, append_locked, atomic_write, locked, read_text
+from suzent_cli.text import normalize
 
 TOMBSTONES = "tombstones.jsonl"
 RECALL_LOG = "recall_log.jsonl"
@@ -283,7 +283,7 @@ def _superseded_lines(state_dir: Path) -> list[str]:
 def bad_superseded(line: str) -> str | None:
     """Why a ``superseded.txt`` line cannot be a log fact line a dream folded (None when it can be): NUL bytes,
     longer than :data:`MAX_FACT_LINE`, or not ``- [category] text``."""
-    from .archive import parse_fact_line  # noqa: PLC0415 - archive imports this module's writers
+    from suzent_cli.archive import parse_fact_line  # noqa: PLC0415 - archive imports this module's writers
 
     if "\x00" in line:
         return "holds NUL bytes"
@@ -364,10 +364,10 @@ def truncate_superseded(state_dir: Path, processed: list[str], *, timeout: float
 
 def purge_recall_log(state_dir: Path, key: str, *, timeout: float) -> int:
     """Drop every ``recall_log.jsonl`` line whose snippet holds the forgotten text ``key`` (a forgotten fact leaves no
-    trace in runner state), by the one matcher (:meth:`suzent_cli.forgotten.Forgotten.holds`: whole words, a text
+    trace in runner state), by the one matcher (:meth:`suzent_cli.vault.forgotten.Forgotten.holds`: whole words, a text
     of 1-2 words only by equality), so forgetting "eovi" keeps "Uses neovim". Atomic rewrite under the state lock;
     returns the number of lines dropped."""
-    from .forgotten import Forgotten  # noqa: PLC0415 - forgotten reads tombstones from this module
+    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415 - forgotten reads tombstones from this module
 
     path = state_dir / RECALL_LOG
     only = Forgotten([key])

@@ -12,18 +12,18 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ..archive import APPEND_LOCK, list_logs
-from ..config import Settings
-from ..files import read_text
-from ..state import (STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
+from suzent_cli.archive import APPEND_LOCK, list_logs
+from suzent_cli.config import Settings
+from suzent_cli.files import read_text
+from suzent_cli.vault.state import (STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
                      read_tombstones)
-from ..vault import content_pages, skipped_warning
-from . import ledger
-from ..errors import ConfigInvalid
-from .config import DreamConfig, check_engine
-from .gate import count_fact_lines, count_late_facts, pending_logs
-from .runner import DREAM_LOCK, HOLDER, DreamRunner
-from .state import peek_state
+from suzent_cli.vault import content_pages, skipped_warning
+from suzent_cli.vault import ledger
+from suzent_cli.errors import ConfigInvalid
+from suzent_cli.dream.config import DreamConfig, check_engine
+from suzent_cli.dream.gate import count_fact_lines, count_late_facts, pending_logs
+from suzent_cli.dream.runner import DREAM_LOCK, HOLDER, DreamRunner
+from suzent_cli.vault.dream_state import peek_state
 
 
 def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
 
 def index_counts(settings: Settings) -> dict[str, Any]:
     """Row counts of the search index by source type (opens LanceDB read-only); ``{"built": False}`` if absent."""
-    from ..index.store import Store, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         return {"built": False}
@@ -78,8 +78,8 @@ def index_counts(settings: Settings) -> dict[str, Any]:
 def vault_counts(settings: Settings) -> dict[str, Any]:
     """Content pages (total and per top-level zone), current claims (top-level bullets under ``## Claims`` that
     are not ended), pages flagged ``review: needs-review``, pages past ``stale_after``, pages that do not parse."""
-    from ..errors import SuzentError  # noqa: PLC0415
-    from .pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
+    from suzent_cli.errors import SuzentError  # noqa: PLC0415
+    from suzent_cli.vault.pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
 
     vault = settings.paths.vault_dir
     skipped: list[str] = []
@@ -109,7 +109,7 @@ def vault_counts(settings: Settings) -> dict[str, Any]:
 def memory_md_counts(settings: Settings) -> dict[str, Any]:
     """MEMORY.md: whether it exists, its generated zone's lines (0 without the marker: an unmarked file is all
     manual) and whether a manual zone with any content is present."""
-    from ..memory_md import memory_path, split_zones  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import memory_path, split_zones  # noqa: PLC0415
 
     path = memory_path(settings)
     out: dict[str, Any] = {"path": str(path), "exists": path.is_file(), "has_marker": False, "generated_lines": 0,
@@ -130,7 +130,7 @@ def memory_md_counts(settings: Settings) -> dict[str, Any]:
 def spool_counts(settings: Settings) -> dict[str, Any]:
     """The hook spool's queue through :func:`suzent_cli.hooks.spool.pending`, if that package is installed."""
     try:
-        from ..hooks import spool  # noqa: PLC0415 - optional
+        from suzent_cli.hooks import spool  # noqa: PLC0415 - optional
     except ImportError:
         return {"available": False, "pending": None}
     try:
@@ -167,7 +167,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     except TombstonesUnreadable as exc:  # status is where a person looks: show it, do not fail
         warnings.append(str(exc))
     else:  # a deleted or older tombstone file: the next index pass refuses; say so here (plain JSON, no LanceDB)
-        from ..index.indexer import lost_tombstones, lost_tombstones_message  # noqa: PLC0415
+        from suzent_cli.index.indexer import lost_tombstones, lost_tombstones_message  # noqa: PLC0415
 
         if lost := lost_tombstones(paths.index_dir, tombstones):
             warnings.append(lost_tombstones_message(paths.index_dir, paths.state_dir, lost))

@@ -57,9 +57,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .config import Settings
-from .errors import InputInvalid, LockTimeout
-from .files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.config import Settings
+from suzent_cli.errors import InputInvalid, LockTimeout
+from suzent_cli.files import atomic_write, atomic_write_bytes, locked
 
 MARKER = "<!-- /memory:generated -->"
 HEADER = "# Long-term Memory\n\n"
@@ -131,8 +131,8 @@ def memory_chunks(text: str) -> list[tuple[str, str]]:
     """``[(zone, chunk)]`` of a decoded MEMORY.md for the index: each zone chunked by paragraph on its own, so no
     chunk spans the marker; in the manual zone, runs of paragraphs carrying a qualifying ``human:`` stamp and runs
     without one are chunked apart, so a person's verification is not shared with unverified text merged next to it."""
-    from .chunking import chunk_paragraphs  # noqa: PLC0415
-    from .ranking import memory_stamp  # noqa: PLC0415
+    from suzent_cli.index.chunking import chunk_paragraphs  # noqa: PLC0415
+    from suzent_cli.index.rank import memory_stamp  # noqa: PLC0415
 
     out: list[tuple[str, str]] = []
     for zone, ztext in text_zones(text):
@@ -446,13 +446,13 @@ def verify_fact(settings: Settings, text: str, by: str, *, day: dt.date) -> str:
 # --- forgotten text: the generated zone never holds it; the manual zone is only named ------------------------------
 
 def _forgotten(settings: Settings):
-    from .forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
 
     return Forgotten.from_state(settings.paths.state_dir)
 
 
 def without_forgotten(body: str, forgotten) -> str:
-    """``body`` without the lines holding a forgotten text (:meth:`suzent_cli.forgotten.Forgotten.covers_line`;
+    """``body`` without the lines holding a forgotten text (:meth:`suzent_cli.vault.forgotten.Forgotten.covers_line`;
     headings are not checked), and without a ``##``-or-deeper heading whose every line was removed that way."""
     if not forgotten:
         return body

@@ -1,7 +1,16 @@
 """Tier 2, the knowledge base: an Obsidian-style markdown vault (``notebook/``).
 
-This module knows the vault's layout: its zones, its root files and which files are content pages. The
-dream (a later stage) writes pages; ``log.md`` is runner-owned; ``.state/`` holds runner state.
+This package is the vault's format, read and written by every stage through it:
+
+* this module: the layout (zones, root files, which files are content pages) and :func:`bootstrap`;
+* :mod:`.pages` (a page: frontmatter, ``## Claims``, ``## Previously``; read, render, write) and :mod:`.claims`
+  (claim keys, subjects, polarity, ``stale_after``); :mod:`.frontmatter` (the one bounded YAML loader);
+* :mod:`.ledger` (``log.md``: the watermark and lint entries);
+* :mod:`.memory_md` (MEMORY.md's zones and its writer);
+* :mod:`.state` and :mod:`.dream_state` (the runner-owned files under ``.state/``);
+* :mod:`.forgotten` (the one forget matcher and the vault scrub).
+
+Only the dream writes pages; ``log.md`` is the runner's; nothing here imports a stage.
 """
 
 from __future__ import annotations
@@ -10,7 +19,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from .files import write_if_absent
+from suzent_cli.files import write_if_absent
 
 ZONES = (
     "0_Inbox", "1_Projects", "2_Wiki/Concepts", "2_Wiki/Literature", "2_Wiki/Syntheses", "2_Wiki/Entities",

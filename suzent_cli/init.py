@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import vault
-from .config import Settings
-from .files import write_if_absent
+from suzent_cli import vault
+from suzent_cli.config import Settings
+from suzent_cli.files import write_if_absent
 
 CONFIG_SEED = """\
 # suzent configuration. Every key is optional; the values shown are the defaults (today, now and the claude

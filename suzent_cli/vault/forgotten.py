@@ -1,6 +1,6 @@
 """What ``suzent forget`` removed, as one matcher every tier asks, and the one vault scrub.
 
-The record is the tombstone file (:func:`suzent_cli.state.read_forgotten`: the texts a person forgot, reason
+The record is the tombstone file (:func:`suzent_cli.vault.state.read_forgotten`: the texts a person forgot, reason
 ``forget``). This module is the one place that decides whether a text is forgotten:
 
 * **the same words** (:meth:`Forgotten.same`): a daily-log fact or a restatement whose text, normalized
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .textnorm import normalize
+from suzent_cli.text import normalize
 
 MIN_CONTAIN = 3  # words: a shorter forgotten text hides only lines that are exactly it ("tea" hides no "steam")
 _PREVIOUSLY = re.compile(r"\s*;\s*previously:\s*", re.I)  # the change-over-time tail of a claim (dream.rules)
@@ -45,7 +45,7 @@ def fact_key(text: str) -> str:
 def line_text(line: str) -> str:
     """The key (:func:`fact_key`) of the statement on one markdown line: a claim bullet without its markers, any
     other line without its bullet, quote, heading marks and HTML comments (a ``verified:`` stamp)."""
-    from .dream.pages import parse_claim  # noqa: PLC0415 - pages has no heavy imports at module level
+    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - pages has no heavy imports at module level
 
     stripped = _COMMENT.sub(" ", line).strip()
     claim = parse_claim(stripped)
@@ -63,7 +63,7 @@ class Forgotten:
     @classmethod
     def from_state(cls, state_dir: Path) -> "Forgotten":
         """The texts forgotten so far, from ``<state_dir>/tombstones.jsonl`` (reason ``forget``)."""
-        from .state import read_forgotten  # noqa: PLC0415
+        from suzent_cli.vault.state import read_forgotten  # noqa: PLC0415
 
         return cls(read_forgotten(state_dir))
 
@@ -124,13 +124,13 @@ def held_claims(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
 def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedClaim], list[str]]:
     """Remove every claim bullet holding a forgotten text (and the lines nested under it) from ``## Claims`` and
     ``## Previously`` of every content page (one holding it only in its ``; previously: …`` tail loses the tail),
-    each page rewritten atomically through :func:`suzent_cli.dream.pages.write_page` (nothing else on it changes).
+    each page rewritten atomically through :func:`suzent_cli.vault.pages.write_page` (nothing else on it changes).
     A page a person edits meanwhile is scrubbed again from what is on disk then, so neither the edit nor the
     scrub is lost. Returns ``(claims removed or rewritten (``now`` set), problems)``: a page that cannot be read
     or parsed (not valid YAML frontmatter) is never rewritten and is named in ``problems``. The caller holds the
     consolidation lock (``.state/.dream.lock``). Raises OSError when a page cannot be written (pages already
     scrubbed stay scrubbed; a re-run finishes the rest)."""
-    from .dream.pages import write_page  # noqa: PLC0415
+    from suzent_cli.vault.pages import write_page  # noqa: PLC0415
 
     removed: list[ScrubbedClaim] = []
     problems: list[str] = []
@@ -154,7 +154,7 @@ def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
 
 
 def _scrub_page(page, rel: str, forgotten: Forgotten) -> list[ScrubbedClaim]:
-    """Drop (or rewrite) the claims of ``page`` (a :class:`~suzent_cli.dream.pages.Page`, changed in memory) that
+    """Drop (or rewrite) the claims of ``page`` (a :class:`~suzent_cli.vault.pages.Page`, changed in memory) that
     hold a forgotten text; returns them."""
     dropped: list[ScrubbedClaim] = []
     for section in _SECTIONS:
@@ -171,10 +171,10 @@ def _scrub_page(page, rel: str, forgotten: Forgotten) -> list[ScrubbedClaim]:
 def _pages(vault_dir: Path, forgotten: Forgotten):
     """``(path, page, None)`` for each content page whose raw text may hold a forgotten text (a cheap
     pre-filter), ``(path, None, problem)`` for one that cannot be read or parsed."""
-    from .dream.pages import read_page  # noqa: PLC0415
-    from .errors import SuzentError  # noqa: PLC0415
-    from .files import read_text  # noqa: PLC0415
-    from .vault import content_pages  # noqa: PLC0415
+    from suzent_cli.vault.pages import read_page  # noqa: PLC0415
+    from suzent_cli.errors import SuzentError  # noqa: PLC0415
+    from suzent_cli.files import read_text  # noqa: PLC0415
+    from suzent_cli.vault import content_pages  # noqa: PLC0415
 
     if not forgotten or not vault_dir.is_dir():
         return
@@ -197,7 +197,7 @@ def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[tuple
     """``(lines kept, [(claim bullet, its rewrite or None)])``: a top-level claim bullet whose own text holds a
     forgotten text goes with the indented lines under it; one holding it only in its ``; previously: …`` tail is
     kept without that tail (markers and nested notes stay); every other line stays."""
-    from .dream.pages import parse_claim  # noqa: PLC0415
+    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415
 
     kept: list[str] = []
     gone: list[str] = []

@@ -11,7 +11,7 @@ claim. Unknown frontmatter keys and sections are kept as they are: a page writte
 with only the parts the dream owns changed.
 
 A page is never rewritten from a guess: one whose frontmatter does not load (invalid YAML, a list or a string
-instead of a mapping, a bound of :mod:`suzent_cli.pagemeta` exceeded) raises :class:`DreamFailed` on read and is
+instead of a mapping, a bound of :mod:`suzent_cli.vault.frontmatter` exceeded) raises :class:`DreamFailed` on read and is
 left as it is. A person's edit is never lost: :func:`write_page` rewrites atomically under the vault's page lock
 (:func:`pages_lock`) and, when the file on disk is no longer the one the page was read from, folds again from what
 is there now (or leaves the file alone). Page names are matched case-insensitively (:func:`existing_case`), so
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import pagemeta
-from ..errors import DreamFailed
-from ..files import update_file
-from ..textnorm import normalize
+from suzent_cli.vault import frontmatter
+from suzent_cli.errors import DreamFailed
+from suzent_cli.files import update_file
+from suzent_cli.text import normalize
 
 CLAIMS = "Claims"
 PREVIOUSLY = "Previously"
@@ -195,10 +195,10 @@ PAGE_LOCK_TIMEOUT = 30.0  # seconds to wait for the vault's page lock
 def parse_page(data: bytes, name: str = "page") -> Page:
     """The page whose file holds ``data`` (undecodable bytes replaced), ``origin`` set to ``data``. Raises
     :class:`DreamFailed` naming ``name`` when its frontmatter does not load or is not a mapping
-    (:func:`suzent_cli.pagemeta.parse`): such a page is left alone, a person's page is never rewritten from a guess."""
+    (:func:`suzent_cli.vault.frontmatter.parse`): such a page is left alone, a person's page is never rewritten from a guess."""
     try:
-        meta, body = pagemeta.parse(data.decode("utf-8", errors="replace"))
-    except pagemeta.FrontmatterInvalid as exc:
+        meta, body = frontmatter.parse(data.decode("utf-8", errors="replace"))
+    except frontmatter.FrontmatterInvalid as exc:
         raise DreamFailed(f"{name}: {exc}") from None
     return Page(meta=dict(meta), body=body + ("\n" if body and not body.endswith("\n") else ""), origin=data)
 

@@ -12,8 +12,8 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from ..files import append_locked, read_text
-from ..vault import LOG_SEED
+from suzent_cli.files import append_locked, read_text
+from suzent_cli.vault import LOG_SEED
 
 LEDGER = "log.md"
 LEDGER_LOCK = ".state/.ledger.lock"

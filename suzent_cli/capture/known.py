@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .config import Settings
+from suzent_cli.config import Settings
 
 if TYPE_CHECKING:
-    from .recall import Hit
+    from suzent_cli.recall import Hit
 
 
 def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list["Hit"]]:
@@ -22,11 +22,11 @@ def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list[
     """
 
     def lookup(text: str) -> list[Hit]:
-        from .index.store import table_exists  # noqa: PLC0415 - light: lancedb is imported lazily
+        from suzent_cli.index.store import table_exists  # noqa: PLC0415 - light: lancedb is imported lazily
 
         if not table_exists(settings.paths.index_dir):
             return []
-        from .recall import recall  # noqa: PLC0415
+        from suzent_cli.recall import recall  # noqa: PLC0415
 
         return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False)
 

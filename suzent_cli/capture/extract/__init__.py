@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..archive import Fact
-from ..config import Settings
-from ..errors import ExtractorUnavailable
-from .turns import Message, Turn
+from suzent_cli.archive import Fact
+from suzent_cli.config import Settings
+from suzent_cli.errors import ExtractorUnavailable
+from suzent_cli.capture.extract.turns import Message, Turn
 
 __all__ = ["Extractor", "Fact", "Message", "Turn", "choose_extractor", "resolve_extractor_name"]
 
@@ -43,9 +43,9 @@ def choose_extractor(settings: Settings, requested: str | None = None) -> Extrac
     """Instantiate the extractor; raises :class:`ExtractorUnavailable` (e.g. claude without ANTHROPIC_API_KEY)."""
     name = resolve_extractor_name(settings, requested)
     if name == "claude":
-        from .claude import ClaudeExtractor  # noqa: PLC0415 - imports anthropic
+        from suzent_cli.capture.extract.claude import ClaudeExtractor  # noqa: PLC0415 - imports anthropic
 
         return ClaudeExtractor.from_settings(settings)
-    from .offline import OfflineExtractor  # noqa: PLC0415
+    from suzent_cli.capture.extract.offline import OfflineExtractor  # noqa: PLC0415
 
     return OfflineExtractor()

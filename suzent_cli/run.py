@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import exit_codes
-from .config import Settings
+from suzent_cli import exit_codes
+from suzent_cli.config import Settings
 
 STAGES = ("spool", "index", "dream", "reconcile", "promote", "lint")
 SPOOL_SECONDS = 120.0  # how long one pass may spend draining the hook spool (the rest waits for the next pass)
@@ -98,7 +98,7 @@ class PassReport:
 
 def one_line(exc: BaseException) -> str:
     """A suzent error's own message, or ``Type: message`` for anything else; one line, at most 500 characters."""
-    from .errors import SuzentError  # noqa: PLC0415
+    from suzent_cli.errors import SuzentError  # noqa: PLC0415
 
     text = " ".join(str(exc).split()) if isinstance(exc, SuzentError) else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     if isinstance(exc, OSError) and not isinstance(exc, SuzentError) and exc.filename:
@@ -110,7 +110,7 @@ def shared_embedder(settings: Settings):
     """One (lazy) embedder for every stage of a pass — and for every pass of a loop — so the model loads at most
     once, and only when something needs embedding. None when it cannot be made (each stage then reports why)."""
     try:
-        from .index.api import index_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import index_embedder  # noqa: PLC0415
 
         return index_embedder(settings)
     except Exception:  # noqa: BLE001 - the index stage makes its own and fails with the real message
@@ -121,7 +121,7 @@ def shared_embedder(settings: Settings):
 
 def _spool(settings: Settings, deadline_seconds: float) -> StageResult:
     try:
-        from .hooks import spool  # noqa: PLC0415 - the hooks package is optional
+        from suzent_cli.hooks import spool  # noqa: PLC0415 - the hooks package is optional
 
         waiting = spool.pending(settings)
         if not waiting:
@@ -144,10 +144,10 @@ def _spool(settings: Settings, deadline_seconds: float) -> StageResult:
 
 
 def _index(settings: Settings, embedder) -> StageResult:
-    from .index.api import run_index  # noqa: PLC0415
-    from .index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.api import run_index  # noqa: PLC0415
+    from suzent_cli.index.store import table_exists  # noqa: PLC0415
 
-    from .errors import LockTimeout  # noqa: PLC0415
+    from suzent_cli.errors import LockTimeout  # noqa: PLC0415
 
     existed = table_exists(settings.paths.index_dir)
     try:
@@ -246,8 +246,8 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
     ``engine``: ``rules``/``claude`` (None: ``config.engine_for(settings)``); ``embedder``: shared by every stage
     (None: one lazy embedder for this pass); ``progress(stage)`` is called as each stage starts. Never raises for
     a stage's failure."""
-    from .dream.runner import DreamRunner, TickResult, reconcile_step  # noqa: PLC0415
-    from .state import read_superseded  # noqa: PLC0415
+    from suzent_cli.dream.runner import DreamRunner, TickResult, reconcile_step  # noqa: PLC0415
+    from suzent_cli.vault.state import read_superseded  # noqa: PLC0415
 
     started = time.monotonic()
     report = PassReport(started=settings.clock.isoformat(timespec="seconds"))

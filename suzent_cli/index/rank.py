@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .dream.pages import meta_date
+from suzent_cli.vault.pages import meta_date
 
 NEUTRAL = 0.5  # raw capture, core files, and the vault base
 CONFIRM_SLOPE = 0.08  # bonus per doubling of confirmations

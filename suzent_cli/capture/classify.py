@@ -1,18 +1,18 @@
 """The write-path classifier: is an extracted fact a repeat, an update, or new? (invariant 5b)
 
 Each fact a turn capture extracts is compared with the *recall set already assembled for extraction* (the ~10
-nearest known facts, :func:`suzent_cli.recall_context.recall_set_for`): no extra retrieval, no model call. The
+nearest known facts, :func:`suzent_cli.capture.known.recall_set_for`): no extra retrieval, no model call. The
 comparison is lexical (rapidfuzz) on purpose: the only band that changes behaviour is "practically the same
 sentence", which a lexical measure judges well and a semantic one too generously.
 
 Candidates. Only a *durable* record can be matched: a daily-log row (source label ``archive``: the row's fact) or a
 claim bullet inside a vault chunk (label ``notebook``: each top-level bullet of the chunk, its ``(confirmed Nx, last
-D)``/``(until D)``/``· source: F:L`` markers stripped by :func:`suzent_cli.dream.pages.parse_claim`; the rest of the
+D)``/``(until D)``/``· source: F:L`` markers stripped by :func:`suzent_cli.vault.pages.parse_claim`; the rest of the
 chunk is not a claim). Core files (labels ``facts`` = MEMORY.md, ``persona``, ``user``), transcripts, legacy rows
 without a source, and plain strings are not candidates: a match found only there never diverts a write and does not
 make a revision either (the fact is ``new``).
 
-Outcomes, comparing normalized texts (:func:`suzent_cli.dream.lifecycle.claim_key`: lower case, single spaces,
+Outcomes, comparing normalized texts (:func:`suzent_cli.vault.claims.claim_key`: lower case, single spaces,
 no trailing ``.``/``!``); ``score`` is ``rapidfuzz.fuzz.ratio / 100``:
 
 * **confirmation** — some candidate has ``score ≥ CONFIRM`` (0.97), the fact adds *no new specific* and has the
@@ -44,9 +44,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from .dream.lifecycle import claim_key, polarity, specifics
-from .dream.pages import parse_claim
-from .textnorm import normalize
+from suzent_cli.vault.claims import claim_key, polarity, specifics
+from suzent_cli.vault.pages import parse_claim
+from suzent_cli.text import normalize
 
 CONFIRM = 0.97
 SIMILAR = 0.80

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import re
 
-from ..archive import Fact
-from .turns import Turn
+from suzent_cli.archive import Fact
+from suzent_cli.capture.extract.turns import Turn
 
 # A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from ..textnorm import normalize
+from suzent_cli.text import normalize
 
 PERSONAL_PAGES = {"personal": "Profile", "preference": "Preferences", "goal": "Goals", "interaction": "Interaction"}
 PROJECT_PAGES = {"context": "Context"}

@@ -36,7 +36,7 @@ which costs at most ``max_retries`` extra attempts; the watermark lives in ``log
 
 Every field is validated on read (:func:`_decode`): a field of the wrong type or with an absurd value (a count
 that is not an int from 1 to :data:`MAX_FAILURES`, a key that is not a date, a line count past
-:data:`suzent_cli.state.MAX_LINE`, an attempt time more than a day after now, which would hold the gate shut for
+:data:`suzent_cli.vault.state.MAX_LINE`, an attempt time more than a day after now, which would hold the gate shut for
 ever) takes its empty value. :func:`load_state` then copies the file as it was to
 ``.state/quarantine/dream_state.json.jsonl`` with the reasons and reports one warning; the next save writes the
 clean state. :func:`peek_state` (``suzent status``) only warns.
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..files import atomic_write, read_text
-from ..state import MAX_LINE, quarantine
+from suzent_cli.files import atomic_write, read_text
+from suzent_cli.vault.state import MAX_LINE, quarantine
 
 STATE_FILE = "dream_state.json"
 VERSION = 1

@@ -11,10 +11,10 @@ key as ``Authorization: Bearer``.
 
 from __future__ import annotations
 
-from ..archive import DEFAULT_CATEGORY, Fact
-from ..config import DEFAULT_CLAUDE_MODEL, Settings
-from ..errors import ExtractionFailed, ExtractorUnavailable
-from .turns import Turn
+from suzent_cli.archive import DEFAULT_CATEGORY, Fact
+from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
+from suzent_cli.errors import ExtractionFailed, ExtractorUnavailable
+from suzent_cli.capture.extract.turns import Turn
 
 CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
 TOOL_NAME = "record_facts"
