@@ -1,3 +1,3 @@
 from suzent_cli.cli.app import main
 
-main()
+raise SystemExit(main())

@@ -70,3 +70,36 @@ def run_cli(home: Path, *args: str, input: str | bytes | None = None, env_extra:
     text = not isinstance(input, bytes)
     return subprocess.run([sys.executable, "-m", "suzent_cli", *args], input=input, capture_output=True, text=text,
                           env=cli_env(home, **(env_extra or {})), timeout=timeout, cwd=REPO)
+
+
+def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_extra: dict | None = None,
+           timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Run ``suzent ARGS`` in this process against ``home``: same environment, stdin and result shape as
+    :func:`run_cli` (``returncode``, ``stdout``, ``stderr`` as text), without paying a new interpreter and the
+    lancedb import per call. ``timeout`` is accepted for drop-in use and ignored. Keep :func:`run_cli` where the
+    process is the point (hard exits, signals, concurrency, kill tests, the README as a newcomer runs it)."""
+    from click.testing import CliRunner
+
+    from suzent_cli.cli.app import main
+
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("SUZENT_", "ANTHROPIC_"))}
+    env.update(NO_COLOR="1", COLUMNS="120", **(env_extra or {}))
+    if home is not None:
+        env["SUZENT_HOME"] = str(home)
+    argv = [str(a) for a in args]
+    with CliRunner().isolation(input=input, env=env) as (out, err, _mixed):
+        code = main(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout, stderr = out.getvalue(), err.getvalue()
+    if isinstance(input, bytes):
+        return subprocess.CompletedProcess(["suzent", *argv], code, stdout, stderr)
+    return subprocess.CompletedProcess(["suzent", *argv], code, stdout.decode("utf-8", "replace"),
+                                       stderr.decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def cli(home):
+    """``cli(*args, input=None, env_extra=None)``: :func:`invoke` against the test's ``home``."""
+    return lambda *args, **kw: invoke(home, *args, **kw)
+

@@ -22,7 +22,7 @@ _PROBE = (
     "atexit.register(lambda: sys.stderr.write('SUZENT-MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
     "sys.argv = ['suzent'] + json.loads(sys.argv[1])\n"
     "from suzent_cli.cli.app import main\n"
-    "main()\n"
+    "raise SystemExit(main())\n"
 )
 
 

@@ -343,7 +343,7 @@ def test_loop_passes(home):
 def test_status_no_index_imports_no_lancedb(home):
     fill(home, 2)
     code = ("import sys; from suzent_cli.cli.app import main; sys.argv = ['suzent', 'status', '--no-index', '--json'];\n"
-            "try:\n    main()\nfinally:\n    assert not any(m.startswith(('lancedb', 'torch')) for m in sys.modules), 'lancedb'")
+            "try:\n    raise SystemExit(main())\nfinally:\n    assert not any(m.startswith(('lancedb', 'torch')) for m in sys.modules), 'lancedb'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(home, **ENV),
                           cwd=REPO, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -113,33 +113,52 @@ def _agent_hook(argv: list[str]) -> bool:
                for i, a in enumerate(argv))
 
 
-def main() -> None:
-    """Console-script entry point: run the app; turn suzent errors into ``Error: …`` and their exit code."""
+def main(argv: list[str] | None = None) -> int:
+    """Run ``suzent ARGV`` (default ``sys.argv[1:]``) and return its exit code; never raises for a suzent error.
+
+    The console script and ``python -m suzent_cli`` exit with the returned code; tests call it in-process. A
+    :class:`SuzentError` becomes ``Error: …`` on stderr and its exit code; an agent hook (``--from claude-code``)
+    warns and returns 0 instead, since Claude Code reads exit 2 as "block". ``SUZENT_DEBUG`` re-raises.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):
         try:  # a console that cannot encode "→" or a user's text must not fail a command after its work is done
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError):
             pass
-    hook = _agent_hook(sys.argv[1:])
+    hook = _agent_hook(argv)
     try:
-        app(prog_name="suzent")
+        app(args=argv, prog_name="suzent")
+    except SystemExit as exc:  # click's standalone mode ends every run this way
+        return _exit_code(exc.code)
     except SuzentError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
         if hook:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
             from suzent_cli.hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
 
-            kept = rescue_unread_payload(sys.argv[1:])  # "" unless `capture --from claude-code` left stdin unread
+            kept = rescue_unread_payload(argv)  # "" unless `capture --from claude-code` left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)
-            sys.exit(exit_codes.OK)
+            return exit_codes.OK
         print(f"Error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except OSError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
         print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
               file=sys.stderr)
-        sys.exit(exit_codes.OK if hook else exit_codes.FAILED)
+        return exit_codes.OK if hook else exit_codes.FAILED
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        sys.exit(exit_codes.INTERRUPTED)
+        return exit_codes.INTERRUPTED
+    return exit_codes.OK
+
+
+def _exit_code(code: object) -> int:
+    """The process exit code ``sys.exit(code)`` would give: None → 0, an int as is, anything else (a message) → 1."""
+    if code is None:
+        return exit_codes.OK
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return exit_codes.FAILED
