@@ -9,12 +9,9 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
 from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
@@ -25,7 +22,7 @@ from suzent_cli.vault.dream_state import load_state
 from suzent_cli.errors import ConfigInvalid
 from suzent_cli.vault.state import append_tombstones, read_superseded
 
-from conftest import REPO, run_cli
+from conftest import REPO, log, run_cli, settings_at
 
 D = dt.date.fromisoformat
 NOW = dt.datetime(2026, 6, 20, 12, 0, tzinfo=dt.timezone.utc)
@@ -70,19 +67,6 @@ def test_gate_lint_disabled():
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-def settings_at(home: Path, now: str = "2026-06-20T12:00", **dream):
-    s = resolve_settings(home=home, now=now, env={})
-    return dataclasses.replace(s, dream=dream) if dream else s
-
-
-def log(settings, day: str, *facts: str, time: str = "09:00"):
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
-
-
 def runner(settings, **config):
     return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[])
 

@@ -18,12 +18,12 @@ import pytest
 import typer.main
 
 import suzent_cli
-from conftest import REPO, cli_env, run_cli
+from conftest import HASH_ENV, REPO, cli_env, run_cli
 from suzent_cli import errors, exit_codes
 from suzent_cli.cli.app import app
 from suzent_cli.exit_codes import CODES, EXIT_CODES
 
-ENV = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-10T12:00"}
+ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-10T12:00"}
 
 # How to run each command on the small home (its arguments besides --json), and the exit codes it may return there.
 JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {

@@ -4,7 +4,6 @@ safety by killing real processes at each step; the invariants (append-only logs,
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 import re
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, CountingEmbedder, run_cli
-from suzent_cli.archive import Fact, append_entry, list_logs
+from conftest import REPO, CountingEmbedder, log, run_cli
+from suzent_cli.archive import list_logs
 from suzent_cli.config import resolve_settings
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
@@ -32,11 +31,6 @@ EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
 
 def make_settings(home: Path):
     return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
-
-
-def log(settings, day: str, *facts: str):
-    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
 
 
 def rows(settings) -> list[tuple]:

@@ -4,15 +4,14 @@ closest rows (issue 13, section 1). See suzent_cli/vault/state.py's module doc f
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import CountingEmbedder, run_cli
-from suzent_cli.archive import Fact, append_entry
+from conftest import CountingEmbedder, log, run_cli
+from suzent_cli.archive import Fact
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import SuzentError
 from suzent_cli.index.api import run_index
@@ -26,11 +25,6 @@ SECRET = "Has a secret diary"
 
 def make_settings(home: Path):
     return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
-
-
-def log(settings, day: str, *facts: str):
-    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
 
 
 def contents(settings) -> list[str]:
