@@ -94,9 +94,18 @@ def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", s
     append_entry(settings.paths.archive_dir, day, time, session, parsed, timeout=5)
 
 
-def cli_env(home: Path, **extra: str) -> dict:
+def cli_env(home: Path | None, **extra: str | None) -> dict:
+    """The environment of a CLI run: this one without ``SUZENT_*``/``ANTHROPIC_*``, then ``SUZENT_HOME`` (unless
+    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, then ``extra`` (a None value removes the variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), NO_COLOR="1", COLUMNS="120", **extra)
+    env.update(NO_COLOR="1", COLUMNS="120")
+    if home is not None:
+        env["SUZENT_HOME"] = str(home)
+    for key, value in extra.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
     return env
 
 
@@ -145,17 +154,14 @@ def _fd_capture(fd: int):
 
 @contextlib.contextmanager
 def _fresh_consoles():
-    """The rich consoles of ``cli.render`` as a new process would build them under the current environment
-    (``NO_COLOR``, ``COLUMNS``, colour detection are read when a Console is made, and ours were made at import)."""
-    try:
-        from rich.console import Console
+    """Every module-level rich Console of suzent as a new process would build it under the current environment
+    (``NO_COLOR``, ``COLUMNS`` and colour detection are read when a Console is made, and ours were made at import)."""
+    from rich.console import Console
 
-        from suzent_cli.cli import render
-    except ImportError:
-        yield
-        return
     keys = ("_color_system", "no_color", "_width", "_height", "is_interactive", "_force_terminal")
-    consoles = [c for c in vars(render).values() if isinstance(c, Console)]
+    found = {id(c): c for name, module in list(sys.modules.items()) if name.startswith("suzent_cli") and module
+             for c in list(vars(module).values()) if isinstance(c, Console) and c._file is None}  # on sys.stdout/err
+    consoles = list(found.values())
     saved = [{k: getattr(c, k) for k in keys} for c in consoles]
     for c in consoles:
         fresh = Console(file=c.file, stderr=c.stderr)
@@ -189,15 +195,7 @@ def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_
     from suzent_cli.cli.app import main
 
     argv = [str(a) for a in args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(NO_COLOR="1", COLUMNS="120")
-    if home is not None:
-        env["SUZENT_HOME"] = str(home)
-    for key, value in (env_extra or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = str(value)
+    env = cli_env(home, **(env_extra or {}))
     data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
     out, err = io.BytesIO(), io.BytesIO()
     streams = (sys.stdin, sys.stdout, sys.stderr)
