@@ -73,13 +73,16 @@ HASH_ENV = {"SUZENT_EMBEDDER": "hash:64"}
 
 def settings_at(home: Path, now: str = "2026-06-20T12:00", *, env: dict | None = None, **dream):
     """Settings of ``home`` at the instant ``now`` (ISO ``YYYY-MM-DDTHH:MM``), resolved from ``env`` only (default
-    none: the test's own environment never leaks in). ``dream`` keywords, if any, replace the raw ``[dream]`` table."""
+    none: the test's own environment never leaks in). ``dream`` keywords, if any, replace the raw ``[dream]`` table;
+    an upper-case one is a TypeError (a variable meant for ``env``)."""
+    if any(key.isupper() for key in dream):
+        raise TypeError(f"settings_at: pass environment variables as env={{...}}, not {sorted(dream)}")
     s = resolve_settings(home=home, now=now, env=env or {})
     return dataclasses.replace(s, dream=dream) if dream else s
 
 
 def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", session: str = "sess0001") -> None:
-    """Append one entry (``## time · session``) with ``facts`` to the daily log of ``day`` (ISO date or date), as
+    """Append one entry (``## HH:MM — session``) with ``facts`` to the daily log of ``day`` (ISO date or date), as
     capture writes it. A fact is a log line without its dash (``"[category] content `tag tag`"``; no ``[category]``
     means ``general``) or a :class:`Fact`."""
     parsed = []
@@ -87,8 +90,7 @@ def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", s
         if isinstance(f, Fact):
             parsed.append(f)
             continue
-        line = parse_fact_line("- " + f) or parse_fact_line("- [general] " + f)
-        category, content, tags = line
+        category, content, tags = parse_fact_line("- " + f) or parse_fact_line("- [general] " + f)
         parsed.append(Fact(content=content, category=category, tags=tags))
     day = day if isinstance(day, dt.date) else dt.date.fromisoformat(day)
     append_entry(settings.paths.archive_dir, day, time, session, parsed, timeout=5)
