@@ -26,6 +26,21 @@ from suzent_cli.index.embed import HashEmbedder
 REPO = Path(__file__).resolve().parent.parent
 
 
+INTEGRATION = Path(__file__).resolve().parent / "integration"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: runs real processes (tests/integration/); `-m 'not integration'` "
+                                       "leaves the in-process suite")
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/integration/ is marked ``integration`` (`make test` runs them all)."""
+    for item in items:
+        if INTEGRATION in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.integration)
+
+
 class CountingEmbedder(HashEmbedder):
     """The hash embedder, counting texts embedded; ``fail_on`` makes encode raise when a text contains it."""
 
