@@ -210,7 +210,8 @@ def test_not_productive_keeps_the_watermark_and_counts_a_failure(home):
 
 def test_retry_then_skip_across_processes(home):
     """A wedged batch (its only page has broken YAML, so the rules engine can change nothing) is retried
-    max_retries times by separate runs (each a whole command), then skipped: the watermark moves and the next batch runs."""
+    max_retries times by separate runs (each a whole command), then skipped: the watermark moves and the next batch
+    runs."""
     s = settings_at(home)
     page = s.paths.vault_dir / "3_Personal/Profile.md"
     page.parent.mkdir(parents=True)
