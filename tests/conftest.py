@@ -1,20 +1,44 @@
-"""Shared fixtures: a temp suzent home, settings for it, and a small deterministic embedder."""
+"""Shared fixtures and helpers: a temp suzent home, settings for it, a small deterministic embedder, facts written
+straight into a daily log, and the CLI run in this process (:func:`invoke`) or as a real one (:func:`run_cli`)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import datetime as dt
+import io
 import os
 import subprocess
 import sys
+import tempfile
+import traceback
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import EmbeddingFailed
 from suzent_cli.index.embed import HashEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+INTEGRATION = Path(__file__).resolve().parent / "integration"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: runs real processes (tests/integration/); `-m 'not integration'` "
+                                       "leaves the in-process suite")
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/integration/ is marked ``integration`` (`make test` runs them all)."""
+    for item in items:
+        if INTEGRATION in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.integration)
 
 
 class CountingEmbedder(HashEmbedder):
@@ -58,48 +82,179 @@ def embedder():
     return CountingEmbedder()
 
 
-def cli_env(home: Path, **extra: str) -> dict:
+# The hash embedder for CLI runs: no model load, same vectors every run. Add a clock with ``HASH_ENV | {...}``.
+HASH_ENV = {"SUZENT_EMBEDDER": "hash:64"}
+
+
+def settings_at(home: Path, now: str = "2026-06-20T12:00", *, env: dict | None = None, **dream):
+    """Settings of ``home`` at the instant ``now`` (ISO ``YYYY-MM-DDTHH:MM``), resolved from ``env`` only (default
+    none: the test's own environment never leaks in). ``dream`` keywords, if any, replace the raw ``[dream]`` table;
+    an upper-case one is a TypeError (a variable meant for ``env``)."""
+    if any(key.isupper() for key in dream):
+        raise TypeError(f"settings_at: pass environment variables as env={{...}}, not {sorted(dream)}")
+    s = resolve_settings(home=home, now=now, env=env or {})
+    return dataclasses.replace(s, dream=dream) if dream else s
+
+
+def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", session: str = "sess0001") -> None:
+    """Append one entry (``## HH:MM — session``) with ``facts`` to the daily log of ``day`` (ISO date or date), as
+    capture writes it. A fact is a log line without its dash (``"[category] content `tag tag`"``; no ``[category]``
+    means ``general``) or a :class:`Fact`."""
+    parsed = []
+    for f in facts:
+        if isinstance(f, Fact):
+            parsed.append(f)
+            continue
+        category, content, tags = parse_fact_line("- " + f) or parse_fact_line("- [general] " + f)
+        parsed.append(Fact(content=content, category=category, tags=tags))
+    day = day if isinstance(day, dt.date) else dt.date.fromisoformat(day)
+    append_entry(settings.paths.archive_dir, day, time, session, parsed, timeout=5)
+
+
+def cli_env(home: Path | None, **extra: str | None) -> dict:
+    """The environment of a CLI run: this one without ``SUZENT_*``/``ANTHROPIC_*``, then ``SUZENT_HOME`` (unless
+    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, then ``extra`` (a None value removes the variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), NO_COLOR="1", COLUMNS="120", **extra)
+    env.update(NO_COLOR="1", COLUMNS="120")
+    if home is not None:
+        env["SUZENT_HOME"] = str(home)
+    for key, value in extra.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
     return env
 
 
 def run_cli(home: Path, *args: str, input: str | bytes | None = None, env_extra: dict | None = None,
             timeout: float = 180) -> subprocess.CompletedProcess:
-    """Run ``python -m suzent_cli ARGS`` as a real subprocess against ``home``."""
+    """Run ``python -m suzent_cli ARGS`` as a real subprocess against ``home``. Use it only where the process is the
+    point (hard exits, signals, concurrency, import weight, the README as a newcomer runs it); else :func:`invoke`."""
     text = not isinstance(input, bytes)
     return subprocess.run([sys.executable, "-m", "suzent_cli", *args], input=input, capture_output=True, text=text,
                           env=cli_env(home, **(env_extra or {})), timeout=timeout, cwd=REPO)
 
 
+# Warning filters of a fresh interpreter (python -W default is not set): what a real run prints on stderr.
+_FRESH_WARNING_FILTERS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, None),
+                          ("ignore", PendingDeprecationWarning, None), ("ignore", ImportWarning, None),
+                          ("ignore", ResourceWarning, None))
+
+
+class _HardExit(SystemExit):
+    """``os._exit(code)`` inside :func:`invoke`: ends the command with ``code`` instead of the test process."""
+
+
+def _hard_exit(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    raise _HardExit(code)
+
+
+@contextlib.contextmanager
+def _fd_capture(fd: int):
+    """Bytes written straight to file descriptor ``fd`` (C and Rust libraries bypass ``sys.stdout``) while inside;
+    the list yielded receives them on exit."""
+    got: list[bytes] = []
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(fd)
+        os.dup2(tmp.fileno(), fd)
+        try:
+            yield got
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            tmp.seek(0)
+            got.append(tmp.read())
+
+
+@contextlib.contextmanager
+def _fresh_consoles():
+    """Every module-level rich Console of suzent as a new process would build it under the current environment
+    (``NO_COLOR``, ``COLUMNS`` and colour detection are read when a Console is made, and ours were made at import)."""
+    from rich.console import Console
+
+    keys = ("_color_system", "no_color", "_width", "_height", "is_interactive", "_force_terminal")
+    found = {id(c): c for name, module in list(sys.modules.items()) if name.startswith("suzent_cli") and module
+             for c in list(vars(module).values()) if isinstance(c, Console) and c._file is None}  # on sys.stdout/err
+    consoles = list(found.values())
+    saved = [{k: getattr(c, k) for k in keys} for c in consoles]
+    for c in consoles:
+        fresh = Console(file=c.file, stderr=c.stderr)
+        for k in keys:
+            setattr(c, k, getattr(fresh, k))
+    try:
+        yield
+    finally:
+        for c, state in zip(consoles, saved):
+            for k, v in state.items():
+                setattr(c, k, v)
+
+
+def _as_text(data: bytes) -> str:
+    """``data`` as ``subprocess.run(text=True)`` would give it: UTF-8, universal newlines."""
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_extra: dict | None = None,
            timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Run ``suzent ARGS`` in this process against ``home``: same environment, stdin and result shape as
-    :func:`run_cli` (``returncode``, ``stdout``, ``stderr`` as text), without paying a new interpreter and the
-    lancedb import per call. ``timeout`` is accepted for drop-in use and ignored. Keep :func:`run_cli` where the
-    process is the point (hard exits, signals, concurrency, kill tests, the README as a newcomer runs it)."""
-    from click.testing import CliRunner
+    """Run ``suzent ARGS`` in this process against ``home``, as :func:`run_cli` would in a new one: same result
+    shape (``returncode``; ``stdout``/``stderr`` as text, or bytes when ``input`` is bytes), same environment
+    (``SUZENT_*``/``ANTHROPIC_*`` removed, then ``SUZENT_HOME``, ``NO_COLOR``, ``COLUMNS=120``, ``env_extra``),
+    cwd the repository, stdin fed ``input`` (empty when None), the warning filters of a fresh interpreter, output
+    written to the file descriptors by native libraries included, an uncaught exception exit 1 with its traceback
+    on stderr, and ``os._exit`` ending the command rather than the tests. Everything it changes (environment, cwd,
+    streams, consoles) is restored on return. ``timeout`` is accepted for drop-in use and ignored.
 
+    Not a process: threads a command leaves running keep running, and what a library caches stays cached (the
+    point: lancedb and the model load once). Keep :func:`run_cli` where the process is the point."""
     from suzent_cli.cli.app import main
 
-    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(NO_COLOR="1", COLUMNS="120", **(env_extra or {}))
-    if home is not None:
-        env["SUZENT_HOME"] = str(home)
     argv = [str(a) for a in args]
-    with CliRunner().isolation(input=input, env=env) as (out, err, _mixed):
-        code = main(argv)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        stdout, stderr = out.getvalue(), err.getvalue()
+    env = cli_env(home, **(env_extra or {}))
+    data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_env, saved_cwd, saved_exit = dict(os.environ), os.getcwd(), os._exit
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(REPO)
+        os._exit = _hard_exit
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="\n")
+        sys.stdout = io.TextIOWrapper(out, encoding="utf-8", newline="\n", write_through=True)
+        sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", newline="\n",
+                                      write_through=True)
+        with _fd_capture(1) as fd_out, _fd_capture(2) as fd_err, _fresh_consoles(), \
+                warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(_FRESH_WARNING_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module or "")
+            try:
+                code = main(argv)
+            except _HardExit as exc:
+                code = exc.code
+            except Exception:  # what the interpreter does with an uncaught exception: traceback, exit 1
+                traceback.print_exc()
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue() + fd_out[0], err.getvalue() + fd_err[0]
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os._exit = saved_exit
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
     if isinstance(input, bytes):
         return subprocess.CompletedProcess(["suzent", *argv], code, stdout, stderr)
-    return subprocess.CompletedProcess(["suzent", *argv], code, stdout.decode("utf-8", "replace"),
-                                       stderr.decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(["suzent", *argv], code, _as_text(stdout), _as_text(stderr))
 
 
 @pytest.fixture
 def cli(home):
     """``cli(*args, input=None, env_extra=None)``: :func:`invoke` against the test's ``home``."""
     return lambda *args, **kw: invoke(home, *args, **kw)
-

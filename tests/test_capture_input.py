@@ -15,7 +15,7 @@ from suzent_cli.archive import Fact
 from suzent_cli.capture import parse_fact, parse_fact_lines, write_facts
 from suzent_cli.errors import InputInvalid
 
-from conftest import run_cli
+from conftest import invoke
 
 
 def _log(settings, day: dt.date | None = None):
@@ -94,7 +94,7 @@ def test_a_full_disk_is_one_line_error_from_the_cli(home):
     # OSError path through the CLI: one line, no traceback, nothing written.
     archive_dir = home / "sandbox" / "shared" / "memory" / "archive"
     (archive_dir / "2026-06-10.md").mkdir(parents=True)
-    proc = run_cli(home, "capture", "--fact", "Lives in Berlin", env_extra={"SUZENT_TODAY": "2026-06-10"})
+    proc = invoke(home, "capture", "--fact", "Lives in Berlin", env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -121,7 +121,7 @@ def test_crlf_and_cr_still_end_a_fact_line():
 def test_the_cli_keeps_a_fact_with_a_line_break_whole_and_in_its_category(home, brk):
     source = home.parent / "facts.txt"
     source.write_bytes(f"[personal] Lives in{brk}Berlin now\n[goal] Ship{brk}v1 soon\n".encode("utf-8"))
-    proc = run_cli(home, "capture", "--facts-from", str(source), "--json", env_extra={"SUZENT_TODAY": "2026-06-10"})
+    proc = invoke(home, "capture", "--facts-from", str(source), "--json", env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 0, proc.stderr
     got = [(f["category"], f["content"]) for f in json.loads(proc.stdout)["facts"]]
     assert got == [("personal", "Lives in Berlin now"), ("goal", "Ship v1 soon")]
@@ -152,7 +152,7 @@ def test_bad_lines_of_a_facts_file_are_reported_and_the_good_ones_kept():
 def test_the_cli_captures_the_good_lines_and_exits_2_naming_each_bad_one(home):
     source = home.parent / "facts.txt"
     source.write_text("[personal] Lives in Porto\n[personal Lives nowhere\n[goal] Ship v1\n", encoding="utf-8")
-    proc = run_cli(home, "capture", "--facts-from", str(source), "--fact", "[x Broken too", "--fact", "Likes tea",
+    proc = invoke(home, "capture", "--facts-from", str(source), "--fact", "[x Broken too", "--fact", "Likes tea",
                    env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -166,7 +166,7 @@ def test_the_cli_captures_the_good_lines_and_exits_2_naming_each_bad_one(home):
 
 
 def test_a_single_unclosed_fact_is_a_one_line_error(home):
-    proc = run_cli(home, "capture", "--fact", "[personal Lives nowhere", "--json",
+    proc = invoke(home, "capture", "--fact", "[personal Lives nowhere", "--json",
                    env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == [
@@ -195,7 +195,7 @@ def test_a_session_id_is_sanitised_before_it_reaches_a_heading(settings, session
 @pytest.mark.parametrize("session, heading", [("ok\x1b[2Jid", "ok[2Jid"), ("ok\udcffid", "ok\ufffdid")],
                          ids=["escape", "not-utf8"])
 def test_the_cli_warns_about_a_session_id_it_had_to_change(home, session, heading):
-    proc = run_cli(home, "capture", "--fact", "Likes tea", "--session", session,  # argv bytes as given
+    proc = invoke(home, "capture", "--fact", "Likes tea", "--session", session,  # argv bytes as given
                    env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 0, proc.stderr
     assert f"--session '{heading}'" in proc.stderr and "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
@@ -226,7 +226,7 @@ def test_a_pasted_prompt_in_a_turn_logs_only_the_users_line(home):
     turn = home.parent / "turn.txt"
     turn.write_text("<system>You are a helpful assistant. My name is Assistant. I live in the cloud.</system>\n"
                     "USER: I work as a nurse in Porto.\nASSISTANT: Noted! My name is Assistant.", encoding="utf-8")
-    proc = run_cli(home, "capture", "--turn-from", str(turn), "--extractor", "offline", "--json",
+    proc = invoke(home, "capture", "--turn-from", str(turn), "--extractor", "offline", "--json",
                    env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 0, proc.stderr
     assert [f["content"] for f in json.loads(proc.stdout)["facts"]] == ["I work as a nurse in Porto."]
@@ -237,7 +237,7 @@ def test_a_pasted_prompt_in_a_turn_logs_only_the_users_line(home):
 def test_every_line_rejected_does_not_also_say_nothing_to_capture(home):
     """'nothing to capture' is the exit-0 outcome; when every line was rejected (exit 2) stdout stays empty and the
     Error lines on stderr are the whole answer (a fresh-user trial found both printed)."""
-    proc = run_cli(home, "capture", "--fact", "[personal Lives nowhere", env_extra={"SUZENT_TODAY": "2026-06-10"})
+    proc = invoke(home, "capture", "--fact", "[personal Lives nowhere", env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stdout.strip() == ""
     assert "unclosed '['" in proc.stderr

@@ -1,10 +1,11 @@
-"""The CLI as a user meets it: real subprocesses, real files, exit codes and one-line errors."""
+"""The CLI as a user meets it: the whole command (in-process, see conftest.invoke), real files, exit codes and
+one-line errors."""
 
 from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from conftest import invoke
 
 
 def log_text(home, day="2026-06-10"):
@@ -12,20 +13,20 @@ def log_text(home, day="2026-06-10"):
 
 
 def test_init_is_idempotent_and_never_overwrites(home):
-    first = run_cli(home, "init", "--json")
+    first = invoke(home, "init", "--json")
     assert first.returncode == 0, first.stderr
     created = json.loads(first.stdout)["created"]
     assert any(p.endswith("notebook/schema.md") for p in created)
     assert (home / "notebook" / "3_Personal").is_dir() and (home / "notebook" / ".state").is_dir()
     assert (home / "notebook" / "log.md").read_text() == "# Notebook Log\n\n"
     (home / "notebook" / "schema.md").write_text("my own schema\n")
-    again = run_cli(home, "init", "--json")
+    again = invoke(home, "init", "--json")
     assert json.loads(again.stdout)["created"] == []
     assert (home / "notebook" / "schema.md").read_text() == "my own schema\n"
 
 
 def test_capture_fact_lines_and_json_summary(home):
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--fact", "[preference] Prefers compact dashboards `ui`",
+    r = invoke(home, "--today", "2026-06-10", "capture", "--fact", "[preference] Prefers compact dashboards `ui`",
                 "--fact", "Lives in Berlin", "--session", "abc12345", "--time", "14:05", "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
@@ -35,7 +36,7 @@ def test_capture_fact_lines_and_json_summary(home):
 
 
 def test_capture_facts_from_stdin_and_backfill_date(home):
-    r = run_cli(home, "capture", "--facts-from", "-", "--date", "2025-12-31", "--time", "23:59",
+    r = invoke(home, "capture", "--facts-from", "-", "--date", "2025-12-31", "--time", "23:59",
                 input="- [goal] Run a marathon `sport`\n\n[personal] Has a cat named Miso\n")
     assert r.returncode == 0, r.stderr
     text = log_text(home, "2025-12-31")
@@ -43,7 +44,7 @@ def test_capture_facts_from_stdin_and_backfill_date(home):
 
 
 def test_empty_input_is_nothing_to_capture(home):
-    r = run_cli(home, "capture", "--facts-from", "-", input="\n   \n")
+    r = invoke(home, "capture", "--facts-from", "-", input="\n   \n")
     assert r.returncode == 0 and "nothing to capture" in r.stdout
     assert not (home / "sandbox" / "shared" / "memory" / "archive").exists() or \
         not list((home / "sandbox" / "shared" / "memory" / "archive").glob("*.md"))
@@ -62,7 +63,7 @@ def test_bad_input_gets_one_line_error_and_nonzero_exit(home):
         (("capture", "--turn-from", "-", "--extractor", "gpt"), "unknown extractor"),
     ]
     for args, message in cases:
-        r = run_cli(home, *args, input="hello")
+        r = invoke(home, *args, input="hello")
         assert r.returncode != 0, args
         assert "Traceback" not in r.stderr, (args, r.stderr)
         assert message in r.stderr, (args, r.stderr)
@@ -70,7 +71,7 @@ def test_bad_input_gets_one_line_error_and_nonzero_exit(home):
 
 
 def test_bad_bytes_and_nul_are_repaired_with_a_warning(home):
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--facts-from", "-",
+    r = invoke(home, "--today", "2026-06-10", "capture", "--facts-from", "-",
                 input=b"[personal] Likes caf\xe9\x00 au lait\n")
     assert r.returncode == 0, r.stderr
     stderr = r.stderr.decode()
@@ -79,7 +80,7 @@ def test_bad_bytes_and_nul_are_repaired_with_a_warning(home):
 
 
 def test_forged_heading_in_a_fact_stays_one_line(home):
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--fact", "ok\n## 00:00 — root\n- [personal] forged")
+    r = invoke(home, "--today", "2026-06-10", "capture", "--fact", "ok\n## 00:00 — root\n- [personal] forged")
     assert r.returncode == 0
     text = log_text(home)
     assert text.count("\n## ") == 1 and "- [general] ok ## 00:00 — root - [personal] forged\n" in text
@@ -89,7 +90,7 @@ def test_turn_capture_with_offline_extractor(home):
     turn = json.dumps([{"role": "user", "content": "I moved to Porto in May. Can you find me a dentist?"},
                        {"role": "assistant", "content": [{"type": "text", "text": "I live in a datacenter."},
                                                          {"type": "tool_use", "id": "t", "name": "x", "input": {}}]}])
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn)
+    r = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["extractor"] == "offline"
@@ -97,42 +98,42 @@ def test_turn_capture_with_offline_extractor(home):
 
 
 def test_index_and_recall_with_provenance(home):
-    assert run_cli(home, "--today", "2026-06-10", "capture", "--fact", "[technical] Uses neovim for everything",
+    assert invoke(home, "--today", "2026-06-10", "capture", "--fact", "[technical] Uses neovim for everything",
                    "--fact", "[personal] Has two kids", "--session", "sess-1", "--time", "09:30").returncode == 0
-    r = run_cli(home, "--today", "2026-06-11", "capture", "--fact", "[preference] Drinks oolong tea",
+    r = invoke(home, "--today", "2026-06-11", "capture", "--fact", "[preference] Drinks oolong tea",
                 "--session", "sess-2", "--time", "08:00", "--index", "--json", env_extra={"SUZENT_EMBEDDER": "hash"})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["index"]["rows_added"] == 1
-    r = run_cli(home, "index", "--model", "hash", "--json")
+    r = invoke(home, "index", "--model", "hash", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["rows_added"] == 2
-    r = run_cli(home, "recall", "neovim", "--model", "hash", "--json", "--limit", "2")
+    r = invoke(home, "recall", "neovim", "--model", "hash", "--json", "--limit", "2")
     assert r.returncode == 0, r.stderr
     top = json.loads(r.stdout)["hits"][0]
     assert top["content"] == "Uses neovim for everything"
     assert (top["source_file"], top["locator"], top["date"], top["session"]) == ("2026-06-10.md", 5, "2026-06-10", "sess-1")
     assert log_text(home).split("\n")[top["locator"] - 1] == "- [technical] Uses neovim for everything"
     for mode in ("fts", "vector"):
-        r = run_cli(home, "recall", "oolong tea", "--model", "hash", "--mode", mode, "--json")
+        r = invoke(home, "recall", "oolong tea", "--model", "hash", "--mode", mode, "--json")
         assert r.returncode == 0 and json.loads(r.stdout)["hits"][0]["content"] == "Drinks oolong tea", r.stderr
     log = (home / "notebook" / ".state" / "recall_log.jsonl")
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert entries and {"ts", "snippet", "source_type"} <= set(entries[0])
-    plain = run_cli(home, "recall", "tea", "--model", "hash")
+    plain = invoke(home, "recall", "tea", "--model", "hash")
     assert "2026-06-11.md:5" in plain.stdout
 
 
 def test_recall_with_another_embedder_names_the_way_out(home):
-    run_cli(home, "capture", "--fact", "a b c")
-    assert run_cli(home, "index", "--model", "hash:64").returncode == 0
-    r = run_cli(home, "recall", "a", "--model", "hash:32")
+    invoke(home, "capture", "--fact", "a b c")
+    assert invoke(home, "index", "--model", "hash:64").returncode == 0
+    r = invoke(home, "recall", "a", "--model", "hash:32")
     assert r.returncode == 1 and "--rebuild" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_index_rebuild_moves_the_old_table_to_a_backup(home):
-    run_cli(home, "capture", "--fact", "a b c")
-    assert run_cli(home, "index", "--model", "hash:64").returncode == 0
-    r = run_cli(home, "index", "--model", "hash:32", "--rebuild", "--json")
+    invoke(home, "capture", "--fact", "a b c")
+    assert invoke(home, "index", "--model", "hash:64").returncode == 0
+    r = invoke(home, "index", "--model", "hash:32", "--rebuild", "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["rows_added"] == 1 and report["backup"]
@@ -145,7 +146,7 @@ def test_capture_index_failure_is_a_warning_the_facts_are_kept(home):
     lock = home / "memory" / ".indexer.lock"
     lock.parent.mkdir(parents=True)
     with FileLock(str(lock)):
-        r = run_cli(home, "--today", "2026-06-10", "capture", "--fact", "kept even if the index is busy", "--index",
+        r = invoke(home, "--today", "2026-06-10", "capture", "--fact", "kept even if the index is busy", "--index",
                     env_extra={"SUZENT_EMBEDDER": "hash", "SUZENT_LOCK_TIMEOUT": "0.5"})
     assert r.returncode == 0, r.stderr
     assert "not indexed" in r.stderr
@@ -153,17 +154,17 @@ def test_capture_index_failure_is_a_warning_the_facts_are_kept(home):
 
 
 def test_corrupt_index_is_one_clear_error_and_rebuild_recovers(home):
-    run_cli(home, "capture", "--fact", "kayak trip in June")
-    assert run_cli(home, "index", "--model", "hash").returncode == 0
+    invoke(home, "capture", "--fact", "kayak trip in June")
+    assert invoke(home, "index", "--model", "hash").returncode == 0
     table = home / "memory" / "archival_memories.lance"
     for f in (table / "data").glob("*"):
         f.write_bytes(b"garbage")
     import shutil
     shutil.rmtree(table / "_versions")
     for args in (("recall", "kayak", "--model", "hash"), ("index", "--model", "hash")):
-        r = run_cli(home, *args)
+        r = invoke(home, *args)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
         assert "cannot read the index" in r.stderr and "--rebuild" in r.stderr
-    assert run_cli(home, "index", "--model", "hash", "--rebuild").returncode == 0
-    r = run_cli(home, "recall", "kayak", "--model", "hash", "--json")
+    assert invoke(home, "index", "--model", "hash", "--rebuild").returncode == 0
+    r = invoke(home, "recall", "kayak", "--model", "hash", "--json")
     assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke
 from suzent_cli.config import context_window_of, resolve_settings
 from suzent_cli.errors import ConfigInvalid
 
@@ -64,44 +64,44 @@ def test_home_that_is_a_file(tmp_path):
 def test_stage_settings_are_validated_on_use_so_a_capture_is_never_blocked(home):
     home.mkdir()
     (home / "config.toml").write_text('[capture]\nextractor = "bogus"\n[index]\ncontext_window = 99\n')
-    r = run_cli(home, "capture", "--fact", "still written")
+    r = invoke(home, "capture", "--fact", "still written")
     assert r.returncode == 0, r.stderr
     s = resolve_settings(home=home, env={})
     with pytest.raises(ConfigInvalid, match="context_window"):
         context_window_of(s)
-    r = run_cli(home, "capture", "--turn-from", "-", input="I live in Oslo.")
+    r = invoke(home, "capture", "--turn-from", "-", input="I live in Oslo.")
     assert r.returncode == 2 and "unknown extractor" in r.stderr and "Traceback" not in r.stderr
-    r = run_cli(home, "index", "--model", "hash")
+    r = invoke(home, "index", "--model", "hash")
     assert r.returncode == 2 and "context_window" in r.stderr
 
 
 def test_unknown_config_keys_block_every_command_but_capture(tmp_path):
-    from conftest import run_cli
+    from conftest import invoke
 
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text('[dreams]\nmin_facts = 1\n[paths]\nvault = "v"\n')
-    proc = run_cli(home, "capture", "--fact", "[personal] Lives in Berlin")
+    proc = invoke(home, "capture", "--fact", "[personal] Lives in Berlin")
     assert proc.returncode == 0 and "warning:" in proc.stderr and "'dreams'" in proc.stderr
     assert "Lives in Berlin" in next((home / "sandbox/shared/memory/archive").glob("*.md")).read_text()
     for args in (["paths"], ["status", "--no-index"]):
-        proc = run_cli(home, *args)
+        proc = invoke(home, *args)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "unknown key or table 'dreams'" in proc.stderr
     (home / "config.toml").write_text('today = "2026-02-30"\n')
-    proc = run_cli(home, "paths")
+    proc = invoke(home, "paths")
     assert proc.returncode == 2 and "config.toml: today must be a date" in proc.stderr
 
 
 def test_a_typo_in_the_dream_table_is_caught_like_any_other(tmp_path):
-    from conftest import run_cli
+    from conftest import invoke
 
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text("[dream]\nmin_hour = 5\n")
-    captured = run_cli(home, "capture", "--fact", "[x] still written")
+    captured = invoke(home, "capture", "--fact", "[x] still written")
     assert captured.returncode == 0 and "unknown key dream.min_hour" in captured.stderr
     assert str(home / "config.toml") in captured.stderr
-    refused = run_cli(home, "paths")
+    refused = invoke(home, "paths")
     assert refused.returncode == 2 and "dream.min_hour" in refused.stderr
 
 
@@ -118,7 +118,7 @@ def test_a_config_toml_that_is_not_a_file_is_an_error_not_missing(tmp_path, kind
         cfg.symlink_to(tmp_path / "nowhere.toml")
     with pytest.raises(ConfigInvalid, match="not a regular file"):
         resolve_settings(home=home, env={})
-    proc = run_cli(home, "config", "show")
+    proc = invoke(home, "config", "show")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "config.toml" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, invoke
 from suzent_cli.cli.config import effective_config
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONTEXT_WINDOW, DEFAULT_EMBEDDER, KNOWN_KEYS, resolve_settings
 from suzent_cli.dream.config import DreamConfig
@@ -121,7 +121,7 @@ def test_uncommented_template_is_a_valid_config_of_defaults(tmp_path):
 
 
 def test_config_show_on_an_empty_home_is_all_defaults(home):
-    r = run_cli(home, "--today", "2026-06-10", "config", "show", "--json")
+    r = invoke(home, "--today", "2026-06-10", "config", "show", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert set(data) == {"config_file", "exists", "settings", "problems"}
@@ -143,7 +143,7 @@ def test_every_origin_default_file_env_flag(home):
     (home / "config.toml").write_text('lock_timeout = 5\nuser_id = "ana"\n[paths]\nvault_dir = "vault-file"\n'
                                       '[index]\nembedder = "hash:32"\ncontext_window = 1\n'
                                       '[dream]\nmin_facts = 3\nengine = "rules"\nlint_enabled = false\n')
-    r = run_cli(home, "--vault-dir", "vault-flag", "config", "show", "--json",
+    r = invoke(home, "--vault-dir", "vault-flag", "config", "show", "--json",
                 env_extra={"SUZENT_EMBEDDER": "hash:16", "SUZENT_LOCK_TIMEOUT": ""})
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -164,17 +164,17 @@ def test_every_origin_default_file_env_flag(home):
 def test_the_api_key_is_never_printed(home):
     home.mkdir()
     (home / "config.toml").write_text('[claude]\napi_key = "sk-from-file-123"\n')
-    r = run_cli(home, "config", "show", "--json")
+    r = invoke(home, "config", "show", "--json")
     data = json.loads(r.stdout)
     assert data["settings"]["claude.api_key"] == {"value": "set", "origin": f"file:{home / 'config.toml'}"}
     secret = "sk-ant-very-secret-456"
     extra = {"ANTHROPIC_API_KEY": secret, "ANTHROPIC_BASE_URL": "https://me:pw-789@proxy.example:8443/v1"}
     for args in (("config", "show", "--json"), ("config", "show")):
-        r = run_cli(home, *args, env_extra=extra)
+        r = invoke(home, *args, env_extra=extra)
         assert r.returncode == 0, r.stderr
         for text in (r.stdout, r.stderr):
             assert secret not in text and "sk-from-file" not in text and "pw-789" not in text
-    data = json.loads(run_cli(home, "config", "show", "--json", env_extra=extra).stdout)
+    data = json.loads(invoke(home, "config", "show", "--json", env_extra=extra).stdout)
     assert data["settings"]["claude.api_key"] == {"value": "set", "origin": "env:ANTHROPIC_API_KEY"}
     assert data["settings"]["claude.base_url"]["value"] == "https://***@proxy.example:8443/v1"
 
@@ -182,10 +182,10 @@ def test_the_api_key_is_never_printed(home):
 def test_piped_output_is_toml_like_lines_with_their_origin(home):
     home.mkdir()
     (home / "config.toml").write_text('[dream]\nmin_facts = 3\n')
-    r = run_cli(home, "config", "show")
+    r = invoke(home, "config", "show")
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout
-    data = json.loads(run_cli(home, "config", "show", "--json").stdout)
+    data = json.loads(invoke(home, "config", "show", "--json").stdout)
     lines = r.stdout.splitlines()
     assert lines[0] == f"# config file: {home / 'config.toml'} (exists)"
     shown = {}
@@ -209,7 +209,7 @@ def test_piped_output_is_toml_like_lines_with_their_origin(home):
 def test_a_value_the_stage_would_refuse_is_shown_then_exit_2(home, toml, message):
     home.mkdir()
     (home / "config.toml").write_text(toml)
-    r = run_cli(home, "config", "show", "--json")
+    r = invoke(home, "config", "show", "--json")
     assert r.returncode == 2
     data = json.loads(r.stdout)
     assert message in data["problems"][0]
@@ -220,18 +220,18 @@ def test_a_value_the_stage_would_refuse_is_shown_then_exit_2(home, toml, message
 
 
 def test_config_path(home):
-    r = run_cli(home, "config", "path")
+    r = invoke(home, "config", "path")
     assert r.returncode == 0 and r.stdout == f"{home / 'config.toml'}\n"
-    r = run_cli(home, "config", "path", "--json")
+    r = invoke(home, "config", "path", "--json")
     assert json.loads(r.stdout) == {"config_file": str(home / "config.toml"), "exists": False}
-    run_cli(home, "init")
-    assert json.loads(run_cli(home, "config", "path", "--json").stdout)["exists"] is True
+    invoke(home, "init")
+    assert json.loads(invoke(home, "config", "path", "--json").stdout)["exists"] is True
 
 
 def test_init_writes_the_template_and_it_changes_nothing(home):
-    r = run_cli(home, "init")
+    r = invoke(home, "init")
     assert r.returncode == 0, r.stderr
     assert (home / "config.toml").read_text() == CONFIG_SEED
-    data = json.loads(run_cli(home, "config", "show", "--json").stdout)
+    data = json.loads(invoke(home, "config", "show", "--json").stdout)
     assert data["exists"] is True and data["problems"] == []
     assert all(item["origin"] in ("default", "env:SUZENT_HOME") for item in data["settings"].values())

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 import typer.main
 
-from conftest import REPO
+from conftest import REPO, invoke
 from suzent_cli.cli.app import app
 
 
@@ -45,16 +45,11 @@ def test_every_command_has_help_with_an_example(name):
 
 def test_completions_offer_every_command():
     """The generated scripts call back into `suzent` (_SUZENT_COMPLETE), so they complete commands added later."""
-    import os
-    import subprocess
-    import sys
-
     root = typer.main.get_command(app)
     for words, cword, expected in [("suzent ", 1, set(root.commands)),
                                    *[(f"suzent {name} ", 2, set(cmd.commands)) for name, cmd in root.commands.items()
                                      if getattr(cmd, "commands", None)]]:
-        env = dict(os.environ, _SUZENT_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(cword))
-        r = subprocess.run([sys.executable, "-m", "suzent_cli"], env=env, capture_output=True, text=True, cwd=REPO)
+        r = invoke(None, env_extra={"_SUZENT_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)})
         assert set(r.stdout.split()) == expected, words
     for name in ("suzent.bash", "_suzent", "suzent.fish"):
         assert "_SUZENT_COMPLETE" in (REPO / "completions" / name).read_text(encoding="utf-8"), name

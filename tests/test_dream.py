@@ -1,20 +1,15 @@
-"""The dream: gate decisions, productive vs not, retry-then-skip across processes, crash convergence, and the
-rules engine's folding. Real files, real subprocesses for the CLI; the rules engine (offline) throughout."""
+"""The dream: gate decisions, productive vs not, retry-then-skip across runs, and the rules engine's folding.
+Real files, the CLI in-process (conftest.invoke); the rules engine (offline) throughout. Crash convergence (a
+process killed mid-run) is in integration/test_dream_crash.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
 from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
@@ -25,7 +20,7 @@ from suzent_cli.vault.dream_state import load_state
 from suzent_cli.errors import ConfigInvalid
 from suzent_cli.vault.state import append_tombstones, read_superseded
 
-from conftest import REPO, run_cli
+from conftest import invoke, log, settings_at
 
 D = dt.date.fromisoformat
 NOW = dt.datetime(2026, 6, 20, 12, 0, tzinfo=dt.timezone.utc)
@@ -70,19 +65,6 @@ def test_gate_lint_disabled():
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-def settings_at(home: Path, now: str = "2026-06-20T12:00", **dream):
-    s = resolve_settings(home=home, now=now, env={})
-    return dataclasses.replace(s, dream=dream) if dream else s
-
-
-def log(settings, day: str, *facts: str, time: str = "09:00"):
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
-
-
 def runner(settings, **config):
     return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[])
 
@@ -228,7 +210,8 @@ def test_not_productive_keeps_the_watermark_and_counts_a_failure(home):
 
 def test_retry_then_skip_across_processes(home):
     """A wedged batch (its only page has broken YAML, so the rules engine can change nothing) is retried
-    max_retries times by separate processes, then skipped: the watermark moves and the next batch runs."""
+    max_retries times by separate runs (each a whole command), then skipped: the watermark moves and the next batch
+    runs."""
     s = settings_at(home)
     page = s.paths.vault_dir / "3_Personal/Profile.md"
     page.parent.mkdir(parents=True)
@@ -237,67 +220,18 @@ def test_retry_then_skip_across_processes(home):
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
     codes = []
     for _ in range(3):
-        proc = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
+        proc = invoke(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
         codes.append(proc.returncode)
         assert json.loads(proc.stdout)["outcome"] == "unproductive", proc.stderr
     assert codes == [5, 5, 5]
     assert load_state(s.paths.state_dir).failures == {"2026-06-01": 3}
-    proc = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
+    proc = invoke(home, "dream", "--force", "--engine", "rules", "--json", env_extra=env)
     data = json.loads(proc.stdout)
     assert (proc.returncode, data["outcome"], data["watermark_after"]) == (0, "skipped", "2026-06-01")
     text = ledger.read_ledger(s.paths.vault_dir)
     assert "skipped daily logs 2026-06-01..2026-06-01 after 3 failed attempts  watermark=2026-06-01" in text
     assert page.read_text() == "---\ntitle: [unclosed\n---\nMine.\n"  # a person's page is never rewritten
     assert load_state(s.paths.state_dir).failures == {}
-
-
-CRASH_SCRIPT = textwrap.dedent("""
-    import os, sys
-    from suzent_cli.config import resolve_settings
-    from suzent_cli.dream import rules
-    from suzent_cli.vault import pages
-    from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.dream.runner import DreamRunner
-
-    calls = []
-    def dying(real):
-        def write(path, *args, **kwargs):  # every page and index.md write of the engine goes through update_file
-            calls.append(path)
-            if len(calls) == int(sys.argv[2]):
-                os._exit(9)          # killed in the middle of writing the batch's pages
-            return real(path, *args, **kwargs)
-        return write
-    pages.update_file = dying(pages.update_file)
-    rules.update_file = dying(rules.update_file)
-    settings = resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={})
-    DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
-""")
-
-
-@pytest.mark.parametrize("die_at", [1, 2, 4])
-def test_crash_mid_run_then_rerun_converges(tmp_path, die_at):
-    homes = {name: tmp_path / name for name in ("crashed", "clean")}
-    for h in homes.values():
-        s = settings_at(h)
-        for day in days("2026-06-01", 5):
-            log(s, day, "[personal] Lives in Berlin", "[preference] Likes tea", f"[technical] Read about {day}",
-                "[goal] Wants to learn Rust")
-    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(homes["crashed"]), str(die_at)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 9, proc.stderr
-    crashed = settings_at(homes["crashed"])
-    assert ledger.watermark(ledger.read_ledger(crashed.paths.vault_dir)) is None
-    assert load_state(crashed.paths.state_dir).in_flight is not None
-
-    again = runner(crashed).tick(force=True)
-    assert again.outcome == "ingested", again.error
-    clean = runner(settings_at(homes["clean"])).tick(force=True)
-    for rel in ("3_Personal/Profile.md", "3_Personal/Preferences.md", "3_Personal/Goals.md",
-                "2_Wiki/Concepts/Technical.md", "index.md"):
-        assert (homes["crashed"] / "notebook" / rel).read_text() == (homes["clean"] / "notebook" / rel).read_text(), rel
-    assert read_superseded(crashed.paths.state_dir) == read_superseded(settings_at(homes["clean"]).paths.state_dir)
-    assert ledger.watermark(ledger.read_ledger(crashed.paths.vault_dir)) == D("2026-06-05")
-    assert load_state(crashed.paths.state_dir).in_flight is None and clean.outcome == "ingested"
 
 
 def test_busy_when_another_dream_holds_the_lock(home):
@@ -307,10 +241,10 @@ def test_busy_when_another_dream_holds_the_lock(home):
     log(s, "2026-06-01", "[personal] Lives in Berlin")
     s.paths.state_dir.mkdir(parents=True)
     with FileLock(str(s.paths.state_dir / ".dream.lock")):
-        proc = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+        proc = invoke(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
         assert proc.returncode == 3 and "busy" in proc.stdout
         # capture never waits on the consolidation lock
-        cap = run_cli(home, "capture", "--fact", "[preference] Likes rain", env_extra={"SUZENT_LOCK_TIMEOUT": "1"})
+        cap = invoke(home, "capture", "--fact", "[preference] Likes rain", env_extra={"SUZENT_LOCK_TIMEOUT": "1"})
         assert cap.returncode == 0, cap.stderr
 
 
@@ -329,25 +263,25 @@ def test_cli_idle_json_and_status(home):
     s = settings_at(home)
     log(s, "2026-06-18", "[personal] Lives in Berlin")
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
-    proc = run_cli(home, "dream", "--json", env_extra=env)
+    proc = invoke(home, "dream", "--json", env_extra=env)
     data = json.loads(proc.stdout)
     assert proc.returncode == 4 and data["outcome"] == "idle" and data["decision"]["pending_facts"] == 1
-    proc = run_cli(home, "dream", "--min-facts", "1", env_extra=env)
+    proc = invoke(home, "dream", "--min-facts", "1", env_extra=env)
     assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (rules)" in proc.stdout, proc.stderr
-    proc = run_cli(home, "status", "--json", "--no-index", env_extra=env)
+    proc = invoke(home, "status", "--json", "--no-index", env_extra=env)
     data = json.loads(proc.stdout)
     assert data["watermark"] == "2026-06-18" and data["pending"]["dates"] == []
     assert data["last_ingest"]["outcome"] == "ingested" and data["locks"]["dream"] == {"held": False}
-    proc = run_cli(home, "status", env_extra=env)
+    proc = invoke(home, "status", env_extra=env)
     assert proc.returncode == 0 and "watermark      2026-06-18" in proc.stdout and "index          not built" in proc.stdout
     for args, message in ((["dream", "--max-days", "zero"], "--max-days must be a whole number"),
                           (["dream", "--ticks", "2"], "--ticks only applies with --loop"),
                           (["dream", "--engine", "claude"], "needs ANTHROPIC_API_KEY"),
                           (["lint", "--engine", "gpt"], "--engine must be one of auto, rules, claude")):
-        proc = run_cli(home, *args, env_extra=env)
+        proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
-    proc = run_cli(home, "dream", env_extra=env)
+    proc = invoke(home, "dream", env_extra=env)
     assert proc.returncode == 2 and "unknown key or table 'dreams'" in proc.stderr
 
 
@@ -356,13 +290,13 @@ def test_loop_ticks_and_lint_cli(home):
     for day in days("2026-06-01", 3):
         log(s, day, "[personal] Lives in Berlin", "[personal] Lives in Lisbon")
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
-    proc = run_cli(home, "dream", "--loop", "--interval", "1", "--ticks", "2", "--force", "--json", env_extra=env)
+    proc = invoke(home, "dream", "--loop", "--interval", "1", "--ticks", "2", "--force", "--json", env_extra=env)
     outcomes = [json.loads(line)["outcome"] for line in proc.stdout.splitlines()]  # JSON Lines, one per tick
     assert outcomes == ["ingested", "linted"] and proc.returncode == 0, proc.stderr
     # two current claims about where the user lives (a person's edit) → the rules lint flags them
     profile = s.paths.vault_dir / "3_Personal/Profile.md"
     profile.write_text(profile.read_text().replace("## Claims\n", "## Claims\n\n- Lives in Madrid\n"))
-    proc = run_cli(home, "lint", env_extra=env)
+    proc = invoke(home, "lint", env_extra=env)
     assert proc.returncode == 0, proc.stderr
     assert "contradiction:" in proc.stdout and "lint: broken_links 0, orphans 0" in proc.stdout
     page = read_page(profile)
@@ -381,7 +315,7 @@ def test_status_names_the_lock_holder(home):
         name = "rules"
 
         def ingest(self, batch):
-            proc = run_cli(home, "status", "--json", "--no-index", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+            proc = invoke(home, "status", "--json", "--no-index", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
             seen.update(json.loads(proc.stdout)["locks"]["dream"])
             (batch.vault_dir / "0_Inbox" / "x.md").write_text("x\n")
             return IngestResult()
@@ -506,7 +440,7 @@ def test_a_backfill_behind_the_watermark_is_recorded_and_folded_by_the_next_drea
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")
     runner(s).tick(force=True)
-    proc = run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[goal] Wants to learn Rust",
+    proc = invoke(home, "capture", "--date", "2026-06-01", "--fact", "[goal] Wants to learn Rust",
                    env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert proc.returncode == 0 and proc.stderr == ""
     records = read_late_lines(s.paths.state_dir)
@@ -530,7 +464,7 @@ def test_a_late_line_older_than_the_current_claim_becomes_history(home):
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")
     runner(s).tick(force=True)
-    run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
+    invoke(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
             env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     runner(s).tick(force=True)
     text = (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
@@ -545,7 +479,7 @@ def test_late_lines_with_pending_days_and_a_crash_are_folded_once(home, monkeypa
     s = settings_at(home)
     log(s, "2026-06-05", "[preference] Likes green tea")
     runner(s).tick(force=True)
-    run_cli(home, "capture", "--date", "2026-06-02", "--fact", "[preference] Likes green tea",
+    invoke(home, "capture", "--date", "2026-06-02", "--fact", "[preference] Likes green tea",
             env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     log(s, "2026-06-07", "[preference] Likes jazz")
     calls = []
@@ -695,7 +629,7 @@ def test_the_claude_prompt_and_status_name_late_lines(home):
     s = settings_at(home)
     log(s, "2026-06-05", "[personal] Lives in Berlin")
     runner(s).tick(force=True)
-    run_cli(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
+    invoke(home, "capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Rome",
             env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     data = status(s, DreamConfig(), with_index=False)
     assert data["pending"]["late"] == {"2026-06-01": 1} and data["pending"]["late_facts"] == 1

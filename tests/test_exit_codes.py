@@ -1,29 +1,27 @@
 """One table of exit codes for every command; `--json` on every command; plain text when piped; `NO_COLOR`.
 
 The command list is read from the typer app, so a command added later is checked too: it must take `--json`,
-have an `Example:` in its --help, and have an entry in JSON_ARGS (how to run it on the small home below).
+have an `Example:` in its --help, and have an entry in JSON_ARGS (how to run it on the small home below). Commands
+run in-process (conftest.invoke); `NO_COLOR` on a real terminal is in integration/test_terminal_colour.py.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import os
 import pkgutil
 import re
-import subprocess
-import sys
 
 import pytest
 import typer.main
 
 import suzent_cli
-from conftest import REPO, cli_env, run_cli
+from conftest import HASH_ENV, REPO, invoke
 from suzent_cli import errors, exit_codes
 from suzent_cli.cli.app import app
 from suzent_cli.exit_codes import CODES, EXIT_CODES
 
-ENV = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-10T12:00"}
+ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-10T12:00"}
 
 # How to run each command on the small home (its arguments besides --json), and the exit codes it may return there.
 JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
@@ -125,8 +123,7 @@ def test_dream_outcomes_and_literal_exits_are_in_the_table():
 
 @pytest.mark.parametrize("name", ALL)
 def test_every_command_help_has_an_example(name):
-    r = subprocess.run([sys.executable, "-m", "suzent_cli", *name.split(), "--help"], capture_output=True, text=True,
-                       env=cli_env(REPO / "no-such-home"), cwd=REPO, timeout=60)
+    r = invoke(REPO / "no-such-home", *name.split(), "--help")
     assert r.returncode == 0, r.stderr
     assert "Example:" in r.stdout, f"`suzent {name} --help` has no Example: line"
     assert "\x1b" not in r.stdout + r.stderr
@@ -139,27 +136,29 @@ def test_every_command_takes_json_and_is_exercised(name):
     assert name in JSON_ARGS, f"add `suzent {name}`'s arguments to JSON_ARGS in {__file__}"
 
 
-@pytest.fixture(scope="module")
-def small_home(tmp_path_factory):
-    """An initialised home with two past daily logs (a dream is due with --force only) and an index."""
-    home = tmp_path_factory.mktemp("exit-codes") / "home"
+def build_small_home(home):
+    """``home`` initialised, with two past daily logs (a dream is due with --force only) and an index."""
     steps = [("init",),
              ("capture", "--date", "2026-06-01", "--fact", "[personal] Lives in Lisbon", "--fact", "[preference] Likes tea"),
              ("capture", "--date", "2026-06-02", "--fact", "[personal] Works at ACME"),
              ("capture", "--fact", "[goal] Run a marathon `sport`"),
              ("index",)]
     for args in steps:
-        r = run_cli(home, *args, env_extra=ENV)
+        r = invoke(home, *args, env_extra=ENV)
         assert r.returncode == 0, (args, r.stderr)
     return home
+
+
+@pytest.fixture(scope="module")
+def small_home(tmp_path_factory):
+    """An initialised home with two past daily logs (a dream is due with --force only) and an index."""
+    return build_small_home(tmp_path_factory.mktemp("exit-codes") / "home")
 
 
 def _run(home, name, *extra, env=None):
     """Run ``suzent NAME ARGS EXTRA`` piped; ``env`` on top of conftest's (which sets NO_COLOR=1)."""
     args, allowed = JSON_ARGS[name]
-    full = cli_env(home) | ENV | (env or {})
-    proc = subprocess.run([sys.executable, "-m", "suzent_cli", *name.split(), *args, *extra], capture_output=True,
-                          text=True, env={k: v for k, v in full.items() if v is not None}, timeout=180, cwd=REPO)
+    proc = invoke(home, *name.split(), *args, *extra, env_extra=ENV | (env or {}))
     return proc, allowed
 
 
@@ -179,59 +178,3 @@ def test_piped_output_has_no_ansi_escape(small_home, name):
     assert r.returncode in allowed, (r.returncode, r.stderr)
     assert "\x1b" not in r.stdout and "\x1b" not in r.stderr, name
     assert r.stdout.strip(), f"`suzent {name}` printed nothing"
-
-
-_COLOUR = re.compile(r"\x1b\[([0-9;]*)m")
-
-
-def _colour_params(text: str) -> set[str]:
-    """SGR parameters that set a colour (foreground/background, 8/16/256/truecolour)."""
-    found = set()
-    for m in _COLOUR.finditer(text):
-        params = m.group(1).split(";")
-        i = 0
-        while i < len(params):
-            p = params[i]
-            if p in ("38", "48"):
-                found.add(p)
-                i += 3 if params[i + 1:i + 2] == ["5"] else 5
-                continue
-            if p.isdigit() and (30 <= int(p) <= 37 or 40 <= int(p) <= 47 or 90 <= int(p) <= 97 or 100 <= int(p) <= 107):
-                found.add(p)
-            i += 1
-    return found
-
-
-def _on_a_terminal(home, args, env_extra):
-    import pty  # noqa: PLC0415
-
-    master, slave = pty.openpty()
-    env = {k: v for k, v in (cli_env(home) | env_extra | {"TERM": "xterm-256color"}).items() if v is not None}
-    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", *args], stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, env=env, cwd=REPO)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
-
-
-@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
-@pytest.mark.parametrize("args", [("config", "show"), ("status",), ("recall", "tea"), ("index", "--full"),
-                                  ("capture", "--fact", "bad \x01 byte")])
-def test_no_color_is_honoured_on_a_terminal(small_home, args):
-    code, text = _on_a_terminal(small_home, args, ENV | {"NO_COLOR": "1"})
-    assert code == 0, text
-    assert not _colour_params(text), f"colour escapes with NO_COLOR: {text!r}"
-    if args == ("config", "show"):  # and it is the rich table there
-        assert "┃" in text or "│" in text
-    if args[0] in ("status", "capture"):  # the check has teeth: the same run without NO_COLOR is coloured
-        code, text = _on_a_terminal(small_home, args, ENV | {"NO_COLOR": None})
-        assert code == 0 and _colour_params(text), text

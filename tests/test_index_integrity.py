@@ -2,7 +2,8 @@
 markdown, a damaged one is refused naming the file and ``--rebuild``, lance's temp files live under the index dir,
 every error names its real cause, symlinks leaving the tiers are refused, and no library noise reaches a person.
 
-Real LanceDB tables in tmp dirs; subprocesses only where the exit code and the terminal output are the point."""
+Real LanceDB tables in tmp dirs; the CLI (in-process, conftest.invoke) where the exit code and the terminal output
+are the point."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import warnings
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke
 from suzent_cli import archive
 from suzent_cli.archive import Fact
 from suzent_cli.errors import IndexUnreadable, SuzentError
@@ -151,18 +152,18 @@ def test_a_missing_fts_index_file_is_refused_too(indexed, embedder):
 
 
 def test_cli_damaged_index_exits_1_with_one_line_and_rebuild_recovers(home):
-    run_cli(home, "--today", "2026-06-10", "capture", "--fact", "kayak trip in June")
-    assert run_cli(home, "index", "--model", "hash").returncode == 0
+    invoke(home, "--today", "2026-06-10", "capture", "--fact", "kayak trip in June")
+    assert invoke(home, "index", "--model", "hash").returncode == 0
     broken = sorted((home / "memory" / f"{TABLE}.lance" / "data").glob("*.lance"))[0]
     broken.unlink()
     for args in (("index", "--model", "hash"), ("index", "--model", "hash", "--full")):
-        r = run_cli(home, *args)
+        r = invoke(home, *args)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
         lines = [line for line in r.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and broken.name in lines[0] and "suzent index --rebuild" in lines[0], r.stderr
         assert ".cargo" not in r.stderr and ".rs:" not in r.stderr
-    assert run_cli(home, "index", "--model", "hash", "--rebuild").returncode == 0
-    r = run_cli(home, "recall", "kayak", "--model", "hash", "--json")
+    assert invoke(home, "index", "--model", "hash", "--rebuild").returncode == 0
+    r = invoke(home, "recall", "kayak", "--model", "hash", "--json")
     assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"
 
 

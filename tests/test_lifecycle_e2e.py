@@ -1,4 +1,4 @@
-"""Issue 5 end to end, through real `suzent` processes and a real LanceDB index (hash embedder): twelve
+"""Issue 5 end to end, through whole `suzent` commands (in-process) and a real LanceDB index (hash embedder): twelve
 restatements become one claim confirmed 12x with no duplicate rows, and a knowledge update ranks the new value
 first after the dream."""
 
@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from conftest import HASH_ENV, invoke
 from suzent_cli.vault.pages import read_page
-
-ENV = {"SUZENT_EMBEDDER": "hash:64"}
 
 
 def cli(home, *args, now: str, **kw):
-    proc = run_cli(home, *args, env_extra=ENV | {"SUZENT_NOW": now}, **kw)
-    assert proc.returncode in (0, 4), (args, proc.stdout, proc.stderr)
+    """``suzent ARGS`` at the instant ``now``; every step here has work to do, so each exits 0 (4, idle, would mean
+    a capture, dream or recall found nothing)."""
+    proc = invoke(home, *args, env_extra=HASH_ENV | {"SUZENT_NOW": now}, **kw)
+    assert proc.returncode == 0, (args, proc.returncode, proc.stdout, proc.stderr)
     return proc
 
 

@@ -1,22 +1,17 @@
 """Reconcile and forget: tombstones as the only removal mechanism, each paired with an explicit reindex; crash
-safety by killing real processes at each step; the invariants (append-only logs, one LanceDB writer)."""
+safety by killing real processes at each step (integration/test_reconcile_crash.py); the invariants (append-only
+logs, one LanceDB writer)."""
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-import pytest
-
-from conftest import REPO, CountingEmbedder, run_cli
-from suzent_cli.archive import Fact, append_entry, list_logs
+from conftest import REPO, CountingEmbedder, invoke, log
+from suzent_cli.archive import list_logs
 from suzent_cli.config import resolve_settings
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
@@ -32,11 +27,6 @@ EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
 
 def make_settings(home: Path):
     return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
-
-
-def log(settings, day: str, *facts: str):
-    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
 
 
 def rows(settings) -> list[tuple]:
@@ -101,52 +91,6 @@ def test_a_failed_reindex_keeps_the_hand_off_for_a_retry(home):
     assert not report.errors and read_superseded(s.paths.state_dir) == []
 
 
-# Killed at each step: after the tombstones are appended, after the first group of days is reindexed, and just
-# before superseded.txt is truncated.
-CRASH = textwrap.dedent("""
-    import dataclasses, os, sys
-    from suzent_cli import reconcile as r
-    from suzent_cli.config import resolve_settings
-    point, home = sys.argv[1], sys.argv[2]
-    r.REINDEX_GROUP = 2
-    calls = []
-    real_truncate = r.truncate_superseded
-    import suzent_cli.index.api as api
-    real_api = api.reindex_files
-    def reindex(settings, files, **kw):
-        calls.append(files)
-        if point == "after-tombstones" or (point == "after-some-days" and len(calls) == 2):
-            os._exit(9)
-        return real_api(settings, files, **kw)
-    api.reindex_files = reindex
-    def truncate(*a, **kw):
-        if point == "before-truncate":
-            os._exit(9)
-        return real_truncate(*a, **kw)
-    r.truncate_superseded = truncate
-    settings = dataclasses.replace(resolve_settings(home=home, env={}), embedder="hash:64")
-    r.reconcile(settings)
-""")
-
-
-@pytest.mark.parametrize("point", ["after-tombstones", "after-some-days", "before-truncate"])
-def test_killed_reconcile_converges_on_rerun(tmp_path, point):
-    crashed, clean = dreamed(tmp_path / "crashed"), dreamed(tmp_path / "clean")
-    proc = subprocess.run([sys.executable, "-c", CRASH, point, str(crashed.paths.home)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 9, proc.stderr
-    assert len(read_tombstones(crashed.paths.state_dir)) == 3          # tombstones were written before the kill
-    assert len(read_superseded(crashed.paths.state_dir)) == 3          # ... and the hand-off is still whole
-    rerun = run_cli(crashed.paths.home, "reconcile", "--json", env_extra=EMB)
-    assert rerun.returncode == 0, rerun.stderr
-    assert json.loads(rerun.stdout)["tombstones_added"] == 0
-    uninterrupted = run_cli(clean.paths.home, "reconcile", "--json", env_extra=EMB)
-    assert uninterrupted.returncode == 0, uninterrupted.stderr
-    assert rows(crashed) == rows(clean)
-    assert read_tombstones(crashed.paths.state_dir) == read_tombstones(clean.paths.state_dir)
-    assert read_superseded(crashed.paths.state_dir) == read_superseded(clean.paths.state_dir) == []
-
-
 def test_dream_runs_reconcile_after_a_productive_run(home):
     s = make_settings(home)
     backlog(s)
@@ -169,12 +113,12 @@ def test_forget_text_removes_every_copy_and_stays_gone(home):
     run_index(s, embedder=CountingEmbedder())
     logs_before = {p: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
 
-    proc = run_cli(home, "forget", "--dry-run", "--", "- [personal] Has a secret diary", env_extra=EMB)  # as printed
+    proc = invoke(home, "forget", "--dry-run", "--", "- [personal] Has a secret diary", env_extra=EMB)  # as printed
     assert proc.returncode == 0 and "2 fact(s) or chunk(s) in 2 file(s) hold this text; 2 of them in the search index" \
         in proc.stdout, proc.stdout
     assert read_tombstones(s.paths.state_dir) == frozenset()
 
-    proc = run_cli(home, "forget", "has a secret DIARY", "--json", env_extra=EMB)
+    proc = invoke(home, "forget", "has a secret DIARY", "--json", env_extra=EMB)
     data = json.loads(proc.stdout)
     assert proc.returncode == 0 and data["tombstone_added"] and data["rows_indexed"] == 2
     # the two neighbours lose it as context; the notes page's chunk loses the line holding it (one out, one in)
@@ -182,7 +126,7 @@ def test_forget_text_removes_every_copy_and_stays_gone(home):
     assert data["optimized"]["versions_after"] == 1  # old versions holding the text are gone at once
     assert data["plan"]["mentions"] == ["0_Inbox/notes.md"] and "edit the page" in data["warnings"][0]
     assert not [c for _, _, c in rows(s) if "secret diary" in c.lower()]  # gone without an index pass
-    proc = run_cli(home, "index", "--full", env_extra=EMB)
+    proc = invoke(home, "index", "--full", env_extra=EMB)
     assert proc.returncode == 0
     assert not [c for _, _, c in rows(s) if "secret diary" in c.lower()]
     assert {p: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)} == logs_before
@@ -199,17 +143,17 @@ def test_forget_by_row_id_and_bad_input(home):
     log(s, "2026-06-01", "[personal] Lives in Berlin", "[preference] Likes tea")
     run_index(s, embedder=CountingEmbedder())
     row = next(r for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist() if r["content"] == "Likes tea")
-    proc = run_cli(home, "forget", "--id", row["id"], env_extra=EMB)
+    proc = invoke(home, "forget", "--id", row["id"], env_extra=EMB)
     assert proc.returncode == 0 and "1 index row(s) removed" in proc.stdout, proc.stderr
     assert [c for _, _, c in rows(s)] == ["Lives in Berlin"]
     for args, code, message in ((["forget", "--id", "nope"], 2, "no row with id"),
                                 (["forget", "Never said this"], 1, "nothing recorded"),  # no match: exit 1
                                 (["forget"], 2, "give either TEXT or --id"),
                                 (["forget", "x", "--id", "y"], 2, "give either TEXT or --id")):
-        proc = run_cli(home, *args, env_extra=EMB)
+        proc = invoke(home, *args, env_extra=EMB)
         assert proc.returncode == code and proc.stderr.startswith("Error: ") and message in proc.stderr, proc.stderr
     # forgetting again is not an error: the tombstone is there; the files are reindexed anyway
-    proc = run_cli(home, "forget", "Likes tea", env_extra=EMB)
+    proc = invoke(home, "forget", "Likes tea", env_extra=EMB)
     assert proc.returncode == 0 and "it was already forgotten" in proc.stdout
 
 
@@ -224,7 +168,7 @@ def test_daily_logs_are_append_only_through_every_stage(home):
     ]
     seen = {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
     for name, args in stages:
-        proc = run_cli(home, *args, env_extra=EMB)
+        proc = invoke(home, *args, env_extra=EMB)
         assert proc.returncode == 0, (name, proc.stderr)
         now = {p.name: p.read_bytes() for _, p in list_logs(s.paths.archive_dir)}
         for log_name, old in seen.items():
@@ -263,12 +207,12 @@ def test_commands_use_the_embedder_the_index_was_built_with(home):
     s = make_settings(home)
     backlog(s)
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
-    assert run_cli(home, "index", "--model", "hash:64", env_extra=env).returncode == 0
-    proc = run_cli(home, "dream", "--force", env_extra=env)
+    assert invoke(home, "index", "--model", "hash:64", env_extra=env).returncode == 0
+    proc = invoke(home, "dream", "--force", env_extra=env)
     assert proc.returncode == 0 and "reconcile: retired 3 superseded lines" in proc.stdout, proc.stdout + proc.stderr
     assert "warning" not in proc.stderr
     for args in (["reconcile"], ["forget", "Read chapter 3"], ["recall", "green tea", "--limit", "2"]):
-        proc = run_cli(home, *args, env_extra=env)
+        proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 0, (args, proc.stderr)
 
 

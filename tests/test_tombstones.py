@@ -4,15 +4,14 @@ closest rows (issue 13, section 1). See suzent_cli/vault/state.py's module doc f
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import CountingEmbedder, run_cli
-from suzent_cli.archive import Fact, append_entry
+from conftest import CountingEmbedder, log, invoke
+from suzent_cli.archive import Fact
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import SuzentError
 from suzent_cli.index.api import run_index
@@ -26,11 +25,6 @@ SECRET = "Has a secret diary"
 
 def make_settings(home: Path):
     return dataclasses.replace(resolve_settings(home=home, now="2026-06-20T12:00", env={}), embedder="hash:64")
-
-
-def log(settings, day: str, *facts: str):
-    parsed = [Fact(content=f.partition("] ")[2], category=f.partition("] ")[0].lstrip("[")) for f in facts]
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
 
 
 def contents(settings) -> list[str]:
@@ -224,7 +218,7 @@ def test_index_refuses_in_one_line_with_exit_1_on_a_damaged_tombstone_file(forgo
     s = forgotten
     path = s.paths.state_dir / TOMBSTONES
     path.write_bytes(b"\0" * path.stat().st_size)
-    proc = run_cli(s.paths.home, "index", "--full", env_extra=EMB)
+    proc = invoke(s.paths.home, "index", "--full", env_extra=EMB)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert str(path) in proc.stderr and "NUL" in proc.stderr
@@ -261,15 +255,15 @@ def test_forget_without_an_exact_match_lists_the_closest_rows_with_their_index_i
 
 def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
     s = forgotten
-    proc = run_cli(s.paths.home, "forget", "Lives in Berln", env_extra=EMB)
+    proc = invoke(s.paths.home, "forget", "Lives in Berln", env_extra=EMB)
     assert proc.returncode == 1, proc.stderr
     assert "archive:2026-06-01.md line 5" in proc.stdout and "Lives in Berlin" in proc.stdout and " id " in proc.stdout
     assert proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1 and "closest row" in proc.stderr
-    proc = run_cli(s.paths.home, "forget", "Lives in Berln", "--json", env_extra=EMB)
+    proc = invoke(s.paths.home, "forget", "Lives in Berln", "--json", env_extra=EMB)
     data = json.loads(proc.stdout)
     assert proc.returncode == 1 and data["matched"] is False and data["closest"][0]["content"] == "Lives in Berlin"
     assert set(data["closest"][0]) >= {"content", "id", "source", "path", "where", "score"}
-    proc = run_cli(s.paths.home, "forget", "xyzzy quux", env_extra=EMB)
+    proc = invoke(s.paths.home, "forget", "xyzzy quux", env_extra=EMB)
     assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (1, "", 1) and "nearly" in proc.stderr
 
 
@@ -334,11 +328,11 @@ def test_a_state_without_the_record_is_not_checked_and_gets_one(forgotten):
 def test_rebuild_accepts_the_loss_and_starts_over(forgotten):
     s = forgotten
     (s.paths.state_dir / TOMBSTONES).unlink()
-    proc = run_cli(s.paths.home, "index", env_extra=EMB)
+    proc = invoke(s.paths.home, "index", env_extra=EMB)
     assert proc.returncode == 1 and proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1
     assert "--rebuild" in proc.stderr and "Traceback" not in proc.stderr
     assert contents(s) == ["Lives in Berlin"]
-    proc = run_cli(s.paths.home, "index", "--rebuild", env_extra=EMB)
+    proc = invoke(s.paths.home, "index", "--rebuild", env_extra=EMB)
     assert proc.returncode == 0, proc.stderr
     assert contents(s) == sorted(["Lives in Berlin", SECRET, "Likes tea"])  # the loss, accepted explicitly
     Indexer(s, CountingEmbedder()).run()  # and the fresh state no longer refuses
