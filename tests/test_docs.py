@@ -1,4 +1,5 @@
-"""Docs that cannot drift: generated completions and man pages match the app; every command has an example."""
+"""Docs that cannot drift: generated completions, man pages and docs/cli.md match the app; every command has an
+example."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def _gen():
 
 def test_completions_and_man_pages_are_fresh(tmp_path):
     generated = _gen().generate(tmp_path)
-    assert {"completions/suzent.bash", "completions/_suzent", "completions/suzent.fish", "man/suzent.1"} <= set(generated)
+    assert {"completions/suzent.bash", "completions/_suzent", "completions/suzent.fish", "man/suzent.1",
+            "docs/cli.md"} <= set(generated)
     stale = [rel for rel, text in generated.items()
              if not (REPO / rel).is_file() or (REPO / rel).read_text(encoding="utf-8") != text]
     assert not stale, f"run `make docs`: stale {stale}"
