@@ -163,7 +163,7 @@ CLI_INTRO = """\
 # Command-line reference
 
 Generated from the typer app by `make docs` (`scripts/gen_docs.py`): every command's `--help`, and the exit-code
-table of `suzent_cli/exit_codes.py`. Do not edit by hand; `tests/test_docs.py` fails when this file is stale.
+table of `{codes}`. Do not edit by hand; `tests/test_docs.py` fails when this file is stale.
 
 Global options come before the command (`suzent --home DIR capture …`). Settings and their environment variables
 are in [configuration.md](configuration.md).
@@ -179,7 +179,7 @@ the patch byte for byte), and a non-empty `NO_COLOR` turns colour off everywhere
 
 ## Exit codes
 
-One table for every command (`suzent_cli/exit_codes.py`; every man page's EXIT STATUS is generated from it too):
+One table for every command (`{codes}`; every man page's EXIT STATUS is generated from it too):
 
 | code | name | meaning |
 |---|---|---|
@@ -197,12 +197,12 @@ def cli_reference() -> str:
     the order ``suzent --help`` lists them."""
     import typer.main
 
+    from suzent_cli import exit_codes as codes
     from suzent_cli.cli.app import app
-    from suzent_cli.exit_codes import EXIT_CODES
 
     root = typer.main.get_command(app)
-    lines = [CLI_INTRO.rstrip("\n")]
-    lines += [f"| `{code}` | {name} | {meaning} |" for code, name, meaning in EXIT_CODES]
+    lines = [CLI_INTRO.format(codes=Path(codes.__file__).resolve().relative_to(REPO).as_posix()).rstrip("\n")]
+    lines += [f"| `{code}` | {name} | {meaning} |" for code, name, meaning in codes.EXIT_CODES]
     lines += [CLI_AFTER_CODES.rstrip("\n"), ""]
     lines += _command_md("suzent", root)
 
@@ -235,6 +235,7 @@ def generate(out: Path) -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))  # document this checkout's code, not whichever suzent_cli is installed
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO
     written = generate(target)
     print(f"wrote {len(written)} files under {target}")
