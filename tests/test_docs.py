@@ -157,3 +157,22 @@ def test_docs_name_only_paths_that_exist():
         text = (REPO / doc).read_text(encoding="utf-8")
         for path in re.findall(r"`((?:suzent_cli|tests|scripts)/[\w/]+\.(?:py|md))`", text):
             assert (REPO / path).exists() or path in ARRIVING_WITH_SIBLING_BRANCHES, f"{doc} names {path}"
+
+
+def test_format_lists_every_state_file():
+    """Every file name the code writes state to (a ``.json``/``.jsonl``/``.txt``/``.lock`` literal, wherever the
+    module holding it) is described in docs/FORMAT.md. The embedder's model files are not suzent's state."""
+    import ast
+
+    text = (REPO / "docs" / "FORMAT.md").read_text(encoding="utf-8")
+    names = set()
+    for path in (REPO / "suzent_cli").rglob("*.py"):
+        if path.relative_to(REPO).as_posix() == "suzent_cli/index/embed.py":
+            continue  # reads a sentence-transformers model dir (config.json, modules.json)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    re.fullmatch(r"(?:\.state/)?\.?[\w.\-]+\.(?:jsonl|json|txt|lock|holder)", node.value):
+                names.add(node.value.removeprefix(".state/"))
+    assert {"tombstones.jsonl", "dream_state.json", ".dream.lock", "claude_code.json"} <= names
+    missing = sorted(n for n in names if n not in text)
+    assert not missing, f"docs/FORMAT.md does not describe {missing}"
