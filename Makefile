@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 demo: install
-	$(PY) -m suzent_cli.demo examples/conversation.json $(DEMO_HOME)
+	$(PY) scripts/demo.py examples/conversation.json $(DEMO_HOME)
 
 test: install
 	$(PY) -m pytest -q

@@ -1,5 +1,6 @@
-"""Regenerate completions/ (bash, zsh, fish) and man/ (suzent.1 + one page per subcommand, e.g. suzent-config-show.1)
-from the typer app; every page's EXIT STATUS is suzent_cli.exit_codes' table.
+"""Regenerate completions/ (bash, zsh, fish), man/ (suzent.1 + one page per subcommand, e.g. suzent-config-show.1)
+and docs/cli.md (every command's --help, the exit-code table) from the typer app; every man page's EXIT STATUS and
+the table in docs/cli.md are suzent_cli.exit_codes' table.
 
 Run by `make docs`; tests/test_docs.py fails when the committed files are stale.
 """
@@ -7,6 +8,7 @@ Run by `make docs`; tests/test_docs.py fails when the committed files are stale.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -78,7 +80,7 @@ def _page(title: str, name: str, command, parent: str | None, version: str) -> s
         lines.append(".SH ENVIRONMENT")
         for var, meaning in ENVIRONMENT:
             lines += [".TP", f".B {_roff(var)}", _roff(meaning)]
-        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration, every key documented in README.md; "
+        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration, every key documented in docs/configuration.md; "
                   "\\fBsuzent config show\\fR prints the effective value of each and where it came from"]
     else:
         lines += [".SH SEE ALSO", "\\fBsuzent\\fR(1)"]
@@ -107,6 +109,114 @@ def man_pages(target: Path) -> None:
     write(root, ())
 
 
+_CODE_SPAN = re.compile(r"(`[^`]*`)")
+
+
+def _md(text: str) -> str:
+    """``text`` as Markdown prose: ``\\``, ``<``, ``>`` and ``*`` escaped outside `code spans`, so ``<home>`` or
+    ``**/*.md`` in a help text shows as written instead of as HTML or emphasis."""
+    parts = _CODE_SPAN.split(text)
+    for i in range(0, len(parts), 2):
+        parts[i] = (parts[i].replace("\\", "\\\\").replace("<", "&lt;").replace(">", "&gt;")
+                    .replace("*", "\\*"))
+    return "".join(parts)
+
+
+def _help_md(help_text: str) -> list[str]:
+    """A command's help text as Markdown: one paragraph per help paragraph; an ``Example: CMD`` or
+    ``Example (what): CMD`` paragraph becomes its label and a ``sh`` code block holding CMD."""
+    out: list[str] = []
+    for para in help_text.strip().split("\n\n"):
+        para = " ".join(para.split())
+        m = re.match(r"^(Example(?: \([^)]*\))?):\s+(.*)$", para)
+        if m:
+            out += [f"{_md(m.group(1))}:", "", "```sh", m.group(2), "```", ""]
+        else:
+            out += [_md(para), ""]
+    return out
+
+
+def _command_md(name: str, command) -> list[str]:
+    """One command's section of docs/cli.md: usage, help text, subcommands, options (what --help prints)."""
+    import typer._click as click  # typer vendors click; its commands are not the PyPI click's
+
+    ctx = click.Context(command, info_name=name)
+    out = [f"## `{name}`", "", "```", f"{name} {' '.join(command.collect_usage_pieces(ctx))}".rstrip(), "```", ""]
+    out += _help_md(command.help or "")
+    subcommands = getattr(command, "commands", {})
+    if subcommands:
+        out += ["Commands:", ""]
+        for sub_name, sub in sorted(subcommands.items()):
+            first = " ".join((sub.help or "").strip().split("\n\n")[0].split())
+            anchor = f"{name} {sub_name}".replace(" ", "-")
+            out.append(f"- [`{sub_name}`](#{anchor}): {_md(first)}")
+        out.append("")
+    records = [r for r in (p.get_help_record(ctx) for p in command.get_params(ctx)) if r]
+    if records:
+        out += ["Options:", ""]
+        out += [f"- `{opts}`: {_md(' '.join(help_.split()))}" if help_ else f"- `{opts}`" for opts, help_ in records]
+        out.append("")
+    return out
+
+
+CLI_INTRO = """\
+# Command-line reference
+
+Generated from the typer app by `make docs` (`scripts/gen_docs.py`): every command's `--help`, and the exit-code
+table of `{codes}`. Do not edit by hand; `tests/test_docs.py` fails when this file is stale.
+
+Global options come before the command (`suzent --home DIR capture …`). Settings and their environment variables
+are in [configuration.md](configuration.md).
+
+## Output
+
+Every command takes `--json` and then prints exactly one JSON document on stdout (`loop`: one line per pass), its
+outcome included (`dream` idle, exit `4`, prints its decision); warnings go to stderr. An error is one `Error: …`
+line on stderr and no JSON, except where the summary says why (`retire-legacy --apply` refused, `dry-run` with
+live data changed: the JSON first). On a terminal, tables and progress bars are drawn with rich; piped, the output
+is plain text (`recall`: one tab-separated line per hit; `config show`: `key = value  # origin` lines; `dry-run`:
+the patch byte for byte), and a non-empty `NO_COLOR` turns colour off everywhere.
+
+## Exit codes
+
+One table for every command (`{codes}`; every man page's EXIT STATUS is generated from it too):
+
+| code | name | meaning |
+|---|---|---|
+"""
+
+CLI_AFTER_CODES = """
+Agent hooks (`capture --from claude-code`, `recall --from claude-code`) are the exception: they never fail their
+agent, so any error becomes one `suzent: …` warning on stderr and exit `0` (what could not be captured stays in
+`.state/spool/`). See [hooks.md](hooks.md). What to do about each code: [operations.md](operations.md#when-a-command-fails).
+"""
+
+
+def cli_reference() -> str:
+    """docs/cli.md: the intro, the exit-code table, then the root command and every command and subcommand, in
+    the order ``suzent --help`` lists them."""
+    import typer.main
+
+    from suzent_cli import exit_codes as codes
+    from suzent_cli.cli.app import app
+
+    root = typer.main.get_command(app)
+    lines = [CLI_INTRO.format(codes=Path(codes.__file__).resolve().relative_to(REPO).as_posix()).rstrip("\n")]
+    lines += [f"| `{code}` | {name} | {meaning} |" for code, name, meaning in codes.EXIT_CODES]
+    lines += [CLI_AFTER_CODES.rstrip("\n"), ""]
+    lines += _command_md("suzent", root)
+
+    def walk(command, path: tuple[str, ...]) -> None:
+        for name, sub in command.commands.items():
+            names = (*path, name)
+            lines.extend(_command_md("suzent " + " ".join(names), sub))
+            if getattr(sub, "commands", None):
+                walk(sub, names)
+
+    walk(root, ())
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def generate(out: Path) -> dict[str, str]:
     """All generated files as ``{relative path: text}``, written under ``out``."""
     files: dict[str, str] = {}
@@ -117,6 +227,7 @@ def generate(out: Path) -> dict[str, str]:
         man_pages(Path(tmp))
         for page in sorted(Path(tmp).glob("*.1")):
             files[f"man/{page.name}"] = page.read_text(encoding="utf-8")
+    files["docs/cli.md"] = cli_reference()
     for rel, text in files.items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_text(text, encoding="utf-8")
@@ -124,6 +235,7 @@ def generate(out: Path) -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))  # document this checkout's code, not whichever suzent_cli is installed
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO
     written = generate(target)
     print(f"wrote {len(written)} files under {target}")

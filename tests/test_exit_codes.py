@@ -72,13 +72,13 @@ def test_the_table_is_well_formed():
     assert exit_codes.name_of(4) == "IDLE"
 
 
-def test_readme_table_is_the_module_table():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def test_docs_table_is_the_module_table():
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     section = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     rows = [tuple(c.strip() for c in m.groups())
             for m in re.finditer(r"^\| `(\d+)` \|([^|]+)\|([^|]+)\|\s*$", section, re.M)]
     assert rows == [(str(code), name, meaning) for code, name, meaning in EXIT_CODES], \
-        "README's Exit codes table differs from suzent_cli/exit_codes.py"
+        "docs/cli.md's Exit codes table differs from suzent_cli/exit_codes.py"
 
 
 def test_man_pages_carry_the_table():

@@ -16,11 +16,11 @@ pytestmark = pytest.mark.model
 
 
 def _demo_command(home):
-    """`make demo` itself when this suite runs in the venv make built (as `make test` does), else its module."""
+    """`make demo` itself when this suite runs in the venv make built (as `make test` does), else its script."""
     venv = Path(sys.prefix)
     if shutil.which("make") and (venv / ".installed").is_file():
         return ["make", "-s", "demo", f"VENV={venv}", f"DEMO_HOME={home}"]
-    return [sys.executable, "-m", "suzent_cli.demo", str(REPO / "examples" / "conversation.json"), str(home)]
+    return [sys.executable, str(REPO / "scripts" / "demo.py"), str(REPO / "examples" / "conversation.json"), str(home)]
 
 
 def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):

@@ -79,7 +79,7 @@ def step(newcomer, section: str, starts: str) -> dict:
 def test_every_step_exits_as_documented(newcomer):
     for section, steps in newcomer["steps"].items():
         for s in steps:
-            # `suzent dream` exits 4 when nothing is due (README "Exit codes"); everything else must succeed
+            # `suzent dream` exits 4 when nothing is due (docs/cli.md "Exit codes"); everything else must succeed
             allowed = {0, 4} if re.match(r"^suzent dream\b", s["line"]) else {0}
             assert s["rc"] in allowed and s["rc"] in CODES, (section, s)
             assert "Traceback" not in s["err"], (section, s)

@@ -1,4 +1,4 @@
-"""``make demo``: the main job on the bundled example conversation, through the real CLI.
+"""``make demo`` (``python scripts/demo.py [EXAMPLE.json] [HOME]``): the main job on the bundled example conversation, through the real CLI.
 
 Creates a fresh home (default ``./demo-home``), captures every session of ``examples/conversation.json`` with the
 offline extractor on its own date, runs the dream (rules engine) to fold the logs into the vault, indexes, and
