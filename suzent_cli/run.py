@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.config import Settings
 
 STAGES = ("spool", "index", "dream", "reconcile", "promote", "lint")

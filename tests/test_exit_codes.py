@@ -19,9 +19,10 @@ import typer.main
 
 import suzent_cli
 from conftest import REPO, cli_env, run_cli
-from suzent_cli import errors, exit_codes
+from suzent_cli import errors
+from suzent_cli import errors as exit_codes
 from suzent_cli.cli.app import app
-from suzent_cli.exit_codes import CODES, EXIT_CODES
+from suzent_cli.errors import CODES, EXIT_CODES
 
 ENV = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-10T12:00"}
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.capture import (
     extract_and_write,
     index_after_capture,

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 from filelock import FileLock, Timeout
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.archive import APPEND_LOCK, parse_log
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError
