@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suzent_cli import claude
 from suzent_cli.config import Settings
 from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
 from suzent_cli.files import read_text
@@ -253,8 +254,6 @@ def claude_body(settings: Settings, claims: list[RankedClaim], *, max_lines: int
     snippets in, the digest text out. Raises a :class:`SuzentError` on an API error or an empty reply
     (:class:`~suzent_cli.errors.ClaudeUnavailable` without the ``anthropic`` package,
     :class:`~suzent_cli.claude.ClaudeRequestFailed` when the request fails)."""
-    from suzent_cli import claude  # noqa: PLC0415 - light; anthropic itself loads in from_settings
-
     client = claude.from_settings(settings, timeout=timeout, max_retries=max_retries, user=USER, instead=INSTEAD)
     listing, _, _ = grouped_body(
         [(c.page, c.text + (f" (confirmed {c.count}x)" if c.count > 1 else "")) for c in claims],
@@ -282,9 +281,7 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     _check_bounds(max_lines, max_bytes)
     if engine == "claude":
-        from suzent_cli.claude import require_key  # noqa: PLC0415 - light: no anthropic import
-
-        require_key(settings, USER, INSTEAD)
+        claude.require_key(settings, USER, INSTEAD)
     name = engine if engine != "auto" else ("claude" if settings.claude_configured else "offline")
     warnings: list[str] = []
     claims, n_pages = ranked_claims(settings, warnings)

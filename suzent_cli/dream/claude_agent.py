@@ -173,8 +173,8 @@ class ClaudeEngine:
     """Dream engine ``claude``: folds logs into pages (and lints the vault) through a Messages API tool-use loop.
 
     Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key or
-    without the ``anthropic`` package. ``protected``
-    are the tiers the agent may never touch (the runner passes :func:`.vault_tools.tier_paths`).
+    without the ``anthropic`` package. ``protected`` are the tiers the agent may never touch (the runner passes
+    :func:`.vault_tools.tier_paths`).
     """
 
     name = "claude"

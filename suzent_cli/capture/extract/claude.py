@@ -7,8 +7,8 @@ contradicts or adds a detail to a known one must still be emitted. The client co
 
 from __future__ import annotations
 
-from suzent_cli.archive import DEFAULT_CATEGORY, Fact
 from suzent_cli import claude
+from suzent_cli.archive import DEFAULT_CATEGORY, Fact
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
 from suzent_cli.errors import ExtractionFailed
 from suzent_cli.capture.extract.turns import Turn
