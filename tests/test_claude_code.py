@@ -525,6 +525,28 @@ def test_an_unusable_payload_is_kept_in_the_fallback_when_the_state_spool_is_ful
     assert kept[0].with_suffix(".error.txt").is_file()
 
 
+def test_the_hooks_library_returns_data_and_never_prints_or_exits(tmp_path, settings, monkeypatch, capsys):
+    """The time bound, the warnings and the stdout line are data; only suzent_cli.cli.hooks prints and exits."""
+    from suzent_cli.hooks import capture, claude_code, recall
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    accepted = claude_code.accept(settings, payload(t.path).encode())
+    assert accepted.own is not None and accepted.own.is_file() and accepted.warnings == []
+    monkeypatch.setattr(capture, "capture_payload", lambda *a, **k: time.sleep(0.5))
+    outcome = claude_code.capture_within(settings, accepted, deadline=time.monotonic() + 0.05, timeout=0.05)
+    assert outcome.timed_out and outcome.report is None
+    assert outcome.warnings == ["capture not finished in 0.05 s; spooled for the next run"]
+    bad = claude_code.accept(settings, b"not json at all")
+    assert bad.payload is None and bad.own is None and "malformed Claude Code hook payload" in bad.warnings[0]
+
+    slow = recall.recall_within(settings, lambda: time.sleep(0.5) or b"", timeout=0.05)
+    assert slow == recall.RecallAnswer(warning="recall skipped: no answer within 0.05 s", timed_out=True)
+    broken = recall.recall_within(settings, lambda: b"{broken", timeout=5)
+    assert broken.output is None and not broken.timed_out and broken.warning.startswith("recall skipped (")
+    assert capsys.readouterr() == ("", "")
+
+
 # --- when the configuration is broken ---------------------------------------------------------------------
 
 def test_capture_hook_home_is_resolved_without_the_config(tmp_path):
