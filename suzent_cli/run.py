@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from suzent_cli import errors as exit_codes
-from suzent_cli.errors import describe
 from suzent_cli.config import Settings
+from suzent_cli.errors import describe
 
 STAGES = ("spool", "index", "dream", "reconcile", "promote", "lint")
 SPOOL_SECONDS = 120.0  # how long one pass may spend draining the hook spool (the rest waits for the next pass)
