@@ -43,7 +43,7 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from suzent_cli import exit_codes  # noqa: E402
+from suzent_cli import errors as exit_codes  # noqa: E402
 
 TODAY = "2026-06-10"
 FORGOTTEN = "Old door code is 4242"  # captured, indexed and forgotten in the template: must never come back

@@ -26,7 +26,7 @@ def completion(shell: str) -> str:
 
 def exit_status() -> list[tuple[str, str]]:
     """The one exit-code table (suzent_cli.exit_codes), as man-page rows."""
-    from suzent_cli.exit_codes import EXIT_CODES
+    from suzent_cli.errors import EXIT_CODES
 
     return [(str(code), f"{name}: {meaning}") for code, name, meaning in EXIT_CODES]
 

@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping
 from suzent_cli.config import Paths, Settings, resolve_settings
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import HOLDER, DreamRunner, TickResult
-from suzent_cli.errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError
+from suzent_cli.errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError, describe
 from suzent_cli.files import atomic_write
 
 # The tiers a clone carries, by diff label and Paths attribute. Order matters for ties (same dir, two tiers).
@@ -497,7 +497,7 @@ def index_rows(index_dir: Path) -> tuple[dict[str, set[str]] | None, str | None]
     except SuzentError as exc:
         return None, f"index not readable: {exc}"
     except Exception as exc:  # noqa: BLE001 - a lance failure is a note, not a failed dry run
-        return None, f"index not readable: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        return None, f"index not readable: {describe(exc, 320)}"
     return {("(none)" if k is None else k): v for k, v in rows.items()}, None
 
 

@@ -1,33 +1,107 @@
-"""Typed errors, named as states. The CLI translates each into a one-line message and an exit code."""
+"""Typed errors, named as states, and the one table of exit codes they map to.
+
+The CLI translates each error into a one-line message (:func:`describe` words any exception on one line) and an
+exit code. Every exit status a command returns is one of :data:`EXIT_CODES`: each error class names one, the dream
+runner maps a tick's outcome to one, and ``scripts/gen_docs.py`` writes the table into every man page; README.md's
+"Exit codes" table is checked against it by ``tests/test_exit_codes.py``.
+"""
 
 from __future__ import annotations
 
-from suzent_cli import exit_codes
+# --- the exit codes ----------------------------------------------------------------------------------------------
+
+OK = 0
+FAILED = 1
+BAD_INPUT = 2
+BUSY = 3
+IDLE = 4
+RUN_FAILED = 5
+LIVE_DATA_CHANGED = 6
+INTERRUPTED = 130
+TERMINATED = 143
+
+# (code, name, meaning): the documented table, in order.
+EXIT_CODES: tuple[tuple[int, str, str], ...] = (
+    (OK, "OK", "success, including \"nothing to capture\" and a dream/lint run that ingested, skipped a wedged batch "
+               "or linted"),
+    (FAILED, "FAILED", "an operation failed (e.g. an index error, a dry-run clone that could not be built, "
+                       "retire-legacy --apply refused, forget TEXT matched no whole fact: the closest rows are "
+                       "listed); nothing already stored was lost"),
+    (BAD_INPUT, "BAD_INPUT", "bad input or configuration: one line `Error: …` on stderr, never a traceback "
+                             "(SUZENT_DEBUG=1 shows it)"),
+    (BUSY, "BUSY", "a lock could not be taken in time, or another dream holds the consolidation lock; "
+                   "nothing was written"),
+    (IDLE, "IDLE", "dream, lint, dry-run: nothing due (the gate stayed idle)"),
+    (RUN_FAILED, "RUN_FAILED", "dream, lint, dry-run: the run failed (not productive) and was counted for a retry"),
+    (LIVE_DATA_CHANGED, "LIVE_DATA_CHANGED", "dry-run: the live data changed while the dry run worked on its clone "
+                                             "(a concurrent writer?)"),
+    (INTERRUPTED, "INTERRUPTED", "interrupted (Ctrl-C; for loop: stopped by SIGINT, or a second SIGINT)"),
+    (TERMINATED, "TERMINATED", "loop: a second SIGTERM while finishing the current stage (the first one stops "
+                               "cleanly with 0)"),
+)
+
+CODES: frozenset[int] = frozenset(code for code, _, _ in EXIT_CODES)
+
+
+def name_of(code: int) -> str:
+    """The table's name for ``code`` (``"IDLE"`` for 4); raises ``KeyError`` for a code not in the table."""
+    return {c: n for c, n, _ in EXIT_CODES}[code]
+
+
+# --- one line per error --------------------------------------------------------------------------------------------
+
+def one_line(text: object, limit: int = 500) -> str:
+    """``text`` folded to one line (every run of whitespace, newlines included, becomes one space), at most
+    ``limit`` characters (a longer text is cut and ends with ``…``)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe(exc: BaseException, limit: int = 500) -> str:
+    """``exc`` on one line (:func:`one_line`, at most ``limit`` characters), for a message or a warning.
+
+    A :class:`SuzentError` is worded for a user already: its message as is. Anything else is
+    ``"TypeName: message"`` (``"TypeName: no details"`` when it has none); an ``OSError`` naming a file is
+    ``"TypeName: strerror: filename"``."""
+    if isinstance(exc, SuzentError):
+        return one_line(exc, limit)
+    text = " ".join(str(exc).split()) or "no details"
+    if isinstance(exc, OSError) and exc.filename:
+        text = f"{exc.strerror or text}: {exc.filename}"
+    return one_line(f"{type(exc).__name__}: {text}", limit)
+
+
+# --- the error tree ------------------------------------------------------------------------------------------------
 
 
 class SuzentError(Exception):
-    """Base class for every error suzent reports to a user (exit code 1 unless overridden; the codes are
-    :mod:`suzent_cli.exit_codes`'s table)."""
+    """Base class for every error suzent reports to a user (exit code 1 unless overridden; the codes are the
+    :data:`EXIT_CODES` table above)."""
 
-    exit_code = exit_codes.FAILED
+    exit_code = FAILED
 
 
 class ConfigInvalid(SuzentError):
     """config.toml, an environment variable or a flag holds a value suzent cannot use."""
 
-    exit_code = exit_codes.BAD_INPUT
+    exit_code = BAD_INPUT
+
+
+class ClaudeUnavailable(ConfigInvalid):
+    """A claude stage (extractor, dream engine, promote engine) cannot use the Anthropic API: no API key is
+    configured, or the ``anthropic`` package is missing (:mod:`suzent_cli.claude` words it)."""
 
 
 class InputInvalid(SuzentError):
     """Input given to a command (a fact, a turn, a date) cannot be used."""
 
-    exit_code = exit_codes.BAD_INPUT
+    exit_code = BAD_INPUT
 
 
 class LockTimeout(SuzentError):
     """A file lock could not be taken in time; nothing was written."""
 
-    exit_code = exit_codes.BUSY
+    exit_code = BUSY
 
 
 class IndexUnreadable(SuzentError):
@@ -53,7 +127,7 @@ class IndexIncompatible(SuzentError):
 class ExtractorUnavailable(SuzentError):
     """The requested fact extractor cannot run (e.g. claude without an API key): a configuration problem."""
 
-    exit_code = exit_codes.BAD_INPUT
+    exit_code = BAD_INPUT
 
 
 class ExtractionFailed(SuzentError):
@@ -72,7 +146,7 @@ class EngineUnreachable(DreamFailed):
 class DreamBusy(SuzentError):
     """Another dream or lint holds the consolidation lock."""
 
-    exit_code = exit_codes.BUSY
+    exit_code = BUSY
 
 
 class LegacyUnexported(SuzentError):
@@ -93,7 +167,7 @@ class LiveDataChanged(SuzentError):
     """A file of the live home, vault, memory dir or index changed while ``suzent dry-run`` worked on its copy
     (most likely a concurrent writer: capture, dream, index). The dry run itself writes only to its clone."""
 
-    exit_code = exit_codes.LIVE_DATA_CHANGED
+    exit_code = LIVE_DATA_CHANGED
 
     def __init__(self, message: str, changed: tuple[str, ...] = (), report: object = None):
         super().__init__(message)

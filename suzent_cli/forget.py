@@ -32,7 +32,7 @@ import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
 from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault

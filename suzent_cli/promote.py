@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suzent_cli import claude
 from suzent_cli.config import Settings
 from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
 from suzent_cli.files import read_text
@@ -38,6 +39,7 @@ RECALL_LOG_WINDOW = 5000  # most recent recall_log.jsonl lines counted by the of
 MIN_MATCH = 6  # a normalized text shorter than this never counts as containing/contained (no "a" matches all)
 MAX_LINES, MAX_BYTES = 200, 16000
 FRAME_LINES, FRAME_BYTES = 4, 200  # what write_generated's header and footer take out of the bound (generous)
+USER, INSTEAD = "the claude promote engine", "--engine offline"  # how a missing key is worded
 
 PROMPT = """\
 You maintain the generated part of the user's MEMORY.md: a short digest of durable, high-value facts about the \
@@ -246,34 +248,20 @@ def _write(settings: Settings, body: str, writer: str, max_lines: int, max_bytes
     return write_generated(settings, body, writer=writer, max_lines=max_lines, max_bytes=max_bytes)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "no details"
-    return f"{type(exc).__name__}: {text}"[:200]
-
-
 def claude_body(settings: Settings, claims: list[RankedClaim], *, max_lines: int, timeout: float = 120.0,
                 max_retries: int = 2) -> str:
     """One Messages API call: the claims (grouped by page, at most 12000 characters) and the last 30 recall
-    snippets in, the digest text out. Raises :class:`SuzentError` on an API error or an empty reply."""
-    try:
-        import anthropic  # noqa: PLC0415 - only the claude engine pays for this import
-    except ImportError as exc:
-        raise SuzentError(f"the claude engine needs the anthropic package ({exc})") from None
+    snippets in, the digest text out. Raises a :class:`SuzentError` on an API error or an empty reply
+    (:class:`~suzent_cli.errors.ClaudeUnavailable` without the ``anthropic`` package,
+    :class:`~suzent_cli.claude.ClaudeRequestFailed` when the request fails)."""
+    client = claude.from_settings(settings, timeout=timeout, max_retries=max_retries, user=USER, instead=INSTEAD)
     listing, _, _ = grouped_body(
         [(c.page, c.text + (f" (confirmed {c.count}x)" if c.count > 1 else "")) for c in claims],
         max_lines=10**9, max_bytes=CLAUDE_CLAIMS_CHARS)
     snippets = recall_snippets(settings.paths.state_dir, CLAUDE_SNIPPETS)
     recalled = "\n".join(f"- {' '.join(s.split())}" for s in snippets) or "(none)"
     prompt = PROMPT.format(max_lines=max_lines, claims=listing.strip() or "(none)", snippets=recalled)
-    # base_url is always explicit, so the SDK reads neither ANTHROPIC_BASE_URL nor a profile behind our back.
-    client = anthropic.Anthropic(api_key=settings.anthropic_api_key,
-                                 base_url=settings.anthropic_base_url or "https://api.anthropic.com",
-                                 timeout=timeout, max_retries=max_retries)
-    try:
-        response = client.messages.create(model=settings.claude_model, max_tokens=2000,
-                                          messages=[{"role": "user", "content": prompt}])
-    except anthropic.AnthropicError as exc:
-        raise SuzentError(f"claude request failed ({_one_line(exc)})") from None
+    response = client.create(max_tokens=2000, messages=[{"role": "user", "content": prompt}])
     text = "\n".join(getattr(b, "text", "") for b in getattr(response, "content", None) or []
                      if getattr(b, "type", None) == "text").strip()
     if text.startswith("```"):
@@ -292,8 +280,8 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     if engine not in ENGINES:
         raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     _check_bounds(max_lines, max_bytes)
-    if engine == "claude" and not settings.claude_configured:
-        raise ConfigInvalid("the claude promote engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
+    if engine == "claude":
+        claude.require_key(settings, USER, INSTEAD)
     name = engine if engine != "auto" else ("claude" if settings.claude_configured else "offline")
     warnings: list[str] = []
     claims, n_pages = ranked_claims(settings, warnings)

@@ -36,8 +36,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.config import Settings
+from suzent_cli.errors import describe
 
 STAGES = ("spool", "index", "dream", "reconcile", "promote", "lint")
 SPOOL_SECONDS = 120.0  # how long one pass may spend draining the hook spool (the rest waits for the next pass)
@@ -96,16 +97,6 @@ class PassReport:
                 "seconds": round(self.seconds, 3), "started": self.started, "stopped": self.stopped}
 
 
-def one_line(exc: BaseException) -> str:
-    """A suzent error's own message, or ``Type: message`` for anything else; one line, at most 500 characters."""
-    from suzent_cli.errors import SuzentError  # noqa: PLC0415
-
-    text = " ".join(str(exc).split()) if isinstance(exc, SuzentError) else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-    if isinstance(exc, OSError) and not isinstance(exc, SuzentError) and exc.filename:
-        text = f"{type(exc).__name__}: {exc.strerror or exc}: {exc.filename}"
-    return text if len(text) <= 500 else text[:499] + "…"
-
-
 def shared_embedder(settings: Settings):
     """One (lazy) embedder for every stage of a pass — and for every pass of a loop — so the model loads at most
     once, and only when something needs embedding. None when it cannot be made (each stage then reports why)."""
@@ -129,7 +120,7 @@ def _spool(settings: Settings, deadline_seconds: float) -> StageResult:
         result = dict(spool.drain(settings, deadline=time.monotonic() + deadline_seconds))
     except ImportError as exc:  # no hooks package (or a part of it missing): nothing to drain from here
         return StageResult("spool", "not available", True,
-                           {"summary": "not available (no suzent_cli.hooks.spool)", "reason": one_line(exc)})
+                           {"summary": "not available (no suzent_cli.hooks.spool)", "reason": describe(exc)})
     failed = int(result.get("failed") or 0)
     errors = result.get("errors") or []
     summary = (f"drained {result.get('drained', 0)} of {waiting} ({result.get('turns', 0)} turns, "
@@ -302,7 +293,7 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
         try:
             row = bodies[name]()
         except Exception as exc:  # noqa: BLE001 - a stage's failure is a row, never the end of the chain
-            message = one_line(exc)
+            message = describe(exc)
             row = StageResult(name, "failed", False, {"summary": message}, error=message)
             if name == "dream":
                 state["tick"] = None

@@ -398,9 +398,9 @@ def _full_disk(monkeypatch, *folders: Path) -> None:
 
 
 def _run_hook(settings, text: str) -> int:
-    from suzent_cli.hooks.claude_code import run_capture
+    from suzent_cli.cli.hooks import capture_hook
 
-    return run_capture(settings, timeout=60, stdin=io.BytesIO(text.encode()))
+    return capture_hook(settings, timeout="60", stdin=io.BytesIO(text.encode()))
 
 
 def test_spool_falls_back_to_home_when_the_state_spool_cannot_be_written(tmp_path, settings, monkeypatch):
@@ -423,7 +423,7 @@ def test_spool_falls_back_to_home_when_the_state_spool_cannot_be_written(tmp_pat
 
 def test_a_fallback_payload_whose_capture_fails_stays_there_and_a_later_drain_captures_it(tmp_path, settings,
                                                                                           monkeypatch, capsys):
-    from suzent_cli.hooks import capture, claude_code, spool  # noqa: F401 - claude_code binds the real capture first
+    from suzent_cli.hooks import capture, spool
 
     _full_disk(monkeypatch, settings.paths.state_dir)
 
@@ -459,7 +459,7 @@ def test_a_fallback_payload_that_keeps_failing_moves_to_the_fallbacks_failed_fol
 
 
 def test_when_nothing_can_be_spooled_every_message_is_true(tmp_path, settings, monkeypatch, capsys):
-    from suzent_cli.hooks import capture, claude_code
+    from suzent_cli.hooks import capture
 
     _full_disk(monkeypatch, settings.paths.state_dir, settings.paths.home / "spool")
     t = Transcript(tmp_path / "s.jsonl")
@@ -475,8 +475,7 @@ def test_when_nothing_can_be_spooled_every_message_is_true(tmp_path, settings, m
     def broken(*args, **kwargs):
         raise RuntimeError("extractor exploded")
 
-    monkeypatch.setattr(claude_code, "capture_payload", broken)
-    monkeypatch.setattr(capture, "capture_payload", broken)
+    monkeypatch.setattr(capture, "capture_payload", broken)  # the one name: the drain and the direct capture
     t.turn("I prefer green tea in the morning.")
     assert _run_hook(settings, payload(t.path)) == 0
     err = capsys.readouterr().err
@@ -495,14 +494,13 @@ def test_when_nothing_can_be_spooled_every_message_is_true(tmp_path, settings, m
 
 def test_a_session_end_that_cannot_be_spooled_says_how_to_capture_it_by_hand(tmp_path, settings, monkeypatch,
                                                                              capsys):
-    from suzent_cli.hooks import capture, claude_code
+    from suzent_cli.hooks import capture
 
     _full_disk(monkeypatch, settings.paths.state_dir, settings.paths.home / "spool")
 
     def broken(*args, **kwargs):
         raise RuntimeError("extractor exploded")
 
-    monkeypatch.setattr(claude_code, "capture_payload", broken)
     monkeypatch.setattr(capture, "capture_payload", broken)
     t = Transcript(tmp_path / "it's here.jsonl")
     t.turn("My cat is named Pixel.")
@@ -525,6 +523,28 @@ def test_an_unusable_payload_is_kept_in_the_fallback_when_the_state_spool_is_ful
     kept = list((settings.paths.home / "spool" / "failed").glob("*.raw"))
     assert len(kept) == 1 and f"kept in {kept[0]}" in err and kept[0].read_bytes() == b"not json at all"
     assert kept[0].with_suffix(".error.txt").is_file()
+
+
+def test_the_hooks_library_returns_data_and_never_prints_or_exits(tmp_path, settings, monkeypatch, capsys):
+    """The time bound, the warnings and the stdout line are data; only suzent_cli.cli.hooks prints and exits."""
+    from suzent_cli.hooks import capture, claude_code, recall
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("My cat is named Pixel.")
+    accepted = claude_code.accept(settings, payload(t.path).encode())
+    assert accepted.own is not None and accepted.own.is_file() and accepted.warnings == []
+    monkeypatch.setattr(capture, "capture_payload", lambda *a, **k: time.sleep(0.5))
+    outcome = claude_code.capture_within(settings, accepted, deadline=time.monotonic() + 0.05, timeout=0.05)
+    assert outcome.timed_out and outcome.report is None
+    assert outcome.warnings == ["capture not finished in 0.05 s; spooled for the next run"]
+    bad = claude_code.accept(settings, b"not json at all")
+    assert bad.payload is None and bad.own is None and "malformed Claude Code hook payload" in bad.warnings[0]
+
+    slow = recall.recall_within(settings, lambda: time.sleep(0.5) or b"", timeout=0.05)
+    assert slow == recall.RecallAnswer(warning="recall skipped: no answer within 0.05 s", timed_out=True)
+    broken = recall.recall_within(settings, lambda: b"{broken", timeout=5)
+    assert broken.output is None and not broken.timed_out and broken.warning.startswith("recall skipped (")
+    assert capsys.readouterr() == ("", "")
 
 
 # --- when the configuration is broken ---------------------------------------------------------------------
@@ -604,7 +624,7 @@ def test_a_session_lock_that_cannot_be_created_stops_the_drain_without_counting_
 
 def test_hooks_import_light_and_capture_fact_does_not_import_them(tmp_path):
     probe = ("import sys, suzent_cli.hooks.spool, suzent_cli.hooks.claude_code, suzent_cli.hooks.transcript,"
-             " suzent_cli.hooks.capture, suzent_cli.hooks.recall\n"
+             " suzent_cli.hooks.capture, suzent_cli.hooks.recall, suzent_cli.cli.hooks\n"
              f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr

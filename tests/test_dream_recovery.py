@@ -328,7 +328,7 @@ def test_transient_classifies_the_sdk_errors():
     except ImportError:
         import httpx
 
-    from suzent_cli.dream.claude_agent import transient
+    from suzent_cli.claude import transient
 
     request = httpx.Request("POST", "http://127.0.0.1/v1/messages")
 

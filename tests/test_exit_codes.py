@@ -17,9 +17,10 @@ import typer.main
 
 import suzent_cli
 from conftest import HASH_ENV, REPO, invoke
-from suzent_cli import errors, exit_codes
+from suzent_cli import errors
+from suzent_cli import errors as exit_codes
 from suzent_cli.cli.app import app
-from suzent_cli.exit_codes import CODES, EXIT_CODES
+from suzent_cli.errors import CODES, EXIT_CODES
 
 ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-10T12:00"}
 

@@ -16,7 +16,7 @@ from fake_anthropic import SERVER_ERROR, FakeMessagesAPI, running, text_reply, t
 from suzent_cli.archive import Fact
 from suzent_cli.capture import extract_and_write
 from suzent_cli.config import resolve_settings
-from suzent_cli.errors import ExtractionFailed, ExtractorUnavailable
+from suzent_cli.errors import ClaudeUnavailable, ExtractionFailed, ExtractorUnavailable
 from suzent_cli.capture.extract import choose_extractor
 from suzent_cli.capture.extract.claude import ClaudeExtractor, build_system_prompt, parse_facts
 from suzent_cli.capture.extract.turns import Message, Turn
@@ -174,14 +174,17 @@ def test_network_error_raises_extraction_failed(api):
         extractor.extract(TURN, [])
 
 
-def test_missing_key_raises_extractor_unavailable(tmp_path):
+def test_missing_key_raises_claude_unavailable(tmp_path):
     settings = resolve_settings(home=tmp_path, today="2026-06-01", env={})
-    with pytest.raises(ExtractorUnavailable) as err:
+    with pytest.raises(ClaudeUnavailable) as err:
         ClaudeExtractor.from_settings(settings)
     message = str(err.value)
     assert "ANTHROPIC_API_KEY" in message and "--extractor offline" in message and "\n" not in message
-    with pytest.raises(ExtractorUnavailable):
+    assert err.value.exit_code == 2
+    with pytest.raises(ClaudeUnavailable):
         choose_extractor(settings, "claude")
+    with pytest.raises(ExtractorUnavailable):
+        choose_extractor(settings, "gpt")
 
 
 # --- capture: fallback to offline -------------------------------------------------------------------------------

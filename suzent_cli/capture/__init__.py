@@ -27,7 +27,7 @@ from typing import Callable
 from suzent_cli import archive
 from suzent_cli.archive import Fact
 from suzent_cli.config import Settings, parse_date
-from suzent_cli.errors import ExtractionFailed, InputInvalid
+from suzent_cli.errors import ExtractionFailed, InputInvalid, describe
 from suzent_cli.text import fold_line, repair
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
@@ -136,7 +136,8 @@ def repair_input(data: bytes | str, warnings: list[str]) -> str:
 def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = None, time: str | None = None,
                 session: str = "cli", warnings: list[str] | None = None, extractor: str | None = None,
                 known_facts: int = 0, refresh: bool = True) -> CaptureResult:
-    """Append ``facts`` as one entry to the log of ``day`` (default: settings.today) at ``time`` (default: now, UTC).
+    """Append ``facts`` as one entry to the log of ``day`` (default: settings.today) at ``time`` (default: the
+    settings' clock, ``--now``/``SUZENT_NOW`` or the real one, as UTC ``HH:MM``).
 
     Facts are cleaned first; if none remain nothing is written and ``path`` is None. One locked, fsynced append;
     raises :class:`LockTimeout`/OSError with nothing written. A ``day`` before today is a *late* append: the
@@ -146,7 +147,7 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
     """
     warnings = list(warnings or [])
     day = day or settings.today
-    time = parse_time(time) if time else dt.datetime.now(dt.timezone.utc).strftime("%H:%M")
+    time = parse_time(time) if time else settings.clock.strftime("%H:%M")
     cleaned = clean_facts(facts)
     session = archive.clean_session(session)
     result = CaptureResult(cleaned, day=day, time=time, session=session, extractor=extractor,
@@ -168,7 +169,7 @@ def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Cal
         try:
             append_late_lines(settings.paths.state_dir, day, from_line, timeout=settings.lock_timeout)
         except Exception as exc:  # noqa: BLE001 - the fact is written; only its consolidation is at stake
-            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
+            reason = describe(exc, 200)
             warnings.append(f"captured to {day.isoformat()}, but not recorded as a late line for the dream ({reason}):"
                             " if that day is already consolidated, the dream will not fold this fact")
     return record
@@ -185,7 +186,7 @@ def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]
     try:
         return legacy_refresh(settings)
     except Exception as exc:  # noqa: BLE001 - invariant 5: MEMORY.md never blocks a write
-        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
+        reason = describe(exc, 200)
         warnings.append(f"captured, but MEMORY.md was not refreshed ({reason})")
         return {"status": "failed", "reason": reason, "path": None, "facts": 0}
 
@@ -225,7 +226,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
             texts = [_text_of(item) for item in recall_set]
         except Exception as exc:  # noqa: BLE001 - invariant 5: enrichment never blocks a write
             recall_set, texts = [], []
-            warnings.append(f"known-fact lookup skipped ({type(exc).__name__}: {exc})".splitlines()[0][:200])
+            warnings.append(f"known-fact lookup skipped ({describe(exc, 180)})")
     known = texts if extractor.name != "offline" else []
     try:
         facts = extractor.extract(turn, known)
@@ -266,7 +267,7 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
     confirmed = [(f, c) for f, c in zip(cleaned, outcomes) if c.outcome == "confirmation"]
     if confirmed:
         stamp = dt.datetime.now(dt.timezone.utc)  # ts: when recorded (unique, ordered); time: when it was said
-        said = parse_time(time) if time else stamp.strftime("%H:%M")
+        said = parse_time(time) if time else settings.clock.strftime("%H:%M")
         records = [{"ts": stamp.isoformat(), "day": day.isoformat(), "time": said, "content": f.content,
                     "category": f.category,
                     "matched": c.matched, "source": c.source, "locator": c.locator, "score": c.score,
@@ -274,8 +275,7 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
         try:
             append_confirmations(settings.paths.state_dir, records, timeout=settings.lock_timeout)
         except Exception as exc:  # noqa: BLE001 - a restatement is logged rather than lost
-            warnings.append(f"confirmations not recorded ({type(exc).__name__}: {exc}); the facts were logged "
-                            "instead".splitlines()[0][:200])
+            warnings.append(f"confirmations not recorded ({describe(exc, 150)}); the facts were logged instead")
             outcomes = [Classification("new", reason="confirmation not recorded") if c.outcome == "confirmation"
                         else c for c in outcomes]
             confirmed = []

@@ -44,6 +44,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from suzent_cli.errors import describe
 from suzent_cli.vault.claims import claim_key, polarity, specifics
 from suzent_cli.vault.pages import parse_claim
 from suzent_cli.text import normalize
@@ -52,7 +53,6 @@ CONFIRM = 0.97
 SIMILAR = 0.80
 DURABLE_LABELS = ("archive", "notebook")
 _LABEL_BY_TYPE = {"archive_log": "archive", "notebook": "notebook"}
-OUTCOMES = ("confirmation", "revision", "new")
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _NAME_RE = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
@@ -211,7 +211,7 @@ def _classify(text: str, pool: list[Candidate]) -> Classification:
 
 
 def _failed(exc: Exception) -> Classification:
-    return Classification("new", reason=f"classifier failed ({type(exc).__name__}: {exc})".splitlines()[0][:200])
+    return Classification("new", reason=f"classifier failed ({describe(exc, 180)})")
 
 
 def classify_all(facts: list[Any], recall_set: Iterable[Any]) -> list[Classification]:

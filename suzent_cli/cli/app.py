@@ -8,7 +8,8 @@ from typing import List
 
 import typer
 
-from suzent_cli import __version__, exit_codes
+from suzent_cli import __version__
+from suzent_cli import errors as exit_codes
 from suzent_cli.config import Settings, resolve_settings
 from suzent_cli.errors import SuzentError
 

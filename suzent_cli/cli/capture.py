@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.capture import (
     extract_and_write,
     index_after_capture,
@@ -127,12 +127,9 @@ def _capture_hook(settings, source: str, timeout: Optional[str], extractor: Opti
         raise InputInvalid(f"--from accepts only claude-code, got {source!r}")
     if other_input:
         raise InputInvalid("--from claude-code reads its payload on stdin: give no --fact, --facts-from or --turn-from")
-    from suzent_cli.hooks.claude_code import CAPTURE_TIMEOUT, parse_timeout, run_capture, warn  # noqa: PLC0415
+    from suzent_cli.cli.hooks import capture_hook  # noqa: PLC0415
 
-    seconds, problem = parse_timeout(timeout, CAPTURE_TIMEOUT)
-    if problem:
-        warn(problem)
-    raise typer.Exit(run_capture(settings, timeout=seconds, extractor=extractor, json_out=json_out))
+    raise typer.Exit(capture_hook(settings, timeout=timeout, extractor=extractor, json_out=json_out))
 
 
 def _outcome(fact, c, logged: bool) -> dict:

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import emit_json, escape, out, warn
 

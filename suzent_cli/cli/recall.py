@@ -93,14 +93,9 @@ def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str
         raise InputInvalid(f"mode must be one of hybrid, vector, fts, got {mode!r}")
     if limit is not None and limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
-    from suzent_cli.hooks.claude_code import parse_timeout, warn  # noqa: PLC0415
-    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, run_recall  # noqa: PLC0415
+    from suzent_cli.cli.hooks import recall_hook  # noqa: PLC0415
 
-    seconds, problem = parse_timeout(timeout, RECALL_TIMEOUT)
-    if problem:
-        warn(problem)
-    raise typer.Exit(run_recall(settings, timeout=seconds, mode=mode or "fts", limit=limit or RECALL_LIMIT,
-                                model=model))
+    raise typer.Exit(recall_hook(settings, timeout=timeout, mode=mode, limit=limit, model=model))
 
 
 def explain_lines(hit) -> list[str]:

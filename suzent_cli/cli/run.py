@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 

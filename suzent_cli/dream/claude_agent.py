@@ -9,12 +9,11 @@ Bounds: at most ``max_turns`` model calls and the job's monotonic ``deadline`` (
 time left, at most ``request_timeout``; the SDK retries transient failures ``max_retries`` times, none in the last
 minute). A timeout, an API error, the turn limit, or a final reply without text raises
 :class:`~suzent_cli.errors.DreamFailed`; an API that cannot be reached or will not serve now (a connection error or
-connect timeout, 429, 5xx: :func:`transient`) raises its subclass :class:`~suzent_cli.errors.EngineUnreachable`,
-which the runner backs off from instead of counting. Pages already written stay (the runner judges the run by
-what changed).
+connect timeout, 429, 5xx: :func:`suzent_cli.claude.transient`) raises its subclass
+:class:`~suzent_cli.errors.EngineUnreachable`, which the runner backs off from instead of counting. Pages already
+written stay (the runner judges the run by what changed).
 
-``anthropic`` is imported only when an engine is built. As with the extractor (see :mod:`suzent_cli.capture.extract.claude`),
-no sampling parameters are sent and ``base_url`` is always explicit.
+The client comes from :mod:`suzent_cli.claude` (``anthropic`` is imported only when an engine is built).
 """
 
 from __future__ import annotations
@@ -26,8 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from suzent_cli import claude
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
-from suzent_cli.errors import ConfigInvalid, DreamFailed, EngineUnreachable
+from suzent_cli.errors import DreamFailed, EngineUnreachable
 from suzent_cli.files import read_text
 from suzent_cli.dream.engine import IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.dream.vault_tools import VaultTools
@@ -35,31 +35,11 @@ from suzent_cli.dream.vault_tools import VaultTools
 SUMMARY_CAP = 600
 REQUEST_TIMEOUT = 300.0
 NO_RETRY_WINDOW = 60.0  # seconds: this close to the deadline a failed request is not retried
+USER, INSTEAD = "the claude dream engine", "--engine rules"  # how a missing key is worded
 
 _DETAILS_RE = re.compile(r"<details\b[^>]*>.*?(?:</details>|\Z)", re.IGNORECASE | re.DOTALL)
 _CONTRADICTION_RE = re.compile(r"^\s*(?:[-*]\s*)?\**CONTRADICTION:\**\s*(.+?)\s*$", re.MULTILINE)
 _FACT_LINE_RE = re.compile(r"^\s*-\s*\[")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "no details"
-    return f"{type(exc).__name__}: {text}"[:200]
-
-
-def transient(exc: BaseException) -> bool:
-    """Whether an ``anthropic`` SDK error says the API could not be reached or will not serve now, as opposed to
-    refusing this request: a connection error or a connect/pool timeout, HTTP 429, or any 5xx (529 overloaded
-    included). A read timeout (the model or the job's deadline was too slow), a 4xx other than 429, or a response
-    the SDK cannot parse is a real failure."""
-    import anthropic  # noqa: PLC0415 - only called with an SDK error in hand
-
-    if isinstance(exc, anthropic.APITimeoutError):
-        return type(exc.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return True
-    if isinstance(exc, anthropic.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return False
 
 
 def _data_text(name: str) -> str:
@@ -192,8 +172,9 @@ def _block_param(block: Any) -> dict:
 class ClaudeEngine:
     """Dream engine ``claude``: folds logs into pages (and lints the vault) through a Messages API tool-use loop.
 
-    Construction raises :class:`ConfigInvalid` without an API key or without the ``anthropic`` package. ``protected``
-    are the tiers the agent may never touch (the runner passes :func:`.vault_tools.tier_paths`).
+    Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key or
+    without the ``anthropic`` package. ``protected`` are the tiers the agent may never touch (the runner passes
+    :func:`.vault_tools.tier_paths`).
     """
 
     name = "claude"
@@ -201,30 +182,21 @@ class ClaudeEngine:
     def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
                  max_turns: int = 60, protected: Iterable[Path | str] = (), max_tokens: int = 4096,
                  max_retries: int = 2, request_timeout: float = REQUEST_TIMEOUT) -> None:
-        if not api_key:
-            raise ConfigInvalid("the claude dream engine needs ANTHROPIC_API_KEY; set it, or use --engine rules")
-        try:
-            import anthropic  # noqa: PLC0415 - only the claude engines pay for this import
-        except ImportError as exc:
-            raise ConfigInvalid(f"the claude dream engine needs the anthropic package ({exc}); "
-                                "install it, or use --engine rules") from None
         self.model = model
         self.max_turns = max(1, int(max_turns))
         self.protected = tuple(Path(p) for p in protected)
         self.max_tokens = max_tokens
         self.max_retries = max_retries
         self.request_timeout = request_timeout
-        self._errors = (anthropic.AnthropicError,)
-        self._timeout_error = anthropic.APITimeoutError
-        # base_url is always explicit, so the SDK reads neither ANTHROPIC_BASE_URL nor a profile behind our back.
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
-                                           timeout=request_timeout, max_retries=max_retries)
+        self._claude = claude.connect(api_key, model=model, base_url=base_url, timeout=request_timeout,
+                                      max_retries=max_retries, user=USER, instead=INSTEAD)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, max_turns: int = 60, protected: Iterable[Path | str] = (),
                       **options: Any) -> "ClaudeEngine":
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
-        constructor (max_tokens, max_retries, request_timeout). Raises :class:`ConfigInvalid` without a key."""
+        constructor (max_tokens, max_retries, request_timeout). Raises
+        :class:`~suzent_cli.errors.ClaudeUnavailable` without a key."""
         return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
                    max_turns=max_turns, protected=protected, **options)
 
@@ -263,18 +235,18 @@ class ClaudeEngine:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise DreamFailed(f"claude {phase} ran out of time after {turn - 1} model call(s) (deadline passed)")
-            client = self._client.with_options(timeout=min(self.request_timeout, left),
-                                               max_retries=self.max_retries if left > NO_RETRY_WINDOW else 0)
             try:
-                reply = client.messages.create(model=self.model, max_tokens=self.max_tokens, system=system,
-                                               messages=messages, tools=tools.schemas)
-            except self._errors as exc:
-                if transient(exc):
+                reply = self._claude.create(timeout=min(self.request_timeout, left),
+                                            max_retries=self.max_retries if left > NO_RETRY_WINDOW else 0,
+                                            max_tokens=self.max_tokens, system=system, messages=messages,
+                                            tools=tools.schemas)
+            except claude.ClaudeRequestFailed as exc:
+                if exc.transient:
                     raise EngineUnreachable(f"claude API unreachable on model call {turn} of the {phase} "
-                                            f"({_one_line(exc)})") from exc
-                if isinstance(exc, self._timeout_error):
-                    raise DreamFailed(f"claude {phase} timed out on model call {turn} ({_one_line(exc)})") from exc
-                raise DreamFailed(f"claude {phase} request failed on model call {turn} ({_one_line(exc)})") from exc
+                                            f"({exc.detail})") from exc
+                if exc.timed_out:
+                    raise DreamFailed(f"claude {phase} timed out on model call {turn} ({exc.detail})") from exc
+                raise DreamFailed(f"claude {phase} request failed on model call {turn} ({exc.detail})") from exc
             content = [_block_param(b) for b in (getattr(reply, "content", None) or [])]
             blocks.extend(content)
             stop = getattr(reply, "stop_reason", None)

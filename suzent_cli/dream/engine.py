@@ -10,7 +10,6 @@ Engines: ``rules`` (:mod:`.rules`, offline, deterministic) and ``claude`` (:mod:
 from __future__ import annotations
 
 import datetime as dt
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -64,9 +63,6 @@ class IngestBatch:
     revisit: tuple[str, ...] = ()
     archive_dir: Path | None = None
     late: dict[dt.date, int] = field(default_factory=dict)
-
-    def seconds_left(self) -> float:
-        return self.deadline - time.monotonic()
 
     def log_line(self, source: str | None) -> str | None:
         """The raw line a ``YYYY-MM-DD.md:LINE`` provenance points at (read-only), or None."""

@@ -39,10 +39,10 @@ from typing import Any, Callable
 
 from filelock import FileLock, Timeout
 
-from suzent_cli import exit_codes
+from suzent_cli import errors as exit_codes
 from suzent_cli.archive import APPEND_LOCK, parse_log
 from suzent_cli.config import Settings
-from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError
+from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError, describe
 from suzent_cli.files import atomic_write, locked, read_text
 from suzent_cli.vault.forgotten import Forgotten, scrub_vault
 from suzent_cli.vault.state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
@@ -430,7 +430,7 @@ class DreamRunner:
         except SuzentError as exc:  # DreamFailed and friends: one-line messages already
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed attempt
-            result.error = _one_line(exc)
+            result.error = describe(exc)
         self._scrub(result)
         result.pages_changed = changed_pages(before, snapshot(self.vault))
 
@@ -483,7 +483,7 @@ class DreamRunner:
         except SuzentError as exc:
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - an engine bug must still count as a failed lint
-            result.error = _one_line(exc)
+            result.error = describe(exc)
         else:
             self._scrub(result)
             ledger.append_ledger(self.vault, ledger.lint_entry(settings.today, report.counts()),
@@ -550,7 +550,7 @@ class DreamRunner:
             except SuzentError as exc:  # best-effort after the watermark moved
                 done.append(StepResult(name, False, error=str(exc)))
             except Exception as exc:  # noqa: BLE001
-                done.append(StepResult(name, False, error=_one_line(exc)))
+                done.append(StepResult(name, False, error=describe(exc)))
             pending = state.followups_pending if state is not None else None
             if pending and done[-1].ok and name in pending["steps"]:
                 pending["steps"] = [n for n in pending["steps"] if n != name]
@@ -647,12 +647,6 @@ def _late_note(late: dict[dt.date, int]) -> str:
         return ""
     days = [d.isoformat() for d in sorted(late)]
     return "late lines of " + (", ".join(days) if len(days) <= 5 else f"{len(days)} consolidated days {days[0]}..{days[-1]}")
-
-
-def _one_line(exc: BaseException) -> str:
-    """``Type: message`` on one line, at most 500 characters (for unexpected exceptions only)."""
-    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-    return text if len(text) <= 500 else text[:499] + "…"
 
 
 def snapshot(vault_dir: Path) -> dict[str, str]:

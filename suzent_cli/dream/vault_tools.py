@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import regex as _regex
 
-from suzent_cli.errors import LockTimeout
+from suzent_cli.errors import LockTimeout, describe, one_line
 from suzent_cli.files import read_text, update_file
 from suzent_cli.vault import utf8_name
 from suzent_cli.vault.pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
@@ -129,11 +129,6 @@ def _cap(text: str, limit: int = OUTPUT_CAP) -> str:
     return text[:limit] + f"\n[output truncated at {limit} characters]"
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def glob_regex(pattern: str) -> "_regex.Pattern[str]":
     """A regex matching vault-relative POSIX paths against ``pattern``: ``*`` and ``?`` stay within one path
     component, a ``**`` component spans any number of folders (zero included), ``[…]`` is a character class."""
@@ -209,12 +204,12 @@ class VaultTools:
         try:
             return _cap(handler(tool_input)), False
         except ToolError as exc:
-            reason = _one_line(f"{name}: {exc}")
+            reason = one_line(f"{name}: {exc}", 200)
             if isinstance(exc, Refused):
                 self.refusals.append(reason)
             return reason, True
         except (OSError, ValueError) as exc:
-            return _one_line(f"{name} failed: {type(exc).__name__}: {exc}"), True
+            return one_line(f"{name} failed: {describe(exc)}", 200), True
 
     # --- paths ----------------------------------------------------------------------------------------------
     def resolve(self, path: Any, *, write: bool = False) -> tuple[str, Path]:
@@ -462,7 +457,7 @@ class VaultTools:
                 self.accepted_superseded.append(raw)
         reply = f"handed off {accepted} line{'s' if accepted != 1 else ''}"
         if rejected:
-            named = "; ".join(repr(_one_line(r, 160)) for r in rejected[:10])
+            named = "; ".join(repr(one_line(r, 160)) for r in rejected[:10])
             raise ToolError(f"{reply}; rejected {len(rejected)} not found among this batch's log fact lines "
                             f"(copy them exactly as shown, without the line-number column): {named}")
         return reply

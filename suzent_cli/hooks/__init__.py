@@ -1,8 +1,9 @@
 """Agent hooks: suzent as a memory for coding agents that call a command at lifecycle points.
 
-* :mod:`.claude_code` — the Claude Code hook commands: ``capture --from claude-code`` captures the turns a session
-  has not captured before, ``recall --from claude-code`` answers a ``UserPromptSubmit`` with the relevant memories
-  as ``additionalContext``. Their parts:
+* :mod:`.claude_code` — the Claude Code hooks: ``capture --from claude-code`` captures the turns a session has not
+  captured before, ``recall --from claude-code`` answers a ``UserPromptSubmit`` with the relevant memories as
+  ``additionalContext``. The commands' stdin, stdout, warnings and hard exit are :mod:`suzent_cli.cli.hooks`; this
+  package returns data and never prints or exits. Their parts:
 
   * :mod:`.transcript` — Claude Code's hook payloads and JSONL transcripts, read into entries and cut into turns;
   * :mod:`.capture` — each session's captured position (``<vault>/.state/claude_code.json``) and the capture of

@@ -16,82 +16,171 @@ and why a crash can capture a turn twice but never lose one, in :mod:`.capture`.
 ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories (suzent):
 …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or no hit.
 
-Both run their work in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, they
-print one warning line on stderr and exit 0 (:func:`os._exit`, so no slow call can hold the agent). Capture's
-payload stays in the spool then (``<vault>/.state/spool/``, or ``<home>/spool/`` when that cannot be written), and
-the next call or ``suzent run`` finishes it; when neither could be written the warning says so, and what recovers
-the turns (they stay in the transcript: the session's next hook call captures everything after the last recorded
-position).
+Both run their work in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, the
+command (:mod:`suzent_cli.cli.hooks`) prints one warning line on stderr and exits 0 (on time-out through
+:func:`os._exit`, so no slow call can hold the agent). Capture's payload stays in the spool then
+(``<vault>/.state/spool/``, or ``<home>/spool/`` when that cannot be written), and the next call or ``suzent run``
+finishes it; when neither could be written the warning says so, and what recovers the turns (they stay in the
+transcript: the session's next hook call captures everything after the last recorded position).
 
 The parts: :mod:`.transcript` (payloads; transcript → entries → turns), :mod:`.capture` (per-session positions;
-capture of new turns), :mod:`.recall` (the recall hook). This module holds the hook commands' plumbing (stdin,
-``--timeout``, warnings, the hard exit) and :func:`run_capture`.
+capture of new turns), :mod:`.recall` (the recall hook). This module holds the capture hook's steps, which return
+data and never print or exit: :func:`accept` (decode and spool the payload read from stdin), then
+:func:`capture_within` (drain the spool under the deadline), and :func:`bounded`, the time bound of both hooks. The
+command itself (stdin, ``--timeout``, warnings, the hard exit) is :mod:`suzent_cli.cli.hooks`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import sys
 import threading
 import time
-from typing import BinaryIO
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from suzent_cli.config import Settings
-from suzent_cli.hooks.capture import capture_payload
-from suzent_cli.hooks.spool import is_tty as _is_tty
-from suzent_cli.hooks.spool import read_stdin as _read_stdin
-from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload, payload_from_dict
+from suzent_cli.errors import describe
+from suzent_cli.hooks import capture as session_capture
+from suzent_cli.hooks import spool
+from suzent_cli.hooks.transcript import Payload, PayloadInvalid, decode_payload, payload_from_dict
 
-SOURCE = "claude-code"
 CAPTURE_TIMEOUT = 10.0
 STDIN_FLOOR = 1.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits this long
 
 
-# --- the hook commands ------------------------------------------------------------------------------------
-
-def warn(message: str) -> None:
-    """One warning line on stderr (a hook's stderr is shown to the user, never to the model, on exit 0)."""
-    try:
-        sys.stderr.write(f"suzent: {' '.join(str(message).split())}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def hard_exit(code: int = 0) -> None:
-    """Leave now, whatever a worker thread is doing (flush first: os._exit skips it)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    os._exit(code)
-
-
-def parse_timeout(text: str | None, default: float) -> tuple[float, str | None]:
-    """``--timeout`` in seconds: ``(value, warning)``; a bad value falls back to ``default`` with a warning (a
-    hook must not fail the agent over its own flag)."""
-    if text is None:
-        return default, None
-    try:
-        value = float(text)
-        if not (0 < value <= 86400):
-            raise ValueError
-    except ValueError:
-        return default, f"--timeout must be seconds > 0, got {text!r}; using {default:g}"
-    return value, None
-
-
 def bounded(work, seconds: float, name: str) -> bool:
     """Run ``work()`` in a daemon thread for at most ``seconds``; True when it finished. The hard time bound of both
-    hooks: on False the caller warns and calls :func:`hard_exit` (a thread blocked in LanceDB cannot be stopped).
-    ``work`` must catch its own exceptions (they are the caller's to report)."""
+    hooks: on False the command warns and leaves through ``os._exit`` (a thread blocked in LanceDB cannot be
+    stopped). ``work`` must catch its own exceptions (they are the caller's to report)."""
     worker = threading.Thread(target=work, name=name, daemon=True)
     worker.start()
     worker.join(seconds)
     return not worker.is_alive()
+
+
+# --- step 1: accept the payload ----------------------------------------------------------------------------------
+
+@dataclass
+class Accepted:
+    """A capture hook's stdin once accepted: the decoded ``data`` and ``payload`` (None when the bytes were not a
+    usable payload), ``own``: its spool file (None when it was not spooled), and the ``warnings`` to show now."""
+
+    data: dict | None = None
+    payload: Payload | None = None
+    own: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def accept(settings: Settings, raw: bytes) -> Accepted:
+    """Decode the hook payload ``raw`` (stdin's bytes) and spool it before any capture work.
+
+    Bytes that are not a usable payload are kept in the spool's ``failed/`` (:func:`.spool.keep_invalid`) with a
+    warning. A payload that cannot be spooled anywhere is captured directly later, without a safety copy (a warning
+    says so). Never raises for the payload's problem."""
+    accepted = Accepted()
+    try:
+        accepted.data = decode_payload(raw)
+        accepted.payload = payload_from_dict(accepted.data)
+    except PayloadInvalid as exc:
+        accepted.data = None
+        try:
+            where = f"; kept in {spool.keep_invalid(settings, raw, str(exc))}"
+        except OSError as err:
+            where = f"; could not keep it ({err.strerror or err})"
+        accepted.warnings.append(f"ignored a malformed Claude Code hook payload ({exc}){where}")
+        return accepted
+    notes: list[str] = []
+    try:
+        accepted.own = spool.spool(settings, accepted.data, notes)
+    except OSError as exc:
+        accepted.warnings.append(f"could not spool the hook payload ({exc.strerror or exc}); capturing it directly, "
+                                 "without a safety copy")
+    accepted.warnings.extend(notes)
+    return accepted
+
+
+# --- step 2: capture within the deadline -------------------------------------------------------------------------
+
+@dataclass
+class CaptureOutcome:
+    """What :func:`capture_within` did. ``report``: :func:`.spool.drain`'s report (with a direct capture's turns,
+    facts and warnings added); None when the work raised or did not finish. ``warnings``: the lines to show.
+    ``timed_out``: the worker is still running, so the caller must leave now (``os._exit``), not return."""
+
+    report: dict | None
+    warnings: list[str]
+    timed_out: bool = False
+
+
+def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, timeout: float,
+                   extractor: str | None = None) -> CaptureOutcome:
+    """Drain the spool (oldest first, this call's payload included) until ``deadline`` (a :func:`time.monotonic`
+    instant; ``timeout`` is the budget in seconds, for the messages), in a worker thread (:func:`bounded`).
+    ``extractor``: as ``capture --extractor``. A payload that could not be spooled is captured directly after the
+    drain, under its session's lock.
+
+    Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
+    ``<home>/spool/``), or, when it was not spooled and the capture did not finish, what recovers its turns
+    (:func:`_not_spooled`). Never raises."""
+    progress = {"planned": 0, "done": 0}
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = _drain_then_direct(settings, accepted, deadline, extractor, progress)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
+            box["error"] = exc
+
+    if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
+        return CaptureOutcome(None, [_unfinished(settings, accepted, progress, timeout)], timed_out=True)
+    if "error" in box:
+        tail = _fate(settings, accepted)
+        return CaptureOutcome(None, [f"capture failed ({describe(box['error'])})" + (f"; {tail}" if tail else "")])
+    report, direct_finished = box["result"]
+    warnings = report["errors"] + report["warnings"]
+    own = accepted.own
+    if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
+        warnings.append(_unfinished(settings, accepted, progress, timeout))
+    elif direct_finished is False:
+        warnings.append(_unfinished(settings, accepted, progress, timeout))
+    return CaptureOutcome(report, warnings)
+
+
+def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, extractor: str | None,
+                       progress: dict) -> tuple[dict, bool | None]:
+    """The worker's job: drain the spool, then capture a payload that could not be spooled directly. Returns the
+    drain report (direct capture added) and whether the direct capture finished (None: there was none)."""
+    report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
+    payload = accepted.payload
+    if payload is None or accepted.own is not None:
+        return report, None
+    from suzent_cli.files import locked  # noqa: PLC0415
+
+    wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
+    with locked(spool.session_lock(settings, payload.session_id), wait):
+        outcome = session_capture.capture_payload(settings, payload, deadline=deadline, extractor=extractor,
+                                                  progress=progress)
+    report["turns"] += outcome.turns
+    report["facts"] += outcome.facts
+    report["warnings"].extend(outcome.warnings)
+    return report, outcome.finished
+
+
+def _fate(settings: Settings, accepted: Accepted) -> str:
+    """Where this call's payload is now, for a warning about an unfinished or failed capture."""
+    if accepted.own is not None:
+        return f"the payload stays spooled in {accepted.own.parent} for the next run" if accepted.own.exists() else ""
+    return _not_spooled(settings, accepted.data, accepted.payload) if accepted.payload is not None else ""
+
+
+def _unfinished(settings: Settings, accepted: Accepted, progress: dict, timeout: float) -> str:
+    """The warning for a capture the deadline cut short: how many turns were left, and where the payload is."""
+    left = progress["planned"] - progress["done"]
+    what = f"capture of {left} turn(s)" if left > 0 else "capture"
+    where = "spooled for the next run" if accepted.own is not None or accepted.payload is None \
+        else _fate(settings, accepted)
+    return f"{what} not finished in {timeout:g} s; {where}"
 
 
 def _not_spooled(settings: Settings, data: dict, payload) -> str:
@@ -104,94 +193,3 @@ def _not_spooled(settings: Settings, data: dict, payload) -> str:
             f"{shlex.quote(str(settings.paths.home))} capture --from claude-code"
     return ("the payload was not spooled: its turns stay in the transcript, but this was the session's last hook "
             f"(SessionEnd); once the cause is fixed, capture them with: {again}")
-
-
-def run_capture(settings: Settings, *, timeout: float = CAPTURE_TIMEOUT, extractor: str | None = None,
-                json_out: bool = False, stdin: BinaryIO | None = None) -> int:
-    """``suzent capture --from claude-code``: spool the payload on stdin, then drain the spool (oldest first)
-    within ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0).
-
-    Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
-    ``<home>/spool/`` when that cannot be written), or — when neither can be written — captured directly without a
-    safety copy, and if that does not finish, what recovers its turns (:func:`_not_spooled`)."""
-    from suzent_cli.hooks import spool  # noqa: PLC0415
-
-    deadline = time.monotonic() + timeout
-    if _is_tty(stdin):
-        warn("capture --from claude-code reads a Claude Code hook payload on stdin (see README, Claude Code hooks)")
-        return 0
-    raw = _read_stdin(max(timeout, STDIN_FLOOR), stdin)
-    if raw is None:
-        warn(f"no hook payload on stdin within {max(timeout, STDIN_FLOOR):g} s; nothing captured")
-        hard_exit(0)
-    payload = data = own = None
-    try:
-        data = decode_payload(raw)
-        payload = payload_from_dict(data)
-    except PayloadInvalid as exc:
-        try:
-            where = f"; kept in {spool.keep_invalid(settings, raw, str(exc))}"
-        except OSError as err:
-            where = f"; could not keep it ({err.strerror or err})"
-        warn(f"ignored a malformed Claude Code hook payload ({exc}){where}")
-    if payload is not None:
-        notes: list[str] = []
-        try:
-            own = spool.spool(settings, data, notes)
-        except OSError as exc:
-            warn(f"could not spool the hook payload ({exc.strerror or exc}); capturing it directly, without a "
-                 "safety copy")
-        for note in notes:
-            warn(note)
-
-    progress = {"planned": 0, "done": 0}
-    box: dict = {}
-
-    def work() -> None:
-        try:
-            report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
-            if payload is not None and own is None:  # not spooled: capture it directly
-                from suzent_cli.files import locked  # noqa: PLC0415
-
-                wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
-                with locked(spool.session_lock(settings, payload.session_id), wait):
-                    outcome = capture_payload(settings, payload, deadline=deadline, extractor=extractor,
-                                              progress=progress)
-                report["turns"] += outcome.turns
-                report["facts"] += outcome.facts
-                report["warnings"].extend(outcome.warnings)
-                box["direct_finished"] = outcome.finished
-            box["report"] = report
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
-            box["error"] = exc
-
-    def fate() -> str:
-        """Where this call's payload is now, for a warning about an unfinished or failed capture."""
-        if own is not None:
-            return f"the payload stays spooled in {own.parent} for the next run" if own.exists() else ""
-        return _not_spooled(settings, data, payload) if payload is not None else ""
-
-    def unfinished() -> str:
-        left = progress["planned"] - progress["done"]
-        what = f"capture of {left} turn(s)" if left > 0 else "capture"
-        where = "spooled for the next run" if own is not None or payload is None else fate()
-        return f"{what} not finished in {timeout:g} s; {where}"
-
-    if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
-        warn(unfinished())
-        hard_exit(0)
-    if "error" in box:
-        exc = box["error"]
-        tail = fate()
-        warn(f"capture failed ({type(exc).__name__}: {exc})" + (f"; {tail}" if tail else ""))
-        return 0
-    report = box["report"]
-    for message in report["errors"] + report["warnings"]:
-        warn(message)
-    if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
-        warn(unfinished())
-    elif box.get("direct_finished") is False:
-        warn(unfinished())
-    if json_out:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
-    return 0

@@ -3,22 +3,23 @@
 The payload's ``prompt`` is searched (full-text by default: no model to load), and the hits are printed as one JSON
 object ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories
 (suzent): …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or
-no hit. The search runs in a worker thread under a hard deadline (``--timeout``): on time-out, or any error, one
-warning line goes to stderr and the hook exits 0 (:func:`os._exit` through
-:func:`suzent_cli.hooks.claude_code.hard_exit`, so no slow call can hold the agent).
+no hit. The search runs in a worker thread under a hard deadline (``--timeout``, :func:`recall_within`): on
+time-out, or any error, the command (:mod:`suzent_cli.cli.hooks`) prints one warning line on stderr and exits 0
+(on time-out through :func:`os._exit`, so no slow call can hold the agent). This module returns data; it never
+prints or exits.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Callable
 
 from suzent_cli.config import Settings
-from suzent_cli.errors import SuzentError
-from suzent_cli.hooks.claude_code import _is_tty, bounded, hard_exit, warn
+from suzent_cli.errors import describe
+from suzent_cli.hooks.claude_code import bounded
 from suzent_cli.hooks.transcript import decode_payload
 
 RECALL_TIMEOUT = 2.0
@@ -167,27 +168,32 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
                       ensure_ascii=False)
 
 
-def run_recall(settings: Settings, *, timeout: float = RECALL_TIMEOUT, mode: str = "fts",
-               limit: int = RECALL_LIMIT, model: str | None = None, stdin: BinaryIO | None = None) -> int:
-    """``suzent recall --from claude-code``: print the memories for the payload's prompt, or nothing, within
-    ``timeout`` seconds. Always returns 0 (or leaves through :func:`hard_exit` with 0)."""
+@dataclass(frozen=True)
+class RecallAnswer:
+    """What :func:`recall_within` found. ``output``: the hook's stdout line (one JSON object), None when there is
+    nothing to add. ``warning``: one line for stderr, or None. ``timed_out``: the worker is still running, so the
+    caller must leave now (``os._exit``), not return."""
+
+    output: str | None = None
+    warning: str | None = None
+    timed_out: bool = False
+
+
+def recall_within(settings: Settings, read: Callable[[], bytes], *, timeout: float = RECALL_TIMEOUT,
+                  mode: str = "fts", limit: int = RECALL_LIMIT, model: str | None = None) -> RecallAnswer:
+    """Read the payload with ``read()`` (stdin's bytes; it may block, so it runs inside the time bound too) and
+    find its prompt's memories (:func:`recall_context`) within ``timeout`` seconds, in a worker thread
+    (:func:`~suzent_cli.hooks.claude_code.bounded`). Any error becomes the answer's ``warning``; never raises."""
     box: dict = {}
 
     def work() -> None:
         try:
-            raw = b"" if _is_tty(stdin) else (stdin if stdin is not None else sys.stdin.buffer).read()
-            box["out"] = recall_context(settings, raw, mode=mode, limit=limit, model=model)
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread, never raised at the agent
+            box["out"] = recall_context(settings, read(), mode=mode, limit=limit, model=model)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
             box["error"] = exc
 
     if not bounded(work, timeout, "suzent-recall"):
-        warn(f"recall skipped: no answer within {timeout:g} s")
-        hard_exit(0)
+        return RecallAnswer(warning=f"recall skipped: no answer within {timeout:g} s", timed_out=True)
     if "error" in box:
-        exc = box["error"]
-        warn(f"recall skipped ({exc if isinstance(exc, SuzentError) else f'{type(exc).__name__}: {exc}'})")
-        return 0
-    if box.get("out"):
-        sys.stdout.write(box["out"] + "\n")
-        sys.stdout.flush()
-    return 0
+        return RecallAnswer(warning=f"recall skipped ({describe(box['error'])})")
+    return RecallAnswer(output=box.get("out") or None)

@@ -359,74 +359,105 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
     ``progress`` (optional dict) is updated as turns are planned and done (``planned``, ``done``), for a caller
     that reports on a timeout.
     """
-    from suzent_cli.hooks.capture import capture_payload  # noqa: PLC0415
-    from suzent_cli.hooks.transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
-
     report: dict = {"drained": 0, "left": 0, "failed": 0, "errors": [], "turns": 0, "facts": 0, "warnings": []}
     todo = waiting(settings)
-    if todo:
-        from suzent_cli.errors import ExtractorUnavailable  # noqa: PLC0415
-        from suzent_cli.capture.extract import resolve_extractor_name  # noqa: PLC0415 - light: no model, no API client
-
-        try:  # a configuration problem is not the payloads' fault: they wait, no attempt is counted
-            if resolve_extractor_name(settings, extractor) == "claude" and not settings.claude_configured:
-                raise ExtractorUnavailable("the claude extractor needs ANTHROPIC_API_KEY (or [claude] api_key)")
-        except ExtractorUnavailable as exc:
-            report["errors"].append(f"{len(todo)} payload(s) left spooled: {_reason(exc)}")
-            report["left"] = len(todo)
-            return report
+    problem = _configuration_problem(settings, extractor) if todo else None
+    if problem:  # not the payloads' fault: they wait, no attempt is counted
+        report["errors"].append(f"{len(todo)} payload(s) left spooled: {problem}")
+        report["left"] = len(todo)
+        return report
     for path in todo:
         if deadline is not None and time.monotonic() >= deadline:
             break
-        failed_to = path.parent / FAILED
-        try:
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-            payload = payload_from_dict(data)
-        except FileNotFoundError:
-            continue  # drained meanwhile by a concurrent run
-        except OSError as exc:  # a directory or an unreadable file under a payload's name: counts as an attempt
-            _record_failure(path, failed_to, f"unreadable ({_why(exc)})", report)
-            continue
-        except (ValueError, RecursionError, PayloadInvalid) as exc:  # never parses: no point retrying
-            report["failed"] += 1
-            try:
-                failed_to.mkdir(parents=True, exist_ok=True)
-                os.replace(path, failed_to / path.name)
-                report["errors"].append(f"{path.name}: not a usable payload ({_reason(exc)}); moved to {failed_to}")
-            except OSError as move:
-                report["errors"].append(f"{path.name}: not a usable payload ({_reason(exc)}); {move}")
-            continue
-        wait = settings.lock_timeout if deadline is None else max(0.0, min(settings.lock_timeout,
-                                                                              deadline - time.monotonic()))
-        lock = session_lock(settings, payload.session_id)
-        try:
-            with locked(lock, wait):
-                if not path.exists():
-                    continue  # another run captured it while we waited for the lock
-                try:
-                    outcome = capture_payload(settings, payload, deadline=deadline, extractor=extractor,
-                                              progress=progress)
-                except LockTimeout as exc:  # e.g. the daily log's lock: busy, not broken
-                    report["errors"].append(f"{path.name}: {_reason(exc)} (kept for the next run)")
-                    continue
-                except Exception as exc:  # noqa: BLE001 - one payload's problem never stops the drain
-                    _record_failure(path, failed_to, _reason(exc), report)
-                    continue
-                report["turns"] += outcome.turns
-                report["facts"] += outcome.facts
-                report["warnings"].extend(w for w in outcome.warnings if w not in report["warnings"])
-                if not outcome.finished:
-                    break  # deadline reached between turns: the payload stays spooled
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError as exc:  # captured (and recorded): the next drain of it finds nothing new
-                    report["errors"].append(f"{path.name}: captured, but could not remove it ({_why(exc)})")
-                    continue
-                report["drained"] += 1
-        except LockTimeout:
-            continue  # another hook of this session is capturing right now; it or the next run drains this one
-        except OSError as exc:  # the lock file cannot be created: the state folder's problem, not the payloads'
-            report["errors"].append(f"cannot lock {lock} ({_why(exc)}); the spooled payloads wait for the next run")
+        payload = _load(path, report)
+        if payload is not None and not _drain_one(settings, path, payload, report, deadline, extractor, progress):
             break
     report["left"] = pending(settings)
     return report
+
+
+def _configuration_problem(settings: Settings, extractor: str | None) -> str | None:
+    """Why no payload can be captured now, or None: an unknown extractor, or claude without an API key."""
+    from suzent_cli.capture.extract import resolve_extractor_name  # noqa: PLC0415 - light: no model, no API client
+    from suzent_cli.capture.extract.claude import INSTEAD, USER  # noqa: PLC0415 - light: anthropic loads on use
+    from suzent_cli.claude import require_key  # noqa: PLC0415
+    from suzent_cli.errors import ClaudeUnavailable, ExtractorUnavailable  # noqa: PLC0415
+
+    try:
+        if resolve_extractor_name(settings, extractor) == "claude":
+            require_key(settings, USER, INSTEAD)
+    except (ExtractorUnavailable, ClaudeUnavailable) as exc:
+        return _reason(exc)
+    return None
+
+
+def _load(path: Path, report: dict):
+    """The :class:`~suzent_cli.hooks.transcript.Payload` spooled at ``path``, or None when there is none to capture:
+    gone (drained meanwhile), unreadable (a failed attempt, recorded) or never usable (moved to ``failed/``)."""
+    from suzent_cli.hooks.transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
+
+    failed_to = path.parent / FAILED
+    try:
+        return payload_from_dict(json.loads(path.read_text(encoding="utf-8", errors="replace")))
+    except FileNotFoundError:
+        return None  # drained meanwhile by a concurrent run
+    except OSError as exc:  # a directory or an unreadable file under a payload's name: counts as an attempt
+        _record_failure(path, failed_to, f"unreadable ({_why(exc)})", report)
+        return None
+    except (ValueError, RecursionError, PayloadInvalid) as exc:  # never parses: no point retrying
+        report["failed"] += 1
+        try:
+            failed_to.mkdir(parents=True, exist_ok=True)
+            os.replace(path, failed_to / path.name)
+            report["errors"].append(f"{path.name}: not a usable payload ({_reason(exc)}); moved to {failed_to}")
+        except OSError as move:
+            report["errors"].append(f"{path.name}: not a usable payload ({_reason(exc)}); {move}")
+        return None
+
+
+def _drain_one(settings: Settings, path: Path, payload, report: dict, deadline: float | None,
+               extractor: str | None, progress: dict | None) -> bool:
+    """Capture the payload spooled at ``path`` under its session's lock (:func:`_capture_locked`). Returns False
+    when the drain must stop: the deadline cut a capture short, or the lock file cannot be created."""
+    wait = settings.lock_timeout if deadline is None else max(0.0, min(settings.lock_timeout,
+                                                                          deadline - time.monotonic()))
+    lock = session_lock(settings, payload.session_id)
+    try:
+        with locked(lock, wait):
+            return _capture_locked(settings, path, payload, report, deadline, extractor, progress)
+    except LockTimeout:
+        return True  # another hook of this session is capturing right now; it or the next run drains this one
+    except OSError as exc:  # the lock file cannot be created: the state folder's problem, not the payloads'
+        report["errors"].append(f"cannot lock {lock} ({_why(exc)}); the spooled payloads wait for the next run")
+        return False
+
+
+def _capture_locked(settings: Settings, path: Path, payload, report: dict, deadline: float | None,
+                    extractor: str | None, progress: dict | None) -> bool:
+    """With the session's lock held: capture the payload's new turns, add them to ``report`` and remove ``path``
+    once all are captured. Returns False when the deadline stopped the capture between turns (the payload stays)."""
+    from suzent_cli.hooks import capture as session_capture  # noqa: PLC0415
+
+    if not path.exists():
+        return True  # another run captured it while we waited for the lock
+    try:
+        outcome = session_capture.capture_payload(settings, payload, deadline=deadline, extractor=extractor,
+                                                  progress=progress)
+    except LockTimeout as exc:  # e.g. the daily log's lock: busy, not broken
+        report["errors"].append(f"{path.name}: {_reason(exc)} (kept for the next run)")
+        return True
+    except Exception as exc:  # noqa: BLE001 - one payload's problem never stops the drain
+        _record_failure(path, path.parent / FAILED, _reason(exc), report)
+        return True
+    report["turns"] += outcome.turns
+    report["facts"] += outcome.facts
+    report["warnings"].extend(w for w in outcome.warnings if w not in report["warnings"])
+    if not outcome.finished:
+        return False  # deadline reached between turns: the payload stays spooled
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:  # captured (and recorded): the next drain of it finds nothing new
+        report["errors"].append(f"{path.name}: captured, but could not remove it ({_why(exc)})")
+        return True
+    report["drained"] += 1
+    return True

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from suzent_cli.exit_codes import CODES
+from suzent_cli.errors import CODES
 
 SECTIONS = ("Quick start", "Configuration")
 

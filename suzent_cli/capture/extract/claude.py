@@ -1,25 +1,23 @@
 """The claude extractor: the Anthropic Messages API, structured output through a forced ``record_facts`` tool.
 
 The prompt carries up to 10 nearest facts already in memory and says that a fact which changes, updates,
-contradicts or adds a detail to a known one must still be emitted. ``anthropic`` is imported only when an
-extractor is built, so capturing ready fact lines never loads it.
-
-Notes on the SDK (anthropic 2.x, API version 2026-10-21): sampling parameters (``temperature``, ``top_p``,
-``top_k``) were removed from the SDK and the API answers 400 to them, so no temperature is sent; the SDK sends the
-key as ``Authorization: Bearer``.
+contradicts or adds a detail to a known one must still be emitted. The client comes from :mod:`suzent_cli.claude`
+(``anthropic`` is imported only when an extractor is built, so capturing ready fact lines never loads it).
 """
 
 from __future__ import annotations
 
+from suzent_cli import claude
 from suzent_cli.archive import DEFAULT_CATEGORY, Fact
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
-from suzent_cli.errors import ExtractionFailed, ExtractorUnavailable
+from suzent_cli.errors import ExtractionFailed
 from suzent_cli.capture.extract.turns import Turn
 
 CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
 TOOL_NAME = "record_facts"
 KNOWN_LIMIT = 10
 MAX_TAGS = 4
+USER, INSTEAD = "the claude extractor", "--extractor offline"  # how a missing key is worded
 
 RECORD_FACTS_TOOL = {
     "name": TOOL_NAME,
@@ -99,11 +97,6 @@ def parse_facts(tool_input: object) -> list[Fact]:
     return facts
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "no details"
-    return f"{type(exc).__name__}: {text}"[:200]
-
-
 class ClaudeExtractor:
     """Facts from a turn via the Anthropic Messages API (or any server speaking it, through ``base_url``)."""
 
@@ -111,26 +104,17 @@ class ClaudeExtractor:
 
     def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 1024) -> None:
-        """Build the client. Raises :class:`ExtractorUnavailable` without ``api_key`` or without ``anthropic``."""
-        if not api_key:
-            raise ExtractorUnavailable("the claude extractor needs ANTHROPIC_API_KEY; "
-                                       "set it, or use --extractor offline")
-        try:
-            import anthropic  # noqa: PLC0415 - only the claude extractor pays for this import
-        except ImportError as exc:
-            raise ExtractorUnavailable(f"the claude extractor needs the anthropic package ({exc}); "
-                                       "install it, or use --extractor offline") from None
+        """Build the client (:func:`suzent_cli.claude.connect`; ``timeout`` in seconds per request). Raises
+        :class:`~suzent_cli.errors.ClaudeUnavailable` without ``api_key`` or without ``anthropic``."""
         self.model = model
         self.max_tokens = max_tokens
-        self._errors = (anthropic.AnthropicError,)
-        # base_url is always explicit, so the SDK reads neither ANTHROPIC_BASE_URL nor a profile behind our back.
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
-                                           timeout=timeout, max_retries=max_retries)
+        self._claude = claude.connect(api_key, model=model, base_url=base_url, timeout=timeout,
+                                      max_retries=max_retries, user=USER, instead=INSTEAD)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options) -> "ClaudeExtractor":
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
-        constructor (timeout, max_retries, max_tokens). Raises :class:`ExtractorUnavailable`."""
+        constructor (timeout, max_retries, max_tokens). Raises :class:`~suzent_cli.errors.ClaudeUnavailable`."""
         return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
                    **options)
 
@@ -144,16 +128,15 @@ class ClaudeExtractor:
         if not text.strip():
             return []
         try:
-            response = self._client.messages.create(
-                model=self.model,
+            response = self._claude.create(
                 max_tokens=self.max_tokens,
                 system=build_system_prompt(known),
                 messages=[{"role": "user", "content": text}],
                 tools=[RECORD_FACTS_TOOL],
                 tool_choice={"type": "tool", "name": TOOL_NAME},
             )
-        except self._errors as exc:
-            raise ExtractionFailed(f"claude request failed ({_one_line(exc)})") from exc
+        except claude.ClaudeRequestFailed as exc:
+            raise ExtractionFailed(str(exc)) from exc
         for block in getattr(response, "content", None) or []:
             if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
                 return parse_facts(getattr(block, "input", None))
