@@ -1,7 +1,7 @@
 """The dream finishes what it starts and loses no batch to a network outage (issue 13 §6), and a wrong-typed
 setting never stops a capture: follow-ups resumed after a kill at the ledger entry, a backfill folded exactly once
 however it interleaves with a dream, transient engine errors backed off instead of counted, a lenient config
-resolver for capture. Real files, in-process runners; real subprocesses where a kill or the CLI is the point."""
+resolver for capture. Real files, in-process runners; a real subprocess where a kill is the point."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import ConfigInvalid
 
-from conftest import REPO, run_cli
+from conftest import REPO, invoke
 
 D = dt.date.fromisoformat
 
@@ -54,11 +54,11 @@ def test_what_capture_needs_stays_fatal_even_when_lenient(tmp_path, toml):
 def test_a_wrong_typed_embedder_warns_capture_and_refuses_index(home):
     home.mkdir()
     (home / "config.toml").write_text("[index]\nembedder = 5\n")
-    proc = run_cli(home, "capture", "--fact", "[personal] Lives in Lisbon")
+    proc = invoke(home, "capture", "--fact", "[personal] Lives in Lisbon")
     assert proc.returncode == 0, proc.stderr
     assert "warning:" in proc.stderr and "embedder must be a str" in proc.stderr and "Traceback" not in proc.stderr
     assert "Lives in Lisbon" in next((home / "sandbox/shared/memory/archive").glob("*.md")).read_text()
-    proc = run_cli(home, "index")
+    proc = invoke(home, "index")
     assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "embedder must be a str" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
