@@ -94,28 +94,3 @@ def failed(home: Path) -> list[str]:
 def prompt(text: str) -> str:
     return json.dumps({"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/work/proj",
                        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text})
-
-
-class HardExit(AssertionError):
-    """A hook called ``os._exit`` during an in-process test: its time bound ran out where the test expected none."""
-
-
-def invoke_hook(home: Path | None, *args: str, input: str | bytes | None = None, env_extra: dict | None = None):
-    """:func:`conftest.invoke` for a hook command (``--from claude-code``), with ``os._exit`` turned into
-    :class:`HardExit`: a hook leaves through ``os._exit`` when its time bound runs out, which in-process would end
-    the whole test run instead of failing one test. Tests of that hard exit run a real process
-    (tests/integration/test_claude_code_process.py)."""
-    import os
-
-    from conftest import invoke
-
-    real = os._exit
-
-    def refuse(code: int) -> None:
-        raise HardExit(f"the hook called os._exit({code}): its time bound ran out")
-
-    os._exit = refuse
-    try:
-        return invoke(home, *args, input=input, env_extra=env_extra)
-    finally:
-        os._exit = real

@@ -17,15 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_code_session import (DAY, SID, Transcript, facts, failed, invoke_hook, payload, prompt, spooled,
-                                 state_dir)
+from claude_code_session import DAY, SID, Transcript, facts, failed, payload, prompt, spooled, state_dir
 from conftest import REPO, cli_env, invoke
 from suzent_cli.config import resolve_settings
 
 
 def hook(home: Path, stdin: str | bytes, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return invoke_hook(home, "capture", "--from", "claude-code", *args, input=stdin,
-                       env_extra={"SUZENT_TODAY": DAY, **(env or {})})
+    return invoke(home, "capture", "--from", "claude-code", *args, input=stdin,
+                  env_extra={"SUZENT_TODAY": DAY, **(env or {})})
 
 
 def noisy_session(path: Path) -> Transcript:
@@ -192,9 +191,9 @@ def test_hook_mode_never_fails_the_agent_but_a_wrong_source_is_an_error(tmp_path
     t.turn("My cat is named Pixel.")
     r = hook(home, payload(t.path))
     assert r.returncode == 0 and "not valid TOML" in r.stderr and len(r.stderr.splitlines()) == 1
-    r = invoke_hook(home, "recall", "--from", "claude-code", input=json.dumps({"prompt": "what is my cat called?"}))
+    r = invoke(home, "recall", "--from", "claude-code", input=json.dumps({"prompt": "what is my cat called?"}))
     assert r.returncode == 0 and r.stdout == ""
-    bad = invoke_hook(tmp_path / "other", "capture", "--from", "cursor", input=payload(t.path))
+    bad = invoke(tmp_path / "other", "capture", "--from", "cursor", input=payload(t.path))
     assert bad.returncode == 2 and "--from accepts only claude-code" in bad.stderr
 
 
@@ -486,7 +485,7 @@ def indexed_home(tmp_path_factory) -> Path:
 
 
 def test_recall_hook_prints_hook_specific_output(indexed_home):
-    r = invoke_hook(indexed_home, "recall", "--from", "claude-code", "--timeout", "60",
+    r = invoke(indexed_home, "recall", "--from", "claude-code", "--timeout", "60",
                 input=prompt("What tea should I make for the morning?"), env_extra={"SUZENT_EMBEDDER": "hash:64"})
     assert r.returncode == 0 and r.stderr == "", r.stderr
     out = json.loads(r.stdout)  # exactly one JSON object
@@ -508,7 +507,7 @@ def test_recall_context_in_process(indexed_home):
 
 
 def test_recall_hook_without_index_prints_nothing(home):
-    r = invoke_hook(home, "recall", "--from", "claude-code", input=prompt("What tea should I make for the morning?"))
+    r = invoke(home, "recall", "--from", "claude-code", input=prompt("What tea should I make for the morning?"))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
 
 
@@ -534,7 +533,7 @@ def test_recall_hook_formats_vault_hits_like_log_hits(tmp_path):
     assert invoke(home, "--today", DAY, "capture", "--fact", "[preference] Prefers pytest fixtures",
                    env_extra=env).returncode == 0
     assert invoke(home, "index", env_extra=env).returncode == 0
-    r = invoke_hook(home, "recall", "--from", "claude-code", "--timeout", "60", env_extra=env,
+    r = invoke(home, "recall", "--from", "claude-code", "--timeout", "60", env_extra=env,
                 input=prompt("Should the new tests use pytest, or stay on unittest? And Madrid?"))
     assert r.returncode == 0 and r.stderr == "", r.stderr
     lines = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()
