@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,17 +70,26 @@ def logs_bytes(settings) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for _, p in list_logs(settings.paths.archive_dir)}
 
 
-@pytest.fixture
-def dreamed(home):
+@pytest.fixture(scope="module")
+def dreamed_once(tmp_path_factory) -> Path:
     """Three days stating the secret and two other facts, indexed, dreamed with every follow-up (reconcile,
-    promote): the claim is in the vault, in MEMORY.md's generated zone and top-1 in recall."""
+    promote): the claim is in the vault, in MEMORY.md's generated zone and top-1 in recall. Built once per module
+    (no file in it names its own path, so a copy is the same home)."""
+    home = tmp_path_factory.mktemp("dreamed") / "suzent-home"
     s = make_settings(home)
     for i, day in enumerate(["2026-06-01", "2026-06-02", "2026-06-03"]):
         log(s, day, f"[personal] {SECRET}", "[preference] Likes green tea", f"[technical] Read chapter {i}")
     emb = CountingEmbedder()
     run_index(s, embedder=emb)
     assert dream(s, emb).outcome == "ingested"
-    return s, emb
+    return home
+
+
+@pytest.fixture
+def dreamed(home, dreamed_once):
+    """A copy of :func:`dreamed_once` at ``home``, its settings and a fresh hash embedder."""
+    shutil.copytree(dreamed_once, home, symlinks=True)
+    return make_settings(home), CountingEmbedder()
 
 
 def test_forget_after_a_dream_removes_it_from_recall_vault_memory_md_and_recall_log(dreamed):
