@@ -1,10 +1,9 @@
 """`suzent loop` and `suzent status` as real processes, where the process is the point: a signal stops the loop
 (SIGTERM while sleeping, SIGINT exits 130), and `status --no-index` imports no lancedb into a fresh interpreter.
-The rest of `run`/`loop`/`status` is tested in-process in tests/test_run.py."""
+The rest of `run`/`loop`/`status` is tested in-process in tests/test_run.py, whose helpers this uses."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import select
 import signal
@@ -17,31 +16,8 @@ import pytest
 from filelock import FileLock
 
 from conftest import REPO, cli_env
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
 from suzent_cli.run import STAGES
-
-ENV = {"SUZENT_NOW": "2026-06-20T12:00", "SUZENT_EMBEDDER": "hash:64"}
-
-
-def settings_at(home: Path, now: str = "2026-06-20T12:00"):
-    return resolve_settings(home=home, now=now, env={"SUZENT_EMBEDDER": "hash:64"})
-
-
-def log(settings, day: str, *facts: str) -> None:
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
-
-
-def fill(home: Path, days: int) -> None:
-    """``days`` past days with 2 facts each."""
-    s = settings_at(home)
-    for i in range(days):
-        day = (dt.date(2026, 6, 1) + dt.timedelta(days=i)).isoformat()
-        log(s, day, "[preference] Prefers green tea over coffee", f"[personal] Walked {i + 1} km on day {i + 1}")
+from test_run import ENV, fill, settings_at
 
 
 def _start_loop(home: Path, *args: str) -> subprocess.Popen:
