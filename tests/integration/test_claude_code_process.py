@@ -23,6 +23,11 @@ def hook(home: Path, stdin: str | bytes, *args: str, env: dict | None = None) ->
                    env_extra={"SUZENT_TODAY": DAY, **(env or {})}, timeout=120)
 
 
+def hook_in_process(home: Path, stdin: str | bytes, *args: str) -> subprocess.CompletedProcess:
+    """The follow-up call that drains what a hard-exited process left: not the point, so in-process."""
+    return invoke(home, "capture", "--from", "claude-code", *args, input=stdin, env_extra={"SUZENT_TODAY": DAY})
+
+
 @pytest.fixture(scope="module")
 def indexed_home(tmp_path_factory) -> Path:
     """A home with three facts, indexed (built in-process: only the recall under test runs as a process)."""
@@ -64,7 +69,7 @@ def test_a_capture_past_its_timeout_stays_spooled_and_the_next_run_drains_it(tmp
     assert len(spooled(home)) == 1 and facts(home) == []
 
     t.turn("Remember that my code word for step 5 is kiwi5.")
-    r = hook(home, payload(t.path), "--json")  # drains the old payload first, then its own
+    r = hook_in_process(home, payload(t.path), "--json")  # drains the old payload first, then its own
     assert r.returncode == 0 and r.stderr == ""
     assert json.loads(r.stdout)["drained"] == 2 and spooled(home) == []
     assert sorted(facts(home)) == sorted(f"- [general] My code word for step {i} is kiwi{i}." for i in range(6))
@@ -81,7 +86,7 @@ def test_a_capture_killed_mid_way_loses_no_turn(tmp_path, home):
     assert r.returncode == 0 and "spooled for the next run" in r.stderr, r.stderr
     first = len(facts(home))
     assert first < n and len(spooled(home)) == 1
-    r = hook(home, payload(t.path), "--timeout", "60")
+    r = hook_in_process(home, payload(t.path), "--timeout", "60")
     assert r.returncode == 0 and r.stderr == "" and spooled(home) == []
     got = facts(home)
     want = {f"- [general] My code word for step {i} is kiwi{i}." for i in range(n)}
