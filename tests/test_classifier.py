@@ -2,7 +2,7 @@
 
 Table-driven checks of :func:`suzent_cli.capture.classify.classify` against recalled rows, then capture in process
 (confirmations sidecar, revision tag, every failure degrading to a written fact), then end to end: a real LanceDB
-index (hash embedder) and real ``suzent capture --turn-from`` subprocesses.
+index (hash embedder) and ``suzent capture --turn-from`` through the CLI, in-process.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import datetime as dt
 import json
 
 import pytest
-from conftest import CountingEmbedder, run_cli
+from conftest import CountingEmbedder, invoke
 
 from suzent_cli.archive import Fact, list_logs, parse_log
 from suzent_cli.capture import extract_and_write, write_facts
@@ -252,7 +252,7 @@ def test_claude_prompt_and_classifier_share_one_recall_set(tmp_path):
         [("Prefers tea over coffee now.", "new")]
 
 
-# --- end to end: real LanceDB, real subprocesses ----------------------------------------------------------------
+# --- end to end: real LanceDB, the CLI in-process -------------------------------------------------------------
 
 
 def turn_json(sentence: str) -> str:
@@ -262,13 +262,13 @@ def turn_json(sentence: str) -> str:
 def test_cli_restatement_of_an_indexed_fact_is_a_confirmation(s):
     home = s.paths.home
     env = {"SUZENT_EMBEDDER": "hash:64"}
-    first = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", "--date", "2026-06-03",
+    first = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", "--date", "2026-06-03",
                     input=turn_json(FACT), env_extra=env)
     assert first.returncode == 0, first.stderr
     assert [f["outcome"] for f in json.loads(first.stdout)["facts"]] == ["new"]
     run_index(s, embedder=CountingEmbedder())
 
-    again = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", "--session", "s2",
+    again = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", "--session", "s2",
                     input=turn_json("Oh, " + FACT.rstrip(".") + "!"), env_extra=env)
     assert again.returncode == 0, again.stderr
     summary = json.loads(again.stdout)
@@ -280,7 +280,7 @@ def test_cli_restatement_of_an_indexed_fact_is_a_confirmation(s):
     [record] = read_confirmations(s.paths.state_dir)
     assert (record["source"], record["session"], record["day"]) == ("archive:2026-06-03.md", "s2", "2026-06-10")
 
-    mixed = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-",
+    mixed = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-",
                     input=turn_json(FACT + " I work at Acme as a nurse."), env_extra=env)
     assert mixed.returncode == 0, mixed.stderr
     assert "captured 1 fact(s)" in mixed.stdout and "1 confirmation(s) recorded (not logged)" in mixed.stdout
@@ -295,7 +295,7 @@ def test_cli_vault_claim_restatement_is_a_confirmation(s):
                     + "\n", encoding="utf-8")
     run_index(s, embedder=CountingEmbedder())
     home = s.paths.home
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn_json(FACT),
+    r = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn_json(FACT),
                 env_extra={"SUZENT_EMBEDDER": "hash:64"})
     assert r.returncode == 0, r.stderr
     [fact] = json.loads(r.stdout)["facts"]
@@ -307,7 +307,7 @@ def test_cli_vault_claim_restatement_is_a_confirmation(s):
 def test_cli_a_broken_index_never_blocks_the_write(s):
     (s.paths.index_dir / "archival_memories.lance").mkdir(parents=True)  # exists, but is no table
     home = s.paths.home
-    r = run_cli(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn_json(FACT),
+    r = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn_json(FACT),
                 env_extra={"SUZENT_EMBEDDER": "hash:64"})
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)

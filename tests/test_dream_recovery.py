@@ -1,16 +1,14 @@
 """The dream finishes what it starts and loses no batch to a network outage (issue 13 §6), and a wrong-typed
 setting never stops a capture: follow-ups resumed after a kill at the ledger entry, a backfill folded exactly once
 however it interleaves with a dream, transient engine errors backed off instead of counted, a lenient config
-resolver for capture. Real files, in-process runners; real subprocesses where a kill or the CLI is the point."""
+resolver for capture. Real files, in-process runners; the kill at the ledger entry runs a real process in
+tests/integration/test_dream_recovery_process.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import ConfigInvalid
 
-from conftest import REPO, run_cli
+from conftest import invoke
 
 D = dt.date.fromisoformat
 
@@ -54,11 +52,11 @@ def test_what_capture_needs_stays_fatal_even_when_lenient(tmp_path, toml):
 def test_a_wrong_typed_embedder_warns_capture_and_refuses_index(home):
     home.mkdir()
     (home / "config.toml").write_text("[index]\nembedder = 5\n")
-    proc = run_cli(home, "capture", "--fact", "[personal] Lives in Lisbon")
+    proc = invoke(home, "capture", "--fact", "[personal] Lives in Lisbon")
     assert proc.returncode == 0, proc.stderr
     assert "warning:" in proc.stderr and "embedder must be a str" in proc.stderr and "Traceback" not in proc.stderr
     assert "Lives in Lisbon" in next((home / "sandbox/shared/memory/archive").glob("*.md")).read_text()
-    proc = run_cli(home, "index")
+    proc = invoke(home, "index")
     assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "embedder must be a str" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -137,25 +135,6 @@ def test_a_backfill_landing_while_a_dream_reads_is_folded_exactly_once(home, mon
 
 
 # --- 1. a re-run completes the follow-ups of the last productive run ---------------------------------------------
-KILL_AFTER_ENTRY = textwrap.dedent("""
-    import dataclasses, os, sys
-    from suzent_cli.config import resolve_settings
-    from suzent_cli.vault import ledger
-    from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.dream.runner import DreamRunner
-
-    real = ledger.append_ledger
-    def append_then_die(vault, entry, **kw):
-        real(vault, entry, **kw)
-        if " ingest | " in entry:
-            os._exit(9)          # killed right after the ledger entry, before any follow-up
-    ledger.append_ledger = append_then_die
-    settings = dataclasses.replace(resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={}),
-                                   embedder="hash:64")
-    DreamRunner(settings, DreamConfig(), engine="rules").tick(force=True)
-""")
-
-
 def indexed_backlog(home: Path):
     from conftest import CountingEmbedder
     from suzent_cli.index.api import run_index
@@ -183,37 +162,6 @@ def end_state(s) -> dict:
             "pending": state.followups_pending, "in_flight": state.in_flight,
             "pages": {p.relative_to(s.paths.vault_dir).as_posix(): p.read_text()
                       for p in sorted(s.paths.vault_dir.rglob("*.md")) if ".state" not in p.parts}}
-
-
-@pytest.mark.parametrize("rerun", ["dream", "run"])
-def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_path, rerun):
-    from suzent_cli.dream.config import DreamConfig
-    from suzent_cli.vault.dream_state import load_state
-    from suzent_cli.run import run_pass
-    from suzent_cli.vault.state import read_superseded
-
-    crashed, clean = indexed_backlog(tmp_path / "crashed"), indexed_backlog(tmp_path / "clean")
-    proc = subprocess.run([sys.executable, "-c", KILL_AFTER_ENTRY, str(crashed.paths.home)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 9, proc.stderr
-    killed = end_state(crashed)
-    assert killed["watermark"] == D("2026-06-05") and len(read_superseded(crashed.paths.state_dir)) == 2
-    assert killed["memory_md"] is None and killed["pending"]["steps"] == ["reconcile", "promote"]
-
-    config = DreamConfig(engine="rules", lint_enabled=False)
-    if rerun == "dream":
-        result = rules_runner(crashed, follow_ups=None, lint_enabled=False).tick()
-        assert result.outcome == "idle" and [s.name for s in result.steps] == ["reconcile", "promote"]
-        assert all(s.ok for s in result.steps) and any("finished the follow-ups" in w for w in result.warnings)
-    else:
-        report = run_pass(crashed, config)
-        assert report.exit_code == 0, report.to_json()
-        assert [s["name"] for s in report.stage("dream").detail["steps"]] == ["reconcile", "promote"]
-    assert rules_runner(clean, follow_ups=None, lint_enabled=False).tick(force=True).outcome == "ingested"
-    resumed, uninterrupted = end_state(crashed), end_state(clean)
-    assert resumed["pending"] is None and resumed["in_flight"] is None and resumed["superseded"] == []
-    assert resumed == uninterrupted
-    assert load_state(crashed.paths.state_dir).failures == {}
 
 
 def test_a_failed_follow_up_stays_pending_and_the_next_tick_retries_it(home):

@@ -1,5 +1,5 @@
 """``suzent dry-run``: the real dream on a clone, shown as a patch, and the live data byte-identical afterwards —
-with the vault in the home, elsewhere, or behind a symlink. Real subprocesses for the CLI; the rules engine."""
+with the vault in the home, elsewhere, or behind a symlink. The CLI in-process; the rules engine."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.errors import CloneFailed, InputInvalid, LiveDataChanged
 from suzent_cli.init import init_home
 
-from conftest import run_cli
+from conftest import invoke
 
 NOW = "2026-06-20T12:00"
 RULES = DreamConfig(engine="rules")
@@ -66,7 +66,7 @@ def symlinks_in(root: Path) -> list[Path]:
 
 
 def dry(home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return run_cli(home, "--now", NOW, "dry-run", "--engine", "rules", *args, env_extra=env)
+    return invoke(home, "--now", NOW, "dry-run", "--engine", "rules", *args, env_extra=env)
 
 
 def stage(s, target: Path) -> Path:
@@ -81,7 +81,7 @@ def stage(s, target: Path) -> Path:
 def test_dry_run_shows_the_dream_and_matches_the_real_one(home, tmp_path):
     s = make_home(home)
     env = {"SUZENT_NOW": NOW}
-    assert run_cli(home, "index", "--model", "hash:64", env_extra=env).returncode == 0
+    assert invoke(home, "index", "--model", "hash:64", env_extra=env).returncode == 0
     live = tree(home)
     proc = dry(home, "--force", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
@@ -103,7 +103,7 @@ def test_dry_run_shows_the_dream_and_matches_the_real_one(home, tmp_path):
     staged = stage(s, tmp_path / "staged")
     applied = subprocess.run(["patch", "-p1", "--batch", "--silent"], input=data["patch"], text=True, cwd=staged,
                              capture_output=True) if shutil.which("patch") else None
-    proc = run_cli(home, "dream", "--force", "--engine", "rules", env_extra=env)
+    proc = invoke(home, "dream", "--force", "--engine", "rules", env_extra=env)
     assert proc.returncode == 0, proc.stderr
     if applied is not None:
         assert applied.returncode == 0, applied.stdout + applied.stderr

@@ -5,12 +5,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import invoke
 from fake_anthropic import SERVER_ERROR, FakeMessagesAPI, running, text_reply, tool_use_reply
 
 from suzent_cli.archive import Fact
@@ -21,7 +20,6 @@ from suzent_cli.capture.extract import choose_extractor
 from suzent_cli.capture.extract.claude import ClaudeExtractor, build_system_prompt, parse_facts
 from suzent_cli.capture.extract.turns import Message, Turn
 
-REPO = Path(__file__).resolve().parent.parent
 
 TURN = Turn((Message("user", "I moved to Lisbon last month. I now prefer tea over coffee. Can you fix my regex?"),
              Message("assistant", "Sure, here is the regex.")))
@@ -216,29 +214,13 @@ def test_capture_falls_back_to_offline_when_claude_fails(tmp_path, api):
     assert "I moved to Lisbon last month." in log and "Moved to Lisbon in May 2026." not in log
 
 
-def test_ready_facts_and_importing_the_module_never_import_anthropic(tmp_path):
-    code = ("import sys\n"
-            "from suzent_cli.capture import parse_fact_lines, write_facts\n"
-            "from suzent_cli.config import resolve_settings\n"
-            f"s = resolve_settings(home={str(tmp_path)!r}, env={{}})\n"
-            "write_facts(s, parse_fact_lines('[preference] Likes tea'), time='10:00')\n"
-            "import suzent_cli.capture.extract.claude\n"
-            "assert 'anthropic' not in sys.modules, 'anthropic imported'\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-
-
-# --- the CLI, as a real subprocess ------------------------------------------------------------------------------
+# --- the CLI, in-process -------------------------------------------------------------------------------------
 
 
 def run_capture(home: Path, api: FakeMessagesAPI, turn_file: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), ANTHROPIC_API_KEY="test", ANTHROPIC_BASE_URL=api.url, NO_COLOR="1",
-               COLUMNS="400")
     args = ["--today", "2026-06-01", "capture", "--turn-from", str(turn_file), "--extractor", "claude",
             "--date", "2026-06-01", "--time", "10:00", *extra]
-    return subprocess.run([sys.executable, "-m", "suzent_cli", *args], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=300)
+    return invoke(home, *args, env_extra={"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": api.url})
 
 
 def test_cli_capture_with_claude_writes_the_extracted_facts(tmp_path, api):

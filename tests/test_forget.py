@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
-from conftest import CountingEmbedder, run_cli
+from conftest import CountingEmbedder, invoke
 from suzent_cli.archive import Fact, append_entry, list_logs
 from suzent_cli.capture import write_facts
 from suzent_cli.config import resolve_settings
@@ -69,17 +70,26 @@ def logs_bytes(settings) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for _, p in list_logs(settings.paths.archive_dir)}
 
 
-@pytest.fixture
-def dreamed(home):
+@pytest.fixture(scope="module")
+def dreamed_once(tmp_path_factory) -> Path:
     """Three days stating the secret and two other facts, indexed, dreamed with every follow-up (reconcile,
-    promote): the claim is in the vault, in MEMORY.md's generated zone and top-1 in recall."""
+    promote): the claim is in the vault, in MEMORY.md's generated zone and top-1 in recall. Built once per module
+    (no file in it names its own path, so a copy is the same home)."""
+    home = tmp_path_factory.mktemp("dreamed") / "suzent-home"
     s = make_settings(home)
     for i, day in enumerate(["2026-06-01", "2026-06-02", "2026-06-03"]):
         log(s, day, f"[personal] {SECRET}", "[preference] Likes green tea", f"[technical] Read chapter {i}")
     emb = CountingEmbedder()
     run_index(s, embedder=emb)
     assert dream(s, emb).outcome == "ingested"
-    return s, emb
+    return home
+
+
+@pytest.fixture
+def dreamed(home, dreamed_once):
+    """A copy of :func:`dreamed_once` at ``home``, its settings and a fresh hash embedder."""
+    shutil.copytree(dreamed_once, home, symlinks=True)
+    return make_settings(home), CountingEmbedder()
 
 
 def test_forget_after_a_dream_removes_it_from_recall_vault_memory_md_and_recall_log(dreamed):
@@ -261,7 +271,7 @@ def test_dry_run_lists_every_place_and_changes_nothing(dreamed):
     recall(s, emb, "secret diary", limit=2)
     snapshot = {p: p.read_bytes() for p in s.paths.vault_dir.parent.rglob("*") if p.is_file() and ".lance" not in str(p)
                 and "index_state" not in p.name}
-    proc = run_cli(s.paths.vault_dir.parent, "forget", SECRET, "--dry-run", env_extra=EMB)
+    proc = invoke(s.paths.vault_dir.parent, "forget", SECRET, "--dry-run", env_extra=EMB)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "archive:2026-06-01.md line 5: Has a secret diary" in out
@@ -277,7 +287,7 @@ def test_dry_run_lists_every_place_and_changes_nothing(dreamed):
 def test_forget_cli_busy_is_one_line_with_the_busy_exit_code(dreamed):
     s, _ = dreamed
     with FileLock(str(s.paths.state_dir / DREAM_LOCK)):
-        proc = run_cli(s.paths.vault_dir.parent, "forget", SECRET, env_extra={**EMB, "SUZENT_LOCK_TIMEOUT": "0"})
+        proc = invoke(s.paths.vault_dir.parent, "forget", SECRET, env_extra={**EMB, "SUZENT_LOCK_TIMEOUT": "0"})
     assert proc.returncode == 3 and proc.stderr.startswith("Error: ") and "nothing was forgotten" in proc.stderr
     assert "Traceback" not in proc.stderr and not read_forgotten(s.paths.state_dir)
 
@@ -334,7 +344,7 @@ def test_forgetting_an_old_value_keeps_the_current_claim_that_quotes_it(home):
 def test_dry_run_names_no_page_the_scrub_cleans(home):
     s = make_settings(home)
     _moved_page(s)
-    proc = run_cli(home, "forget", "Lives in Berlin", "--dry-run", env_extra=EMB)
+    proc = invoke(home, "forget", "Lives in Berlin", "--dry-run", env_extra=EMB)
     assert proc.returncode == 0, proc.stderr
     assert f"-> kept as: {MADRID}" in proc.stdout
     assert "a longer line holds it" not in proc.stdout and "still written" not in proc.stderr

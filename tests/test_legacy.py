@@ -1,5 +1,5 @@
 """``suzent retire-legacy`` against generated LanceDB tables: the original app's schema (3000 rows over four months;
-3072-dimensional vectors) and suzent's own (source-NULL rows next to indexed ones). Real subprocesses for the CLI."""
+3072-dimensional vectors) and suzent's own (source-NULL rows next to indexed ones). The CLI in-process."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, invoke
 from suzent_cli import legacy
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.capture import write_facts
@@ -134,7 +134,7 @@ def copy_home(src: Path, dst: Path) -> Path:
 
 
 def cli(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    return run_cli(home, "--today", TODAY, *args, **kw)
+    return invoke(home, "--today", TODAY, *args, **kw)
 
 
 def table_rows(home: Path) -> dict[str, str | None]:
@@ -243,7 +243,7 @@ def test_exported_facts_are_consolidated_by_a_dream(tmp_path):
         fh.write("\n## [2026-05-31] ingest | daily logs  watermark=2026-05-31\n")
     # no markdown at all: the rows naming 3_Personal/Profile.md name a page that does not exist, so all are legacy
     assert legacy.export(settings_for(home)).exported == 60
-    r = run_cli(home, "dream", "--force", "--engine", "rules", "--json", env_extra={"SUZENT_NOW": f"{TODAY}T12:00"})
+    r = invoke(home, "dream", "--force", "--engine", "rules", "--json", env_extra={"SUZENT_NOW": f"{TODAY}T12:00"})
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["outcome"] == "ingested"

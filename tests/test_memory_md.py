@@ -14,7 +14,7 @@ from suzent_cli.errors import InputInvalid
 from suzent_cli.index.sources import Source, documents
 from suzent_cli.vault.memory_md import MARKER, split_zones, verify_fact, write_generated
 
-from conftest import run_cli
+from conftest import invoke
 
 DAY = dt.date(2026, 6, 10)
 LOOKALIKES = (b"manual line\r\n" + MARKER.encode() + b"\r\n"  # a second marker, CRLF: just text in the manual zone
@@ -264,15 +264,15 @@ def test_verify_fact_rejects_bad_text(settings, text):
 
 
 def test_verify_fact_cli(home):
-    r = run_cli(home, "--today", "2026-06-10", "verify-fact", "Prefers green tea", "--by", "ana", "--json")
+    r = invoke(home, "--today", "2026-06-10", "verify-fact", "Prefers green tea", "--by", "ana", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["line"] == "- Prefers green tea <!-- verified: human:ana@2026-06-10 -->"
     text = open(doc["path"], encoding="utf-8").read()
     assert text.split(MARKER + "\n", 1)[1] == doc["line"] + "\n"
-    bad = run_cli(home, "verify-fact", "x", "--by", "agent-bot")
+    bad = invoke(home, "verify-fact", "x", "--by", "agent-bot")
     assert bad.returncode == 2 and bad.stderr.startswith("Error: ") and len(bad.stderr.strip().splitlines()) == 1
-    helped = run_cli(home, "verify-fact", "--help")
+    helped = invoke(home, "verify-fact", "--help")
     assert "strongest evidence" in helped.stdout and "person" in helped.stdout
 
 

@@ -18,7 +18,7 @@ from suzent_cli.vault.memory_md import MARKER, memory_path
 from suzent_cli.promote import legacy_refresh, promote
 from suzent_cli.vault import bootstrap
 
-from conftest import run_cli
+from conftest import invoke
 from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply
 
 
@@ -277,23 +277,23 @@ def test_dream_runs_promote_after_reconcile(home):
 
 
 def test_cli_promote_and_capture_json(home):
-    proc = run_cli(home, "capture", "--fact", "[personal] Lives in Berlin", "--json")
+    proc = invoke(home, "capture", "--fact", "[personal] Lives in Berlin", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["refresh"]["status"] == "written"
-    proc = run_cli(home, "promote", "--json")
+    proc = invoke(home, "promote", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "nothing"
 
     s = resolve_settings(home=home, today="2026-06-10", env={})
     put(s, "3_Personal/Profile.md", page("Profile", ["Lives in Berlin", "Works at ACME"]))
-    proc = run_cli(home, "capture", "--fact", "[goal] Learn Rust", "--json")
+    proc = invoke(home, "capture", "--fact", "[goal] Learn Rust", "--json")
     assert json.loads(proc.stdout)["refresh"]["status"] == "skipped"
-    proc = run_cli(home, "promote", "--engine", "offline", "--max-lines", "20", "--json")
+    proc = invoke(home, "promote", "--engine", "offline", "--max-lines", "20", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert (data["status"], data["engine"], data["claims"], data["pages"]) == ("written", "offline", 2, 1)
     assert data["lines"] <= 20
-    proc = run_cli(home, "promote", "--engine", "offline")
+    proc = invoke(home, "promote", "--engine", "offline")
     assert proc.returncode == 0 and "unchanged" in proc.stdout
-    proc = run_cli(home, "promote", "--engine", "bogus")
+    proc = invoke(home, "promote", "--engine", "bogus")
     assert proc.returncode != 0 and "bogus" in proc.stderr

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke
 from suzent_cli.index import rank
 from suzent_cli.archive import Fact
 from suzent_cli.capture import write_facts
@@ -233,14 +233,14 @@ def test_an_edited_status_takes_effect_on_the_next_index(home_hash, embedder):
 
 def test_recall_explain_prints_every_factor(home):
     env = {"SUZENT_EMBEDDER": "hash:64"}
-    assert run_cli(home, "init", env_extra=env).returncode == 0
+    assert invoke(home, "init", env_extra=env).returncode == 0
     (home / "notebook" / "3_Personal").mkdir(parents=True, exist_ok=True)
     (home / "notebook" / "3_Personal" / "Home.md").write_text(PAGE.replace("stale_after: 2027-01-01",
                                                                            "stale_after: 2026-01-01"))
-    assert run_cli(home, "--today", "2026-06-10", "capture", "--fact", "[personal] Lives in Berlin",
+    assert invoke(home, "--today", "2026-06-10", "capture", "--fact", "[personal] Lives in Berlin",
                    env_extra=env).returncode == 0
-    assert run_cli(home, "index", env_extra=env).returncode == 0
-    r = run_cli(home, "--today", "2026-06-10", "recall", "where does the user live", "--explain", env_extra=env)
+    assert invoke(home, "index", env_extra=env).returncode == 0
+    r = invoke(home, "--today", "2026-06-10", "recall", "where does the user live", "--explain", env_extra=env)
     assert r.returncode == 0, r.stderr
     text = r.stdout
     for needle in ("relevance", "fts_content", "vector", "date boost", "neighbour share", "importance",
@@ -248,12 +248,12 @@ def test_recall_explain_prints_every_factor(home):
                    "stale decay ×0.6 (stale_after 2026-01-01)", "human none", "final",
                    "raw capture / core file: neutral"):
         assert needle in text, (needle, text)
-    r = run_cli(home, "recall", "where does the user live", "--explain", "--json", env_extra=env)
+    r = invoke(home, "recall", "where does the user live", "--explain", "--json", env_extra=env)
     hits = json.loads(r.stdout)["hits"]
     assert {"relevance", "runs", "date_boost", "neighbour", "factors", "importance", "score"} <= set(hits[0])
     page_hit = next(h for h in hits if h["source_type"] == "notebook")
     assert {"confirmations", "status", "section", "stale_factor", "human_floor", "stamped"} <= set(page_hit["factors"])
-    plain = json.loads(run_cli(home, "recall", "where does the user live", "--json", env_extra=env).stdout)["hits"]
+    plain = json.loads(invoke(home, "recall", "where does the user live", "--json", env_extra=env).stdout)["hits"]
     assert "factors" not in plain[0] and "importance" in plain[0]
 
 

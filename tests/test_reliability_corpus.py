@@ -1,4 +1,5 @@
-"""The reliability corpus harness (benchmarks/reliability.py): its verdicts in process, then a small real subset."""
+"""The reliability corpus harness (benchmarks/reliability.py): its verdicts, in process. A small real subset runs
+as processes in tests/integration/test_reliability_corpus_process.py."""
 
 from __future__ import annotations
 
@@ -76,12 +77,3 @@ def test_data_verdicts(tmp_path, monkeypatch):
     recalled["text"] = ""
     assert any("lost" in p for p in problems(kept=("Lives in Lyon",)))
     assert problems(kept=("Lives in Lyon",), runs=(_ran(1),)) == []  # a refused run need not keep recall working
-
-
-def test_a_subset_of_the_corpus_passes_end_to_end(tmp_path):
-    """The real thing on a few cases: template home, subprocesses, verdicts."""
-    cases = [c for c in rel.CASES if c.name in SUBSET]
-    verdicts = rel.run_corpus(cases, jobs=2, keep=tmp_path)
-    table = rel.table(verdicts)
-    assert len(verdicts) == len(SUBSET) and table.count("| PASS |") == len(SUBSET), table + "\n" + "\n".join(
-        f"{v.case.name}: {v.traceback + v.lost}" for v in verdicts if not v.ok)

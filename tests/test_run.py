@@ -1,5 +1,6 @@
 """`suzent run` / `suzent loop` (the whole chain: spool → index → dream → reconcile → promote → lint) and the
-one-screen `suzent status`. Real subprocesses against a real home; SUZENT_EMBEDDER=hash:64 so no model loads,
+one-screen `suzent status`. The CLI in-process against a real home (the signal tests run a real process, in
+tests/integration/test_run_process.py); SUZENT_EMBEDDER=hash:64 so no model loads,
 SUZENT_NOW so the gate's clock is fixed."""
 
 from __future__ import annotations
@@ -9,9 +10,7 @@ import datetime as dt
 import importlib.util
 import json
 import re
-import select
 import signal
-import subprocess
 import sys
 import time
 import types
@@ -26,7 +25,7 @@ from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.run import STAGES, refresh_today, run_pass
 
-from conftest import REPO, CountingEmbedder, cli_env, run_cli
+from conftest import CountingEmbedder, invoke
 
 ENV = {"SUZENT_NOW": "2026-06-20T12:00", "SUZENT_EMBEDDER": "hash:64"}
 HAS_SPOOL = importlib.util.find_spec("suzent_cli.hooks") is not None and \
@@ -56,7 +55,7 @@ def fill(home: Path, days: int = 12) -> None:
 
 
 def run_json(home: Path, *args: str, **extra) -> tuple[int, dict]:
-    proc = run_cli(home, "run", "--json", *args, env_extra={**ENV, **extra})
+    proc = invoke(home, "run", "--json", *args, env_extra={**ENV, **extra})
     assert proc.stdout.strip(), proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -102,7 +101,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
     assert got["lint"] == "linted"  # never linted: the gate's choice, reported on its own row
     assert "the gate chose lint" in second["stages"][2]["detail"]["summary"]
 
-    proc = run_cli(home, "run", env_extra=ENV)  # piped: plain aligned text, no table borders
+    proc = invoke(home, "run", env_extra=ENV)  # piped: plain aligned text, no table borders
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert re.match(r"stage\s+outcome\s+seconds\s+detail", lines[0]) and not re.search("[┃│━]", proc.stdout)
@@ -112,7 +111,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
           f"second {second_wall:.2f}s (in-pass {second['seconds']:.2f}s)")
 
     # status matches what is on disk
-    proc = run_cli(home, "status", "--json", env_extra=ENV)
+    proc = invoke(home, "status", "--json", env_extra=ENV)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["logs"] == {"count": 12, "first": "2026-06-01", "last": "2026-06-12", "facts": 24, "today_facts": 0}
@@ -143,7 +142,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
         assert q["spool"]["available"] is False
     assert data["watermark"] == "2026-06-12" and data["last_lint_result"]["outcome"] == "linted"
 
-    proc = run_cli(home, "status", env_extra=ENV)  # piped: plain "label  value" lines, one per fact
+    proc = invoke(home, "status", env_extra=ENV)  # piped: plain "label  value" lines, one per fact
     assert proc.returncode == 0 and not re.search("[┃│━]", proc.stdout)
     for expected in ("watermark      2026-06-12", "daily logs     12 (2026-06-01 .. 2026-06-12), 24 fact lines, 0 today",
                      f"index          {rows} rows (", "current claims", "MEMORY.md      generated zone"):
@@ -172,10 +171,10 @@ def test_busy_lock_exits_3_and_bad_config_exits_2(home):
     got = outcomes(report)
     assert code == 3 and report["exit_code"] == 3 and got["dream"] == "busy" and got["index"] == "built"
     assert got["reconcile"] == got["promote"] == got["lint"] == "skipped"
-    proc = run_cli(home, "run", "--engine", "gpt", env_extra=ENV)
+    proc = invoke(home, "run", "--engine", "gpt", env_extra=ENV)
     assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "--engine" in proc.stderr
     (home / "config.toml").write_text('[dream]\nengine = "claude"\n')
-    proc = run_cli(home, "run", env_extra=ENV)
+    proc = invoke(home, "run", env_extra=ENV)
     assert proc.returncode == 2 and "ANTHROPIC_API_KEY" in proc.stderr and not proc.stdout
 
 
@@ -270,53 +269,6 @@ def test_refresh_today_moves_only_an_unpinned_clock(home):
 
 
 # --- loop --------------------------------------------------------------------------------------------------
-def _start_loop(home: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "suzent_cli", "loop", "--json", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli_env(home, **ENV), cwd=REPO)
-
-
-def _first_pass(proc: subprocess.Popen, timeout: float = 60) -> dict:
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    if not ready:
-        proc.kill()
-        pytest.fail("the loop printed no pass in time")
-    return json.loads(proc.stdout.readline())
-
-
-def _locks_free(home: Path) -> None:
-    s = settings_at(home)
-    for path in (s.paths.state_dir / ".dream.lock", s.paths.index_dir / ".indexer.lock",
-                 s.paths.archive_dir / ".append.lock"):
-        lock = FileLock(str(path), timeout=0)
-        lock.acquire()  # raises Timeout if the loop still held it
-        lock.release()
-
-
-def test_loop_stops_cleanly_on_sigterm_while_sleeping(home):
-    fill(home, 3)
-    proc = _start_loop(home, "--interval", "30")
-    first = _first_pass(proc)
-    assert first["pass"] == 1 and [s["name"] for s in first["stages"]] == list(STAGES)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=10)
-    assert proc.returncode == 0, stderr
-    assert time.monotonic() - sent < 3  # the sleep is sliced: no waiting out the 30 s interval
-    assert "stopped (SIGTERM) after 1 pass" in stderr
-    _locks_free(home)
-    assert not (settings_at(home).paths.state_dir / ".dream.lock.holder").exists()
-
-
-def test_loop_sigint_exits_130(home):
-    fill(home, 3)
-    proc = _start_loop(home, "--interval", "1")
-    _first_pass(proc)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=15)
-    assert proc.returncode == 130 and "stopped (SIGINT)" in stderr, stderr
-    _locks_free(home)
-
-
 def test_a_second_signal_exits_at_once():
     from suzent_cli.cli.run import Signals
 
@@ -330,28 +282,16 @@ def test_a_second_signal_exits_at_once():
 
 def test_loop_passes(home):
     fill(home, 3)
-    proc = run_cli(home, "loop", "--interval", "1", "--passes", "2", "--json", "--force", env_extra=ENV, timeout=60)
+    proc = invoke(home, "loop", "--interval", "1", "--passes", "2", "--json", "--force", env_extra=ENV)
     passes = [json.loads(line) for line in proc.stdout.splitlines()]
     assert proc.returncode == 0, proc.stderr
     assert [p["pass"] for p in passes] == [1, 2]
     assert outcomes(passes[0])["dream"] == "ingested" and outcomes(passes[1])["dream"] == "idle"
-    proc = run_cli(home, "loop", "--passes", "0", env_extra=ENV)
+    proc = invoke(home, "loop", "--passes", "0", env_extra=ENV)
     assert proc.returncode == 2 and "--passes must be a whole number" in proc.stderr
 
 
 # --- status --------------------------------------------------------------------------------------------------
-def test_status_no_index_imports_no_lancedb(home):
-    fill(home, 2)
-    code = ("import sys; from suzent_cli.cli.app import main; sys.argv = ['suzent', 'status', '--no-index', '--json'];\n"
-            "try:\n    raise SystemExit(main())\nfinally:\n    assert not any(m.startswith(('lancedb', 'torch')) for m in sys.modules), 'lancedb'")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(home, **ENV),
-                          cwd=REPO, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
-    assert data["index"] is None and data["logs"]["facts"] == 4 and data["vault"]["claims"] == 0
-    assert data["memory_md"]["exists"] is False and data["pending"]["facts"] == 4
-
-
 def test_a_busy_indexer_makes_the_pass_busy_not_failed(home):
     from filelock import FileLock
 
@@ -360,7 +300,7 @@ def test_a_busy_indexer_makes_the_pass_busy_not_failed(home):
     s = resolve_settings(home=home, env={})
     s.paths.index_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(s.paths.index_dir / ".indexer.lock")):
-        proc = run_cli(home, "run", "--json", env_extra={**ENV, "SUZENT_LOCK_TIMEOUT": "0.3"}, timeout=120)
+        proc = invoke(home, "run", "--json", env_extra={**ENV, "SUZENT_LOCK_TIMEOUT": "0.3"})
     data = json.loads(proc.stdout)
     index = next(st for st in data["stages"] if st["name"] == "index")
     assert (index["outcome"], index["ok"]) == ("busy", True) and proc.returncode == 3 == data["exit_code"]

@@ -20,7 +20,7 @@ from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.vault.state import read_confirmations, read_late_lines
 from suzent_cli.vault import content_pages
 
-from conftest import run_cli
+from conftest import invoke
 
 D = dt.date.fromisoformat
 
@@ -88,7 +88,7 @@ def test_a_late_line_record_for_a_log_moved_away_is_quarantined_not_fatal(home):
     s = settings_at(home)
     consolidated(s)
     log(s, "2026-06-01", "Wants to learn Rust", "goal")
-    proc = run_cli(home, "capture", "--date", "2026-06-02", "--fact", "[goal] Wants to run a marathon",
+    proc = invoke(home, "capture", "--date", "2026-06-02", "--fact", "[goal] Wants to run a marathon",
                    env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert proc.returncode == 0, proc.stderr
     s.paths.log_path(D("2026-06-02")).rename(home / "moved-away.md")
@@ -109,11 +109,11 @@ def test_run_with_a_late_line_for_a_deleted_log_exits_0_with_one_warning(home):
     consolidated(s)
     write_lines(s.paths.state_dir / "late_lines.jsonl",
                 {"ts": "2026-06-19T00:00:01+00:00", "day": "2026-06-02", "from_line": 1})
-    proc = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    proc = invoke(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr
     lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "late_lines.jsonl" in ln]
     assert len(lines) == 1 and "2026-06-02 is gone" in lines[0], (proc.stdout, proc.stderr)
-    again = run_cli(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+    again = invoke(home, "dream", "--force", env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert again.returncode in (0, 4) and "late_lines" not in again.stdout + again.stderr
 
 
@@ -372,7 +372,7 @@ def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home
     bad_name_page(s)
     log(s, "2026-06-05", "Lives in Berlin")
     for args in (["dream", "--force"], ["lint"]):
-        proc = run_cli(home, *args, env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
+        proc = invoke(home, *args, env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert len([ln for ln in proc.stderr.splitlines() if "not valid UTF-8" in ln]) == 1, (args, proc.stderr)
 
