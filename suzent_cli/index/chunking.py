@@ -1,9 +1,12 @@
-"""Paragraph chunking of vault pages and core files (compatible with the original indexer), and per-section
-chunking of vault pages (:func:`chunk_sections`)."""
+"""Paragraph chunking of vault pages and core files (compatible with the original indexer), per-section
+chunking of vault pages (:func:`chunk_sections`) and per-zone chunking of MEMORY.md (:func:`memory_chunks`)."""
 
 from __future__ import annotations
 
 import re
+
+from suzent_cli.vault.claims import memory_stamp
+from suzent_cli.vault.memory_md import text_zones
 
 MAX_CHUNK_CHARS = 1200
 _H2 = re.compile(r"^##[ \t]+(.*?)[ \t#]*$")  # exactly level 2: "### x" does not match
@@ -128,3 +131,27 @@ def claim_chunks(section: str) -> list[str]:
     if current:
         chunks.append("\n".join(current).strip())
     return chunks + chunk_paragraphs("\n".join(prose))
+
+
+def memory_chunks(text: str) -> list[tuple[str, str]]:
+    """``[(zone, chunk)]`` of a decoded MEMORY.md for the index (zone ``generated`` or ``manual``,
+    :func:`suzent_cli.vault.memory_md.text_zones`): each zone chunked by paragraph on its own, so no chunk spans the
+    marker; in the manual zone, runs of paragraphs carrying a qualifying ``human:`` stamp
+    (:func:`suzent_cli.vault.claims.memory_stamp`) and runs without one are chunked apart, so a person's verification
+    is not shared with unverified text merged next to it."""
+    out: list[tuple[str, str]] = []
+    for zone, ztext in text_zones(text):
+        if zone == "generated":
+            out += [(zone, c) for c in chunk_paragraphs(ztext)]
+            continue
+        runs: list[tuple[bool, list[str]]] = []
+        for p in (p.strip() for p in ztext.replace("\r\n", "\n").split("\n\n")):
+            if not p:
+                continue
+            stamped = memory_stamp(p) is not None
+            if runs and runs[-1][0] == stamped:
+                runs[-1][1].append(p)
+            else:
+                runs.append((stamped, [p]))
+        out += [(zone, c) for _, ps in runs for c in chunk_paragraphs("\n\n".join(ps))]
+    return out

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Callable
 
 from suzent_cli import archive, vault
-from suzent_cli.vault import memory_md
 from suzent_cli.index import rank
-from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections
+from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections, memory_chunks
 from suzent_cli.config import Paths
 from suzent_cli.files import read_text
 from suzent_cli.vault.forgotten import Forgotten
@@ -247,13 +246,13 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
 
 def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime,
                       forgotten: Forgotten = _NOTHING_FORGOTTEN) -> list[Document]:
-    """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`memory_md.memory_chunks`: a chunk
+    """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`~suzent_cli.index.chunking.memory_chunks`: a chunk
     never spans the ``<!-- /memory:generated -->`` marker; an unmarked file is all manual), metadata ``zone``. The
     generated zone is not indexed: it only restates daily-log facts and vault claims that are rows already. A
     manual-zone chunk carrying a ``verified: human:<name>@<date>`` stamp is stamped with the human floor (factors in
     ``importance_factors``); every other chunk keeps the neutral importance. No frontmatter is parsed."""
     docs: list[Document] = []
-    for i, (zone, chunk) in enumerate(memory_md.memory_chunks(text)):
+    for i, (zone, chunk) in enumerate(memory_chunks(text)):
         if zone == "generated" or normalize(chunk) in tombstones:
             continue  # the generated zone is a summary of the logs and the vault, which are indexed themselves
         if not (chunk := forgotten.scrub_chunk(chunk)):

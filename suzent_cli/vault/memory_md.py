@@ -127,31 +127,6 @@ def text_zones(text: str) -> list[tuple[str, str]]:
     return [("manual", text)]
 
 
-def memory_chunks(text: str) -> list[tuple[str, str]]:
-    """``[(zone, chunk)]`` of a decoded MEMORY.md for the index: each zone chunked by paragraph on its own, so no
-    chunk spans the marker; in the manual zone, runs of paragraphs carrying a qualifying ``human:`` stamp and runs
-    without one are chunked apart, so a person's verification is not shared with unverified text merged next to it."""
-    from suzent_cli.index.chunking import chunk_paragraphs  # noqa: PLC0415
-    from suzent_cli.index.rank import memory_stamp  # noqa: PLC0415
-
-    out: list[tuple[str, str]] = []
-    for zone, ztext in text_zones(text):
-        if zone == "generated":
-            out += [(zone, c) for c in chunk_paragraphs(ztext)]
-            continue
-        runs: list[tuple[bool, list[str]]] = []
-        for p in (p.strip() for p in ztext.replace("\r\n", "\n").split("\n\n")):
-            if not p:
-                continue
-            stamped = memory_stamp(p) is not None
-            if runs and runs[-1][0] == stamped:
-                runs[-1][1].append(p)
-            else:
-                runs.append((stamped, [p]))
-        out += [(zone, c) for _, ps in runs for c in chunk_paragraphs("\n\n".join(ps))]
-    return out
-
-
 # --- ownership proof ---------------------------------------------------------------------------------------------
 
 def _state_file(settings: Settings) -> Path:
