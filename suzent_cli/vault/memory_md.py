@@ -60,6 +60,7 @@ from typing import Callable
 from suzent_cli.config import Settings
 from suzent_cli.errors import InputInvalid, LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.vault.state import MEMORY_MD_LOCK, MEMORY_MD_STATE
 
 MARKER = "<!-- /memory:generated -->"
 HEADER = "# Long-term Memory\n\n"
@@ -130,11 +131,12 @@ def text_zones(text: str) -> list[tuple[str, str]]:
 # --- ownership proof ---------------------------------------------------------------------------------------------
 
 def _state_file(settings: Settings) -> Path:
-    return settings.paths.state_dir / "memory_md.json"
+    return settings.paths.state_dir / MEMORY_MD_STATE
 
 
-def _lock_file(settings: Settings) -> Path:
-    return settings.paths.state_dir / ".memory_md.lock"
+def lock_file(settings: Settings) -> Path:
+    """``<vault>/.state/.memory_md.lock``: held by every MEMORY.md writer (``suzent status`` probes it)."""
+    return settings.paths.state_dir / MEMORY_MD_LOCK
 
 
 def _digest(data: bytes) -> str:
@@ -199,7 +201,7 @@ def _update(settings: Settings, merge: Merge, before: Callable[[], None] = lambd
     us. Any other edit makes us merge again from the new bytes, after a jittered backoff, until the lock timeout
     (at least :data:`MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written."""
     path = memory_path(settings)
-    with locked(_lock_file(settings), settings.lock_timeout):
+    with locked(lock_file(settings), settings.lock_timeout):
         before()
         deadline = _clock() + settings.lock_timeout
         expected = source = _read(path)

@@ -31,6 +31,7 @@ from suzent_cli.vault import frontmatter
 from suzent_cli.errors import DreamFailed
 from suzent_cli.files import update_file
 from suzent_cli.text import normalize
+from suzent_cli.vault.state import PAGES_LOCK, state_dir_of
 
 CLAIMS = "Claims"
 PREVIOUSLY = "Previously"
@@ -222,7 +223,7 @@ def render_page(page: Page) -> str:
 
 def pages_lock(vault: Path) -> Path:
     """The lock every writer of vault pages holds while it rewrites one (rules engine, lint, the agent's tools)."""
-    return vault / ".state" / ".pages.lock"
+    return state_dir_of(vault) / PAGES_LOCK
 
 
 def _lock_for(path: Path) -> Path:
