@@ -267,8 +267,7 @@ CRASH_SCRIPT = textwrap.dedent("""
                 os._exit(9)          # killed in the middle of writing the batch's pages
             return real(path, *args, **kwargs)
         return write
-    pages.update_file = dying(pages.update_file)
-    rules.update_file = dying(rules.update_file)
+    pages.update_file = dying(pages.update_file)  # pages.write_page and pages.link_in_index (index.md)
     settings = resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={})
     DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
 """)

@@ -7,9 +7,9 @@ import re
 
 from suzent_cli.vault.claims import memory_stamp
 from suzent_cli.vault.memory_md import text_zones
+from suzent_cli.vault.pages import heading
 
 MAX_CHUNK_CHARS = 1200
-_H2 = re.compile(r"^##[ \t]+(.*?)[ \t#]*$")  # exactly level 2: "### x" does not match
 
 
 def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
@@ -34,7 +34,7 @@ def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
 
 
 def split_sections(text: str) -> list[tuple[str, str]]:
-    """Split a page body at level-2 headings (``## Name``): ``[(heading text, section text)]`` in page order.
+    """Split a page body at level-2 headings (``## Name``, :func:`suzent_cli.vault.pages.heading`): ``[(heading text, section text)]`` in page order.
 
     The text before the first ``##`` heading is the section ``""`` (it keeps any ``#`` title line); each other
     section's text starts with its heading line. ``###`` and deeper headings stay inside their section, and a
@@ -49,8 +49,8 @@ def split_sections(text: str) -> list[tuple[str, str]]:
             fence = stripped[:3]
         elif fence is not None and stripped.startswith(fence):
             fence = None
-        elif fence is None and (m := _H2.match(line)):
-            sections.append((m.group(1), [line]))
+        elif fence is None and (h := heading(line)) and h[0] == 2:  # exactly level 2: "### x" stays inside
+            sections.append((h[1], [line]))
             continue
         sections[-1][1].append(line)
     return [(name, "\n".join(lines).strip()) for name, lines in sections if "\n".join(lines).strip()]
