@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from suzent_cli.files import write_if_absent
+from suzent_cli.vault.state import STATE_DIR
 
 ZONES = (
     "0_Inbox", "1_Projects", "2_Wiki/Concepts", "2_Wiki/Literature", "2_Wiki/Syntheses", "2_Wiki/Entities",
@@ -33,7 +34,7 @@ LOG_SEED = "# Notebook Log\n\n"
 def bootstrap(vault_dir: Path) -> list[Path]:
     """Create the vault's zones, ``.state/`` and root files where missing; never overwrite. Returns what was created."""
     created: list[Path] = []
-    for rel in (*ZONES, ".state"):
+    for rel in (*ZONES, STATE_DIR):
         d = vault_dir / rel
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)

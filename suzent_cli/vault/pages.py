@@ -31,7 +31,7 @@ from suzent_cli.vault import frontmatter
 from suzent_cli.errors import DreamFailed
 from suzent_cli.files import update_file
 from suzent_cli.text import normalize
-from suzent_cli.vault.state import PAGES_LOCK, state_dir_of
+from suzent_cli.vault.state import PAGES_LOCK, STATE_DIR, state_dir_of
 
 CLAIMS = "Claims"
 PREVIOUSLY = "Previously"
@@ -238,7 +238,7 @@ def pages_lock(vault: Path) -> Path:
 def _lock_for(path: Path) -> Path:
     """The page lock of the vault holding ``path``: the nearest folder above it with a ``.state`` folder."""
     for parent in path.parents:
-        if (parent / ".state").is_dir():
+        if (parent / STATE_DIR).is_dir():
             return pages_lock(parent)
     return path.with_name(f".{path.name}.lock")
 
@@ -277,12 +277,20 @@ def write_page(path: Path, page: Page, *, refold: Refold | None = None, lock_pat
 INDEX = "index.md"
 
 
-def link_in_index(vault: Path, entries: list[tuple[str, str]], *, timeout: float = PAGE_LOCK_TIMEOUT) -> bool:
+def update_page(vault: Path, path: Path, merge: Callable[[bytes | None], bytes | None]) -> tuple[str, bytes | None]:
+    """Rewrite the vault file ``path`` to ``merge(current bytes)`` under the vault's page lock
+    (:func:`pages_lock`, waited for :data:`PAGE_LOCK_TIMEOUT` seconds), never over an edit made meanwhile
+    (:func:`suzent_cli.files.update_file`, whose statuses and errors it returns): for writers that merge raw bytes
+    (the dream agent's tools, ``index.md``) rather than a parsed :class:`Page` (:func:`write_page`)."""
+    return update_file(path, merge, lock_path=pages_lock(vault), timeout=PAGE_LOCK_TIMEOUT)
+
+
+def link_in_index(vault: Path, entries: list[tuple[str, str]]) -> bool:
     """Add a ``- [[<page>]] — <description>`` line to ``<vault>/index.md`` for each ``(vault-relative page path,
     description)`` of ``entries`` it does not link yet (as ``[[page]]`` or ``[[page|…]]``), in order, after the
     index's last line (a blank line first unless that line is a list item). A missing index.md starts as ``# Notebook
-    Index``. Written under the vault's page lock through the concurrent-edit check
-    (:func:`suzent_cli.files.update_file`): a person's edit to index.md meanwhile is kept. True if it wrote.
+    Index``. Written through :func:`update_page` (the page lock, the concurrent-edit check): a person's edit to
+    index.md meanwhile is kept. True if it wrote.
     Raises :class:`LockTimeout` or OSError, nothing written then."""
     def merge(current: bytes | None) -> bytes | None:
         text = current.decode("utf-8", errors="replace") if current is not None else "# Notebook Index\n"
@@ -294,7 +302,7 @@ def link_in_index(vault: Path, entries: list[tuple[str, str]], *, timeout: float
         gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
         return (head + gap + "\n".join(lines) + "\n").encode("utf-8")
 
-    status, _ = update_file(vault / INDEX, merge, lock_path=pages_lock(vault), timeout=timeout)
+    status, _ = update_page(vault, vault / INDEX, merge)
     return status == "written"
 
 
