@@ -29,7 +29,7 @@ atomic (temp file, fsync, rename); every append is one locked, fsynced write (:m
 | `<home>/spool/` | `spool/.<session>.lock` | as `spool/` | hooks: `hooks.spool` | hook drain, status | the fallback when `.state/spool/` cannot be written |
 
 Not here: the index's own files live in the index dir (``index_state.json``, ``.indexer.lock``,
-:mod:`suzent_cli.index.indexer`), the daily logs' append lock in the memory dir (``.append.lock``,
+:mod:`suzent_cli.index.indexer`), the daily logs' append lock in the archive dir (``.append.lock``,
 :mod:`suzent_cli.archive`), and a page's own lock next to it (``.<page>.lock``, when a writer names none).
 
 The family modules hold the readers and writers: :mod:`.tombstones`, :mod:`.handoff` (superseded, confirmations,
