@@ -9,14 +9,16 @@ Crash and concurrency contract:
   rolled back under the lock: the file is truncated to its size before the append, so no partial record stays.
 * :func:`atomic_write` writes a temp file in the same directory, fsyncs it, then ``os.replace``\\ s it over the
   target: readers see the old or the new file, never a half-written one.
-* :func:`update_file` is the read-merge-replace loop for a file people also edit (without our lock): the merge is
-  redone from what is on disk whenever the file changed between our read and our rename.
+* :func:`update_file` is the one read-merge-replace loop for a file people also edit (without our lock): the merge
+  is redone from what is on disk whenever the file changed between our read and our rename, and an append that
+  lands meanwhile is carried over instead of costing a round.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -153,48 +155,155 @@ def read_bytes_or_none(path: Path) -> bytes | None:
         return None
 
 
-UPDATE_ATTEMPTS = 5
+MIN_ATTEMPTS = 5  # merge rounds update_file tries before giving up, however short the timeout
+MAX_BACKOFF = 0.25  # seconds: the longest pause between two merge rounds
+_clock = time.monotonic  # the retry deadline's clock (tests replace it)
+
+Merge = Callable[[bytes | None], bytes | None]  # current bytes (None: no file) → new bytes, or None to leave it
 
 
-def update_file(path: Path, merge: Callable[[bytes | None], bytes | None], *, lock_path: Path, timeout: float,
-                attempts: int = UPDATE_ATTEMPTS) -> tuple[str, bytes | None]:
-    """Rewrite ``path`` to ``merge(current bytes)`` under ``lock_path``, never over an edit made meanwhile.
+def update_file(path: Path, merge: Merge, *, lock_path: Path, timeout: float,
+                before: Callable[[], None] | None = None, carry_appends: bool = False) -> tuple[str, bytes | None]:
+    """Rewrite ``path`` to ``merge(current bytes)`` under ``lock_path``, never over an edit made meanwhile: the one
+    read-merge-replace loop for files people and agents also edit without our lock (vault pages, ``index.md``,
+    MEMORY.md).
 
     ``merge`` gets the file's bytes (None when it does not exist) and returns the new bytes, or None to leave the
-    file alone. Writers holding ``lock_path`` serialize; people and agents edit without it, so just before the
-    atomic rename the file is read again, and if it changed since ``merge`` saw it, ``merge`` runs again on what is
-    there now (up to ``attempts`` rounds). After the rename the replaced file is read once more through a
-    descriptor opened before the write: an in-place edit (an append) that landed in it during the rename is merged
-    in by another round too. Returns ``("left" | "unchanged" | "written", final bytes)``. Raises
-    :class:`LockTimeout` (lock not taken, or the file kept changing for ``attempts`` rounds: nothing written by the
-    last round) or ``OSError``.
+    file alone; it may run more than once (on each version of the file it is shown), and may raise to stop the
+    update (nothing is written then). ``before`` runs first, under the lock. Returns ``("left" | "unchanged" |
+    "written", final bytes)``; the caller holds no lock after.
+
+    Writers holding ``lock_path`` serialize. Just before the atomic rename the file is read again, and after the
+    rename the replaced file is read once more through a descriptor opened at that check (an in-place edit may land
+    in it during the rename). A change makes us merge again from the new bytes (a rewrite, a save by rename, an
+    append), after a jittered exponential backoff, until ``timeout`` seconds have passed and at least
+    :data:`MIN_ATTEMPTS` rounds were tried.
+
+    ``carry_appends`` (MEMORY.md, whose manual zone people append to all day): a change that only appends to what we
+    merged from, when ``merge`` copies the append through (``merge(x + s) == merge(x) + s``), costs no round: the
+    rename goes ahead, and everything appended to the replaced file (before the check or during the rename) is
+    appended to the new file in place (fsynced), outside the check-to-rename window, so no appender, however steady,
+    can starve the writer. ``merge`` then runs once more on each such version to check that it copies the append.
+    Without it (vault pages, whose merge refolds) every change costs a round.
+
+    What remains is a window of microseconds: a writer that renames its own copy between our last check and our
+    rename, or keeps writing to a descriptor of the replaced file after our final re-read.
+
+    Raises :class:`LockTimeout` (lock not taken within ``timeout``, or the file kept changing: nothing written by
+    the last round), ``OSError``, or what ``merge`` raises.
     """
     with locked(lock_path, timeout):
+        if before is not None:
+            before()
+        deadline = _clock() + timeout
         expected = source = read_bytes_or_none(path)
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
             if attempt:
-                time.sleep(0.01 * attempt)  # let a burst of edits settle before merging again
+                if attempt >= MIN_ATTEMPTS and _clock() >= deadline:
+                    raise LockTimeout(f"{path} kept changing during {attempt} attempts over {timeout:g}s to update "
+                                      "it; try again")
+                _backoff(attempt, deadline)
+            attempt += 1
             new = merge(source)
             if new is None:
                 return "left", source
             if new == source and source == expected:
                 return "unchanged", new
-            old = open(path, "rb") if expected is not None else None  # noqa: SIM115 - read again after the rename
-            try:
-                if not atomic_write_bytes(path, new, before_replace=lambda: read_bytes_or_none(path) == expected):
-                    expected = source = read_bytes_or_none(path)  # edited while we merged: merge again from it
-                    continue
-                late = None
-                if old is not None:
-                    old.seek(0)
-                    late = old.read()
-            finally:
-                if old is not None:
-                    old.close()
-            if late is None or late == expected:
-                return "written", new
-            expected, source = new, late  # an in-place edit landed in the replaced file: merge it in too
-    raise LockTimeout(f"{path} kept changing during {attempts} attempts to update it; try again")
+            done, expected, source = _replace(path, merge if carry_appends else None, new, source, expected)
+            if done is not None:
+                return "written", done
+
+
+def _backoff(attempt: int, deadline: float) -> None:
+    """Sleep before merge round ``attempt`` (1, 2, …): exponential up to :data:`MAX_BACKOFF`, full jitter (so a
+    periodic editor cannot stay in phase with us), never past ``deadline``."""
+    cap = min(MAX_BACKOFF, 0.005 * 2 ** min(attempt, 16))
+    time.sleep(max(0.0, min(random.uniform(0, cap), deadline - _clock())))
+
+
+def _appended(before: bytes | None, now: bytes | None) -> bytes | None:
+    """The bytes ``now`` adds when it is ``before`` plus a non-empty suffix (a pure append), else None."""
+    if before is None or now is None or len(now) <= len(before) or not now.startswith(before):
+        return None
+    return now[len(before):]
+
+
+def _open(path: Path):
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller keeps it to re-read the replaced file
+    except FileNotFoundError:
+        return None
+
+
+def _replace(path: Path, merge: Merge | None, new: bytes, source: bytes | None,
+             expected: bytes | None) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """One round's rename of ``new`` (merged from ``source``; ``expected``: the bytes on disk we merged from).
+    ``(final bytes, _, _)`` when written; ``(None, expected, source)`` for another merge round. ``merge``: given
+    when appends may be carried over (``update_file``'s ``carry_appends``), else None."""
+
+    def carried(now: bytes | None) -> bytes | None:
+        """What ``now`` appended to ``expected``, when that can be carried over by appending it to ``new``."""
+        tail = _appended(expected, now) if merge is not None and source == expected else None
+        return tail if tail is not None and merge(now) == new + tail else None
+
+    seen: dict = {}
+
+    def check() -> bool:  # just before the rename: the file is what we merged from, or that plus an append
+        fh = _open(path)
+        try:
+            now = fh.read() if fh is not None else None
+            if now == expected or carried(now) is not None:
+                seen["fh"], fh = fh, None  # the file being replaced: read again after the rename
+                return True
+        finally:
+            if fh is not None:
+                fh.close()
+        seen["now"] = now
+        return False
+
+    try:
+        replaced = atomic_write_bytes(path, new, before_replace=check)
+    except BaseException:
+        if seen.get("fh") is not None:
+            seen["fh"].close()
+        raise
+    if not replaced:
+        return None, seen["now"], seen["now"]  # edited while we merged: merge again from what is there now
+    fh = seen.get("fh")
+    if fh is None:
+        return new, None, None
+    try:
+        return _carry_over(path, fh, expected, new, carried)
+    finally:
+        fh.close()
+
+
+def _carry_over(path: Path, fh, expected: bytes | None, new: bytes,
+                carried: Callable[[bytes | None], bytes | None]) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """After our rename: bring what landed in the replaced file (read through ``fh``) into the new one.
+    ``(final bytes, _, _)`` when done; ``(None, expected, source)`` for another merge round (an edit that was not
+    a pure append, or a file that is no longer ours)."""
+    copied = 0
+    while True:
+        fh.seek(0)
+        late = fh.read()
+        if late == expected and not copied:
+            return new, None, None
+        tail = carried(late)
+        if tail is None:
+            return None, new, late  # an in-place rewrite of the replaced file: merge it in by another round
+        if len(tail) == copied:
+            return read_bytes_or_none(path), None, None  # the replaced file stopped growing: all of it carried over
+        with open(path, "r+b") as out:
+            now = out.read()
+            if not now.startswith(new):  # appends after it (the editor's own, now to this file) are fine
+                return None, now, now  # replaced or rewritten since our rename: merge again from what is there
+            out.seek(0, 2)
+            out.write(tail[copied:])
+            out.flush()
+            os.fsync(out.fileno())
+        copied = len(tail)
 
 
 def write_if_absent(path: Path, text: str) -> bool:

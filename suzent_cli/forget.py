@@ -36,7 +36,7 @@ from suzent_cli import errors as exit_codes
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
 from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
-from suzent_cli.vault.state import FORGET, RECALL_LOG, append_tombstones, purge_recall_log, read_forgotten
+from suzent_cli.vault.state import FORGET, append_tombstones, count_recall_log, purge_recall_log, read_forgotten
 from suzent_cli.text import normalize
 
 
@@ -334,7 +334,7 @@ def _consolidation_lock(settings: Settings):
 
     from filelock import FileLock, Timeout  # noqa: PLC0415
 
-    from suzent_cli.dream.runner import DREAM_LOCK  # noqa: PLC0415
+    from suzent_cli.vault.state import DREAM_LOCK  # noqa: PLC0415
 
     @contextmanager
     def held():
@@ -355,21 +355,7 @@ def _consolidation_lock(settings: Settings):
 
 def _recall_log_entries(state_dir, key: str) -> int:
     """How many ``recall_log.jsonl`` entries hold ``key`` (what :func:`purge_recall_log` would drop)."""
-    import json  # noqa: PLC0415
-
-    from suzent_cli.files import read_text  # noqa: PLC0415
-
-    path = state_dir / RECALL_LOG
-    if not path.is_file():
-        return 0
-    only, count = Forgotten([key]), 0
-    for line in read_text(path).splitlines():
-        try:
-            snippet = json.loads(line).get("snippet", "")
-        except (ValueError, AttributeError, RecursionError):
-            continue
-        count += isinstance(snippet, str) and only.holds(snippet)
-    return count
+    return count_recall_log(state_dir, key)
 
 
 def _rows_holding(settings: Settings, key: str) -> int:

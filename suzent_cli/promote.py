@@ -17,7 +17,6 @@ footer, so ``write_generated`` (which bounds the whole zone again, header and fo
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,6 @@ from typing import Any
 from suzent_cli import claude
 from suzent_cli.config import Settings
 from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
-from suzent_cli.files import read_text
 from suzent_cli.text import normalize
 
 PERSONAL = "3_Personal"
@@ -121,22 +119,11 @@ def _title(page, path: Path) -> str:
 
 
 def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
-    """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given."""
-    from suzent_cli.vault.state import RECALL_LOG  # noqa: PLC0415
+    """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given
+    (:func:`suzent_cli.vault.state.recall_snippets`, the log's reader)."""
+    from suzent_cli.vault.state import recall_snippets as read  # noqa: PLC0415
 
-    path = state_dir / RECALL_LOG
-    if not path.is_file():
-        return []
-    lines = read_text(path).splitlines()
-    out: list[str] = []
-    for line in lines[-limit:] if limit else lines:
-        try:
-            snippet = json.loads(line).get("snippet")
-        except (ValueError, AttributeError, RecursionError):
-            continue
-        if isinstance(snippet, str) and snippet.strip():
-            out.append(snippet)
-    return out
+    return read(state_dir, limit)
 
 
 def _recall_count(key: str, snippets: Counter) -> int:

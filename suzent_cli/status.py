@@ -15,7 +15,7 @@ from filelock import FileLock, Timeout
 from suzent_cli.archive import APPEND_LOCK, list_logs
 from suzent_cli.config import Settings
 from suzent_cli.files import read_text
-from suzent_cli.vault.state import (STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
+from suzent_cli.vault.state import (MEMORY_MD_LOCK, STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
                      read_tombstones)
 from suzent_cli.vault import content_pages, skipped_warning
 from suzent_cli.vault import ledger
@@ -204,7 +204,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
             "capture": lock_state(paths.archive_dir / APPEND_LOCK),
             "state": lock_state(paths.state_dir / STATE_LOCK),
             "index": lock_state(paths.index_dir / ".indexer.lock"),
-            "memory_md": lock_state(paths.state_dir / ".memory_md.lock"),
+            "memory_md": lock_state(paths.state_dir / MEMORY_MD_LOCK),
         },
         "index": index_counts(settings) if with_index else None,
         "warnings": warnings,

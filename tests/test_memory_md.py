@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from suzent_cli import files
 from suzent_cli.vault import memory_md
 from suzent_cli.errors import InputInvalid
 from suzent_cli.index.sources import Source, documents
@@ -115,10 +116,13 @@ def _racing_editor(monkeypatch, p, edit, rounds=None, after_check=True):
     ``rounds`` windows (all if None).
     Deterministic: the edits land at exact points of every write instead of racing it from a thread. The backoff
     sleeps are skipped. Returns the list of windows seen."""
-    real = memory_md.atomic_write_bytes
+    real = files.atomic_write_bytes
     windows: list[int] = []
 
     def racing(path, data, *, before_replace=None):
+        if before_replace is None:  # a plain atomic write (the ownership record), not a MEMORY.md update
+            return real(path, data)
+
         def check():
             n = len(windows)
             windows.append(n)
@@ -130,8 +134,8 @@ def _racing_editor(monkeypatch, p, edit, rounds=None, after_check=True):
             return ok
         return real(path, data, before_replace=check)
 
-    monkeypatch.setattr(memory_md, "atomic_write_bytes", racing)
-    monkeypatch.setattr(memory_md, "_backoff", lambda attempt, deadline: None)
+    monkeypatch.setattr(files, "atomic_write_bytes", racing)
+    monkeypatch.setattr(files, "_backoff", lambda attempt, deadline: None)
     return windows
 
 
@@ -184,7 +188,7 @@ def test_rewrites_in_more_windows_than_the_old_attempt_count_still_land(settings
     p.write_bytes(p.read_bytes() + b"- mine\n")
     windows = _racing_editor(monkeypatch, p, lambda tag: _save_by_rename(p, tag), rounds=8, after_check=False)
     assert write_generated(settings, "- next", writer="test").status == "written"
-    assert len(windows) > memory_md.MIN_ATTEMPTS
+    assert len(windows) > files.MIN_ATTEMPTS
     z = split_zones(p.read_bytes())
     assert b"- next\n" in z.generated
     assert z.manual == b"".join(f"- saved {n}a\n".encode() for n in reversed(range(8))) + b"- mine\n"
@@ -200,10 +204,10 @@ def test_endless_rewrites_give_up_at_the_deadline_with_nothing_written(settings,
     p.write_bytes(p.read_bytes() + b"- mine\n")
     windows = _racing_editor(monkeypatch, p, lambda tag: _save_by_rename(p, tag), after_check=False)
     ticks = iter(range(10**6))
-    monkeypatch.setattr(memory_md, "_clock", lambda: float(next(ticks)))
+    monkeypatch.setattr(files, "_clock", lambda: float(next(ticks)))
     with pytest.raises(LockTimeout, match="kept changing"):
         write_generated(settings, "- never", writer="test")
-    assert len(windows) >= memory_md.MIN_ATTEMPTS
+    assert len(windows) >= files.MIN_ATTEMPTS
     z = split_zones(p.read_bytes())
     assert b"- never" not in z.generated and b"- start" in z.generated
     assert z.manual == b"".join(f"- saved {n}a\n".encode() for n in reversed(range(len(windows)))) + b"- mine\n"
@@ -318,7 +322,7 @@ def test_edit_racing_the_rename_is_merged_in(settings, monkeypatch, when):
     redone) or just after it, into the file being replaced (caught by re-reading the replaced file)."""
     p = mpath(settings)
     write_generated(settings, "- start", writer="test")
-    real = memory_md.atomic_write_bytes
+    real = files.atomic_write_bytes
     fired = []
 
     def edit():
@@ -327,6 +331,9 @@ def test_edit_racing_the_rename_is_merged_in(settings, monkeypatch, when):
         fired.append(1)
 
     def racing(path, data, *, before_replace=None):
+        if before_replace is None:  # a plain atomic write (the ownership record), not a MEMORY.md update
+            return real(path, data)
+
         def check():
             if not fired and when == "before_check":
                 edit()
@@ -336,7 +343,7 @@ def test_edit_racing_the_rename_is_merged_in(settings, monkeypatch, when):
             return ok
         return real(path, data, before_replace=check)
 
-    monkeypatch.setattr(memory_md, "atomic_write_bytes", racing)
+    monkeypatch.setattr(files, "atomic_write_bytes", racing)
     assert write_generated(settings, "- next", writer="test").status == "written"
     z = split_zones(p.read_bytes())
     assert fired and z.manual == b"- racing edit\n" and b"- next\n" in z.generated

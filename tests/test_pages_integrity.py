@@ -238,3 +238,50 @@ def test_vault_tools_write_to_a_case_variant_goes_to_the_existing_page(vault):
     text, err = tools.call("edit_file", {"path": "2_WIKI/Concepts/TOOLS.MD", "old_string": "Helix",
                                          "new_string": "Helix and Vim"})
     assert not err and "Helix and Vim" in (vault / "2_Wiki/Concepts/Tools.md").read_text(encoding="utf-8")
+
+
+# --- one heading rule, one page parser, one index.md writer -----------------------------------------------------
+
+def test_page_sections_and_index_chunks_split_on_the_same_headings():
+    """``Page.section`` and the index's ``split_sections`` use the one heading rule (``vault.pages.heading``):
+    level 2 only, closing ``#`` and trailing blanks dropped, a CRLF page's ``\\r`` allowed."""
+    from suzent_cli.index.chunking import split_sections
+    from suzent_cli.vault.pages import Page, heading
+
+    assert heading("## Claims ##") == (2, "Claims") and heading("## Claims\r") == (2, "Claims")
+    assert heading("### Sub") == (3, "Sub") and heading("##Claims") is None and heading("- ## x") is None
+    body = "# T\n\n## Claims ##\n\n- A\n\n### Detail\n\n- B\n\n## Previously\n\n- C\n"
+    names = [name for name, _ in split_sections(body)]
+    assert names == ["", "Claims", "Previously"]
+    page = Page(body=body)
+    assert [line for line in page.section("Claims") if line] == ["- A", "### Detail", "- B"]
+    assert Page(body=body.replace("\n", "\r\n")).section("Previously") is not None
+
+
+def test_the_one_page_parser_strict_refuses_what_lenient_reads():
+    """Strict (page writers) refuses a value that does not load; lenient (the index) reads it as a string and
+    keeps the page's other keys; a page without frontmatter is the same in both."""
+    from suzent_cli.vault import frontmatter
+
+    text = "---\nstatus: deprecated\nstale_after: 2026-13-45\n---\n# P\n\n- Likes tea\n"
+    with pytest.raises(frontmatter.FrontmatterInvalid):
+        frontmatter.parse(text)
+    meta, body = frontmatter.parse(text, lenient=True)
+    assert meta == {"status": "deprecated", "stale_after": "2026-13-45"} and body.startswith("# P")
+    plain = "# P\n\n- Likes tea\n"
+    assert frontmatter.parse(plain, lenient=True) == ({}, plain)
+    assert frontmatter.parse("---\n- a list\n---\nbody\n", lenient=True) == ({}, "---\n- a list\n---\nbody\n")
+
+
+def test_index_links_are_added_once_and_keep_a_persons_edit(vault, monkeypatch):
+    """``vault.pages.link_in_index`` adds a line per page not linked yet, through the page lock and the
+    concurrent-edit check: a person's line added meanwhile is kept, and a second call adds nothing."""
+    from suzent_cli.vault.pages import link_in_index
+
+    index = vault / "index.md"
+    edit_once(monkeypatch, index)
+    assert link_in_index(vault, [("3_Personal/Profile.md", "Home and work."), ("1_Projects/Context.md", "Work.")])
+    text = index.read_text(encoding="utf-8")
+    assert MINE in text and text.count("[[3_Personal/Profile]]") == 1 and "- [[1_Projects/Context]] — Work." in text
+    assert link_in_index(vault, [("3_Personal/Profile.md", "Home and work.")]) is False
+    assert index.read_text(encoding="utf-8") == text

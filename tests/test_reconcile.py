@@ -195,7 +195,7 @@ def test_the_indexer_is_the_only_lancedb_writer():
 
 def test_every_tombstone_write_is_paired_with_an_explicit_reindex():
     sources = _py_sources()
-    callers = sorted(f for f, t in sources.items() if "append_tombstones(" in t and "def append_tombstones(" not in t)
+    callers = sorted(f for f, t in sources.items() if "append_tombstones(" in t and not f.startswith("vault/state"))
     assert callers == ["forget.py", "reconcile.py"]
     for f in callers:
         text = sources[f]

@@ -441,3 +441,47 @@ def test_a_lock_holder_note_of_the_wrong_shape_is_never_trusted(home):
             assert lock_state(state / DREAM_LOCK, state / HOLDER) == {"held": True}, note
         (state / HOLDER).write_text('{"pid": 42, "since": "2026-06-20T12:00:00+00:00"}')
         assert lock_state(state / DREAM_LOCK, state / HOLDER)["pid"] == 42
+
+
+# --- the catalogue of .state files -------------------------------------------------------------------------------
+
+def test_the_catalogue_doc_table_is_the_catalogue():
+    """The table in ``suzent_cli.vault.state``'s module doc (the one docs/FORMAT.md copies) is ``table()`` of the
+    catalogue, so the two cannot drift; every row names its format, writer, reader and purpose."""
+    from suzent_cli.vault import state
+
+    assert state.table() in state.__doc__
+    names = [row.name for row in state.CATALOGUE]
+    assert len(names) == len(set(names))
+    for row in state.CATALOGUE:
+        assert row.format and row.writer and row.reader and row.purpose, row
+        assert not row.lock or row.lock in names or "<" in row.lock or row.lock == "the file's own lock", row
+
+
+def _literals(path: Path) -> list[tuple[int, str]]:
+    """Every string constant of a source file that is not a docstring, with its line."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def test_every_state_file_name_comes_from_the_catalogue():
+    """No module but the catalogue spells a ``.state/`` file or lock name: each takes it from
+    ``suzent_cli.vault.state`` (one place to rename a file, one list for the docs)."""
+    from suzent_cli.vault import state
+
+    root = Path(state.__file__).resolve().parents[2]
+    names = {row.name for row in state.CATALOGUE if "." in row.name and "/" not in row.name}  # "spool" is a word too
+    spelled = []
+    for path in sorted(root.rglob("*.py")):
+        if path == Path(state.__file__).resolve():
+            continue
+        for line, text in _literals(path):
+            if text in names or text.endswith(tuple(f"/{n}" for n in names if n.startswith("."))):
+                spelled.append(f"{path.relative_to(root)}:{line}: {text!r}")
+    assert not spelled, "state file names spelled outside the catalogue:\n" + "\n".join(spelled)

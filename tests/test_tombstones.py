@@ -1,5 +1,5 @@
 """An unreadable tombstone file never brings forgotten text back, and a forget that matches nothing shows the
-closest rows (issue 13, section 1). See suzent_cli/vault/state.py's module doc for the decision per damage case."""
+closest rows (issue 13, section 1). See suzent_cli/vault/state/tombstones.py's module doc for the decision per damage case."""
 
 from __future__ import annotations
 

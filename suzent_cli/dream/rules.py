@@ -36,12 +36,11 @@ from rapidfuzz import fuzz, process
 
 from suzent_cli.archive import parse_fact_line
 from suzent_cli.errors import DreamFailed, LockTimeout
-from suzent_cli.files import update_file
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.vault.claims import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
                         is_personal, is_repeat, page_for, page_type, stale_after)
-from suzent_cli.vault.pages import (PAGE_LOCK_TIMEOUT, CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, meta_date, pages_lock, parse_claim,
-                    read_page, write_page)
+from suzent_cli.vault.pages import (CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, link_in_index, meta_date,
+                                   pages_lock, parse_claim, read_page, write_page)
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -58,8 +57,6 @@ _SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
 _NOT_TOPIC_PREFIXES = ("legacy:",)  # an exported legacy row's id
-
-
 
 
 def _since(claim: Claim) -> dt.date | None:
@@ -438,21 +435,10 @@ def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:
 
 
 def _update_index(vault: Path, routed: list[str], result: IngestResult) -> None:
-    """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page). Written
-    through the page lock and the concurrent-edit check: a person's edit to index.md meanwhile is kept."""
-    path = vault / "index.md"
-
-    def merge(current: bytes | None) -> bytes | None:
-        text = current.decode("utf-8", errors="replace") if current is not None else "# Notebook Index\n"
-        lines = [f"- [[{rel[:-3]}]] — {_DESCRIPTIONS.get(rel, 'claims consolidated from the daily logs')}"
-                 for rel in routed if f"[[{rel[:-3]}]]" not in text and f"[[{rel[:-3]}|" not in text]
-        if not lines:
-            return None
-        head = text.rstrip("\n")
-        gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
-        return (head + gap + "\n".join(lines) + "\n").encode("utf-8")
-
+    """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page), through
+    the vault's index writer (:func:`suzent_cli.vault.pages.link_in_index`: page lock, concurrent-edit check)."""
+    entries = [(rel, _DESCRIPTIONS.get(rel, "claims consolidated from the daily logs")) for rel in routed]
     try:
-        update_file(path, merge, lock_path=pages_lock(vault), timeout=PAGE_LOCK_TIMEOUT)
+        link_in_index(vault, entries)
     except (OSError, LockTimeout) as exc:
         result.warnings.append(f"index.md not updated: {getattr(exc, 'strerror', None) or exc}")

@@ -48,6 +48,7 @@ from suzent_cli.vault.forgotten import Forgotten, scrub_vault
 from suzent_cli.vault.state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
                      truncate_late_lines)
 from suzent_cli.vault import bootstrap, content_pages, skipped_warning
+from suzent_cli.vault import state as state_names
 from suzent_cli.vault import ledger
 from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
@@ -55,8 +56,8 @@ from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, cou
 from suzent_cli.dream.revisit import revisit_queue
 from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, save_state
 
-DREAM_LOCK = ".dream.lock"
-HOLDER = ".dream.lock.holder"  # {"pid", "since"} of the process holding DREAM_LOCK, for `suzent status`
+# The consolidation lock and its holder note ({"pid", "since"}, for `suzent status`): names from the catalogue.
+DREAM_LOCK, HOLDER = state_names.DREAM_LOCK, state_names.DREAM_HOLDER
 
 # Exit codes of `suzent dream` / `suzent lint` (documented in their --help; the table is suzent_cli.exit_codes).
 EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = exit_codes.OK, exit_codes.IDLE, exit_codes.RUN_FAILED, exit_codes.BUSY

@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 import regex as _regex
 
 from suzent_cli.errors import LockTimeout, describe, one_line
-from suzent_cli.files import read_text, update_file
+from suzent_cli.files import read_text
 from suzent_cli.vault import utf8_name
-from suzent_cli.vault.pages import PAGE_LOCK_TIMEOUT, existing_case, pages_lock
+from suzent_cli.vault.pages import existing_case, update_page
+from suzent_cli.vault.state import STATE_DIR
 
 if TYPE_CHECKING:
     from suzent_cli.config import Paths
@@ -230,7 +231,7 @@ class VaultTools:
             raise Refused(f"{path!r}: '..' is refused; paths stay inside the vault")
         rel = "/".join(parts)
         if any(p.startswith(".") for p in parts):
-            what = "the runner's state" if parts[0] == ".state" else "hidden files and folders"
+            what = "the runner's state" if parts[0] == STATE_DIR else "hidden files and folders"
             raise Refused(f"{rel}: {what} are off limits")
         if len(parts) == 1 and parts[0].lower() == "log.md":
             raise Refused("log.md is the runner's ledger; only the runner writes it")
@@ -379,9 +380,9 @@ class VaultTools:
 
     def _update(self, rel: str, target: Path, merge) -> bytes | None:
         """Rewrite page ``rel`` to ``merge(current bytes)`` under the vault's page lock, never over an edit made
-        meanwhile (:func:`~suzent_cli.files.update_file`). Returns the bytes on disk after, or None if left."""
+        meanwhile (:func:`suzent_cli.vault.pages.update_page`). Returns the bytes on disk after, or None if left."""
         try:
-            status, data = update_file(target, merge, lock_path=pages_lock(self.root), timeout=PAGE_LOCK_TIMEOUT)
+            status, data = update_page(self.root, target, merge)
         except LockTimeout as exc:
             raise ToolError(f"{rel}: {exc}") from None
         if status == "left":

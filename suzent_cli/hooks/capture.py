@@ -33,9 +33,9 @@ from pathlib import Path
 
 from suzent_cli.config import Settings
 from suzent_cli.hooks.transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assemble, entry_of, read_transcript
+from suzent_cli.vault.state import CLAUDE_CODE, CLAUDE_CODE_LOCK
 
-STATE_FILE = "claude_code.json"
-STATE_LOCK = ".claude_code.lock"
+STATE_FILE, STATE_LOCK = CLAUDE_CODE, CLAUDE_CODE_LOCK  # names from the catalogue (suzent_cli.vault.state)
 MAX_OFFSET = 2**53  # no transcript is larger: a bigger offset is not a position
 FUTURE_SLACK = dt.timedelta(days=1)  # a turn said more than this after now has a broken timestamp
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)  # nor was any turn said before this

@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from suzent_cli.errors import LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.vault.state import SPOOL as SPOOL_NAME, SPOOL_FAILED
 
 if TYPE_CHECKING:
     from suzent_cli.config import Settings
 
-SPOOL = "spool"
-FAILED = "failed"
+SPOOL, FAILED = SPOOL_NAME, SPOOL_FAILED  # names from the catalogue (suzent_cli.vault.state)
 MAX_ATTEMPTS = 3
 RESCUE_STDIN_SECONDS = 2.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits
 _NAME = re.compile(r"^(?P<stem>\d{8}T\d{12}-[A-Za-z0-9]{1,8}-[0-9a-f]{8})(?:\.a(?P<attempts>\d+))?\.json$")

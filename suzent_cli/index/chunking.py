@@ -1,12 +1,15 @@
-"""Paragraph chunking of vault pages and core files (compatible with the original indexer), and per-section
-chunking of vault pages (:func:`chunk_sections`)."""
+"""Paragraph chunking of vault pages and core files (compatible with the original indexer), per-section
+chunking of vault pages (:func:`chunk_sections`) and per-zone chunking of MEMORY.md (:func:`memory_chunks`)."""
 
 from __future__ import annotations
 
 import re
 
+from suzent_cli.vault.claims import memory_stamp
+from suzent_cli.vault.memory_md import text_zones
+from suzent_cli.vault.pages import heading
+
 MAX_CHUNK_CHARS = 1200
-_H2 = re.compile(r"^##[ \t]+(.*?)[ \t#]*$")  # exactly level 2: "### x" does not match
 
 
 def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
@@ -31,7 +34,7 @@ def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
 
 
 def split_sections(text: str) -> list[tuple[str, str]]:
-    """Split a page body at level-2 headings (``## Name``): ``[(heading text, section text)]`` in page order.
+    """Split a page body at level-2 headings (``## Name``, :func:`suzent_cli.vault.pages.heading`): ``[(heading text, section text)]`` in page order.
 
     The text before the first ``##`` heading is the section ``""`` (it keeps any ``#`` title line); each other
     section's text starts with its heading line. ``###`` and deeper headings stay inside their section, and a
@@ -46,8 +49,8 @@ def split_sections(text: str) -> list[tuple[str, str]]:
             fence = stripped[:3]
         elif fence is not None and stripped.startswith(fence):
             fence = None
-        elif fence is None and (m := _H2.match(line)):
-            sections.append((m.group(1), [line]))
+        elif fence is None and (h := heading(line)) and h[0] == 2:  # exactly level 2: "### x" stays inside
+            sections.append((h[1], [line]))
             continue
         sections[-1][1].append(line)
     return [(name, "\n".join(lines).strip()) for name, lines in sections if "\n".join(lines).strip()]
@@ -128,3 +131,27 @@ def claim_chunks(section: str) -> list[str]:
     if current:
         chunks.append("\n".join(current).strip())
     return chunks + chunk_paragraphs("\n".join(prose))
+
+
+def memory_chunks(text: str) -> list[tuple[str, str]]:
+    """``[(zone, chunk)]`` of a decoded MEMORY.md for the index (zone ``generated`` or ``manual``,
+    :func:`suzent_cli.vault.memory_md.text_zones`): each zone chunked by paragraph on its own, so no chunk spans the
+    marker; in the manual zone, runs of paragraphs carrying a qualifying ``human:`` stamp
+    (:func:`suzent_cli.vault.claims.memory_stamp`) and runs without one are chunked apart, so a person's verification
+    is not shared with unverified text merged next to it."""
+    out: list[tuple[str, str]] = []
+    for zone, ztext in text_zones(text):
+        if zone == "generated":
+            out += [(zone, c) for c in chunk_paragraphs(ztext)]
+            continue
+        runs: list[tuple[bool, list[str]]] = []
+        for p in (p.strip() for p in ztext.replace("\r\n", "\n").split("\n\n")):
+            if not p:
+                continue
+            stamped = memory_stamp(p) is not None
+            if runs and runs[-1][0] == stamped:
+                runs[-1][1].append(p)
+            else:
+                runs.append((stamped, [p]))
+        out += [(zone, c) for _, ps in runs for c in chunk_paragraphs("\n\n".join(ps))]
+    return out

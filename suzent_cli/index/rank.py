@@ -22,8 +22,9 @@ Importance of one row (0..1; 0.5 is neutral)::
       status: deprecated                    = 0.1            (wins over everything, no other factor applies)
     at recall: today > stale_after          × 0.6            (not for human-verified or deprecated pages)
 
-Only a ``human:`` actor qualifies as verification (``verified: human:<name>@<YYYY-MM-DD>``); ``agent:x`` or any
-other actor is ignored, or an agent stamping itself would launder its own output into the strongest evidence.
+Only a ``human:`` actor qualifies as verification (``verified: human:<name>@<YYYY-MM-DD>``,
+:func:`suzent_cli.vault.claims.human_stamp`); ``agent:x`` or any other actor is ignored, or an agent stamping itself
+would launder its own output into the strongest evidence.
 
 Recall's final score (see :func:`final_score`)::
 
@@ -31,7 +32,7 @@ Recall's final score (see :func:`final_score`)::
 
 so a neutral row (every daily-log fact: 0.5) gets exactly +0 and raw-log ranking is unchanged by construction,
 while importance moves a row by at most ±0.2 — half a date boost: it decides between comparably relevant rows
-(a confirmed current claim 3x: +0.063 over an equal raw fact; a history chunk: −0.125; deprecated: −0.2;
+(a confirmed current claim 3x: +0.063 over an equal raw fact; a history chunk: −0.2; deprecated: −0.2;
 human-verified: +0.2) but cannot lift an irrelevant row over a strong match.
 """
 
@@ -43,6 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from suzent_cli.vault.claims import human_stamp, memory_stamp
 from suzent_cli.vault.pages import meta_date
 
 NEUTRAL = 0.5  # raw capture, core files, and the vault base
@@ -59,7 +61,6 @@ FACTORS_KEY = "importance_factors"  # the row-metadata key the indexer writes an
 
 _CONFIRMED = re.compile(r"\(confirmed (\d+)x, last \d{4}-\d{2}-\d{2}\)")
 _BULLET = re.compile(r"^[-*+]\s")
-_HUMAN = re.compile(r"^human:([^@\s]+)(?:@(\d{4}-\d{2}-\d{2}))?$")
 
 
 @dataclass(frozen=True)
@@ -73,23 +74,6 @@ class PageSignals:
     status: str | None = None
     stale_after: dt.date | None = None
     human: str | None = None
-
-
-
-
-def human_stamp(value: Any) -> str | None:
-    """The first qualifying human verification in a ``verified`` frontmatter value, or None.
-
-    ``value`` is a string or a list of strings. A stamp qualifies when it reads ``human:<name>`` optionally followed
-    by ``@<YYYY-MM-DD>`` (a valid date); ``agent:…``, any other actor and malformed stamps do not.
-    """
-    for item in value if isinstance(value, list) else [value]:
-        if not isinstance(item, str):
-            continue
-        m = _HUMAN.match(item.strip())
-        if m and (m.group(2) is None or meta_date(m.group(2)) is not None):
-            return item.strip()
-    return None
 
 
 def page_signals(meta: Mapping[str, Any] | None) -> PageSignals:
@@ -125,8 +109,9 @@ def chunk_importance(signals: PageSignals, section: str | None, chunk: str) -> t
     Returns ``(importance in 0..1, factors)``; ``factors`` is JSON-serializable and is stored in the row metadata
     under :data:`FACTORS_KEY` so recall can apply the stale decay and explain the value: ``base``,
     ``confirmations`` (N), ``confirmation_bonus``, ``status``, ``status_effect`` (−0.05 draft, 0 otherwise),
-    ``human`` (stamp or None), ``human_floor`` (0.9 or None), ``section``, ``section_factor`` (0.5 history, else
-    1), ``stale_after`` (ISO date or None), ``stamped`` (the result).
+    ``human`` (stamp or None), ``human_floor`` (0.9 or None), ``section``, ``section_factor``
+    (:data:`HISTORY_FACTOR` = 0.2 for a history section, else 1), ``stale_after`` (ISO date or None), ``stamped``
+    (the result).
     """
     n = confirmations(chunk)
     bonus = confirmation_bonus(n)
@@ -169,19 +154,6 @@ def effective_importance(stored: float | None, factors: Mapping[str, Any] | None
 def final_score(relevance: float, importance: float) -> float:
     """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL)``: exactly ``relevance`` for a neutral row."""
     return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL)
-
-
-_MEMORY_STAMP = re.compile(r"verified:\s*([^\s<>]+)")
-
-
-def memory_stamp(chunk: str) -> str | None:
-    """The first qualifying ``verified: human:<name>@<date>`` stamp written in a MEMORY.md chunk, or None. A name
-    starting with ``agent`` does not qualify (``suzent verify-fact`` refuses to write one)."""
-    for m in _MEMORY_STAMP.finditer(chunk):
-        stamp = human_stamp(m.group(1))
-        if stamp and not stamp[len("human:"):].lower().startswith("agent"):
-            return stamp
-    return None
 
 
 def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any] | None]:

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Callable
 
 from suzent_cli import archive, vault
-from suzent_cli.vault import memory_md
 from suzent_cli.index import rank
-from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections
+from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections, memory_chunks
 from suzent_cli.config import Paths
 from suzent_cli.files import read_text
 from suzent_cli.vault.forgotten import Forgotten
@@ -162,44 +161,15 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
 
 
 def parse_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> tuple[str, dict]:
-    """``(body, frontmatter mapping)`` of a page, loaded by the one bounded loader (:mod:`suzent_cli.vault.frontmatter`).
-    A page without frontmatter, or whose frontmatter is not a mapping, is returned whole with ``{}``. A value that
-    does not load typed (``stale_after: 2026-13-45``) is read with every scalar as a string, so one bad value
-    cannot drop the page's other keys (``status: deprecated``). Frontmatter past the loader's bounds (an alias bomb,
-    absurd size or nesting) is skipped: ``(body, {})`` and one line to ``warn``."""
+    """``(body, frontmatter mapping)`` of a page by the one page parser in its lenient mode
+    (:func:`suzent_cli.vault.frontmatter.parse` with ``lenient=True``: never raises; a bad value is read as a
+    string, frontmatter past the loader's bounds is skipped with one line to ``warn``)."""
     if not text.startswith("---"):
         return text, {}
     from suzent_cli.vault import frontmatter  # noqa: PLC0415 - yaml only for pages that have frontmatter
 
-    fm, body = frontmatter.split(text)
-    if fm is None:
-        return text, {}
-    try:
-        meta = frontmatter.load_yaml(fm)
-    except frontmatter.FrontmatterInvalid as exc:
-        if exc.bounded:
-            if warn is not None:
-                warn(f"{exc}; indexed without its frontmatter")
-            return body, {}
-        try:
-            meta = frontmatter.load_yaml(fm, typed=False)
-        except frontmatter.FrontmatterInvalid:
-            return text, {}
-        after = text.split("\n---", 1)[1]
-        body = after.split("\n", 1)[1] if "\n" in after else ""  # the body as written, as this path always gave it
-    if meta is None:
-        return body, {}
-    if not isinstance(meta, dict):
-        return text, {}
+    meta, body = frontmatter.parse(text, lenient=True, warn=warn)
     return body, meta
-
-
-def split_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> tuple[str, str | None]:
-    """``(body, title)`` of a page: the YAML frontmatter removed, its ``title`` if any (see
-    :func:`parse_frontmatter`)."""
-    body, meta = parse_frontmatter(text, warn)
-    title = meta.get("title")
-    return body, str(title) if title else None
 
 
 def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime: float,
@@ -247,13 +217,13 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
 
 def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime,
                       forgotten: Forgotten = _NOTHING_FORGOTTEN) -> list[Document]:
-    """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`memory_md.memory_chunks`: a chunk
+    """MEMORY.md: one document per paragraph chunk of its manual zone (:func:`~suzent_cli.index.chunking.memory_chunks`: a chunk
     never spans the ``<!-- /memory:generated -->`` marker; an unmarked file is all manual), metadata ``zone``. The
     generated zone is not indexed: it only restates daily-log facts and vault claims that are rows already. A
     manual-zone chunk carrying a ``verified: human:<name>@<date>`` stamp is stamped with the human floor (factors in
     ``importance_factors``); every other chunk keeps the neutral importance. No frontmatter is parsed."""
     docs: list[Document] = []
-    for i, (zone, chunk) in enumerate(memory_md.memory_chunks(text)):
+    for i, (zone, chunk) in enumerate(memory_chunks(text)):
         if zone == "generated" or normalize(chunk) in tombstones:
             continue  # the generated zone is a summary of the logs and the vault, which are indexed themselves
         if not (chunk := forgotten.scrub_chunk(chunk)):

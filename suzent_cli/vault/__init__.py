@@ -3,14 +3,17 @@
 This package is the vault's format, read and written by every stage through it:
 
 * this module: the layout (zones, root files, which files are content pages) and :func:`bootstrap`;
-* :mod:`.pages` (a page: frontmatter, ``## Claims``, ``## Previously``; read, render, write) and :mod:`.claims`
-  (claim keys, subjects, polarity, ``stale_after``); :mod:`.frontmatter` (the one bounded YAML loader);
+* :mod:`.pages` (a page: frontmatter, ``## Claims``, ``## Previously``, the heading rule; read, render, write,
+  ``index.md`` links) and :mod:`.claims` (claim keys, subjects, polarity, ``stale_after``, human stamps);
+  :mod:`.frontmatter` (the one bounded YAML loader and page parser, strict or lenient);
 * :mod:`.ledger` (``log.md``: the watermark and lint entries);
 * :mod:`.memory_md` (MEMORY.md's zones and its writer);
-* :mod:`.state` and :mod:`.dream_state` (the runner-owned files under ``.state/``);
+* :mod:`.state` (the catalogue of every file under ``.state/``, with their readers and writers) and
+  :mod:`.dream_state` (``dream_state.json``);
 * :mod:`.forgotten` (the one forget matcher and the vault scrub).
 
-Only the dream writes pages; ``log.md`` is the runner's; nothing here imports a stage.
+Only the dream writes pages; ``log.md`` is the runner's; nothing here imports a stage or the index
+(``tests/test_layering.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from suzent_cli.files import write_if_absent
+from suzent_cli.vault.state import STATE_DIR
 
 ZONES = (
     "0_Inbox", "1_Projects", "2_Wiki/Concepts", "2_Wiki/Literature", "2_Wiki/Syntheses", "2_Wiki/Entities",
@@ -33,7 +37,7 @@ LOG_SEED = "# Notebook Log\n\n"
 def bootstrap(vault_dir: Path) -> list[Path]:
     """Create the vault's zones, ``.state/`` and root files where missing; never overwrite. Returns what was created."""
     created: list[Path] = []
-    for rel in (*ZONES, ".state"):
+    for rel in (*ZONES, STATE_DIR):
         d = vault_dir / rel
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)

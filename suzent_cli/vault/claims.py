@@ -19,12 +19,19 @@ expire sooner than facts that almost never do; a page's ``stale_after`` is the s
     residence, employer, role ............ 180      goal ........................... 90
     age ................................... 365      preference, interaction ....... 365
     name, birthday, allergy, family, health 1825   other personal ................ 365
+
+**Human verification stamps.** ``verified: human:<name>@<YYYY-MM-DD>``, in a page's ``verified`` frontmatter
+value (:func:`human_stamp`) or written into a MEMORY.md line by ``suzent verify-fact`` (:func:`memory_stamp`). Only a
+``human:`` actor qualifies: ``agent:x`` or any other actor is ignored, or an agent stamping itself would launder its
+own output into the strongest evidence.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+
+from typing import Any
 
 from suzent_cli.text import normalize
 
@@ -189,3 +196,40 @@ def conflict_key(text: str) -> tuple[str, str]:
         return found
     stripped, negated = polarity(text)
     return f"statement: {stripped}", ("negated" if negated else "affirmed")
+
+
+_HUMAN = re.compile(r"^human:([^@\s]+)(?:@(\d{4}-\d{2}-\d{2}))?$")
+_MEMORY_STAMP = re.compile(r"verified:\s*([^\s<>]+)")
+
+
+def _real_day(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def human_stamp(value: Any) -> str | None:
+    """The first qualifying human verification in a ``verified`` frontmatter value, or None.
+
+    ``value`` is a string or a list of strings. A stamp qualifies when it reads ``human:<name>`` optionally followed
+    by ``@<YYYY-MM-DD>`` (a valid date); ``agent:…``, any other actor and malformed stamps do not.
+    """
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str):
+            continue
+        m = _HUMAN.match(item.strip())
+        if m and (m.group(2) is None or _real_day(m.group(2))):
+            return item.strip()
+    return None
+
+
+def memory_stamp(chunk: str) -> str | None:
+    """The first qualifying ``verified: human:<name>@<date>`` stamp written in a MEMORY.md text, or None. A name
+    starting with ``agent`` does not qualify (``suzent verify-fact`` refuses to write one)."""
+    for m in _MEMORY_STAMP.finditer(chunk):
+        stamp = human_stamp(m.group(1))
+        if stamp and not stamp[len("human:"):].lower().startswith("agent"):
+            return stamp
+    return None

@@ -52,9 +52,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from suzent_cli.files import atomic_write, read_text
-from suzent_cli.vault.state import MAX_LINE, quarantine
+from suzent_cli.vault.state import DREAM_STATE, DREAM_STATE_CORRUPT, MAX_LINE, quarantine
 
-STATE_FILE = "dream_state.json"
+STATE_FILE = DREAM_STATE  # the names come from the catalogue (suzent_cli.vault.state)
+CORRUPT = DREAM_STATE_CORRUPT
 VERSION = 1
 MAX_FAILURES = 1000  # the largest max_retries the config accepts: a larger count is not one the runner wrote
 FUTURE_SLACK = dt.timedelta(days=1)  # an attempt "in the future" by more than this is a broken clock or a bad edit
@@ -100,26 +101,36 @@ class DreamState:
         }
 
 
-def load_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
-    """Read the dream state (missing → empty). A corrupt file is renamed ``*.corrupt`` and reported in
-    ``warnings``; bad fields take their empty values, the file as it was is copied to the quarantine and one
-    warning says which (module doc). ``now``: the runner's clock, for the "attempt in the future" check.
-    Never raises for bad content (OSError only if the directory is unreadable)."""
+def _parse(state_dir: Path, now: dt.datetime | None) -> tuple[str, DreamState | None, str, list[str]]:
+    """Read and decode the file: ``(raw text, state, why unreadable, bad-field problems)``. ``state`` is None when
+    the file does not parse as a version-:data:`VERSION` object (``why`` says so); a missing file reads as ``("",
+    DreamState(), "", [])``. Moves nothing; OSError only if the file cannot be read."""
     path = state_dir / STATE_FILE
     if not path.is_file():
-        return DreamState()
+        return "", DreamState(), "", []
     raw = read_text(path)
     try:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise ValueError(f"unknown version {data.get('version') if isinstance(data, dict) else None!r}")
     except (ValueError, RecursionError) as exc:
-        aside = path.with_name(STATE_FILE + ".corrupt")
-        os.replace(path, aside)
-        return DreamState(warnings=[f"{path.name} was unreadable ({str(exc)[:80]}); moved to {aside.name}, "
-                                    "retry counters start again from zero"])
+        return raw, None, str(exc), []
     problems: list[str] = []
-    state = _decode(data, problems, now)
+    return raw, _decode(data, problems, now), "", problems
+
+
+def load_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
+    """Read the dream state (missing → empty). A corrupt file is renamed ``*.corrupt`` and reported in
+    ``warnings``; bad fields take their empty values, the file as it was is copied to the quarantine and one
+    warning says which (module doc). ``now``: the runner's clock, for the "attempt in the future" check.
+    Never raises for bad content (OSError only if the directory is unreadable)."""
+    raw, state, why, problems = _parse(state_dir, now)
+    if state is None:
+        path = state_dir / STATE_FILE
+        aside = path.with_name(CORRUPT)
+        os.replace(path, aside)
+        return DreamState(warnings=[f"{path.name} was unreadable ({why[:80]}); moved to {aside.name}, "
+                                    "retry counters start again from zero"])
     if problems:
         try:
             state.warnings.append(quarantine(state_dir, STATE_FILE, [(raw, "; ".join(problems))]))
@@ -138,17 +149,9 @@ def save_state(state_dir: Path, state: DreamState) -> None:
 def peek_state(state_dir: Path, now: dt.datetime | None = None) -> DreamState:
     """Read-only view for ``suzent status``: like :func:`load_state` but never moves or copies anything (bad fields
     take their empty values, with a warning)."""
-    path = state_dir / STATE_FILE
-    if not path.is_file():
-        return DreamState()
-    try:
-        data = json.loads(read_text(path))
-        if not isinstance(data, dict):
-            raise ValueError
-    except (ValueError, RecursionError):
-        return DreamState(warnings=[f"{path.name} is unreadable; the next dream will move it aside"])
-    problems: list[str] = []
-    state = _decode(data, problems, now)
+    _, state, _, problems = _parse(state_dir, now)
+    if state is None:
+        return DreamState(warnings=[f"{STATE_FILE} is unreadable; the next dream will move it aside"])
     if problems:
         state.warnings.append(f"{STATE_FILE} has bad fields ({'; '.join(problems)}); the next dream ignores them "
                               "and moves a copy to the quarantine")

@@ -11,7 +11,7 @@ value, a dump, a list of tags). Also refused: frontmatter over :data:`MAX_BYTES`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from yaml.events import AliasEvent
@@ -124,10 +124,23 @@ def split(text: str) -> tuple[str | None, str]:
     return fm, content.strip()
 
 
-def parse(text: str, *, typed: bool = True) -> tuple[dict, str]:
-    """``(frontmatter mapping, body)`` of a page (:func:`split`; empty frontmatter is ``{}``). Raises
-    :class:`FrontmatterInvalid` when the frontmatter does not load (:func:`load_yaml`) or is not a mapping
-    (a list, a string)."""
+def parse(text: str, *, typed: bool = True, lenient: bool = False,
+          warn: Callable[[str], None] | None = None) -> tuple[dict, str]:
+    """``(frontmatter mapping, body)`` of a page (:func:`split`; empty frontmatter is ``{}``): the one page parser,
+    in two modes.
+
+    Strict (the default; :func:`suzent_cli.vault.pages.parse_page`, every page writer): raises
+    :class:`FrontmatterInvalid` when the frontmatter does not load (:func:`load_yaml`) or is not a mapping (a list,
+    a string), so a page is never rewritten from a guess.
+
+    Lenient (``lenient=True``; the index): never raises, and keeps as much of the page as it can. A text that does
+    not start with ``---``, or whose frontmatter is not a mapping, is returned whole with ``{}``. A value that does
+    not load typed (``stale_after: 2026-13-45``) is read with every scalar as a string, so one bad value cannot
+    drop the other keys (``status: deprecated``); the body is then the text after the closing ``---`` line as
+    written. Frontmatter past the loader's bounds (an alias bomb, absurd size or nesting) is skipped: ``({},
+    body)`` and one line to ``warn``."""
+    if lenient:
+        return _parse_lenient(text, warn)
     fm, body = split(text)
     if fm is None:
         return {}, body
@@ -136,6 +149,33 @@ def parse(text: str, *, typed: bool = True) -> tuple[dict, str]:
         return {}, body
     if not isinstance(meta, dict):
         raise FrontmatterInvalid(f"frontmatter is a {_yaml_kind(meta)}, not a mapping of keys to values")
+    return meta, body
+
+
+def _parse_lenient(text: str, warn: Callable[[str], None] | None) -> tuple[dict, str]:
+    """:func:`parse`'s lenient mode."""
+    if not text.startswith("---"):
+        return {}, text
+    fm, body = split(text)
+    if fm is None:
+        return {}, text
+    try:
+        meta = load_yaml(fm)
+    except FrontmatterInvalid as exc:
+        if exc.bounded:
+            if warn is not None:
+                warn(f"{exc}; indexed without its frontmatter")
+            return {}, body
+        try:
+            meta = load_yaml(fm, typed=False)
+        except FrontmatterInvalid:
+            return {}, text
+        after = text.split("\n---", 1)[1]
+        body = after.split("\n", 1)[1] if "\n" in after else ""  # the body as written, as this path always gave it
+    if meta is None:
+        return {}, body
+    if not isinstance(meta, dict):
+        return {}, text
     return meta, body
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from suzent_cli.files import append_locked, read_text
 from suzent_cli.vault import LOG_SEED
+from suzent_cli.vault.state import LEDGER_LOCK as LOCK_NAME, STATE_DIR
 
 LEDGER = "log.md"
-LEDGER_LOCK = ".state/.ledger.lock"
+LEDGER_LOCK = f"{STATE_DIR}/{LOCK_NAME}"  # relative to the vault dir
 WATERMARK_RE = re.compile(r"watermark=(\d{4}-\d{2}-\d{2})")
 LINT_RE = re.compile(r"##\s*\[(\d{4}-\d{2}-\d{2})\]\s*lint\b")
 

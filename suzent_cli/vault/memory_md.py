@@ -30,7 +30,8 @@ Crash and concurrency contract:
   place (fsynced), outside the check-to-rename window, so no appender, however steady, can starve the writer. Any
   other change (a rewrite, a save by rename, an append ``merge`` does not copy through) makes us merge again from
   the new bytes after a jittered exponential backoff, until ``lock_timeout`` seconds have passed (and at least
-  :data:`MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written. What remains is a window of
+  :data:`suzent_cli.files.MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written (the one loop is
+  :func:`suzent_cli.files.update_file`, shared with the vault pages). What remains is a window of
   microseconds: a writer that renames its own copy between our last check and our rename, or keeps writing to a
   descriptor of the replaced file after our final re-read. Lines appended to the replaced file and to the new one
   during the same rename keep all their bytes, but may end up in the other order.
@@ -49,24 +50,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-import random
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from suzent_cli.config import Settings
-from suzent_cli.errors import InputInvalid, LockTimeout
-from suzent_cli.files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.errors import InputInvalid
+from suzent_cli.files import atomic_write, update_file
+from suzent_cli.vault.state import MEMORY_MD_LOCK, MEMORY_MD_STATE
 
 MARKER = "<!-- /memory:generated -->"
 HEADER = "# Long-term Memory\n\n"
 KEEP_HASHES = 50
-MIN_ATTEMPTS = 5  # merge rounds tried before giving up, however short the lock timeout
-MAX_BACKOFF = 0.25  # seconds: the longest pause between two merge rounds
-_clock = time.monotonic  # the retry deadline's clock (tests replace it)
 _MARKER_B = MARKER.encode()
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _STAMP_LINE = re.compile(rb"<!--\s*verified:\s*human:")
@@ -127,39 +123,15 @@ def text_zones(text: str) -> list[tuple[str, str]]:
     return [("manual", text)]
 
 
-def memory_chunks(text: str) -> list[tuple[str, str]]:
-    """``[(zone, chunk)]`` of a decoded MEMORY.md for the index: each zone chunked by paragraph on its own, so no
-    chunk spans the marker; in the manual zone, runs of paragraphs carrying a qualifying ``human:`` stamp and runs
-    without one are chunked apart, so a person's verification is not shared with unverified text merged next to it."""
-    from suzent_cli.index.chunking import chunk_paragraphs  # noqa: PLC0415
-    from suzent_cli.index.rank import memory_stamp  # noqa: PLC0415
-
-    out: list[tuple[str, str]] = []
-    for zone, ztext in text_zones(text):
-        if zone == "generated":
-            out += [(zone, c) for c in chunk_paragraphs(ztext)]
-            continue
-        runs: list[tuple[bool, list[str]]] = []
-        for p in (p.strip() for p in ztext.replace("\r\n", "\n").split("\n\n")):
-            if not p:
-                continue
-            stamped = memory_stamp(p) is not None
-            if runs and runs[-1][0] == stamped:
-                runs[-1][1].append(p)
-            else:
-                runs.append((stamped, [p]))
-        out += [(zone, c) for _, ps in runs for c in chunk_paragraphs("\n\n".join(ps))]
-    return out
-
-
 # --- ownership proof ---------------------------------------------------------------------------------------------
 
 def _state_file(settings: Settings) -> Path:
-    return settings.paths.state_dir / "memory_md.json"
+    return settings.paths.state_dir / MEMORY_MD_STATE
 
 
-def _lock_file(settings: Settings) -> Path:
-    return settings.paths.state_dir / ".memory_md.lock"
+def lock_file(settings: Settings) -> Path:
+    """``<vault>/.state/.memory_md.lock``: held by every MEMORY.md writer (``suzent status`` probes it)."""
+    return settings.paths.state_dir / MEMORY_MD_LOCK
 
 
 def _digest(data: bytes) -> str:
@@ -199,119 +171,14 @@ def _read(path: Path) -> bytes | None:
 Merge = Callable[[bytes | None], bytes | None]  # current bytes → new bytes, or None to leave the file alone
 
 
-def _appended(before: bytes | None, now: bytes | None) -> bytes | None:
-    """The bytes ``now`` adds when it is ``before`` plus a non-empty suffix (a pure append), else None."""
-    if before is None or now is None or len(now) <= len(before) or not now.startswith(before):
-        return None
-    return now[len(before):]
-
-
-def _backoff(attempt: int, deadline: float) -> None:
-    """Sleep before merge round ``attempt`` (1, 2, …): exponential up to :data:`MAX_BACKOFF`, full jitter (so a
-    periodic editor cannot stay in phase with us), never past ``deadline``."""
-    cap = min(MAX_BACKOFF, 0.005 * 2 ** min(attempt, 16))
-    time.sleep(max(0.0, min(random.uniform(0, cap), deadline - _clock())))
-
-
 def _update(settings: Settings, merge: Merge, before: Callable[[], None] = lambda: None) -> tuple[str, bytes | None]:
-    """Apply ``merge`` to MEMORY.md under the lock with the concurrent-edit retry; ``before`` runs first, under the
-    lock. ``("manual"|"unchanged"|"written", final bytes)``; the caller holds no lock.
-
-    Progress under sustained edits: an edit that only appends to what we merged from (an editor or agent appending
-    to the manual zone, the common case) does not cost a round when ``merge`` copies the tail through
-    (``merge(x + s) == merge(x) + s``): the rename goes ahead and the appended bytes are carried into the new file
-    by an in-place append afterwards, outside the check-to-rename window, so an appender of any speed cannot starve
-    us. Any other edit makes us merge again from the new bytes, after a jittered backoff, until the lock timeout
-    (at least :data:`MIN_ATTEMPTS` rounds); then :class:`LockTimeout`, nothing written."""
-    path = memory_path(settings)
-    with locked(_lock_file(settings), settings.lock_timeout):
-        before()
-        deadline = _clock() + settings.lock_timeout
-        expected = source = _read(path)
-        attempt = 0
-        while True:
-            if attempt:
-                if attempt >= MIN_ATTEMPTS and _clock() >= deadline:
-                    raise LockTimeout(f"{path} kept changing during {attempt} attempts over "
-                                      f"{settings.lock_timeout:g}s to update it; try again")
-                _backoff(attempt, deadline)
-            attempt += 1
-            new = merge(source)
-            if new is None:
-                return "manual", source
-            if new == source and source == expected:
-                return "unchanged", new
-
-            def carried(now: bytes | None, new: bytes = new, source: bytes | None = source) -> bytes | None:
-                """What ``now`` appended to ``expected``, when that can be carried over by appending it to ``new``."""
-                tail = _appended(expected, now) if source == expected else None
-                return tail if tail is not None and merge(now) == new + tail else None
-
-            seen: dict = {}
-
-            def check() -> bool:  # just before the rename: the file is what we merged from, or that plus an append
-                fh = _open(path)
-                now = fh.read() if fh is not None else None
-                if now == expected or carried(now) is not None:
-                    seen["fh"] = fh  # the file being replaced: read again after the rename
-                    return True
-                if fh is not None:
-                    fh.close()
-                seen["now"] = now
-                return False
-
-            try:
-                replaced = atomic_write_bytes(path, new, before_replace=check)
-            except BaseException:
-                if seen.get("fh") is not None:
-                    seen["fh"].close()
-                raise
-            if not replaced:
-                expected = source = seen["now"]  # edited while we merged: merge again from what is there now
-                continue
-            fh = seen.get("fh")
-            if fh is None:
-                return "written", new
-            try:
-                done, expected, source = _carry_over(path, fh, expected, new, carried)
-            finally:
-                fh.close()
-            if done is not None:
-                return "written", done
-
-
-def _open(path: Path):
-    try:
-        return open(path, "rb")  # noqa: SIM115 - the caller keeps it to re-read the replaced file
-    except FileNotFoundError:
-        return None
-
-
-def _carry_over(path: Path, fh, expected: bytes | None, new: bytes,
-                carried: Callable[[bytes | None], bytes | None]) -> tuple[bytes | None, bytes | None, bytes | None]:
-    """After our rename: bring what landed in the replaced file (read through ``fh``) into the new one.
-    ``(final bytes, _, _)`` when done; ``(None, expected, source)`` for another merge round (an edit that was not
-    a pure append, or a file that is no longer ours)."""
-    copied = 0
-    while True:
-        fh.seek(0)
-        late = fh.read()
-        if late == expected and not copied:
-            return new, None, None
-        tail = carried(late)
-        if tail is None:
-            return None, new, late  # an in-place rewrite of the replaced file: merge it in by another round
-        if len(tail) == copied:
-            return _read(path), None, None  # the replaced file stopped growing: all of it is carried over
-        with open(path, "r+b") as out:
-            now = out.read()
-            if not now.startswith(new):  # appends after it (the editor's own, now to this file) are fine
-                return None, now, now  # replaced or rewritten since our rename: merge again from what is there
-            out.seek(0, 2)
-            out.write(tail[copied:])
-            out.flush()
-            os.fsync(out.fileno())
-        copied = len(tail)
+    """Apply ``merge`` to MEMORY.md through the one read-merge-replace loop (:func:`suzent_cli.files.update_file`:
+    under :func:`lock_file`, the concurrent-edit retry until ``lock_timeout``, appends carried over); ``before`` runs
+    first, under the lock. ``("manual"|"unchanged"|"written", final bytes)``: ``manual`` when ``merge`` left the
+    file alone. Raises :class:`LockTimeout` or OSError, nothing written then."""
+    status, data = update_file(memory_path(settings), merge, lock_path=lock_file(settings),
+                               timeout=settings.lock_timeout, before=before, carry_appends=True)
+    return ("manual" if status == "left" else status), data
 
 
 # --- writer 1: the generated zone ---------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from suzent_cli.vault import frontmatter
 from suzent_cli.errors import DreamFailed
 from suzent_cli.files import update_file
 from suzent_cli.text import normalize
+from suzent_cli.vault.state import PAGES_LOCK, STATE_DIR, state_dir_of
 
 CLAIMS = "Claims"
 PREVIOUSLY = "Previously"
@@ -40,7 +41,7 @@ _SOURCE_RE = re.compile(r"\s+·\s+source:\s+(\d{4}-\d{2}-\d{2}\.md:\d+)\s*$")
 _UNTIL_RE = re.compile(r"\s+\(until (\d{4}-\d{2}-\d{2})\)\s*$")
 _MARKER_RE = re.compile(r"\s+\(confirmed (\d+)x, last (\d{4}-\d{2}-\d{2})\)\s*$")
 _BULLET_RE = re.compile(r"^[-*+]\s+(?!\[[ xX]\]\s)(.*\S)\s*$")  # top-level only: nested bullets are notes
-_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*\r?$")  # see heading()
 WIKILINK_RE = re.compile(r"(?<!!)\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 MDLINK_RE = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
 
@@ -161,20 +162,29 @@ class Page:
                [m.group(1).strip() for m in MDLINK_RE.finditer(text)]
 
 
+def heading(line: str) -> tuple[int, str] | None:
+    """``(level, text)`` of a markdown heading line, or None: one to six ``#``, then spaces or tabs, then the text
+    without trailing spaces, tabs or closing ``#`` (``## Claims ##`` → ``(2, "Claims")``; a trailing ``\r`` is
+    allowed). The one heading rule of the vault: page sections (:meth:`Page.section`) and the index's section
+    chunks (:func:`suzent_cli.index.chunking.split_sections`) both split on it."""
+    m = _HEADING_RE.match(line)
+    return (len(m.group(1)), m.group(2)) if m else None
+
+
 def _find_heading(lines: list[str], name: str | None) -> int | None:
     if not name:
         return None
     for i, line in enumerate(lines):
-        m = _HEADING_RE.match(line)
-        if m and len(m.group(1)) == 2 and m.group(2).strip().lower() == name.lower():
+        h = heading(line)
+        if h and h[0] == 2 and h[1].strip().lower() == name.lower():
             return i
     return None
 
 
 def _section_end(lines: list[str], start: int) -> int:
     for j in range(start + 1, len(lines)):
-        m = _HEADING_RE.match(lines[j])
-        if m and len(m.group(1)) <= 2:
+        h = heading(lines[j])
+        if h and h[0] <= 2:
             return j
     return len(lines)
 
@@ -222,13 +232,13 @@ def render_page(page: Page) -> str:
 
 def pages_lock(vault: Path) -> Path:
     """The lock every writer of vault pages holds while it rewrites one (rules engine, lint, the agent's tools)."""
-    return vault / ".state" / ".pages.lock"
+    return state_dir_of(vault) / PAGES_LOCK
 
 
 def _lock_for(path: Path) -> Path:
     """The page lock of the vault holding ``path``: the nearest folder above it with a ``.state`` folder."""
     for parent in path.parents:
-        if (parent / ".state").is_dir():
+        if (parent / STATE_DIR).is_dir():
             return pages_lock(parent)
     return path.with_name(f".{path.name}.lock")
 
@@ -261,6 +271,38 @@ def write_page(path: Path, page: Page, *, refold: Refold | None = None, lock_pat
         return None if again is None else render_page(again).encode("utf-8")
 
     status, _ = update_file(path, merge, lock_path=lock_path or _lock_for(path), timeout=timeout)
+    return status == "written"
+
+
+INDEX = "index.md"
+
+
+def update_page(vault: Path, path: Path, merge: Callable[[bytes | None], bytes | None]) -> tuple[str, bytes | None]:
+    """Rewrite the vault file ``path`` to ``merge(current bytes)`` under the vault's page lock
+    (:func:`pages_lock`, waited for :data:`PAGE_LOCK_TIMEOUT` seconds), never over an edit made meanwhile
+    (:func:`suzent_cli.files.update_file`, whose statuses and errors it returns): for writers that merge raw bytes
+    (the dream agent's tools, ``index.md``) rather than a parsed :class:`Page` (:func:`write_page`)."""
+    return update_file(path, merge, lock_path=pages_lock(vault), timeout=PAGE_LOCK_TIMEOUT)
+
+
+def link_in_index(vault: Path, entries: list[tuple[str, str]]) -> bool:
+    """Add a ``- [[<page>]] — <description>`` line to ``<vault>/index.md`` for each ``(vault-relative page path,
+    description)`` of ``entries`` it does not link yet (as ``[[page]]`` or ``[[page|…]]``), in order, after the
+    index's last line (a blank line first unless that line is a list item). A missing index.md starts as ``# Notebook
+    Index``. Written through :func:`update_page` (the page lock, the concurrent-edit check): a person's edit to
+    index.md meanwhile is kept. True if it wrote.
+    Raises :class:`LockTimeout` or OSError, nothing written then."""
+    def merge(current: bytes | None) -> bytes | None:
+        text = current.decode("utf-8", errors="replace") if current is not None else "# Notebook Index\n"
+        lines = [f"- [[{rel[:-3]}]] — {description}" for rel, description in entries
+                 if f"[[{rel[:-3]}]]" not in text and f"[[{rel[:-3]}|" not in text]
+        if not lines:
+            return None
+        head = text.rstrip("\n")
+        gap = "\n" if head.split("\n")[-1].lstrip().startswith(("- ", "* ")) else "\n\n"
+        return (head + gap + "\n".join(lines) + "\n").encode("utf-8")
+
+    status, _ = update_page(vault, vault / INDEX, merge)
     return status == "written"
 
 

@@ -31,7 +31,6 @@ def days(start: str, n: int) -> list[str]:
 CRASH_SCRIPT = textwrap.dedent("""
     import os, sys
     from suzent_cli.config import resolve_settings
-    from suzent_cli.dream import rules
     from suzent_cli.vault import pages
     from suzent_cli.dream.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
@@ -44,8 +43,7 @@ CRASH_SCRIPT = textwrap.dedent("""
                 os._exit(9)          # killed in the middle of writing the batch's pages
             return real(path, *args, **kwargs)
         return write
-    pages.update_file = dying(pages.update_file)
-    rules.update_file = dying(rules.update_file)
+    pages.update_file = dying(pages.update_file)  # pages.write_page and pages.link_in_index (index.md)
     settings = resolve_settings(home=sys.argv[1], now="2026-06-20T12:00", env={})
     DreamRunner(settings, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
 """)
