@@ -1,6 +1,6 @@
 """Regenerate completions/ (bash, zsh, fish), man/ (suzent.1 + one page per subcommand, e.g. suzent-config-show.1)
 and docs/cli.md (every command's --help, the exit-code table) from the typer app; every man page's EXIT STATUS and
-the table in docs/cli.md are suzent_cli.exit_codes' table.
+the table in docs/cli.md are suzent_cli.errors' table.
 
 Run by `make docs`; tests/test_docs.py fails when the committed files are stale.
 """
@@ -25,7 +25,7 @@ def completion(shell: str) -> str:
 
 
 def exit_status() -> list[tuple[str, str]]:
-    """The one exit-code table (suzent_cli.exit_codes), as man-page rows."""
+    """The one exit-code table (suzent_cli.errors), as man-page rows."""
     from suzent_cli.errors import EXIT_CODES
 
     return [(str(code), f"{name}: {meaning}") for code, name, meaning in EXIT_CODES]
@@ -197,7 +197,7 @@ def cli_reference() -> str:
     the order ``suzent --help`` lists them."""
     import typer.main
 
-    from suzent_cli import exit_codes as codes
+    from suzent_cli import errors as codes
     from suzent_cli.cli.app import app
 
     root = typer.main.get_command(app)
