@@ -20,7 +20,7 @@ from suzent_cli.vault.state import (STATE_LOCK, TombstonesUnreadable, read_confi
 from suzent_cli.vault import content_pages, skipped_warning
 from suzent_cli.vault import ledger
 from suzent_cli.errors import ConfigInvalid
-from suzent_cli.dream.config import DreamConfig, check_engine
+from suzent_cli.config import DreamConfig, check_engine
 from suzent_cli.dream.gate import count_fact_lines, count_late_facts, pending_logs
 from suzent_cli.dream.runner import DREAM_LOCK, HOLDER, DreamRunner
 from suzent_cli.vault.dream_state import peek_state

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, run_cli
 from suzent_cli.cli.config import effective_config
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONTEXT_WINDOW, DEFAULT_EMBEDDER, KNOWN_KEYS, resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig
 from suzent_cli.init import CONFIG_SEED
 
 # Keys whose default is not a literal (derived from the clock, or unset): README says it in words, the template

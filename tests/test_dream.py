@@ -16,7 +16,7 @@ import pytest
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig, dream_config
+from suzent_cli.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.gate import decide
 from suzent_cli.vault.pages import read_page
@@ -256,7 +256,7 @@ CRASH_SCRIPT = textwrap.dedent("""
     from suzent_cli.config import resolve_settings
     from suzent_cli.dream import rules
     from suzent_cli.vault import pages
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
     calls = []

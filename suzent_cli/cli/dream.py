@@ -18,7 +18,7 @@ LINT_EXIT_HELP = ("Exit codes: 0 linted, 5 the engine failed (no log entry), 3 a
 
 
 def _config(ctx: typer.Context, *, check: bool = False, **flags):
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
 
     config = dream_config(settings_of(ctx), **flags)
     if check:

@@ -40,7 +40,7 @@ def dry_run_cmd(
 
     Example: suzent dry-run --force --engine rules --output dream.patch
     """
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
     from suzent_cli.dryrun import check_keep, check_output, dry_run, write_patch  # noqa: PLC0415
     from suzent_cli.errors import ConfigInvalid, LiveDataChanged  # noqa: PLC0415
 

@@ -62,7 +62,7 @@ class Signals:
 
 def _setup(ctx: typer.Context, engine: Optional[str], interval: Optional[str] = None):
     """Settings, the validated dream config and the engine name; ConfigInvalid (exit 2) before anything runs."""
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
 
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine, interval_seconds=interval)

@@ -49,7 +49,7 @@ from suzent_cli.vault.state import (append_superseded, read_confirmations, read_
                      truncate_late_lines)
 from suzent_cli.vault import bootstrap, content_pages, skipped_warning
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig
 from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
 from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from suzent_cli.dream.revisit import revisit_queue
