@@ -134,10 +134,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("claude.base_url", "url", None, "Any Anthropic-compatible server.", env=("ANTHROPIC_BASE_URL",),
             check="use", attr="anthropic_base_url", type_doc="URL", default_doc="not set (Anthropic's API)",
             example='"https://api.anthropic.com"'),
-    Setting("dream.engine", "choice", "auto", "auto: claude when an API key is set, else offline.",
-            more="offline is the rules engine: no model, no network.",
-            flags=("dream --engine", "lint --engine", "dry-run --engine", "run --engine", "loop --engine"),
-            choices=ENGINES, check="dream"),
     Setting("dream.interval_seconds", "seconds", 1800.0, "Between ticks: the default --interval of suzent loop.",
             flags=("dream --interval", "loop --interval"), limits=(1, 7 * 86400), check="dream"),
     Setting("dream.min_hours", "number", 24.0, "Hours since the last attempt before a run (unless far behind).",
@@ -155,6 +151,10 @@ SETTINGS: tuple[Setting, ...] = (
             more="`suzent lint` always runs.", flags=("dream --no-lint",), check="dream"),
     Setting("dream.lint_min_days", "number", 7.0, "Days since the last lint entry in log.md before the gate lints "
             "again.", flags=("dream --lint-min-days",), limits=(0, 3650), check="dream", type_doc="days, 0..3650"),
+    Setting("dream.engine", "choice", "auto", "auto: claude when an API key is set, else offline.",
+            more="offline is the rules engine: no model, no network.",
+            flags=("dream --engine", "lint --engine", "dry-run --engine", "run --engine", "loop --engine"),
+            choices=ENGINES, check="dream"),
 )
 
 OLD_NAMES: dict[str, tuple[str, str, str]] = {"now": ("today", "SUZENT_TODAY", "--today")}
@@ -299,8 +299,7 @@ class DreamConfig:
 
 
 DREAM_ROWS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.table == "dream")
-assert [s.name for s in DREAM_ROWS] == sorted((f.name for f in fields(DreamConfig)),
-                                               key=[s.name for s in DREAM_ROWS].index), "DreamConfig != [dream] rows"
+"""The ``[dream]`` rows, in :class:`DreamConfig`'s field order (tests/test_config.py checks they match)."""
 
 
 # --- parsing and checking one value -----------------------------------------------------------------------------
@@ -323,10 +322,10 @@ def parse_instant(text: str, what: str = "time") -> dt.datetime:
     """Parse an ISO 8601 instant (``2026-06-10T12:00`` or with ``Z``/offset) or a date alone (``2026-06-10``: its
     00:00); naive means UTC. Returns an aware UTC datetime; raises :class:`ConfigInvalid` naming ``what``."""
     value = str(text).strip()
-    if _ISO_DATE.match(value):
-        day = parse_date(value, what)
-        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
     try:
+        if _ISO_DATE.match(value):
+            day = dt.date.fromisoformat(value)
+            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
         if not re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
             raise ValueError
         moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
