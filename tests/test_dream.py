@@ -333,7 +333,7 @@ def test_cli_idle_json_and_status(home):
     data = json.loads(proc.stdout)
     assert proc.returncode == 4 and data["outcome"] == "idle" and data["decision"]["pending_facts"] == 1
     proc = run_cli(home, "dream", "--min-facts", "1", env_extra=env)
-    assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (rules)" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (offline)" in proc.stdout, proc.stderr
     proc = run_cli(home, "status", "--json", "--no-index", env_extra=env)
     data = json.loads(proc.stdout)
     assert data["watermark"] == "2026-06-18" and data["pending"]["dates"] == []
@@ -343,7 +343,7 @@ def test_cli_idle_json_and_status(home):
     for args, message in ((["dream", "--max-days", "zero"], "--max-days must be a whole number"),
                           (["dream", "--ticks", "2"], "--ticks only applies with --loop"),
                           (["dream", "--engine", "claude"], "needs ANTHROPIC_API_KEY"),
-                          (["lint", "--engine", "gpt"], "--engine must be one of auto, rules, claude")):
+                          (["lint", "--engine", "gpt"], "--engine must be one of auto, offline, claude")):
         proc = run_cli(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
