@@ -54,8 +54,8 @@ class Setting:
     the stage that uses it, so a bad one never stops a capture; ``config show`` reports it) or ``dream``
     (``[dream]``, checked by :func:`dream_config`). ``flags``: the command-line flags, as documented
     (``--now`` is a root flag; ``dream --interval`` one of a subcommand). ``attr``: the :class:`Settings`,
-    :class:`Paths` or :class:`DreamConfig` field (and the ``origins`` name). ``old``: an earlier name of the key
-    (still read, see :data:`OLD_NAMES`). ``doc``: one line (template, docs); ``more``: the rest (docs only).
+    :class:`Paths` or :class:`DreamConfig` field (and the ``origins`` name); an earlier name of a key is still read
+    (:data:`OLD_NAMES`). ``doc``: one line (template, docs); ``more``: the rest (docs only).
     ``type_doc``/``default_doc``/``example``: for the docs and the template.
     """
 
@@ -351,10 +351,9 @@ def check_value(row: Setting, value: Any, label: str) -> Any:
         if isinstance(value, bool):
             return value
         raise ConfigInvalid(f"{label} must be true or false, got {value!r}")
-    if row.kind == "choice":
-        name = canonical_engine(value) if row.choices == ENGINES else (
-            str(value).strip().lower() if str(value).strip().lower() in row.choices else None)
-        if name is None:
+    if row.kind == "choice":  # the engine choices: the only choice rows
+        name = canonical_engine(value)
+        if name is None or name not in row.choices:
             raise ConfigInvalid(f"{label} must be one of {', '.join(row.choices)}, got {value!r}")
         return name
     if row.kind not in ("whole", "number", "seconds"):
@@ -423,37 +422,40 @@ class _Resolver:
             return {}
         return value
 
-    def pick(self, row: Setting, flag: Any, old_flag: Any = None) -> tuple[Any, str]:
-        """``(raw value, label)`` of ``row``: the flag, else its first non-empty variable, else its config.toml key,
-        else its default (at each level the current name before the old one, :data:`OLD_NAMES`); ``label`` names
-        the source in an error. A file value of the wrong type is refused (see :meth:`refuse`), the default used."""
-        name = row.field
-        old = OLD_NAMES.get(row.key)
-        for value, label in ((flag, row.flags[0] if row.flags else name), (old_flag, old and old[2])):
+    def pick(self, row: Setting, flag: Any, old_flag: Any = None) -> tuple[Any, str, bool]:
+        """``(raw value, label, by its old name)`` of ``row``: the flag, else its first non-empty variable, else its
+        config.toml key, else its default; at each level the current name before the old one (:data:`OLD_NAMES`,
+        ``old_flag`` its flag's value). ``label`` names the source in an error. A file value of the wrong type is
+        refused (see :meth:`refuse`) and the default used."""
+        name, old = row.field, OLD_NAMES.get(row.key)
+        names = [(row.flags[0] if row.flags else name, row.env, row.name, False)]
+        if old:
+            names.append((old[2], (old[1],), old[0], True))
+        for (flag_name, _, _, is_old), value in zip(names, (flag, old_flag)):
             if value not in (None, ""):
                 self.origins[name] = "flag"
-                return value, label
-        for env_key in row.env + ((old[1],) if old else ()):
-            if self.env.get(env_key):
-                self.origins[name] = f"env:{env_key}"
-                return self.env[env_key], env_key
+                return value, flag_name, is_old
+        for _, env_keys, _, is_old in names:
+            for env_key in env_keys:
+                if self.env.get(env_key):
+                    self.origins[name] = f"env:{env_key}"
+                    return self.env[env_key], env_key, is_old
         table = self.table(row.table) if row.table else self.cfg
-        for key in (row.name,) + ((old[0],) if old else ()):
-            if key in table:
-                value = table[key]
+        for _, _, key, is_old in names:
+            if key not in table:
+                continue
+            value = table[key]
+            kind = (int, float) if row.kind == "seconds" else int if row.kind == "whole" else str
+            if not isinstance(value, kind) or isinstance(value, bool):
                 where = f"[{row.table}] {key}" if row.table else key
-                kind = (int, float) if row.kind == "seconds" else int if row.kind == "whole" else str
-                if row.check == "dream":  # kept raw; dream_config checks it with its key in the message
-                    kind = object
-                if not isinstance(value, kind) or (isinstance(value, bool) and kind is not object):
-                    self.refuse(name, f"{self.cfg_path}: {where} must be a "
-                                      f"{kind.__name__ if isinstance(kind, type) else 'number'}, got {value!r}")
-                    self.origins[name] = "default"
-                    return row.default, name
-                self.origins[name] = "file"
-                return value, f"{self.cfg_path}: {key}"
+                self.refuse(name, f"{self.cfg_path}: {where} must be a "
+                                  f"{kind.__name__ if isinstance(kind, type) else 'number'}, got {value!r}")
+                self.origins[name] = "default"
+                return row.default, name, False
+            self.origins[name] = "file"
+            return value, f"{self.cfg_path}: {key}", is_old
         self.origins[name] = "default"
-        return row.default, name
+        return row.default, name, False
 
 
 def resolve_home(flag: str | Path | None = None, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
@@ -461,7 +463,7 @@ def resolve_home(flag: str | Path | None = None, env: Mapping[str, str] | None =
     expanded and absolute. Reads no config (the home holds it), so a hook whose config is broken still finds its
     home. Raises nothing; does not check that the home is a directory."""
     boot = _Resolver(os.environ if env is None else env, {}, Path("config.toml"))
-    raw, _ = boot.pick(setting("home"), flag)
+    raw, _, _ = boot.pick(setting("home"), flag)
     return Path(raw).expanduser().absolute(), boot.origins["home"]
 
 
@@ -509,8 +511,8 @@ def resolve_settings(
     for row in file_keys():
         if row.check == "dream":
             continue
-        raw, label = r.pick(row, flags.get(row.field), today if row.key == "now" else None)
-        values[row.field] = _resolved(r, row, raw, label, home_path)
+        raw, label, by_old_name = r.pick(row, flags.get(row.field), today if row.key == "now" else None)
+        values[row.field] = _resolved(r, row, raw, label, by_old_name, home_path)
     now_value = values.pop("now")
     paths = Paths(home=home_path, **{f: values.pop(f) for f in ("memory_dir", "vault_dir", "index_dir")})
     return Settings(
@@ -524,8 +526,9 @@ def resolve_settings(
     )
 
 
-def _resolved(r: _Resolver, row: Setting, raw: Any, label: str, home: Path) -> Any:
-    """One picked value as :class:`Settings` holds it (module doc of :class:`Setting`: ``check``)."""
+def _resolved(r: _Resolver, row: Setting, raw: Any, label: str, by_old_name: bool, home: Path) -> Any:
+    """One picked value as :class:`Settings` holds it: a path made absolute, the clock parsed (by its old name
+    ``today``: a date only, as it always was), a ``resolve`` row checked; ``use`` rows are kept as given."""
     if row.kind == "path":
         if not str(raw).strip():
             raise ConfigInvalid(f"{row.name} is empty")
@@ -534,8 +537,7 @@ def _resolved(r: _Resolver, row: Setting, raw: Any, label: str, home: Path) -> A
     if row.kind == "clock":
         if raw in (None, ""):
             return None
-        old = OLD_NAMES[row.key]
-        if label in old or label.endswith(f": {old[0]}"):  # the old name takes a date only, as it always did
+        if by_old_name:
             day = parse_date(raw, label)
             return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
         return parse_instant(raw, label)
