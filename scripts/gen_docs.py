@@ -136,7 +136,8 @@ def _page(title: str, name: str, command, parent: str | None, version: str) -> s
         lines.append(".SH ENVIRONMENT")
         for var, meaning in environment():
             lines += [".TP", f".B {_roff(var)}", _roff(meaning)]
-        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml", "optional configuration, every key documented in docs/configuration.md; "
+        lines += [".SH FILES", ".TP", ".B ~/.suzent/config.toml",
+                  "optional configuration, every key documented in docs/configuration.md; "
                   "\\fBsuzent config show\\fR prints the effective value of each and where it came from"]
     else:
         lines += [".SH SEE ALSO", "\\fBsuzent\\fR(1)"]

@@ -123,7 +123,6 @@ def _hook_of(argv: list[str]) -> tuple[str | None, dict]:
     :func:`root` receives them, the command's ``--from`` as the command does) without running anything; a command
     line that does not parse is no hook. Only called on an error path: building the parser costs a few ms."""
     import typer.main  # noqa: PLC0415
-
     from typer._click.exceptions import ClickException  # noqa: PLC0415 - typer vendors click
 
     try:
