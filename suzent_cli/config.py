@@ -196,7 +196,7 @@ than a setting silently ignored."""
 
 # What a capture needs from config.toml: where the tiers are and which day it is. A wrong value of anything else
 # (an index, extractor, claude or dream setting, the lock timeout, which has a safe default) must not cost a fact.
-CAPTURE_NEEDS = frozenset({"home", "memory_dir", "vault_dir", "index_dir", "now", "paths"})
+CAPTURE_NEEDS = frozenset({"paths"} | {s.field for s in SETTINGS if s.kind in ("path", "clock")})
 
 DEFAULT_EMBEDDER: str = setting("index.embedder").default
 DEFAULT_CONTEXT_WINDOW: int = setting("index.context_window").default
