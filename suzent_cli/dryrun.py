@@ -40,8 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from suzent_cli.config import Paths, Settings, resolve_settings
-from suzent_cli.config import DreamConfig
+from suzent_cli.config import DreamConfig, Paths, Settings, resolve_settings
 from suzent_cli.dream.runner import HOLDER, DreamRunner, TickResult
 from suzent_cli.errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError
 from suzent_cli.files import atomic_write

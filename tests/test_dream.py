@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
+from suzent_cli.config import DreamConfig, dream_config, resolve_settings
 from suzent_cli.vault import ledger
-from suzent_cli.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.gate import decide
 from suzent_cli.vault.pages import read_page

@@ -17,8 +17,7 @@ import pytest
 
 from conftest import REPO, CountingEmbedder, run_cli
 from suzent_cli.archive import Fact, append_entry, list_logs
-from suzent_cli.config import resolve_settings
-from suzent_cli.config import DreamConfig
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.forget import NothingToForget, forget, plan_forget
 from suzent_cli.index.api import run_index

@@ -41,7 +41,7 @@ from filelock import FileLock, Timeout
 
 from suzent_cli import exit_codes
 from suzent_cli.archive import APPEND_LOCK, parse_log
-from suzent_cli.config import Settings
+from suzent_cli.config import DreamConfig, Settings, canonical_engine
 from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError
 from suzent_cli.files import atomic_write, locked, read_text
 from suzent_cli.vault.forgotten import Forgotten, scrub_vault
@@ -49,7 +49,6 @@ from suzent_cli.vault.state import (append_superseded, read_confirmations, read_
                      truncate_late_lines)
 from suzent_cli.vault import bootstrap, content_pages, skipped_warning
 from suzent_cli.vault import ledger
-from suzent_cli.config import DreamConfig, canonical_engine
 from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
 from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from suzent_cli.dream.revisit import revisit_queue
