@@ -98,7 +98,7 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("home", "path", "~/.suzent", "The data directory; it holds config.toml, so it is no key of it.",
+    Setting("home", "path", "~/.suzent", "The data directory (it holds config.toml, so it is no key).",
             env=("SUZENT_HOME", "SUZENT_DATA_DIR"), flags=("--home",)),
     Setting("now", "clock", None, "The clock, for every time and date rule; a date alone means its 00:00 UTC.",
             more="The instant of time rules (the dream's gate: `min_hours`, lint spacing); its date is *today* for "
