@@ -35,8 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from suzent_cli.archive import Fact, log_header, render_entry  # noqa: E402
-from suzent_cli.config import resolve_settings  # noqa: E402
-from suzent_cli.dream.config import DreamConfig  # noqa: E402
+from suzent_cli.config import DreamConfig, resolve_settings  # noqa: E402
 from suzent_cli.dream.runner import DreamRunner  # noqa: E402
 from suzent_cli.vault import content_pages  # noqa: E402
 from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402

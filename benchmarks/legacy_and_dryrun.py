@@ -49,8 +49,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from suzent_cli import legacy  # noqa: E402
 from suzent_cli.archive import Fact, list_logs, log_header, parse_log, render_entry  # noqa: E402
-from suzent_cli.config import resolve_settings  # noqa: E402
-from suzent_cli.dream.config import DreamConfig  # noqa: E402
+from suzent_cli.config import DreamConfig, resolve_settings  # noqa: E402
 from suzent_cli.vault.claims import base_text  # noqa: E402
 from suzent_cli.vault.pages import parse_claim  # noqa: E402
 from suzent_cli.dream.runner import DreamRunner  # noqa: E402

@@ -201,7 +201,7 @@ _SOURCE = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
 def dream_home(settings, embedder, conv: Conversation) -> float:
     """Run the dream (rules engine, with its reconcile follow-up) over every log of the home, as cron would the
     day after the last session. Returns seconds."""
-    from suzent_cli.dream.config import DreamConfig  # noqa: PLC0415
+    from suzent_cli.config import DreamConfig  # noqa: PLC0415
     from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
 
     last = max(day for day, _, _, _ in conv.turns)

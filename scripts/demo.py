@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n--- {log.relative_to(home)} ---")
         print(log.read_text(encoding="utf-8"), end="")
     last = max(session["date"] for session in data["sessions"])
-    _run(["--now", f"{last}T23:59", "dream", "--force", "--engine", "rules"], env)  # as cron would, once logs are past
+    _run(["--now", f"{last}T23:59", "dream", "--force", "--engine", "offline"], env)  # as cron would, once logs are past
     vault = home / "notebook"
     for page in sorted(vault.glob("3_Personal/*.md")):
         print(f"\n--- {page.relative_to(home)} ---")

@@ -40,8 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from suzent_cli.config import Paths, Settings, resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig, Paths, Settings, resolve_settings
 from suzent_cli.dream.runner import HOLDER, DreamRunner, TickResult
 from suzent_cli.errors import CloneFailed, ConfigInvalid, InputInvalid, LiveDataChanged, SuzentError, describe
 from suzent_cli.files import atomic_write
@@ -209,9 +208,10 @@ def build_clone(settings: Settings, root: Path, *, env: Mapping[str, str]) -> Cl
     settings (layout in the module doc).
 
     ``env`` is the environment the clone's settings are resolved with (:data:`PATH_ENV` removed); the live
-    ``--today``/``--now`` are passed through when they were set. Raises :class:`CloneFailed` when a file cannot be
-    copied, a symlink loops, the layout cannot be copied (a tier that contains the home), a symlink survived the
-    copy or a clone path resolves outside ``root``; :class:`ConfigInvalid` for a config.toml that cannot be read.
+    clock override (``--now``, or its old name ``--today``) is passed through when it was set. Raises
+    :class:`CloneFailed` when a file cannot be copied, a symlink loops, the layout cannot be copied (a tier that
+    contains the home), a symlink survived the copy or a clone path resolves outside ``root``;
+    :class:`ConfigInvalid` for a config.toml that cannot be read.
     Reads the live data only.
     """
     root = _norm(root)
@@ -245,10 +245,9 @@ def build_clone(settings: Settings, root: Path, *, env: Mapping[str, str]) -> Cl
     clone_paths = {name: place(path) for name, path in tiers.items()}
     _write_clone_config(paths.config_file, root / "home" / "config.toml", clone_paths)
     origins = settings.origins
-    today = settings.today.isoformat() if origins.get("today", "default") != "default" else None
     now = (settings.now.isoformat() if settings.now is not None and origins.get("now", "default") != "default"
            else None)
-    clone_settings = resolve_settings(home=root / "home", env=clone_env(env), today=today, now=now)
+    clone_settings = resolve_settings(home=root / "home", env=clone_env(env), now=now)
     if clone_settings.config_errors:
         raise ConfigInvalid(clone_settings.config_errors[0])
     real_root = root.resolve()

@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from suzent_cli import claude
-from suzent_cli.config import Settings
+from suzent_cli.config import ENGINES, Settings, canonical_engine
 from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
 from suzent_cli.text import normalize
 
 PERSONAL = "3_Personal"
-ENGINES = ("auto", "offline", "claude")
 LEGACY_CATEGORIES = ("personal", "preference", "goal", "interaction")  # also the section order of the refresh
 LEGACY_MAX_FACTS = 50
 CLAUDE_CLAIMS_CHARS = 12000
@@ -264,8 +263,9 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     when an API key is configured, else offline), ``offline`` or ``claude`` (raises :class:`ConfigInvalid`
     without a key). A claude API error falls back to offline with a warning. Raises like ``write_generated``
     (a lock timeout); a manual MEMORY.md is status ``manual``, not an error."""
-    if engine not in ENGINES:
-        raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    given, engine = engine, canonical_engine(engine)
+    if engine is None:
+        raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {given!r}")
     _check_bounds(max_lines, max_bytes)
     if engine == "claude":
         claude.require_key(settings, USER, INSTEAD)

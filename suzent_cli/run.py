@@ -314,7 +314,7 @@ def refresh_today(settings: Settings) -> Settings:
     runs past midnight must see yesterday's log as complete)."""
     import dataclasses  # noqa: PLC0415
 
-    if settings.now is not None or settings.origins.get("today", "default") != "default":
+    if settings.now is not None:  # --now (or its old name --today) fixed the clock
         return settings
     today = dt.datetime.now(dt.timezone.utc).date()
     return settings if today == settings.today else dataclasses.replace(settings, today=today)

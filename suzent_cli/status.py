@@ -13,14 +13,13 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from suzent_cli.archive import APPEND_LOCK, list_logs
-from suzent_cli.config import Settings
+from suzent_cli.config import DreamConfig, Settings, check_engine
 from suzent_cli.files import read_text
 from suzent_cli.vault.state import (MEMORY_MD_LOCK, STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
                      read_tombstones)
 from suzent_cli.vault import content_pages, skipped_warning
 from suzent_cli.vault import ledger
 from suzent_cli.errors import ConfigInvalid
-from suzent_cli.dream.config import DreamConfig, check_engine
 from suzent_cli.dream.gate import count_fact_lines, count_late_facts, pending_logs
 from suzent_cli.dream.runner import DREAM_LOCK, HOLDER, DreamRunner
 from suzent_cli.vault.dream_state import peek_state

@@ -418,7 +418,7 @@ def test_the_hooks_library_returns_data_and_never_prints_or_exits(tmp_path, sett
 # --- when the configuration is broken ---------------------------------------------------------------------
 
 def test_capture_hook_home_is_resolved_without_the_config(tmp_path):
-    from suzent_cli.hooks.spool import capture_hook_home
+    from suzent_cli.cli.app import capture_hook_home
 
     hook_argv = ["capture", "--from", "claude-code"]
     assert capture_hook_home(["--home", "/a", *hook_argv], {"SUZENT_HOME": "/b"}) == Path("/a")
@@ -432,18 +432,20 @@ def test_capture_hook_home_is_resolved_without_the_config(tmp_path):
 
 
 def test_rescue_unread_payload_spools_into_home_and_a_working_config_drains_it(tmp_path, home, monkeypatch):
+    from suzent_cli.cli.app import capture_hook_home
     from suzent_cli.hooks import spool
 
     t = Transcript(tmp_path / "s.jsonl")
     t.turn("My cat is named Pixel.")
-    argv = ["--home", str(home), "capture", "--from", "claude-code"]
-    tail = spool.rescue_unread_payload(argv, stdin=io.BytesIO(payload(t.path).encode()), env={})
+    hook_home = capture_hook_home(["--home", str(home), "capture", "--from", "claude-code"], {})
+    tail = spool.rescue_unread_payload(hook_home, stdin=io.BytesIO(payload(t.path).encode()))
     kept = list((home / "spool").glob("*.json"))
     assert len(kept) == 1 and tail == (f"; the hook payload is kept in {kept[0]}: the next hook call or "
                                        "`suzent run` captures it once this is fixed")
-    assert spool.rescue_unread_payload(argv, stdin=io.BytesIO(b""), env={}) == ""  # already read by the capture
-    assert spool.rescue_unread_payload(["recall", "--from", "claude-code"], stdin=io.BytesIO(b"{}"), env={}) == ""
-    bad = spool.rescue_unread_payload(argv, stdin=io.BytesIO(b"not json"), env={})
+    assert spool.rescue_unread_payload(hook_home, stdin=io.BytesIO(b"")) == ""  # already read by the capture
+    assert spool.rescue_unread_payload(capture_hook_home(["recall", "--from", "claude-code"], {}),
+                                       stdin=io.BytesIO(b"{}")) == ""
+    bad = spool.rescue_unread_payload(hook_home, stdin=io.BytesIO(b"not json"))
     assert "not a usable payload, kept in" in bad and len(list((home / "spool" / "failed").glob("*.raw"))) == 1
 
     settings = resolve_settings(home=home, today=DAY, env={})

@@ -122,3 +122,123 @@ def test_a_config_toml_that_is_not_a_file_is_an_error_not_missing(tmp_path, kind
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "config.toml" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# --- the one settings table --------------------------------------------------------------------------------------
+
+def test_the_dataclass_defaults_are_the_tables():
+    """Settings, Paths and DreamConfig take their defaults from SETTINGS (context_window was 0 in Settings and 2 in
+    the resolver once): a setting resolved from nothing equals its row's default, and so does the field."""
+    import dataclasses
+
+    from suzent_cli.config import DREAM_ROWS, SETTINGS, DreamConfig, Settings, setting
+
+    assert [r.name for r in DREAM_ROWS] == [f.name for f in dataclasses.fields(DreamConfig)]
+    for row in DREAM_ROWS:
+        assert getattr(DreamConfig(), row.name) == row.default, row.key
+    field_defaults = {f.name: f.default for f in dataclasses.fields(Settings)}
+    for row in SETTINGS:
+        if row.kind != "path" and row.check != "dream":
+            assert field_defaults[row.field] == row.default, row.key
+    assert Settings.__dataclass_fields__["context_window"].default == setting("index.context_window").default == 2
+    s = resolve_settings(home="/nonexistent-suzent-home", env={})
+    assert (s.context_window, s.lock_timeout, s.extractor, s.embedder) == (2, 30.0, "auto", "all-MiniLM-L6-v2")
+
+
+def test_the_root_options_are_the_tables_root_flags():
+    import typer.main
+
+    from suzent_cli.cli.app import app
+    from suzent_cli.config import OLD_NAMES, SETTINGS
+
+    not_settings = {"--version", "--help", "-h", "--install-completion", "--show-completion"}
+    declared = {opt for p in typer.main.get_command(app).params for opt in p.opts} - not_settings
+    table = {f for row in SETTINGS for f in row.flags if f.startswith("--")} | {old[2] for old in OLD_NAMES.values()}
+    assert declared == table
+
+
+def test_the_config_module_imports_no_stage():
+    """config is the base layer: it imported dream.config (and dream.config imported it) before the table."""
+    import ast
+
+    from conftest import REPO
+
+    tree = ast.parse((REPO / "suzent_cli" / "config.py").read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert {m for m in imported if m.startswith("suzent_cli")} == {"suzent_cli.errors"}
+    assert not (REPO / "suzent_cli" / "dream" / "config.py").exists()
+
+
+# --- one clock -------------------------------------------------------------------------------------------------
+
+def test_now_takes_a_date_or_an_instant_and_today_is_its_date(tmp_path):
+    s = resolve_settings(home=tmp_path, now="2026-02-28", env={})
+    assert s.now.isoformat() == "2026-02-28T00:00:00+00:00" and str(s.today) == "2026-02-28"
+    s = resolve_settings(home=tmp_path, env={"SUZENT_NOW": "2026-03-01T23:30+02:00"})
+    assert s.now.isoformat() == "2026-03-01T21:30:00+00:00" and str(s.today) == "2026-03-01"
+    assert s.clock == s.now
+    for bad in ("20260105", "2026-02-30", "yesterday", "2026-02-28T25:00"):
+        with pytest.raises(ConfigInvalid, match="--now must be an ISO time YYYY-MM-DD"):
+            resolve_settings(home=tmp_path, now=bad, env={})
+
+
+def test_today_is_the_old_name_of_now_and_old_configs_keep_working(tmp_path):
+    """``today`` (flag, variable, config key) fixed the date only; it is read as ``now`` at that date's 00:00, so
+    an old config or script keeps its day; ``now`` wins when both are given."""
+    (tmp_path / "config.toml").write_text('today = "2026-05-04"\n')
+    s = resolve_settings(home=tmp_path, env={})
+    assert (str(s.today), s.now.isoformat(), s.origins["now"]) == ("2026-05-04", "2026-05-04T00:00:00+00:00", "file")
+    assert s.config_errors == ()
+    s = resolve_settings(home=tmp_path, env={"SUZENT_TODAY": "2026-05-05"})
+    assert str(s.today) == "2026-05-05" and s.origins["now"] == "env:SUZENT_TODAY"
+    s = resolve_settings(home=tmp_path, today="2026-05-06", env={"SUZENT_NOW": "2026-01-01T00:00"})
+    assert str(s.today) == "2026-05-06" and s.origins["now"] == "flag"
+    s = resolve_settings(home=tmp_path, today="2026-05-06", now="2026-05-07T08:00", env={})
+    assert str(s.today) == "2026-05-07"  # both given: now wins
+    with pytest.raises(ConfigInvalid, match="--today must be a date YYYY-MM-DD"):
+        resolve_settings(home=tmp_path, today="2026-05-06T08:00", env={})  # the old name stays a date only
+
+
+def test_the_loop_keeps_a_fixed_clock_and_follows_a_real_one(tmp_path):
+    """run.refresh_today: a clock fixed by now (or its old name today) never moves; the real one does."""
+    import dataclasses
+    import datetime as dt
+
+    from suzent_cli.run import refresh_today
+
+    for fixed in ({"SUZENT_NOW": "2026-05-04T12:00"}, {"SUZENT_TODAY": "2026-05-04"}):
+        s = resolve_settings(home=tmp_path, env=fixed)
+        assert refresh_today(s) is s
+    real = dataclasses.replace(resolve_settings(home=tmp_path, env={}), today=dt.date(2000, 1, 1))
+    assert refresh_today(real).today == dt.datetime.now(dt.timezone.utc).date()
+
+
+# --- engine names ----------------------------------------------------------------------------------------------
+
+def test_offline_is_the_one_name_and_rules_its_accepted_alias(tmp_path):
+    from suzent_cli.capture.extract import resolve_extractor_name
+    from suzent_cli.config import DreamConfig, canonical_engine, dream_config
+
+    assert [canonical_engine(n) for n in ("auto", "OFFLINE ", "rules", "claude", "gpt")] == \
+        ["auto", "offline", "offline", "claude", None]
+    s = resolve_settings(home=tmp_path, env={})
+    assert resolve_extractor_name(s, "rules") == resolve_extractor_name(s, "offline") == "offline"
+    assert DreamConfig(engine="rules").engine_for(s) == DreamConfig().engine_for(s) == "offline"
+    import dataclasses
+
+    assert dream_config(dataclasses.replace(s, dream={"engine": "rules"})).engine == "offline"
+    assert dream_config(s, engine="rules").engine == "offline"
+    with pytest.raises(ConfigInvalid, match="--engine must be one of auto, offline, claude"):
+        dream_config(s, engine="gpt")
+
+
+def test_promote_takes_rules_as_the_old_name_of_offline(home, cli):
+    """`promote --engine rules` was an error while `dream --engine rules` worked."""
+    import json
+
+    for name in ("rules", "offline"):
+        r = cli("promote", "--engine", name, "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["engine"] == "offline"
+    r = cli("promote", "--engine", "gpt")
+    assert r.returncode == 2 and "promote engine must be one of auto, offline, claude" in r.stderr

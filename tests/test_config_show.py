@@ -1,29 +1,31 @@
-"""`suzent config show`: every effective setting with its origin; README documents every key; init's template
-agrees with both."""
+"""`suzent config show`: every effective setting with its origin; docs/configuration.md documents every key and is
+generated from the settings table; init's template agrees with both."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import re
 import tomllib
 
 import pytest
 
-from conftest import REPO, invoke
-from suzent_cli.cli.config import effective_config
-from suzent_cli.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONTEXT_WINDOW, DEFAULT_EMBEDDER, KNOWN_KEYS, resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from conftest import REPO, invoke, run_cli
+from suzent_cli.config import (DEFAULT_CLAUDE_MODEL, DEFAULT_CONTEXT_WINDOW, DEFAULT_EMBEDDER, KNOWN_KEYS, OLD_NAMES,
+                               DreamConfig, effective_config, resolve_settings)
 from suzent_cli.init import CONFIG_SEED
 
-# Keys whose default is not a literal (derived from the clock, or unset): README says it in words, the template
+# Keys whose default is not a literal (derived from the clock, or unset): the docs say it in words, the template
 # shows an example value.
-NO_LITERAL_DEFAULT = {"today", "now", "claude.api_key", "claude.base_url"}
+NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url"}
+OLD_KEYS = {old for old, _, _ in OLD_NAMES.values()}  # still read, documented as old names, never shown
 
 
 def config_keys() -> set[str]:
-    """Every key config.toml may hold, spelled ``key`` or ``table.key``: KNOWN_KEYS plus DreamConfig's fields."""
-    keys = {k for k in KNOWN_KEYS[None] if k not in KNOWN_KEYS and k != "dream"}
+    """Every key config.toml may hold, spelled ``key`` or ``table.key``: KNOWN_KEYS plus DreamConfig's fields
+    (less the old names)."""
+    keys = {k for k in KNOWN_KEYS[None] if k not in KNOWN_KEYS and k != "dream" and k not in OLD_KEYS}
     keys |= {f"{table}.{key}" for table, names in KNOWN_KEYS.items() if table is not None for key in names}
     keys |= {f"dream.{f.name}" for f in dataclasses.fields(DreamConfig)}
     return keys
@@ -37,10 +39,9 @@ def code_defaults() -> dict[str, object]:
             "claude.model": DEFAULT_CLAUDE_MODEL} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 
-def readme_config_table() -> dict[str, dict[str, str]]:
-    """README's "## Configuration" table: ``{key: {"type", "default", "env", "meaning"}}``."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+def docs_config_table() -> dict[str, dict[str, str]]:
+    """docs/configuration.md's table: ``{key: {"type", "default", "env", "meaning"}}``."""
+    section = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     rows = {}
     for line in section.splitlines():
         m = re.match(r"^\| `([a-z_.]+)` \|(.*)\|\s*$", line)
@@ -51,9 +52,21 @@ def readme_config_table() -> dict[str, dict[str, str]]:
     return rows
 
 
-def test_readme_documents_every_config_key_with_its_default():
-    rows = readme_config_table()
-    assert set(rows) == config_keys(), "README's Configuration table and the keys config.toml may hold differ"
+def _gen_docs():
+    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_configuration_is_generated_from_the_table():
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert text == _gen_docs().configuration_md(), "docs/configuration.md is stale: run `make docs`"
+
+
+def test_docs_document_every_config_key_with_its_default():
+    rows = docs_config_table()
+    assert set(rows) == config_keys(), "docs/configuration.md's table and the keys config.toml may hold differ"
     defaults = code_defaults()
     assert set(defaults) | NO_LITERAL_DEFAULT == config_keys()
     for key, row in rows.items():
@@ -66,9 +79,9 @@ def test_readme_documents_every_config_key_with_its_default():
         assert tomllib.loads(f"v = {literal.group(1)}")["v"] == defaults[key], key
 
 
-def test_readme_names_the_environment_variable_of_every_setting_that_has_one():
-    rows = readme_config_table()
-    env = {"today": "SUZENT_TODAY", "now": "SUZENT_NOW", "lock_timeout": "SUZENT_LOCK_TIMEOUT",
+def test_docs_name_the_environment_variable_of_every_setting_that_has_one():
+    rows = docs_config_table()
+    env = {"now": "SUZENT_NOW", "lock_timeout": "SUZENT_LOCK_TIMEOUT",
            "user_id": "SUZENT_USER_ID", "paths.memory_dir": "SUZENT_MEMORY_DIR", "paths.vault_dir": "SUZENT_VAULT_DIR",
            "paths.index_dir": "SUZENT_INDEX_DIR", "index.embedder": "SUZENT_EMBEDDER",
            "index.context_window": "SUZENT_CONTEXT_WINDOW", "capture.extractor": "SUZENT_EXTRACTOR",
@@ -76,10 +89,13 @@ def test_readme_names_the_environment_variable_of_every_setting_that_has_one():
            "claude.base_url": "ANTHROPIC_BASE_URL"}
     for key, var in env.items():
         assert f"`{var}`" in rows[key]["env"], key
-        s = resolve_settings(home="/nonexistent-suzent-home", env={var: "2026-01-02T03:04" if key == "now" else
-                                                                   "2026-01-02" if key == "today" else "1"})
+        s = resolve_settings(home="/nonexistent-suzent-home", env={var: "2026-01-02T03:04" if key == "now" else "1"})
         origin = effective_config(s)["settings"][key]["origin"]
         assert origin == f"env:{var}", (key, origin)
+    # today's old variable is documented as the old name of now, and read as now (a date)
+    assert "`SUZENT_TODAY`" in rows["now"]["env"] and "`today`" in rows["now"]["env"]
+    s = resolve_settings(home="/nonexistent-suzent-home", env={"SUZENT_TODAY": "2026-01-02"})
+    assert effective_config(s)["settings"]["now"] == {"value": "2026-01-02T00:00:00+00:00", "origin": "env:SUZENT_TODAY"}
 
 
 def uncommented_template() -> str:
@@ -130,8 +146,7 @@ def test_config_show_on_an_empty_home_is_all_defaults(home):
     assert set(settings) == config_keys() | {"home"}
     assert all(set(item) == {"value", "origin"} for item in settings.values())
     assert settings["home"] == {"value": str(home), "origin": "env:SUZENT_HOME"}
-    assert settings["today"] == {"value": "2026-06-10", "origin": "flag"}
-    assert settings["now"] == {"value": None, "origin": "default"}
+    assert settings["now"] == {"value": "2026-06-10T00:00:00+00:00", "origin": "flag"}  # --today: now's old name
     assert settings["claude.api_key"] == {"value": None, "origin": "default"}
     for key, value in code_defaults().items():
         assert settings[key]["origin"] == "default", key
@@ -155,7 +170,7 @@ def test_every_origin_default_file_env_flag(home):
     assert s["user_id"] == {"value": "ana", "origin": cfg}
     assert s["index.context_window"] == {"value": 1, "origin": cfg}
     assert s["dream.min_facts"] == {"value": 3, "origin": cfg}
-    assert s["dream.engine"] == {"value": "rules", "origin": cfg}
+    assert s["dream.engine"] == {"value": "offline", "origin": cfg}  # "rules": the old name of offline
     assert s["dream.lint_enabled"] == {"value": False, "origin": cfg}
     assert s["dream.max_days"] == {"value": 14, "origin": "default"}
     assert s["paths.memory_dir"]["origin"] == "default"
@@ -203,7 +218,7 @@ def test_piped_output_is_toml_like_lines_with_their_origin(home):
 
 @pytest.mark.parametrize("toml, message", [
     ('[dream]\nmax_days = 0\nengine = "bogus"\n', "dream.max_days must be between 1 and 100000"),
-    ('[index]\ncontext_window = 99\n', "context_window must be a whole number 0..8"),
+    ('[index]\ncontext_window = 99\n', "index.context_window must be between 0 and 8"),
     ('[capture]\nextractor = "bogus"\n', "capture.extractor must be one of auto, offline, claude"),
 ])
 def test_a_value_the_stage_would_refuse_is_shown_then_exit_2(home, toml, message):

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
+from suzent_cli.archive import Fact, append_entry, parse_fact_line
+from suzent_cli.config import DreamConfig, dream_config, resolve_settings
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.gate import decide
 from suzent_cli.vault.pages import read_page
@@ -267,7 +268,7 @@ def test_cli_idle_json_and_status(home):
     data = json.loads(proc.stdout)
     assert proc.returncode == 4 and data["outcome"] == "idle" and data["decision"]["pending_facts"] == 1
     proc = invoke(home, "dream", "--min-facts", "1", env_extra=env)
-    assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (rules)" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "ingested 2026-06-18..2026-06-18 (offline)" in proc.stdout, proc.stderr
     proc = invoke(home, "status", "--json", "--no-index", env_extra=env)
     data = json.loads(proc.stdout)
     assert data["watermark"] == "2026-06-18" and data["pending"]["dates"] == []
@@ -277,7 +278,7 @@ def test_cli_idle_json_and_status(home):
     for args, message in ((["dream", "--max-days", "zero"], "--max-days must be a whole number"),
                           (["dream", "--ticks", "2"], "--ticks only applies with --loop"),
                           (["dream", "--engine", "claude"], "needs ANTHROPIC_API_KEY"),
-                          (["lint", "--engine", "gpt"], "--engine must be one of auto, rules, claude")):
+                          (["lint", "--engine", "gpt"], "--engine must be one of auto, offline, claude")):
         proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")

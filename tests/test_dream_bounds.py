@@ -214,7 +214,7 @@ def test_dream_with_the_memory_dir_inside_the_vault_cannot_touch_memory_md(tmp_p
     """Through the runner: the claude engine gets every tier as protected (runner wiring)."""
     from suzent_cli.archive import Fact, append_entry  # noqa: PLC0415
     from suzent_cli.config import resolve_settings  # noqa: PLC0415
-    from suzent_cli.dream.config import DreamConfig  # noqa: PLC0415
+    from suzent_cli.config import DreamConfig  # noqa: PLC0415
     from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
 
     vault = tmp_path / "notebook"

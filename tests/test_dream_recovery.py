@@ -76,7 +76,7 @@ def log(settings, day: str, *facts: str, time: str = "09:00"):
 
 def rules_runner(settings, follow_ups=(), **config):
     """The rules engine; ``follow_ups`` () owes none, None the standard ones (reconcile, promote)."""
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
     return DreamRunner(settings, DreamConfig(**config), engine="rules",
@@ -202,7 +202,7 @@ def closed_port_url() -> str:
 def claude_runner(settings, **config):
     """The claude engine against ``settings``' base URL, without SDK retries (each attempt is one request)."""
     from suzent_cli.dream.claude_agent import ClaudeEngine
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
     return DreamRunner(settings, DreamConfig(**config), engine="claude", follow_ups=[],
@@ -219,7 +219,7 @@ def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status)
     from suzent_cli.vault import ledger
     from suzent_cli.vault.dream_state import load_state
     from suzent_cli.status import status as dream_status
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
 
     log(settings_at(home), "2026-06-01", "[preference] Likes tea")
     body = {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "overloaded_error",

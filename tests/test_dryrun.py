@@ -17,8 +17,7 @@ import pytest
 
 from suzent_cli import dryrun
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.errors import CloneFailed, InputInvalid, LiveDataChanged
 from suzent_cli.init import init_home

@@ -16,8 +16,7 @@ from filelock import FileLock
 from conftest import CountingEmbedder, invoke
 from suzent_cli.archive import Fact, append_entry, list_logs
 from suzent_cli.capture import write_facts
-from suzent_cli.config import resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.runner import DREAM_LOCK, DreamRunner
 from suzent_cli.dream.rules import RulesEngine

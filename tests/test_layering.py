@@ -32,10 +32,7 @@ BASE = {"config", "files", "errors", "exit_codes", "text", "claude", "__init__"}
 
 # Edges still present that other items of issue 14 remove. Each entry: (importing module, imported module): why.
 # The merger empties this as those items land; an entry whose edge is gone fails test_allowlist_is_not_stale.
-ALLOWLIST: dict[tuple[str, str], str] = {
-    # item 2 (one settings table, settings helper): dream/config.py is folded into config.py.
-    ("suzent_cli.config", "suzent_cli.dream.config"): "item 2: fold dream/config.py into the settings table",
-}
+ALLOWLIST: dict[tuple[str, str], str] = {}
 
 
 def _unit(module: str) -> str | None:

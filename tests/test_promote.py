@@ -11,8 +11,7 @@ import pytest
 
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.capture import write_facts
-from suzent_cli.config import resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import FOLLOW_UPS, DreamRunner, StepResult, TickResult, promote_step
 from suzent_cli.vault.memory_md import MARKER, memory_path
 from suzent_cli.promote import legacy_refresh, promote

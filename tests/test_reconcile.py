@@ -10,10 +10,11 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, CountingEmbedder, invoke, log
-from suzent_cli.archive import list_logs
-from suzent_cli.config import resolve_settings
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.archive import Fact, append_entry, list_logs
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.forget import NothingToForget, forget, plan_forget
 from suzent_cli.index.api import run_index

@@ -20,9 +20,8 @@ import pytest
 from filelock import FileLock
 
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import resolve_settings
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig
 from suzent_cli.run import STAGES, refresh_today, run_pass
 
 from conftest import CountingEmbedder, invoke

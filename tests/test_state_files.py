@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from suzent_cli.archive import Fact, append_entry
-from suzent_cli.config import resolve_settings
+from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.vault.state import read_confirmations, read_late_lines
 from suzent_cli.vault import content_pages

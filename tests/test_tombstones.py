@@ -114,7 +114,7 @@ def test_an_unreadable_tombstone_file_stops_every_index_pass_before_the_table(fo
 
 
 def test_the_dream_refuses_on_an_unreadable_tombstone_file_without_counting_a_failure(forgotten):
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
     from suzent_cli.vault.dream_state import load_state
 
@@ -130,7 +130,7 @@ def test_the_dream_refuses_on_an_unreadable_tombstone_file_without_counting_a_fa
 
 def test_a_lint_refused_for_an_unreadable_tombstone_file_records_no_attempt(forgotten):
     """A refusal is not an attempt: recording last_lint_attempt would hold lint back 24 h (fresh-user trial)."""
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
     from suzent_cli.vault.dream_state import load_state
 
@@ -268,7 +268,7 @@ def test_forget_cli_no_match_prints_the_closest_and_exits_1(forgotten):
 
 
 def test_status_shows_an_unreadable_tombstone_file_instead_of_failing(forgotten):
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.status import status
 
     s = forgotten
@@ -339,7 +339,7 @@ def test_rebuild_accepts_the_loss_and_starts_over(forgotten):
 
 
 def test_status_warns_about_tombstones_the_index_applied_but_the_file_lost(forgotten):
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.status import status
 
     s = forgotten

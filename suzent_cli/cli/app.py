@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List
+from pathlib import Path
+from typing import List, Mapping
 
 import typer
 
 from suzent_cli import __version__
 from suzent_cli import errors as exit_codes
-from suzent_cli.config import Settings, resolve_settings
+from suzent_cli.config import OLD_NAMES, Settings, resolve_home, resolve_settings, setting
 from suzent_cli.errors import SuzentError
 
 app = typer.Typer(
@@ -28,21 +29,30 @@ def settings_of(ctx: typer.Context) -> Settings:
     return ctx.find_root().obj
 
 
-def _version(value: bool) -> None:
-    if value:
+def _version(ctx: typer.Context, value: bool) -> None:
+    if value and not ctx.resilient_parsing:  # not when main() only parses a command line (_hook_of)
         typer.echo(f"suzent {__version__}")
         raise typer.Exit()
 
 
+def _root_help(key: str) -> str:
+    """A root option's help, from its row of the settings table: its doc, variables and (for the home) default."""
+    row = setting(key)
+    default = f"; default {row.default}" if key == "home" else ""
+    return f"{row.doc.rstrip('.')} [env {', '.join(row.env)}{default}]."
+
+
+# The root options are the rows of the settings table that have a root flag (tests/test_config.py checks both ways).
 @app.callback()
 def root(
     ctx: typer.Context,
-    home: str = typer.Option(None, "--home", metavar="DIR", help="Data directory [env SUZENT_HOME, SUZENT_DATA_DIR; default ~/.suzent]."),
-    memory_dir: str = typer.Option(None, "--memory-dir", metavar="DIR", help="Memory dir with archive/ [env SUZENT_MEMORY_DIR]."),
-    vault_dir: str = typer.Option(None, "--vault-dir", metavar="DIR", help="Vault (notebook) dir [env SUZENT_VAULT_DIR]."),
-    index_dir: str = typer.Option(None, "--index-dir", metavar="DIR", help="LanceDB index dir [env SUZENT_INDEX_DIR]."),
-    today: str = typer.Option(None, "--today", metavar="YYYY-MM-DD", help="Clock override YYYY-MM-DD for every date rule [env SUZENT_TODAY]."),
-    now: str = typer.Option(None, "--now", metavar="TIME", help="Clock override YYYY-MM-DDTHH:MM[Z] for time rules (the dream's gate); sets --today's default [env SUZENT_NOW]."),
+    home: str = typer.Option(None, "--home", metavar="DIR", help=_root_help("home")),
+    memory_dir: str = typer.Option(None, "--memory-dir", metavar="DIR", help=_root_help("paths.memory_dir")),
+    vault_dir: str = typer.Option(None, "--vault-dir", metavar="DIR", help=_root_help("paths.vault_dir")),
+    index_dir: str = typer.Option(None, "--index-dir", metavar="DIR", help=_root_help("paths.index_dir")),
+    now: str = typer.Option(None, "--now", metavar="TIME", help=_root_help("now")),
+    today: str = typer.Option(None, OLD_NAMES["now"][2], metavar="YYYY-MM-DD", hidden=True,
+                              help="Old name of --now (a date only)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Long-term memory for AI agents: capture buffer → markdown vault → LanceDB search index.
@@ -50,8 +60,8 @@ def root(
     Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
     """
     lenient = ctx.invoked_subcommand in ("capture", "config")  # a wrong-typed setting capture does not need: warn
-    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, today=today,
-                               now=now, lenient=lenient)
+    ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, now=now,
+                               today=today, lenient=lenient)
     if ctx.obj.config_errors:
         if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
             from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
@@ -108,10 +118,40 @@ def _register() -> None:
 _register()
 
 
-def _agent_hook(argv: list[str]) -> bool:
-    """Is this ``capture``/``recall --from claude-code`` (an agent hook: errors become a warning and exit 0)?"""
-    return any(a == "--from=claude-code" or (a == "--from" and argv[i + 1:i + 2] == ["claude-code"])
-               for i, a in enumerate(argv))
+def _hook_of(argv: list[str]) -> tuple[str | None, dict]:
+    """``(command, root options)`` when ``suzent ARGV`` is an agent hook (a command run with ``--from
+    claude-code``), else ``(None, {})``. ARGV is parsed by the app's own click parser (the root options as
+    :func:`root` receives them, the command's ``--from`` as the command does) without running anything; a command
+    line that does not parse is no hook. Only called on an error path: building the parser costs a few ms."""
+    import typer.main  # noqa: PLC0415
+    from typer._click.exceptions import ClickException  # noqa: PLC0415 - typer vendors click
+
+    try:
+        group = typer.main.get_command(app)
+        root_ctx = group.make_context("suzent", list(argv), resilient_parsing=True)
+        rest = [*(getattr(root_ctx, "_protected_args", None) or getattr(root_ctx, "protected_args", None) or []),
+                *root_ctx.args]
+        if not rest:
+            return None, {}
+        name, command, args = group.resolve_command(root_ctx, rest)
+        if command is None:
+            return None, {}
+        params = command.make_context(name, args, parent=root_ctx, resilient_parsing=True).params
+    except (ClickException, typer.Exit, typer.Abort):  # e.g. `suzent --home capture run --from …`: no hook
+        return None, {}
+    source = next((p.name for p in command.params if "--from" in getattr(p, "opts", ())), None)
+    return (name, dict(root_ctx.params)) if source and params.get(source) == "claude-code" else (None, {})
+
+
+def capture_hook_home(argv: list[str], env: Mapping[str, str] | None = None) -> Path | None:
+    """For ``suzent [ROOT OPTIONS] capture … --from claude-code …``: the home, resolved as every command resolves
+    it (:func:`suzent_cli.config.resolve_home`: ``--home`` > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` >
+    ``~/.suzent``) but without reading the config, which may be what is broken. None for any other command line
+    (or one that does not parse). Never raises."""
+    name, root_params = _hook_of(argv)
+    if name != "capture":
+        return None
+    return resolve_home(root_params.get("home"), env)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +167,6 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError):
             pass
-    hook = _agent_hook(argv)
     try:
         app(args=argv, prog_name="suzent")
     except SystemExit as exc:  # click's standalone mode ends every run this way
@@ -135,10 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     except SuzentError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
-        if hook:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
+        if _hook_of(argv)[0]:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
             from suzent_cli.hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
 
-            kept = rescue_unread_payload(argv)  # "" unless `capture --from claude-code` left stdin unread
+            kept = rescue_unread_payload(capture_hook_home(argv))  # "" unless a capture hook left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)
             return exit_codes.OK
         print(f"Error: {exc}", file=sys.stderr)
@@ -146,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if os.environ.get("SUZENT_DEBUG"):
             raise
+        hook = _hook_of(argv)[0] is not None
         print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
               file=sys.stderr)
         return exit_codes.OK if hook else exit_codes.FAILED

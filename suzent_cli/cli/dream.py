@@ -18,7 +18,7 @@ LINT_EXIT_HELP = ("Exit codes: 0 linted, 5 the engine failed (no log entry), 3 a
 
 
 def _config(ctx: typer.Context, *, check: bool = False, **flags):
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
 
     config = dream_config(settings_of(ctx), **flags)
     if check:
@@ -74,7 +74,7 @@ def _report(result, json_out: bool, compact: bool = False) -> None:
 def dream_cmd(
     ctx: typer.Context,
     force: bool = typer.Option(False, "--force", help="Ingest pending logs now, ignoring min_facts/min_hours (never the lock)."),
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Engine [dream.engine; auto: claude with an API key, else rules]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|offline|claude", help="Engine [dream.engine; auto: claude with an API key, else offline]."),
     loop: bool = typer.Option(False, "--loop", help="Keep ticking every --interval seconds (for machines without cron)."),
     interval: Optional[str] = typer.Option(None, "--interval", metavar="S", help="Seconds between --loop ticks [dream.interval_seconds, 1800]."),
     ticks: Optional[str] = typer.Option(None, "--ticks", metavar="N", help="With --loop: stop after N ticks."),
@@ -125,7 +125,7 @@ def dream_cmd(
 @app.command("lint", epilog=LINT_EXIT_HELP)
 def lint_cmd(
     ctx: typer.Context,
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Engine for contradictions [as dream]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|offline|claude", help="Engine for contradictions [as dream]."),
     timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Seconds the engine may take [600]."),
     json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
 ) -> None:

@@ -26,7 +26,7 @@ def dry_run_cmd(
     ctx: typer.Context,
     force: bool = typer.Option(False, "--force", help="Ingest pending logs now, ignoring min_facts/min_hours (as dream --force)."),
     lint: bool = typer.Option(False, "--lint", help="Run a lint pass instead of a dream tick (as suzent lint)."),
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Engine [dream.engine; auto: claude with an API key, else rules]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|offline|claude", help="Engine [dream.engine; auto: claude with an API key, else offline]."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the patch to FILE (atomically)."),
     keep: Optional[str] = typer.Option(None, "--keep", metavar="DIR", help="Keep the clone in DIR (new or empty); default: a temporary directory, removed."),
     json_out: bool = typer.Option(False, "--json", help="Print the result, changed files, index changes and patch as JSON."),
@@ -38,9 +38,9 @@ def dry_run_cmd(
     unified diff of every text file it changed plus the index rows added and removed per source. The live
     home, vault, memory dir and index are fingerprinted before and after and left byte-identical.
 
-    Example: suzent dry-run --force --engine rules --output dream.patch
+    Example: suzent dry-run --force --engine offline --output dream.patch
     """
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
     from suzent_cli.dryrun import check_keep, check_output, dry_run, write_patch  # noqa: PLC0415
     from suzent_cli.errors import ConfigInvalid, LiveDataChanged  # noqa: PLC0415
 

@@ -62,7 +62,7 @@ class Signals:
 
 def _setup(ctx: typer.Context, engine: Optional[str], interval: Optional[str] = None):
     """Settings, the validated dream config and the engine name; ConfigInvalid (exit 2) before anything runs."""
-    from suzent_cli.dream.config import check_engine, dream_config  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
 
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine, interval_seconds=interval)
@@ -132,7 +132,7 @@ class _Progress:
 def run_cmd(
     ctx: typer.Context,
     force: bool = typer.Option(False, "--force", help="Let the dream ingest pending logs now, ignoring min_facts/min_hours."),
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Dream engine [dream.engine; auto: claude with an API key, else rules]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|offline|claude", help="Dream engine [dream.engine; auto: claude with an API key, else offline]."),
     json_out: bool = typer.Option(False, "--json", help="Print the pass as JSON: stages[{name, outcome, ok, seconds, detail, error}], exit_code, seconds."),
 ) -> None:
     """One pass of the whole chain: drain the hook spool, index, dream, reconcile, promote, lint when due.
@@ -167,7 +167,7 @@ def loop_cmd(
     interval: Optional[str] = typer.Option(None, "--interval", metavar="S", help="Seconds between passes [dream.interval_seconds, 1800]; a far-behind backlog drains without waiting."),
     passes: Optional[str] = typer.Option(None, "--passes", metavar="N", help="Stop after N passes."),
     force: bool = typer.Option(False, "--force", help="Every pass: let the dream ingest pending logs now."),
-    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|rules|claude", help="Dream engine [as run]."),
+    engine: Optional[str] = typer.Option(None, "--engine", metavar="auto|offline|claude", help="Dream engine [as run]."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per pass and line (as run --json, plus \"pass\")."),
 ) -> None:
     """Repeat `suzent run` every --interval seconds, until SIGTERM/SIGINT (or --passes N).

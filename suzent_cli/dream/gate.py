@@ -24,7 +24,7 @@ from pathlib import Path
 
 from suzent_cli.archive import list_logs
 from suzent_cli.files import read_text
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig
 
 FACT_LINE_RE = re.compile(r"^\s*-\s*\[", re.M)
 LINT_BACKOFF = dt.timedelta(hours=24)

@@ -327,7 +327,7 @@ class _PastDeadline(DreamFailed):
 class RulesEngine:
     """The offline engine (module doc). Stateless; safe to reuse across runs."""
 
-    name = "rules"
+    name = "offline"
 
     def ingest(self, batch: IngestBatch) -> IngestResult:
         """Fold ``batch.facts`` into pages and write the changed ones (one by one, each through

@@ -41,7 +41,7 @@ from filelock import FileLock, Timeout
 
 from suzent_cli import errors as exit_codes
 from suzent_cli.archive import APPEND_LOCK, parse_log
-from suzent_cli.config import Settings
+from suzent_cli.config import DreamConfig, Settings, canonical_engine
 from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError, describe
 from suzent_cli.files import atomic_write, locked, read_text
 from suzent_cli.vault.forgotten import Forgotten, scrub_vault
@@ -50,7 +50,6 @@ from suzent_cli.vault.state import (append_superseded, read_confirmations, read_
 from suzent_cli.vault import bootstrap, content_pages, skipped_warning
 from suzent_cli.vault import state as state_names
 from suzent_cli.vault import ledger
-from suzent_cli.dream.config import DreamConfig
 from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
 from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
 from suzent_cli.dream.revisit import revisit_queue
@@ -207,7 +206,7 @@ class DreamRunner:
                  engine: str | None = None, embedder=None, follow_ups: list | None = None,
                  defer_follow_ups: bool = False):
         self.settings, self.config = settings, config
-        self.engine_name = engine or config.engine_for(settings)
+        self.engine_name = canonical_engine(engine) or engine or config.engine_for(settings)
         self.engine_factory = engine_factory or default_engine_factory(settings, config)
         self.embedder = embedder
         self.follow_ups = FOLLOW_UPS if follow_ups is None else follow_ups
@@ -667,9 +666,9 @@ def changed_pages(before: dict[str, str], after: dict[str, str]) -> list[str]:
 
 
 def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFactory:
-    """Engines by name: ``rules`` (offline) or ``claude`` (needs an API key; confined to the vault)."""
+    """Engines by name: ``offline`` (the rules engine; ``rules`` is its old name) or ``claude`` (needs an API key; confined to the vault)."""
     def make(name: str) -> Engine:
-        if name == "rules":
+        if canonical_engine(name) == "offline":
             from suzent_cli.dream.rules import RulesEngine  # noqa: PLC0415
 
             return RulesEngine()

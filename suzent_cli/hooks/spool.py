@@ -20,8 +20,8 @@ Layout (each of the two spool folders)::
 to ``<home>/spool/`` (``settings.paths.home``), same names and format; :func:`waiting`, :func:`pending` and
 :func:`drain` take both folders (oldest first across them), and a payload that fails there moves to that folder's
 own ``failed/``. :func:`spool_without_settings` writes there too, for a hook whose settings could not be resolved
-(an invalid ``config.toml``): the home is found without the config (``--home`` > ``SUZENT_HOME`` >
-``SUZENT_DATA_DIR`` > ``~/.suzent``), see :func:`rescue_unread_payload`.
+(an invalid ``config.toml``): the CLI finds the home without the config (:func:`suzent_cli.config.resolve_home`,
+through :func:`suzent_cli.cli.app.capture_hook_home`), see :func:`rescue_unread_payload`.
 
 An attempt *fails* when its transcript is missing or unreadable, or capturing raised; a lock another hook holds
 or a deadline reached is not a failure (the payload simply waits). After :data:`MAX_ATTEMPTS` failed attempts the
@@ -226,36 +226,6 @@ def spool_without_settings(home: Path | str, raw: bytes) -> Path:
     return path
 
 
-_ROOT_VALUED = ("--home", "--memory-dir", "--vault-dir", "--index-dir", "--today", "--now")
-
-
-def capture_hook_home(argv: list[str], env: dict | None = None) -> Path | None:
-    """For ``suzent [ROOT OPTIONS] capture … --from claude-code …``: the home, resolved without the config
-    (``--home`` > ``SUZENT_HOME`` > ``SUZENT_DATA_DIR`` > ``~/.suzent``, as :func:`suzent_cli.config.resolve_settings`
-    does). None for any other command line."""
-    env = os.environ if env is None else env
-    flag, i, sub, rest = None, 0, None, []
-    while i < len(argv):
-        arg = argv[i]
-        if arg in _ROOT_VALUED:
-            if arg == "--home" and i + 1 < len(argv):
-                flag = argv[i + 1]
-            i += 2
-            continue
-        if arg.startswith("--home="):
-            flag = arg.split("=", 1)[1]
-        elif not arg.startswith("-"):
-            sub, rest = arg, argv[i + 1:]
-            break
-        i += 1
-    hook = sub == "capture" and any(a == "--from=claude-code" or (a == "--from" and rest[j + 1:j + 2] == ["claude-code"])
-                                    for j, a in enumerate(rest))
-    if not hook:
-        return None
-    raw = flag or env.get("SUZENT_HOME") or env.get("SUZENT_DATA_DIR") or "~/.suzent"
-    return Path(raw).expanduser().absolute()
-
-
 def read_stdin(limit: float, stdin: BinaryIO | None = None) -> bytes | None:
     """All of stdin within ``limit`` seconds (None: still open after it)."""
     stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
@@ -285,14 +255,15 @@ def is_tty(stdin: BinaryIO | None = None) -> bool:
         return False
 
 
-def rescue_unread_payload(argv: list[str], *, stdin: BinaryIO | None = None, env: dict | None = None) -> str:
+def rescue_unread_payload(home: Path | None, *, stdin: BinaryIO | None = None) -> str:
     """For :func:`suzent_cli.cli.app.main` when a :class:`~suzent_cli.errors.SuzentError` (e.g. an invalid
     ``config.toml``) stopped ``suzent capture --from claude-code`` before it read its payload: keep the payload
     from stdin in ``<home>/spool/`` (:func:`spool_without_settings`) so it is not lost if this was the session's
-    last hook. Returns the text to append to the one-line warning (``"; …"``, or ``""`` when ``argv`` is not a
-    capture hook, stdin is a terminal, or stdin is empty, e.g. already read by the capture). Never raises."""
+    last hook. ``home``: the capture hook's home, resolved without the config
+    (:func:`suzent_cli.cli.app.capture_hook_home`); None when the command line is no capture hook. Returns the
+    text to append to the one-line warning (``"; …"``, or ``""`` when ``home`` is None, stdin is a terminal, or
+    stdin is empty, e.g. already read by the capture). Never raises."""
     try:
-        home = capture_hook_home(argv, env)
         if home is None or is_tty(stdin):
             return ""
         raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from conftest import REPO, log, settings_at
-from suzent_cli.dream.config import DreamConfig
+from suzent_cli.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.vault import ledger
 from suzent_cli.vault.dream_state import load_state
@@ -32,7 +32,7 @@ CRASH_SCRIPT = textwrap.dedent("""
     import os, sys
     from suzent_cli.config import resolve_settings
     from suzent_cli.vault import pages
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
     calls = []

@@ -17,7 +17,7 @@ KILL_AFTER_ENTRY = textwrap.dedent("""
     import dataclasses, os, sys
     from suzent_cli.config import resolve_settings
     from suzent_cli.vault import ledger
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.dream.runner import DreamRunner
 
     real = ledger.append_ledger
@@ -35,7 +35,7 @@ KILL_AFTER_ENTRY = textwrap.dedent("""
 
 @pytest.mark.parametrize("rerun", ["dream", "run"])
 def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_path, rerun):
-    from suzent_cli.dream.config import DreamConfig
+    from suzent_cli.config import DreamConfig
     from suzent_cli.vault.dream_state import load_state
     from suzent_cli.run import run_pass
     from suzent_cli.vault.state import read_superseded

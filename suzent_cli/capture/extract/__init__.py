@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from suzent_cli.archive import Fact
-from suzent_cli.config import Settings
+from suzent_cli.config import ENGINES, Settings, canonical_engine
 from suzent_cli.errors import ExtractorUnavailable
 from suzent_cli.capture.extract.turns import Message, Turn
 
@@ -31,11 +31,12 @@ class Extractor(Protocol):
 
 def resolve_extractor_name(settings: Settings, requested: str | None = None) -> str:
     """``offline`` or ``claude`` for ``requested`` (default: settings.extractor); ``auto`` → claude iff a key is set."""
-    name = requested or settings.extractor
+    given = requested or settings.extractor
+    name = canonical_engine(given)
     if name == "auto":
         return "claude" if settings.claude_configured else "offline"
-    if name not in ("offline", "claude"):
-        raise ExtractorUnavailable(f"unknown extractor {name!r}: use auto, offline or claude")
+    if name is None:
+        raise ExtractorUnavailable(f"unknown extractor {given!r}: use {', '.join(ENGINES[:-1])} or {ENGINES[-1]}")
     return name
 
 
