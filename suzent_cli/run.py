@@ -5,8 +5,7 @@ reconcile → promote → lint (when due). Each stage's outcome is one :class:`S
 Stages, in order, and when each one runs:
 
 * ``spool`` — :func:`suzent_cli.hooks.spool.drain` with a deadline (``time.monotonic()`` based), only when
-  :func:`~suzent_cli.hooks.spool.pending` says something is queued; ``not available`` when the hooks package is
-  not installed (an ImportError), which is not a failure.
+  :func:`~suzent_cli.hooks.spool.pending` says something is queued.
 * ``index`` — :func:`suzent_cli.index.api.run_index`, always: ``run`` is the whole chain, so it builds the index
   when there is none yet and otherwise brings it up to date (a pass that finds nothing new loads no model).
 * ``dream`` — one gated :meth:`DreamRunner.tick` with its follow-ups deferred: the gate alone decides ingest /
@@ -120,16 +119,12 @@ def shared_embedder(settings: Settings):
 # --- the stages ---------------------------------------------------------------------------------------------
 
 def _spool(settings: Settings, deadline_seconds: float) -> StageResult:
-    try:
-        from suzent_cli.hooks import spool  # noqa: PLC0415 - the hooks package is optional
+    from suzent_cli.hooks import spool  # noqa: PLC0415
 
-        waiting = spool.pending(settings)
-        if not waiting:
-            return StageResult("spool", "skipped", True, {"summary": "nothing pending", "pending": 0})
-        result = dict(spool.drain(settings, deadline=time.monotonic() + deadline_seconds))
-    except ImportError as exc:  # no hooks package (or a part of it missing): nothing to drain from here
-        return StageResult("spool", "not available", True,
-                           {"summary": "not available (no suzent_cli.hooks.spool)", "reason": one_line(exc)})
+    waiting = spool.pending(settings)
+    if not waiting:
+        return StageResult("spool", "skipped", True, {"summary": "nothing pending", "pending": 0})
+    result = dict(spool.drain(settings, deadline=time.monotonic() + deadline_seconds))
     failed = int(result.get("failed") or 0)
     errors = result.get("errors") or []
     summary = (f"drained {result.get('drained', 0)} of {waiting} ({result.get('turns', 0)} turns, "
