@@ -301,7 +301,7 @@ def test_loop_sigint_exits_130(home):
 
 
 def test_a_second_signal_exits_at_once():
-    from suzent_cli.cli.run import Signals
+    from suzent_cli.cli.signals import Signals
 
     with Signals() as signals:
         signals._handle(signal.SIGTERM, None)

@@ -101,7 +101,10 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from suzent_cli.cli import capture, config, dream, dryrun, index, init, legacy, promote, recall, reconcile, run, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    # one module per command (or command group), each adding itself to `app`; imported in the order --help lists them
+    from suzent_cli.cli import (  # noqa: F401,PLC0415
+        capture, dream, lint, status, dryrun, index, init, paths, legacy, promote, recall, reconcile, forget, run,
+        loop, verify, config)
 
 
 _register()

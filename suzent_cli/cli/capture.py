@@ -19,6 +19,7 @@ from suzent_cli.capture import (
     write_facts,
 )
 from suzent_cli.errors import InputInvalid
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
@@ -47,14 +48,12 @@ def capture_cmd(
     date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="Backfill into this day's log (YYYY-MM-DD)."),
     time: Optional[str] = typer.Option(None, "--time", metavar="HH:MM", help="Entry time HH:MM (UTC; default now)."),
     index: bool = typer.Option(False, "--index", help="Reindex the touched log right after appending."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
-    from_agent: Optional[str] = typer.Option(None, "--from", metavar="claude-code",
-                                             help="Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
-                                                  "stdin and capture the session's new complete turns; spooled "
-                                                  "first, never fails the agent (exit 0, warnings on stderr)."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S",
-                                          help="With --from: seconds before the hook gives up and leaves the payload "
-                                               "spooled for the next run (default 10)."),
+    json_out: bool = options.json_out("Print a JSON summary."),
+    from_agent: Optional[str] = options.from_agent("Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
+                                                   "stdin and capture the session's new complete turns; spooled "
+                                                   "first, never fails the agent (exit 0, warnings on stderr)."),
+    timeout: Optional[str] = options.timeout("With --from: seconds before the hook gives up and leaves the payload "
+                                             "spooled for the next run (default 10)."),
 ) -> None:
     """Append facts to the day's log in the capture buffer (fast: ready fact lines load no model).
 
