@@ -39,7 +39,7 @@ CONFIG_SEED = """\
 
 # [dream]                                # `suzent dream` flags override these; there are no environment variables
 # engine = "auto"                        # auto | rules | claude  (auto: claude when an API key is set)
-# interval_seconds = 1800.0              # between ticks of `suzent dream --loop`
+# interval_seconds = 1800.0              # between passes of `suzent loop`
 # min_hours = 24.0                       # hours since the last attempt before a run (unless far behind)
 # min_facts = 20                         # new fact lines needed before a run (unless far behind)
 # max_days = 14                          # days per batch; more pending than this = far behind
