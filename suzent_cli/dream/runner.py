@@ -370,7 +370,7 @@ class DreamRunner:
         failures = state.failures.get(end.isoformat(), 0)
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = self.settings.clock
-        if engine is None:
+        if failures >= self.config.max_retries:
             return self._skip_batch(state, result, end, failures)
         batch = self._batch(mark, batch_days, end, state, result.warnings)
         result.facts = len(batch.facts)
