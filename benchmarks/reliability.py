@@ -4,7 +4,7 @@ Each :class:`Case` copies a small template home (built once per run with real CL
 embedder, so the corpus runs fast and offline), breaks something in it (``setup``), runs real
 ``python -m suzent_cli`` subprocesses against it (``steps``) with a timeout, and checks:
 
-* **traceback** — no ``Traceback`` in stdout/stderr and every exit status is one of :data:`exit_codes.CODES`
+* **traceback** — no ``Traceback`` in stdout/stderr and every exit status is one of :data:`errors.CODES`
   (a Python crash exits 1 *with* a traceback; a signal death exits negative); a hook (``--from claude-code``)
   always exits 0;
 * **hang** — every step finished within its timeout (the process group is killed then);
@@ -43,7 +43,7 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from suzent_cli import errors as exit_codes  # noqa: E402
+from suzent_cli import errors  # noqa: E402
 
 TODAY = "2026-06-10"
 FORGOTTEN = "Old door code is 4242"  # captured, indexed and forgotten in the template: must never come back
@@ -280,7 +280,7 @@ def crash_problems(runs: list[Ran]) -> list[str]:
         if "Traceback" in r.out or "Traceback" in r.err:
             last = [ln for ln in r.err.strip().splitlines() if ln.strip()][-1:] or ["?"]
             out.append(f"`{label}`: traceback ({last[0][:120]})")
-        elif r.rc is not None and r.rc not in exit_codes.CODES:
+        elif r.rc is not None and r.rc not in errors.CODES:
             out.append(f"`{label}`: exit {r.rc} is not a documented code")
         elif r.rc is not None and r.step.hook and r.rc != 0:
             out.append(f"`{label}`: a hook exited {r.rc}, not 0")

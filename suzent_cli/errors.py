@@ -2,7 +2,7 @@
 
 The CLI translates each error into a one-line message (:func:`describe` words any exception on one line) and an
 exit code. Every exit status a command returns is one of :data:`EXIT_CODES`: each error class names one, the dream
-runner maps a tick's outcome to one, and ``scripts/gen_docs.py`` writes the table into every man page; README.md's
+runner maps a tick's outcome to one, and ``scripts/gen_docs.py`` writes the table into every man page; docs/cli.md's
 "Exit codes" table is checked against it by ``tests/test_exit_codes.py``.
 """
 

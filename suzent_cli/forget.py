@@ -32,7 +32,7 @@ import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
 
-from suzent_cli import errors as exit_codes
+from suzent_cli import errors
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
 from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
@@ -43,7 +43,7 @@ from suzent_cli.text import normalize
 class NothingToForget(SuzentError):
     """No row of any tier matches the text or id (bad input: exit 2)."""
 
-    exit_code = exit_codes.BAD_INPUT
+    exit_code = errors.BAD_INPUT
 
 
 @dataclass
@@ -65,7 +65,7 @@ class NoExactMatch(NothingToForget):
     """``forget TEXT`` matched no whole fact or chunk; nothing was recorded (exit 1). ``closest`` lists the nearest
     rows, best first (empty when nothing is close), for the person to pick one by ``--id`` or its exact text."""
 
-    exit_code = exit_codes.FAILED
+    exit_code = errors.FAILED
 
     def __init__(self, message: str, text: str, closest: list[Candidate], mentions: list[str]):
         super().__init__(message)

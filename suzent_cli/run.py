@@ -1,12 +1,12 @@
 """One pass of the whole chain, for ``suzent run`` and ``suzent loop``: drain the hook spool → index → dream →
-reconcile → promote → lint (when due). Each stage's outcome is one :class:`StageResult`; the pass is a
+reconcile → promote → lint (when due). Each stage's outcome is one row, a
+:class:`~suzent_cli.dream.runner.StepResult` (data only: :mod:`suzent_cli.cli.render` words it); the pass is a
 :class:`PassReport`.
 
 Stages, in order, and when each one runs:
 
 * ``spool`` — :func:`suzent_cli.hooks.spool.drain` with a deadline (``time.monotonic()`` based), only when
-  :func:`~suzent_cli.hooks.spool.pending` says something is queued; ``not available`` when the hooks package is
-  not installed (an ImportError), which is not a failure.
+  :func:`~suzent_cli.hooks.spool.pending` says something is queued.
 * ``index`` — :func:`suzent_cli.index.api.run_index`, always: ``run`` is the whole chain, so it builds the index
   when there is none yet and otherwise brings it up to date (a pass that finds nothing new loads no model).
 * ``dream`` — one gated :meth:`DreamRunner.tick` with its follow-ups deferred: the gate alone decides ingest /
@@ -36,46 +36,30 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from suzent_cli import errors as exit_codes
+from suzent_cli import errors
 from suzent_cli.config import Settings
+from suzent_cli.dream.runner import DreamRunner, StepResult, TickResult, reconcile_step
 from suzent_cli.errors import describe
 
 STAGES = ("spool", "index", "dream", "reconcile", "promote", "lint")
 SPOOL_SECONDS = 120.0  # how long one pass may spend draining the hook spool (the rest waits for the next pass)
-EXIT_OK, EXIT_FAILED, EXIT_BUSY = exit_codes.OK, exit_codes.FAILED, exit_codes.BUSY
-
-
-@dataclass
-class StageResult:
-    """One stage of a pass. ``outcome`` is a short word (``built``, ``ingested``, ``skipped``, ``failed``, …);
-    ``detail`` is JSON-ready and always holds a one-line ``summary``; ``error`` is one line when ``ok`` is False."""
-
-    name: str
-    outcome: str
-    ok: bool = True
-    detail: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-    error: str | None = None
-
-    @property
-    def summary(self) -> str:
-        return str(self.detail.get("summary") or "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "outcome": self.outcome, "ok": self.ok, "seconds": round(self.seconds, 3),
-                "detail": self.detail, "error": self.error}
+EXIT_OK, EXIT_FAILED, EXIT_BUSY = errors.OK, errors.FAILED, errors.BUSY
+LOCK_HELD = "another dream holds the consolidation lock"
 
 
 @dataclass
 class PassReport:
-    """Every stage of one pass, in :data:`STAGES` order. ``stopped``: ``stop()`` cut the pass short."""
+    """Every stage of one pass, in :data:`STAGES` order, each a :class:`~suzent_cli.dream.runner.StepResult` row
+    (``outcome``, ``ok``, ``seconds``, JSON-ready ``detail``, one-line ``error``). ``tick``: the dream's
+    :class:`TickResult` (None when the dream stage failed or never ran). ``stopped``: ``stop()`` cut the pass short."""
 
-    stages: list[StageResult] = field(default_factory=list)
+    stages: list[StepResult] = field(default_factory=list)
     seconds: float = 0.0
     started: str = ""
     stopped: bool = False
+    tick: TickResult | None = None
 
-    def stage(self, name: str) -> StageResult | None:
+    def stage(self, name: str) -> StepResult | None:
         return next((s for s in self.stages if s.name == name), None)
 
     @property
@@ -93,7 +77,9 @@ class PassReport:
         return bool(dream and dream.outcome == "ingested" and (dream.detail.get("decision") or {}).get("behind"))
 
     def to_json(self) -> dict[str, Any]:
-        return {"stages": [s.to_json() for s in self.stages], "exit_code": self.exit_code,
+        """``{stages: [row_json…], exit_code, seconds, started, stopped}`` (data only: the CLI adds each row's
+        ``detail.summary``)."""
+        return {"stages": [s.row_json() for s in self.stages], "exit_code": self.exit_code,
                 "seconds": round(self.seconds, 3), "started": self.started, "stopped": self.stopped}
 
 
@@ -108,127 +94,165 @@ def shared_embedder(settings: Settings):
         return None
 
 
+def _skipped(name: str, why: str) -> StepResult:
+    return StepResult(name, True, {"skipped": why}, outcome="skipped")
+
+
 # --- the stages ---------------------------------------------------------------------------------------------
 
-def _spool(settings: Settings, deadline_seconds: float) -> StageResult:
-    try:
-        from suzent_cli.hooks import spool  # noqa: PLC0415 - the hooks package is optional
+def _spool(settings: Settings, deadline_seconds: float) -> StepResult:
+    from suzent_cli.hooks import spool  # noqa: PLC0415
 
-        waiting = spool.pending(settings)
-        if not waiting:
-            return StageResult("spool", "skipped", True, {"summary": "nothing pending", "pending": 0})
-        result = dict(spool.drain(settings, deadline=time.monotonic() + deadline_seconds))
-    except ImportError as exc:  # no hooks package (or a part of it missing): nothing to drain from here
-        return StageResult("spool", "not available", True,
-                           {"summary": "not available (no suzent_cli.hooks.spool)", "reason": describe(exc)})
+    waiting = spool.pending(settings)
+    if not waiting:
+        return StepResult("spool", True, {"pending": 0}, outcome="skipped")
+    result = dict(spool.drain(settings, deadline=time.monotonic() + deadline_seconds))
     failed = int(result.get("failed") or 0)
-    errors = result.get("errors") or []
-    summary = (f"drained {result.get('drained', 0)} of {waiting} ({result.get('turns', 0)} turns, "
-               f"{result.get('facts', 0)} facts)" + (f", {result.get('left')} left for the next pass" if result.get("left") else "")
-               + (f", {failed} failed" if failed else ""))
-    first = errors[0] if errors else None
+    problems = result.get("errors") or []
+    first = problems[0] if problems else None
     if isinstance(first, dict):
         first = first.get("error") or first.get("message") or str(first)
-    return StageResult("spool", "drained" if not failed else "failed", not failed,
-                       {"summary": summary, "pending": waiting, **result},
-                       error=None if not failed else f"{failed} spooled item(s) failed" + (f": {first}" if first else ""))
+    return StepResult("spool", not failed, {"pending": waiting, **result}, outcome="drained" if not failed else "failed",
+                      error=None if not failed else f"{failed} spooled item(s) failed" + (f": {first}" if first else ""))
 
 
-def _index(settings: Settings, embedder) -> StageResult:
+def _index(settings: Settings, embedder) -> StepResult:
+    from suzent_cli.errors import LockTimeout  # noqa: PLC0415
     from suzent_cli.index.api import run_index  # noqa: PLC0415
     from suzent_cli.index.store import table_exists  # noqa: PLC0415
-
-    from suzent_cli.errors import LockTimeout  # noqa: PLC0415
 
     existed = table_exists(settings.paths.index_dir)
     try:
         report = run_index(settings, embedder=embedder)
     except LockTimeout as exc:  # another indexer pass (an `index`, a capture --index) is at work: busy, not failed
-        return StageResult("index", "busy", True, {"summary": f"busy: {exc}"})
-    detail = report.as_dict()
+        return StepResult("index", True, {}, outcome="busy", source=exc)
     changed = report.files_updated or report.files_removed
     outcome = "built" if not existed else ("updated" if changed else "unchanged")
-    detail["summary"] = (f"{'built: ' if not existed else ''}{report.files_checked} files checked, {report.files_updated} "
-                         f"updated, {report.files_removed} removed; rows +{report.rows_added} −{report.rows_removed} "
-                         f"({report.total_rows} in all)")
     if report.errors:
         source, message = report.errors[0]
-        return StageResult("index", "failed", False, detail,
-                           error=f"{len(report.errors)} file(s) failed to index, first {source}: {message}")
-    return StageResult("index", outcome, True, detail)
+        return StepResult("index", False, report.as_dict(), outcome="failed", source=report,
+                          error=f"{len(report.errors)} file(s) failed to index, first {source}: {message}")
+    return StepResult("index", True, report.as_dict(), outcome=outcome, source=report)
 
 
-def _dream_stage(result) -> StageResult:
-    """The dream row for a tick result (a lint the gate chose goes to the lint row instead)."""
+def _dream_row(result: TickResult) -> StepResult:
+    """The dream row for a tick result (a lint the gate chose goes to the lint row; the dream row is then idle)."""
     detail = result.to_json()
     detail.pop("lint", None)
-    reason = result.decision.reason if result.decision else ""
-    if result.outcome in ("linted", "lint_failed"):
-        detail["summary"] = f"ingest not due ({reason}): the gate chose lint"
-        return StageResult("dream", "idle", True, detail)
-    if result.outcome == "ingested":
-        b = result.batch
-        span = f"{b[0].isoformat()}..{b[-1].isoformat()}" if b else "late lines"
-        detail["summary"] = (f"ingested {span} ({result.engine}): {result.facts} facts, {len(result.pages_changed)} "
-                             f"pages changed, {result.superseded} superseded lines handed off; watermark "
-                             f"{result.watermark_after.isoformat() if result.watermark_after else 'none'}")
-        return StageResult("dream", "ingested", True, detail)
-    if result.outcome == "skipped":
-        detail["summary"] = result.summary
-        return StageResult("dream", "skipped batch", True, detail)
-    if result.outcome == "unproductive":
-        detail["summary"] = (f"engine unreachable, not counted as an attempt; retrying after {result.retry_after}"
-                             if result.retry_after else f"run not productive, attempt {result.failures}; watermark stays")
-        return StageResult("dream", "failed", False, detail, error=result.error or result.summary)
-    if result.outcome == "busy":
-        detail["summary"] = result.summary
-        return StageResult("dream", "busy", True, detail)
-    detail["summary"] = f"ingest not due: {reason}" if reason else (result.summary or "idle")
-    return StageResult("dream", "idle", True, detail)
+    outcome, ok, error = {"ingested": ("ingested", True, None), "skipped": ("skipped batch", True, None),
+                          "busy": ("busy", True, None),
+                          "unproductive": ("failed", False, result.error or result.summary)
+                          }.get(result.outcome, ("idle", True, None))
+    return StepResult("dream", ok, detail, error, outcome=outcome, source=result)
 
 
-def _lint_stage(result, dream_row: StageResult | None) -> StageResult:
+def _lint_row(result: TickResult | None, dream_row: StepResult | None) -> StepResult:
     """The lint row: what the dream tick's lint did, or why there was none."""
     if result is not None and result.outcome == "linted":
         counts = {k: (len(v) if isinstance(v, list) else v) for k, v in (result.lint or {}).items()
                   if k in ("broken_links", "orphans", "related_fixed", "stale", "contradictions")}
-        detail = {"summary": f"{result.summary}; {len(result.pages_changed)} pages changed", "counts": counts,
-                  "lint": result.lint, "pages_changed": result.pages_changed,
-                  "steps": [s.__dict__ for s in result.steps]}
+        detail = {"counts": counts, "lint": result.lint, "pages_changed": result.pages_changed,
+                  "steps": [s.to_json() for s in result.steps]}
         failed = [s for s in result.steps if not s.ok]
-        if failed:
-            return StageResult("lint", "failed", False, detail,
-                               error=f"index refresh after the lint failed: {failed[0].error}")
-        return StageResult("lint", "linted", True, detail)
+        return StepResult("lint", not failed, detail, outcome="failed" if failed else "linted", source=result,
+                          error=f"index refresh after the lint failed: {failed[0].error}" if failed else None)
     if result is not None and result.outcome == "lint_failed":
-        return StageResult("lint", "failed", False, {"summary": "lint failed", "engine": result.engine},
-                           error=result.error or result.summary)
+        return StepResult("lint", False, {"engine": result.engine}, result.error or result.summary, outcome="failed",
+                          source=result)
     if dream_row is None or not dream_row.ok:
         why = "dream failed"
     elif dream_row.outcome == "busy":
-        why = "another dream holds the consolidation lock"
+        why = LOCK_HELD
     elif dream_row.outcome in ("ingested", "skipped batch"):
         why = "ingest comes first; lint waits for a pass with nothing pending"
     else:
         decision = result.decision if result is not None else None
         why = f"not due: {decision.reason}" if decision else "not due"
-    return StageResult("lint", "skipped", True, {"summary": why, "skipped": why})
+    return _skipped("lint", why)
 
 
-def _from_step(step) -> StageResult:
-    """A runner follow-up's :class:`StepResult` as a stage row."""
-    detail = dict(step.detail)
-    if step.ok and detail.get("skipped"):
-        detail["summary"] = str(detail["skipped"])
-        return StageResult(step.name, "skipped", True, detail)
-    detail["summary"] = step.summary()
-    if step.name == "reconcile":
-        return StageResult("reconcile", "reconciled" if step.ok else "failed", step.ok, detail, error=step.error)
-    return StageResult("promote", (detail.get("status") or "promoted") if step.ok else "failed", step.ok, detail,
-                       error=step.error)
+def _step_row(step: StepResult) -> StepResult:
+    """A runner follow-up's :class:`StepResult` as a stage row (its ``outcome`` set)."""
+    if step.ok and step.detail.get("skipped"):
+        step.outcome = "skipped"
+    elif step.name == "reconcile":
+        step.outcome = "reconciled" if step.ok else "failed"
+    else:
+        step.outcome = (step.detail.get("status") or "promoted") if step.ok else "failed"
+    return step
 
 
 # --- the pass -----------------------------------------------------------------------------------------------
+
+class _Pass:
+    """The state one pass carries from stage to stage: the report so far, the dream's runner and tick."""
+
+    def __init__(self, settings: Settings, config, *, force: bool, engine: str | None, embedder,
+                 spool_seconds: float) -> None:
+        self.settings, self.config, self.force, self.embedder = settings, config, force, embedder
+        self.engine = engine or config.engine_for(settings)
+        self.spool_seconds = spool_seconds
+        self.report = PassReport(started=settings.clock.isoformat(timespec="seconds"))
+        self.runner: DreamRunner | None = None
+
+    def spool(self) -> StepResult:
+        return _spool(self.settings, self.spool_seconds)
+
+    def index(self) -> StepResult:
+        return _index(self.settings, self.embedder)
+
+    def dream(self) -> StepResult:
+        self.runner = DreamRunner(self.settings, self.config, engine=self.engine, embedder=self.embedder,
+                                  defer_follow_ups=True)
+        self.report.tick = self.runner.tick(force=self.force)
+        return _dream_row(self.report.tick)
+
+    def _dream_blocked(self) -> str | None:
+        """Why the steps after the dream cannot run (it failed or was busy), or None."""
+        row = self.report.stage("dream")
+        if row is None or not row.ok:
+            return "dream failed"
+        return LOCK_HELD if row.outcome == "busy" else None
+
+    def reconcile(self) -> StepResult:
+        from suzent_cli.vault.state import read_superseded  # noqa: PLC0415
+
+        why = self._dream_blocked()
+        if why:
+            return _skipped("reconcile", why)
+        if self.report.stage("dream").outcome == "ingested":
+            return _step_row(self.runner.follow_up("reconcile"))
+        if not read_superseded(self.settings.paths.state_dir):
+            return _skipped("reconcile", "nothing to retire")
+        return _step_row(reconcile_step(self.settings, self.report.tick or TickResult("idle"), self.embedder))
+
+    def promote(self) -> StepResult:
+        why = self._dream_blocked()
+        if why is None and self.report.stage("dream").outcome != "ingested":
+            why = "nothing ingested"
+        return _skipped("promote", why) if why else _step_row(self.runner.follow_up("promote"))
+
+    def lint(self) -> StepResult:
+        return _lint_row(self.report.tick, self.report.stage("dream"))
+
+    def run(self, name: str) -> StepResult:
+        """Stage ``name``, timed; an exception becomes a failed row (never the end of the chain)."""
+        t0 = time.monotonic()
+        try:
+            row = getattr(self, name)()
+        except Exception as exc:  # noqa: BLE001 - a stage's failure is a row, never the end of the chain
+            row = StepResult(name, False, {}, one_line(exc), outcome="failed", source=exc)
+            if name == "dream":
+                self.report.tick = None
+        row.seconds = time.monotonic() - t0
+        tick = self.report.tick
+        if name == "lint" and tick is not None and tick.outcome in ("linted", "lint_failed"):
+            row.seconds = tick.seconds  # the lint ran inside the dream's tick: show its time on its own row
+            dream_row = self.report.stage("dream")
+            if dream_row is not None:
+                dream_row.seconds = max(0.0, dream_row.seconds - tick.seconds)
+        return row
+
 
 def run_pass(settings: Settings, config, *, force: bool = False, engine: str | None = None,
              stop: Callable[[], bool] | None = None, embedder=None,
@@ -237,74 +261,19 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
     ``engine``: ``rules``/``claude`` (None: ``config.engine_for(settings)``); ``embedder``: shared by every stage
     (None: one lazy embedder for this pass); ``progress(stage)`` is called as each stage starts. Never raises for
     a stage's failure."""
-    from suzent_cli.dream.runner import DreamRunner, TickResult, reconcile_step  # noqa: PLC0415
-    from suzent_cli.vault.state import read_superseded  # noqa: PLC0415
-
     started = time.monotonic()
-    report = PassReport(started=settings.clock.isoformat(timespec="seconds"))
     stop = stop or (lambda: False)
-    state: dict[str, Any] = {"tick": None, "runner": None}
-    if embedder is None:
-        embedder = shared_embedder(settings)
-
-    def dream() -> StageResult:
-        runner = DreamRunner(settings, config, engine=engine or config.engine_for(settings), embedder=embedder,
-                             defer_follow_ups=True)
-        state["runner"] = runner
-        state["tick"] = runner.tick(force=force)
-        return _dream_stage(state["tick"])
-
-    def reconcile() -> StageResult:
-        row, tick = report.stage("dream"), state["tick"]
-        if row is None or not row.ok or row.outcome == "busy":
-            why = "another dream holds the consolidation lock" if row and row.outcome == "busy" else "dream failed"
-            return StageResult("reconcile", "skipped", True, {"summary": why, "skipped": why})
-        if row.outcome == "ingested":
-            return _from_step(state["runner"].follow_up("reconcile"))
-        if not read_superseded(settings.paths.state_dir):
-            return StageResult("reconcile", "skipped", True, {"summary": "nothing to retire",
-                                                              "skipped": "nothing to retire"})
-        return _from_step(reconcile_step(settings, tick or TickResult("idle"), embedder))
-
-    def promote() -> StageResult:
-        row = report.stage("dream")
-        if row is None or row.outcome != "ingested":
-            why = ("dream failed" if row is None or not row.ok else
-                   "another dream holds the consolidation lock" if row.outcome == "busy" else "nothing ingested")
-            return StageResult("promote", "skipped", True, {"summary": why, "skipped": why})
-        return _from_step(state["runner"].follow_up("promote"))
-
-    def lint() -> StageResult:
-        return _lint_stage(state["tick"], report.stage("dream"))
-
-    bodies: dict[str, Callable[[], StageResult]] = {
-        "spool": lambda: _spool(settings, spool_seconds), "index": lambda: _index(settings, embedder),
-        "dream": dream, "reconcile": reconcile, "promote": promote, "lint": lint,
-    }
+    chain = _Pass(settings, config, force=force, engine=engine, spool_seconds=spool_seconds,
+                  embedder=shared_embedder(settings) if embedder is None else embedder)
+    report = chain.report
     for name in STAGES:
         if report.stopped or stop():
             report.stopped = True
-            report.stages.append(StageResult(name, "stopped", True, {"summary": "stopped by a signal before this stage",
-                                                                     "skipped": "stopped"}))
+            report.stages.append(StepResult(name, True, {"skipped": "stopped"}, outcome="stopped"))
             continue
         if progress is not None:
             progress(name)
-        t0 = time.monotonic()
-        try:
-            row = bodies[name]()
-        except Exception as exc:  # noqa: BLE001 - a stage's failure is a row, never the end of the chain
-            message = describe(exc)
-            row = StageResult(name, "failed", False, {"summary": message}, error=message)
-            if name == "dream":
-                state["tick"] = None
-        row.seconds = time.monotonic() - t0
-        tick = state["tick"]
-        if name == "lint" and tick is not None and tick.outcome in ("linted", "lint_failed"):
-            row.seconds = tick.seconds  # the lint ran inside the dream's tick: show its time on its own row
-            dream_row = report.stage("dream")
-            if dream_row is not None:
-                dream_row.seconds = max(0.0, dream_row.seconds - tick.seconds)
-        report.stages.append(row)
+        report.stages.append(chain.run(name))
     report.seconds = time.monotonic() - started
     return report
 

@@ -127,11 +127,10 @@ def memory_md_counts(settings: Settings) -> dict[str, Any]:
 
 
 def spool_counts(settings: Settings) -> dict[str, Any]:
-    """The hook spool's queue through :func:`suzent_cli.hooks.spool.pending`, if that package is installed."""
-    try:
-        from suzent_cli.hooks import spool  # noqa: PLC0415 - optional
-    except ImportError:
-        return {"available": False, "pending": None}
+    """The hook spool's queue through :func:`suzent_cli.hooks.spool.pending` (``available`` is always True: the
+    key stays for readers of ``status --json``)."""
+    from suzent_cli.hooks import spool  # noqa: PLC0415
+
     try:
         return {"available": True, "pending": int(spool.pending(settings)), "failed": int(spool.given_up(settings)),
                 "failed_dir": str(spool.failed_dir(settings))}

@@ -276,24 +276,25 @@ def test_cli_idle_json_and_status(home):
     proc = invoke(home, "status", env_extra=env)
     assert proc.returncode == 0 and "watermark      2026-06-18" in proc.stdout and "index          not built" in proc.stdout
     for args, message in ((["dream", "--max-days", "zero"], "--max-days must be a whole number"),
-                          (["dream", "--ticks", "2"], "--ticks only applies with --loop"),
                           (["dream", "--engine", "claude"], "needs ANTHROPIC_API_KEY"),
                           (["lint", "--engine", "gpt"], "--engine must be one of auto, offline, claude")):
         proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
+    proc = run_cli(home, "dream", "--loop", env_extra=env)  # gone: `suzent loop` repeats the whole chain
+    assert proc.returncode == 2 and "No such option: --loop" in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
     proc = invoke(home, "dream", env_extra=env)
     assert proc.returncode == 2 and "unknown key or table 'dreams'" in proc.stderr
 
 
-def test_loop_ticks_and_lint_cli(home):
+def test_ticks_and_lint_cli(home):
     s = settings_at(home)
     for day in days("2026-06-01", 3):
         log(s, day, "[personal] Lives in Berlin", "[personal] Lives in Lisbon")
     env = {"SUZENT_NOW": "2026-06-20T12:00"}
-    proc = invoke(home, "dream", "--loop", "--interval", "1", "--ticks", "2", "--force", "--json", env_extra=env)
-    outcomes = [json.loads(line)["outcome"] for line in proc.stdout.splitlines()]  # JSON Lines, one per tick
-    assert outcomes == ["ingested", "linted"] and proc.returncode == 0, proc.stderr
+    ticks = [invoke(home, "dream", "--force", "--json", env_extra=env) for _ in range(2)]
+    outcomes = [json.loads(proc.stdout)["outcome"] for proc in ticks]
+    assert outcomes == ["ingested", "linted"] and [p.returncode for p in ticks] == [0, 0], ticks[-1].stderr
     # two current claims about where the user lives (a person's edit) → the rules lint flags them
     profile = s.paths.vault_dir / "3_Personal/Profile.md"
     profile.write_text(profile.read_text().replace("## Claims\n", "## Claims\n\n- Lives in Madrid\n"))

@@ -18,7 +18,6 @@ import typer.main
 import suzent_cli
 from conftest import HASH_ENV, REPO, invoke
 from suzent_cli import errors
-from suzent_cli import errors as exit_codes
 from suzent_cli.cli.app import app
 from suzent_cli.errors import CODES, EXIT_CODES
 
@@ -69,8 +68,8 @@ def test_the_table_is_well_formed():
     codes = [c for c, _, _ in EXIT_CODES]
     assert codes == sorted(codes) and len(set(codes)) == len(codes)
     for code, name, meaning in EXIT_CODES:
-        assert getattr(exit_codes, name) == code and meaning and "|" not in meaning
-    assert exit_codes.name_of(4) == "IDLE"
+        assert getattr(errors, name) == code and meaning and "|" not in meaning
+    assert errors.name_of(4) == "IDLE"
 
 
 def test_docs_table_is_the_module_table():
@@ -79,7 +78,7 @@ def test_docs_table_is_the_module_table():
     rows = [tuple(c.strip() for c in m.groups())
             for m in re.finditer(r"^\| `(\d+)` \|([^|]+)\|([^|]+)\|\s*$", section, re.M)]
     assert rows == [(str(code), name, meaning) for code, name, meaning in EXIT_CODES], \
-        "docs/cli.md's Exit codes table differs from suzent_cli/exit_codes.py"
+        "docs/cli.md's Exit codes table differs from suzent_cli/errors.py"
 
 
 def test_man_pages_carry_the_table():

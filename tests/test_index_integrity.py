@@ -89,7 +89,7 @@ def test_run_after_a_deleted_table_rebuilds_it(indexed, embedder):
 def test_run_shows_the_indexers_warnings_in_its_row_on_stderr_and_in_json(indexed, embedder, tmp_path, monkeypatch):
     from rich.console import Console
 
-    from suzent_cli.cli import run as run_cli_mod
+    from suzent_cli.cli import render as run_cli_mod
     from suzent_cli.run import PassReport, _index
 
     (tmp_path / "secret.md").write_text("outside\n")
@@ -97,11 +97,11 @@ def test_run_shows_the_indexers_warnings_in_its_row_on_stderr_and_in_json(indexe
     shutil.rmtree(table_dir(indexed))
     stage = _index(indexed, embedder)
     assert stage.ok and len(stage.detail["warnings"]) == 2, stage.detail  # the vanished table, the refused link
-    assert "2 warnings" in run_cli_mod._detail(stage)
+    assert "2 warnings" in run_cli_mod.row_detail(stage)
     shown: list[str] = []
     monkeypatch.setattr(run_cli_mod, "out", Console(file=io.StringIO(), force_terminal=False))
     monkeypatch.setattr(run_cli_mod, "warn", shown.append)
-    run_cli_mod.render_pass(PassReport(stages=[stage]))
+    run_cli_mod.print_pass(PassReport(stages=[stage]))
     assert any("table was missing" in w for w in shown) and any("leak.md" in w for w in shown), shown
     assert PassReport(stages=[stage]).to_json()["stages"][0]["detail"]["warnings"] == stage.detail["warnings"]
 

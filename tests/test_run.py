@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import importlib.util
 import json
 import re
 import signal
 import sys
 import time
-import types
 from pathlib import Path
 
 import pytest
@@ -27,9 +25,6 @@ from suzent_cli.run import STAGES, refresh_today, run_pass
 from conftest import CountingEmbedder, invoke
 
 ENV = {"SUZENT_NOW": "2026-06-20T12:00", "SUZENT_EMBEDDER": "hash:64"}
-HAS_SPOOL = importlib.util.find_spec("suzent_cli.hooks") is not None and \
-    importlib.util.find_spec("suzent_cli.hooks.spool") is not None
-NO_SPOOL = "suzent_cli.hooks.spool is not installed yet (built concurrently); spool assertions skipped"
 
 
 def settings_at(home: Path, now: str = "2026-06-20T12:00"):
@@ -63,10 +58,6 @@ def outcomes(report: dict) -> dict[str, str]:
     return {s["name"]: s["outcome"] for s in report["stages"]}
 
 
-def spool_outcome() -> set[str]:
-    return {"skipped"} if HAS_SPOOL else {"not available"}
-
-
 # --- run ---------------------------------------------------------------------------------------------------
 def test_run_the_whole_chain_then_idle_and_status_matches(home):
     fill(home)
@@ -78,7 +69,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
     for stage in first["stages"]:
         assert set(stage) == {"name", "outcome", "ok", "seconds", "detail", "error"} and stage["ok"], stage
     got = outcomes(first)
-    assert got["spool"] in spool_outcome()
+    assert got["spool"] == "skipped"
     assert (got["index"], got["dream"], got["reconcile"], got["promote"], got["lint"]) == \
         ("built", "ingested", "reconciled", "written", "skipped")
     stages = {s["name"]: s for s in first["stages"]}
@@ -135,10 +126,7 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
     assert (q["late_lines"], q["superseded"], q["confirmations"], q["tombstones"]) == (0, 0, 0, 1)
     assert data["vault"]["tombstones"] == 1 and data["vault"]["superseded_pending"] == 0  # the old keys stay
     assert all(not lock["held"] for lock in data["locks"].values()) and "memory_md" in data["locks"]
-    if HAS_SPOOL:
-        assert q["spool"]["available"] is True and (q["spool"]["pending"], q["spool"]["failed"]) == (0, 0)
-    else:
-        assert q["spool"]["available"] is False
+    assert q["spool"]["available"] is True and (q["spool"]["pending"], q["spool"]["failed"]) == (0, 0)
     assert data["watermark"] == "2026-06-12" and data["last_lint_result"]["outcome"] == "linted"
 
     proc = invoke(home, "status", env_extra=ENV)  # piped: plain "label  value" lines, one per fact
@@ -205,26 +193,22 @@ class _FakeSpool:
         return self.result
 
 
-def _use_spool(monkeypatch, module) -> None:
-    """Make ``from suzent_cli.hooks import spool`` give ``module`` (None: make it fail with ImportError)."""
-    import suzent_cli
+def _use_spool(monkeypatch, fake) -> None:
+    """Make the real :mod:`suzent_cli.hooks.spool` answer ``pending``/``drain`` through ``fake``."""
+    from suzent_cli.hooks import spool
 
-    try:
-        import suzent_cli.hooks as package
-    except ImportError:  # the hooks package is built concurrently: stand in for it
-        package = types.ModuleType("suzent_cli.hooks")
-        monkeypatch.setitem(sys.modules, "suzent_cli.hooks", package)
-        monkeypatch.setattr(suzent_cli, "hooks", package, raising=False)
-    monkeypatch.setitem(sys.modules, "suzent_cli.hooks.spool", module)
-    if module is None:
-        monkeypatch.delattr(package, "spool", raising=False)
-    else:
-        monkeypatch.setattr(package, "spool", module, raising=False)
+    monkeypatch.setattr(spool, "pending", fake.pending)
+    monkeypatch.setattr(spool, "drain", fake.drain)
+
+
+class _BrokenSpool(_FakeSpool):
+    def drain(self, settings, *, deadline=None) -> dict:
+        raise RuntimeError("spool folder vanished mid-drain")
 
 
 def test_spool_stage_drains_with_a_deadline_and_reports_failures(home, monkeypatch):
-    """Against stand-ins for the agreed API (pending(settings) -> int, drain(settings, *, deadline) -> dict), so it
-    runs whether or not the hooks package is there."""
+    """Against the agreed API (pending(settings) -> int, drain(settings, *, deadline) -> dict), with stand-ins for
+    what the functions return."""
     s = settings_at(home)
     config = DreamConfig(engine="rules")
     ok = _FakeSpool(2, {"drained": 2, "left": 0, "failed": 0, "errors": [], "turns": 3, "facts": 4})
@@ -243,14 +227,13 @@ def test_spool_stage_drains_with_a_deadline_and_reports_failures(home, monkeypat
     idle = _FakeSpool(0, {})
     _use_spool(monkeypatch, idle)
     assert run_pass(s, config, embedder=CountingEmbedder()).stages[0].outcome == "skipped" and idle.deadlines == []
-    _use_spool(monkeypatch, None)  # the import fails: not available, which is not a failure
+    _use_spool(monkeypatch, _BrokenSpool(1, {}))  # an exception inside the drain: a failed stage, never "ok"
     report = run_pass(s, config, embedder=CountingEmbedder())
-    assert (report.stages[0].outcome, report.stages[0].ok, report.exit_code) == ("not available", True, 0)
+    assert (report.stages[0].outcome, report.stages[0].ok, report.exit_code) == ("failed", False, 1)
+    assert "RuntimeError: spool folder vanished mid-drain" in report.stages[0].error and report.stages[1].ok
 
 
 def test_the_real_spool_module_has_the_agreed_api():
-    if not HAS_SPOOL:
-        pytest.skip(NO_SPOOL)
     import inspect
 
     from suzent_cli.hooks import spool
@@ -269,7 +252,7 @@ def test_refresh_today_moves_only_an_unpinned_clock(home):
 
 # --- loop --------------------------------------------------------------------------------------------------
 def test_a_second_signal_exits_at_once():
-    from suzent_cli.cli.run import Signals
+    from suzent_cli.cli.signals import Signals
 
     with Signals() as signals:
         signals._handle(signal.SIGTERM, None)

@@ -10,7 +10,7 @@ from typing import List, Mapping
 import typer
 
 from suzent_cli import __version__
-from suzent_cli import errors as exit_codes
+from suzent_cli import errors
 from suzent_cli.config import OLD_NAMES, Settings, resolve_home, resolve_settings, setting
 from suzent_cli.errors import SuzentError
 
@@ -112,7 +112,10 @@ _plain_coercion()
 
 
 def _register() -> None:
-    from suzent_cli.cli import capture, config, dream, dryrun, index, init, legacy, promote, recall, reconcile, run, verify  # noqa: F401,PLC0415 - each module adds its commands to `app`
+    # one module per command (or command group), each adding itself to `app`; imported in the order --help lists them
+    from suzent_cli.cli import (  # noqa: F401,PLC0415
+        capture, dream, lint, status, dryrun, index, init, paths, legacy, promote, recall, reconcile, forget, run,
+        loop, verify, config)
 
 
 _register()
@@ -179,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
 
             kept = rescue_unread_payload(capture_hook_home(argv))  # "" unless a capture hook left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)
-            return exit_codes.OK
+            return errors.OK
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
@@ -188,18 +191,18 @@ def main(argv: list[str] | None = None) -> int:
         hook = _hook_of(argv)[0] is not None
         print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
               file=sys.stderr)
-        return exit_codes.OK if hook else exit_codes.FAILED
+        return errors.OK if hook else errors.FAILED
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return exit_codes.INTERRUPTED
-    return exit_codes.OK
+        return errors.INTERRUPTED
+    return errors.OK
 
 
 def _exit_code(code: object) -> int:
     """The process exit code ``sys.exit(code)`` would give: None → 0, an int as is, anything else (a message) → 1."""
     if code is None:
-        return exit_codes.OK
+        return errors.OK
     if isinstance(code, int):
         return code
     print(code, file=sys.stderr)
-    return exit_codes.FAILED
+    return errors.FAILED

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from suzent_cli import errors as exit_codes
+from suzent_cli import errors
 from suzent_cli.capture import (
     extract_and_write,
     index_after_capture,
@@ -19,6 +19,7 @@ from suzent_cli.capture import (
     write_facts,
 )
 from suzent_cli.errors import InputInvalid
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
@@ -47,14 +48,12 @@ def capture_cmd(
     date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="Backfill into this day's log (YYYY-MM-DD)."),
     time: Optional[str] = typer.Option(None, "--time", metavar="HH:MM", help="Entry time HH:MM (UTC; default now)."),
     index: bool = typer.Option(False, "--index", help="Reindex the touched log right after appending."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
-    from_agent: Optional[str] = typer.Option(None, "--from", metavar="claude-code",
-                                             help="Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
-                                                  "stdin and capture the session's new complete turns; spooled "
-                                                  "first, never fails the agent (exit 0, warnings on stderr)."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S",
-                                          help="With --from: seconds before the hook gives up and leaves the payload "
-                                               "spooled for the next run (default 10)."),
+    json_out: bool = options.json_out("Print a JSON summary."),
+    from_agent: Optional[str] = options.from_agent("Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
+                                                   "stdin and capture the session's new complete turns; spooled "
+                                                   "first, never fails the agent (exit 0, warnings on stderr)."),
+    timeout: Optional[str] = options.timeout("With --from: seconds before the hook gives up and leaves the payload "
+                                             "spooled for the next run (default 10)."),
 ) -> None:
     """Append facts to the day's log in the capture buffer (fast: ready fact lines load no model).
 
@@ -104,7 +103,7 @@ def capture_cmd(
             result.warnings.append(problem)
     _render(result, report, json_out, rejected)
     if rejected:  # the good lines are captured; the exit status says that some were not
-        raise typer.Exit(exit_codes.BAD_INPUT)
+        raise typer.Exit(errors.BAD_INPUT)
 
 
 def _session(raw: str, warnings: list[str]) -> str:

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import emit_json, escape, out
 
@@ -15,9 +16,9 @@ def index_cmd(
     ctx: typer.Context,
     full: bool = typer.Option(False, "--full", help="Re-read every file (legacy rows are never deleted)."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Move the table to <home>/backups/ and build a fresh one (with the same embedder unless --model names another)."),
-    model: Optional[str] = typer.Option(None, "--model", metavar="EMBEDDER", help="Embedder: all-MiniLM-L6-v2 (default), hash[:DIM], or a "
+    model: Optional[str] = options.model("Embedder: all-MiniLM-L6-v2 (default), hash[:DIM], or a "
                                                               "local sentence-transformers model dir."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = options.json_out("Print a JSON summary."),
 ) -> None:
     """Index changed files (by mtime): daily-log facts, vault pages and core files; the only LanceDB writer.
 

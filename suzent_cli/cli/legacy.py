@@ -8,6 +8,7 @@ from typing import Iterator
 
 import typer
 
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
 
@@ -68,7 +69,7 @@ def retire_legacy_cmd(
     apply: bool = typer.Option(False, "--apply", help="Back up the table, then delete the legacy rows; refused while any is recorded nowhere."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --apply: do not ask for confirmation."),
     sample: str = typer.Option("5", "--sample", metavar="N", help="Rows recorded nowhere to show in the check [5]."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = options.json_out("Print a JSON summary."),
 ) -> None:
     """Retire the index rows no markdown file backs (e.g. the original suzent app's): check (default, read-only),
     then --export them into the daily logs, let the dream fold them, then --apply to delete them after a backup.

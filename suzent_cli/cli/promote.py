@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import emit_json, escape, out, warn
 
@@ -11,10 +12,9 @@ from suzent_cli.cli.render import emit_json, escape, out, warn
 @app.command("promote")
 def promote_cmd(
     ctx: typer.Context,
-    engine: str = typer.Option("auto", "--engine", metavar="auto|offline|claude",
-                               help="auto (claude when ANTHROPIC_API_KEY is set) | offline | claude."),
+    engine: str = options.engine(default="auto", metavar="auto|offline|claude", help="auto (claude when ANTHROPIC_API_KEY is set) | offline | claude."),
     max_lines: int = typer.Option(200, "--max-lines", metavar="N", help="Most lines of the generated zone, 6..10000 [200]; the best claims that fit are kept, and a warning says how many were left out."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = options.json_out("Print a JSON summary."),
 ) -> None:
     """Rewrite the generated zone of MEMORY.md (above `<!-- /memory:generated -->`) from the current claims of
     the 3_Personal/ pages, most recalled first; the manual zone below the marker is kept as it is, and a MEMORY.md

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from suzent_cli.errors import InputInvalid
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, escape, out
 
@@ -19,17 +20,15 @@ def recall_cmd(
                                        help="hybrid (BM25 + vector, score fusion; the default) | vector | fts "
                                             "(the default with --from: no model to load)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", metavar="N", help="How many hits (default 10; 5 with --from)."),
-    model: Optional[str] = typer.Option(None, "--model", metavar="EMBEDDER", help="Embedder (must be the one the index was built with)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON hits."),
+    model: Optional[str] = options.model("Embedder (must be the one the index was built with)."),
+    json_out: bool = options.json_out("Print JSON hits."),
     explain: bool = typer.Option(False, "--explain", help="Show how each hit's score was made: every run's "
                                  "normalized score, date boost, neighbour share, importance and its factors."),
-    from_agent: Optional[str] = typer.Option(None, "--from", metavar="claude-code",
-                                             help="Answer a Claude Code UserPromptSubmit hook: read the payload on "
-                                                  "stdin, print its prompt's memories as hookSpecificOutput JSON "
-                                                  "(nothing when none); never fails the agent (exit 0)."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S",
-                                          help="With --from: seconds before the hook gives up and prints nothing "
-                                               "(default 2)."),
+    from_agent: Optional[str] = options.from_agent("Answer a Claude Code UserPromptSubmit hook: read the payload on "
+                                                   "stdin, print its prompt's memories as hookSpecificOutput JSON "
+                                                   "(nothing when none); never fails the agent (exit 0)."),
+    timeout: Optional[str] = options.timeout("With --from: seconds before the hook gives up and prints nothing "
+                                             "(default 2)."),
 ) -> None:
     """Search memory; every hit names its source file, line or chunk, date and session.
 
@@ -61,15 +60,11 @@ def recall_cmd(
     if not hits:
         out.print("no memories found")
         return
-    if explain:
+    if explain or not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):
             typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.content.split())}")
-            for line in explain_lines(h):
+            for line in explain_lines(h) if explain else ():
                 typer.echo(f"    {line}")
-        return
-    if not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
-        for i, h in enumerate(hits, 1):
-            typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.content.split())}")
         return
     from rich.table import Table  # noqa: PLC0415
 

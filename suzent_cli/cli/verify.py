@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import emit_json, escape, out
 
@@ -14,7 +15,7 @@ def verify_fact_cmd(
     text: str = typer.Argument(..., metavar="TEXT", help="The fact, one line."),
     by: str = typer.Option(..., "--by", metavar="NAME", help="Who verified it: a person's plain name "
                            "(letters, digits, '.', '_', '-'); names starting with 'agent' are refused."),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = options.json_out("Print a JSON summary."),
 ) -> None:
     """Record that a person verified a fact: appends `- TEXT <!-- verified: human:NAME@DATE -->` below the
     <!-- /memory:generated --> marker of MEMORY.md (the manual zone; the generated part is never touched).

@@ -35,7 +35,7 @@ from suzent_cli.dream.vault_tools import VaultTools
 SUMMARY_CAP = 600
 REQUEST_TIMEOUT = 300.0
 NO_RETRY_WINDOW = 60.0  # seconds: this close to the deadline a failed request is not retried
-USER, INSTEAD = "the claude dream engine", "--engine rules"  # how a missing key is worded
+USER, INSTEAD = "the claude dream engine", "--engine offline"  # how a missing key is worded
 
 _DETAILS_RE = re.compile(r"<details\b[^>]*>.*?(?:</details>|\Z)", re.IGNORECASE | re.DOTALL)
 _CONTRADICTION_RE = re.compile(r"^\s*(?:[-*]\s*)?\**CONTRADICTION:\**\s*(.+?)\s*$", re.MULTILINE)

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 from filelock import FileLock, Timeout
 
-from suzent_cli import errors as exit_codes
+from suzent_cli import errors
 from suzent_cli.archive import APPEND_LOCK, parse_log
 from suzent_cli.config import DreamConfig, Settings, canonical_engine
 from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError, describe
@@ -58,39 +58,36 @@ from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, sav
 # The consolidation lock and its holder note ({"pid", "since"}, for `suzent status`): names from the catalogue.
 DREAM_LOCK, HOLDER = state_names.DREAM_LOCK, state_names.DREAM_HOLDER
 
-# Exit codes of `suzent dream` / `suzent lint` (documented in their --help; the table is suzent_cli.exit_codes).
-EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = exit_codes.OK, exit_codes.IDLE, exit_codes.RUN_FAILED, exit_codes.BUSY
+# Exit codes of `suzent dream` / `suzent lint` (documented in their --help; the table is suzent_cli.errors.EXIT_CODES).
+EXIT_RAN, EXIT_IDLE, EXIT_FAILED, EXIT_BUSY = errors.OK, errors.IDLE, errors.RUN_FAILED, errors.BUSY
 
 
 @dataclass
 class StepResult:
-    """Outcome of one follow-up step after a productive run or a lint that changed pages."""
+    """One step's outcome, as data (the CLI words it, :mod:`suzent_cli.cli.render`): a follow-up after a productive
+    run or a lint that changed pages, or one stage of a ``suzent run`` pass (:mod:`suzent_cli.run`).
+
+    ``detail`` is JSON-ready (a skipped step says why in ``detail["skipped"]``); ``error`` is one line when ``ok`` is
+    False. A pass's stage also has ``outcome`` (a short word: ``built``, ``ingested``, ``skipped``, ``failed``, …),
+    ``seconds``, and ``source``: the result it was made from (a :class:`TickResult`, an exception), never serialized.
+    """
 
     name: str
     ok: bool
     detail: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    outcome: str = ""
+    seconds: float = 0.0
+    source: Any = field(default=None, repr=False, compare=False)
 
-    def summary(self) -> str:
-        """One line saying what the step did (``suzent dream`` and ``suzent run`` print the same words)."""
-        d = self.detail
-        if not self.ok:
-            return f"failed: {self.error}"
-        if d.get("skipped"):
-            return f"skipped, {d['skipped']}"
-        if self.name == "reconcile":
-            frag = d.get("fragments_compacted")
-            return (f"retired {d.get('lines_retired', 0)} superseded lines, {len(d.get('days_reindexed') or [])} days "
-                    f"reindexed, rows {d.get('rows_removed', 0)} out / {d.get('rows_reembedded', 0)} in"
-                    + (f", fragments {frag[0]} → {frag[1]}" if frag else "")
-                    + ("" if d.get("index_built", True) else " (no index yet)"))
-        if self.name == "promote":
-            status = d.get("status")
-            return {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims",
-                    "unchanged": "MEMORY.md unchanged",
-                    "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
-                    "nothing": "nothing to promote to MEMORY.md"}.get(status, f"MEMORY.md {status}")
-        return str(d.get("summary") or "done")
+    def to_json(self) -> dict[str, Any]:
+        """A follow-up as a tick's JSON keeps it: ``{name, ok, detail, error}``."""
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "error": self.error}
+
+    def row_json(self) -> dict[str, Any]:
+        """A pass's stage: ``{name, outcome, ok, seconds (rounded to ms), detail, error}``."""
+        return {"name": self.name, "outcome": self.outcome, "ok": self.ok, "seconds": round(self.seconds, 3),
+                "detail": self.detail, "error": self.error}
 
 
 @dataclass
@@ -131,7 +128,7 @@ class TickResult:
             "batch": [d.isoformat() for d in self.batch], "facts": self.facts, "pages_changed": self.pages_changed,
             "superseded": self.superseded, "confirmations": self.confirmations, "failures": self.failures,
             "summary": self.summary, "error": self.error,
-            "lint": self.lint, "steps": [s.__dict__ for s in self.steps], "warnings": self.warnings,
+            "lint": self.lint, "steps": [s.to_json() for s in self.steps], "warnings": self.warnings,
             "seconds": round(self.seconds, 3), "retry_after": self.retry_after,
         }
 
@@ -362,64 +359,24 @@ class DreamRunner:
         return TickResult("idle", decision, watermark_before=mark, watermark_after=mark, summary=decision.reason)
 
     def _ingest(self, state: DreamState, decision: Decision) -> TickResult:
-        settings, now = self.settings, self.settings.clock
+        """Fold the gate's batch (module doc, steps 2-5): skip it after ``max_retries`` failed attempts, advance past
+        it when it holds nothing to fold, else run the engine and keep the attempt when it was productive."""
         mark = ledger.watermark(ledger.read_ledger(self.vault))
         batch_days = decision.batch
         end = batch_days[-1] if batch_days else mark  # only late lines: the watermark stays where it is
         if end is None:  # cannot happen: late lines exist only at or below a watermark
             return TickResult("idle", decision, summary="nothing to ingest")
-        key = end.isoformat()
-        span = f"{batch_days[0].isoformat()}..{key}" if batch_days else "late lines"
         result = TickResult("unproductive", decision, self.engine_name, mark, mark, batch_days)
-        failures = state.failures.get(key, 0)
+        failures = state.failures.get(end.isoformat(), 0)
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
-        state.last_attempt = now
+        state.last_attempt = self.settings.clock
         if failures >= self.config.max_retries:
-            self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings,
-                                                   timeout=settings.lock_timeout, log_exists=self._log_exists))
-            late_note = _late_note(dict(decision.late))
-            ledger.append_ledger(self.vault, ledger.skip_entry(settings.today, batch_days[0] if batch_days else None,
-                                                               end, failures, late_note),
-                                 timeout=settings.lock_timeout)
-            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
-            self._clear_counters(state, end)
-            state.in_flight = None
-            result.outcome, result.watermark_after, result.failures = "skipped", end, failures
-            result.summary = (f"skipped {span} after {failures} failed attempts"
-                              + (f" (with {late_note})" if late_note and batch_days else "")
-                              + f"; watermark {'advanced to' if batch_days else 'stays at'} {key}")
-            state.last_ingest = result.record()
-            save_state(self.state_dir, state)
-            return result
-
+            return self._skip_batch(state, result, end, failures)
         batch = self._batch(mark, batch_days, end, state, result.warnings)
-        late_note = _late_note(batch.late)
         result.facts = len(batch.facts)
         if not batch.facts and not batch.confirmations:
-            # Nothing to fold (empty logs, or every fact forgotten): no engine can change a page, so waiting for
-            # one would only wedge the watermark. Advance it and say so.
-            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
-            ledger.append_ledger(self.vault, ledger.ingest_entry(settings.today, end, note="nothing to fold"),
-                                 timeout=settings.lock_timeout)
-            self._clear_counters(state, end)
-            state.in_flight = None
-            state.logs_read = self._logs_read
-            result.outcome, result.watermark_after = "ingested", end
-            result.summary = f"no facts to fold in {span}; watermark {'advanced to' if batch_days else 'stays at'} {key}"
-            state.last_ingest = result.record()
-            save_state(self.state_dir, state)
-            return result
-        if state.in_flight:
-            # A killed run: measure against the vault as it was before that run, so its pages still count.
-            before = dict(state.in_flight["snapshot"])
-            result.warnings.append(f"resuming after an interrupted run of the batch ending {state.in_flight.get('end')} "
-                                   f"(started {state.in_flight.get('started')})")
-            state.in_flight["end"] = key
-        else:
-            before = snapshot(self.vault)
-            state.in_flight = {"end": key, "started": now.isoformat(), "snapshot": before}
-        save_state(self.state_dir, state)
-
+            return self._fold_nothing(state, result, end)
+        before = self._begin_attempt(state, result, end)
         outcome = None
         try:
             outcome = engine.ingest(batch)
@@ -433,32 +390,96 @@ class DreamRunner:
             result.error = describe(exc)
         self._scrub(result)
         result.pages_changed = changed_pages(before, snapshot(self.vault))
-
         if outcome is not None and result.pages_changed:
-            result.superseded = append_superseded(self.state_dir, outcome.superseded, timeout=settings.lock_timeout)
-            # only the lines the engine was shown: captures keep appending while it runs
-            result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=settings.lock_timeout)
-            # before the entry: a crash between the two leaves a re-run that finds the late lines on the pages
-            truncate_late_lines(self.state_dir, self._late_shown, timeout=settings.lock_timeout)
-            entry = ledger.ingest_entry(settings.today, end, note=late_note)
-            self._clear_counters(state, end)
-            state.logs_read = self._logs_read
-            state.engine_backoff = None
-            self._owe_follow_ups(state, key, entry)  # durable before the entry: a kill after it resumes them
-            save_state(self.state_dir, state)
-            ledger.append_ledger(self.vault, entry, timeout=settings.lock_timeout)
-            state.in_flight = None
-            result.outcome, result.watermark_after = "ingested", end
+            return self._productive(state, result, end, outcome.superseded, _late_note(batch.late))
+        return self._unproductive(state, result, failures, end)
+
+    @staticmethod
+    def _span(result: TickResult, end: dt.date) -> str:
+        days = result.batch
+        return f"{days[0].isoformat()}..{end.isoformat()}" if days else "late lines"
+
+    def _moved(self, state: DreamState, result: TickResult, outcome: str, end: dt.date) -> TickResult:
+        """The ledger entry moving the watermark to ``end`` is written: drop the counters of the batches it passed
+        and the in-flight snapshot, record ``result`` (now ``outcome``) as the last ingest and save the state."""
+        self._clear_counters(state, end)
+        state.in_flight = None
+        result.outcome, result.watermark_after = outcome, end
+        state.last_ingest = result.record()
+        save_state(self.state_dir, state)
+        return result
+
+    def _skip_batch(self, state: DreamState, result: TickResult, end: dt.date, failures: int) -> TickResult:
+        """``max_retries`` attempts failed: a ``skipped`` entry moves the watermark past the batch (its late lines
+        are dropped too), so a wedged batch cannot strand it."""
+        timeout, days = self.settings.lock_timeout, result.batch
+        self._late_shown = len(read_late_lines(self.state_dir, warnings=result.warnings, timeout=timeout,
+                                               log_exists=self._log_exists))
+        late_note = _late_note(dict(result.decision.late))
+        ledger.append_ledger(self.vault, ledger.skip_entry(self.settings.today, days[0] if days else None, end,
+                                                           failures, late_note), timeout=timeout)
+        truncate_late_lines(self.state_dir, self._late_shown, timeout=timeout)
+        result.failures = failures
+        result.summary = (f"skipped {self._span(result, end)} after {failures} failed attempts"
+                          + (f" (with {late_note})" if late_note and days else "")
+                          + f"; watermark {'advanced to' if days else 'stays at'} {end.isoformat()}")
+        return self._moved(state, result, "skipped", end)
+
+    def _fold_nothing(self, state: DreamState, result: TickResult, end: dt.date) -> TickResult:
+        """Nothing to fold (empty logs, or every fact forgotten): no engine can change a page, so waiting for one
+        would only wedge the watermark. Advance it and say so."""
+        timeout = self.settings.lock_timeout
+        truncate_late_lines(self.state_dir, self._late_shown, timeout=timeout)
+        ledger.append_ledger(self.vault, ledger.ingest_entry(self.settings.today, end, note="nothing to fold"),
+                             timeout=timeout)
+        state.logs_read = self._logs_read
+        result.summary = (f"no facts to fold in {self._span(result, end)}; watermark "
+                          f"{'advanced to' if result.batch else 'stays at'} {end.isoformat()}")
+        return self._moved(state, result, "ingested", end)
+
+    def _begin_attempt(self, state: DreamState, result: TickResult, end: dt.date) -> dict[str, str]:
+        """Save the ``in_flight`` snapshot the attempt is measured against, and return it. A killed run's snapshot is
+        kept: measured against the vault as it was before that run, its pages still count."""
+        key = end.isoformat()
+        if state.in_flight:
+            before = dict(state.in_flight["snapshot"])
+            result.warnings.append(f"resuming after an interrupted run of the batch ending {state.in_flight.get('end')} "
+                                   f"(started {state.in_flight.get('started')})")
+            state.in_flight["end"] = key
+        else:
+            before = snapshot(self.vault)
+            state.in_flight = {"end": key, "started": self.settings.clock.isoformat(), "snapshot": before}
+        save_state(self.state_dir, state)
+        return before
+
+    def _productive(self, state: DreamState, result: TickResult, end: dt.date, superseded, late_note: str) -> TickResult:
+        """The engine finished and changed a page (module doc, step 4): hand off the superseded lines, drop the
+        queue records it was shown, owe the follow-ups, then write the ``ingest`` entry; run the follow-ups unless
+        deferred."""
+        timeout = self.settings.lock_timeout
+        result.superseded = append_superseded(self.state_dir, superseded, timeout=timeout)
+        # only the lines the engine was shown: captures keep appending while it runs
+        result.confirmations = truncate_confirmations(self.state_dir, self._shown, timeout=timeout)
+        # before the entry: a crash between the two leaves a re-run that finds the late lines on the pages
+        truncate_late_lines(self.state_dir, self._late_shown, timeout=timeout)
+        entry = ledger.ingest_entry(self.settings.today, end, note=late_note)
+        self._clear_counters(state, end)
+        state.logs_read = self._logs_read
+        state.engine_backoff = None
+        self._owe_follow_ups(state, end.isoformat(), entry)  # durable before the entry: a kill after it resumes them
+        save_state(self.state_dir, state)
+        ledger.append_ledger(self.vault, entry, timeout=timeout)
+        self._moved(state, result, "ingested", end)
+        if not self.defer_follow_ups:
+            result.steps = self._follow_ups(result, state=state)
             state.last_ingest = result.record()
             save_state(self.state_dir, state)
-            if not self.defer_follow_ups:
-                result.steps = self._follow_ups(result, state=state)
-                state.last_ingest = result.record()
-                save_state(self.state_dir, state)
-            return result
+        return result
 
+    def _unproductive(self, state: DreamState, result: TickResult, failures: int, end: dt.date) -> TickResult:
+        """The engine failed or changed no page: one more failed attempt at this batch; the watermark stays."""
         state.engine_backoff = None  # the engine was reached: a real attempt
-        state.failures[key] = failures + 1
+        state.failures[end.isoformat()] = failures + 1
         state.in_flight = None
         result.failures = failures + 1
         if result.error is None:

@@ -1,0 +1,31 @@
+"""``suzent status``: every tier on one screen (read-only)."""
+
+from __future__ import annotations
+
+import typer
+
+from suzent_cli.cli import options
+from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.render import emit_json, print_status
+
+
+@app.command("status")
+def status_cmd(
+    ctx: typer.Context,
+    json_out: bool = options.json_out("Print the status as JSON."),
+    no_index: bool = typer.Option(False, "--no-index", help="Skip the index row counts (no LanceDB import)."),
+) -> None:
+    """Every tier on one screen: daily logs and fact lines, vault pages and claims, MEMORY.md, index rows, queues,
+    the dream's watermark, pending work, next tick, retries and last results, and lock holders.
+
+    Example: suzent status --json
+    """
+    from suzent_cli.config import dream_config  # noqa: PLC0415
+    from suzent_cli.status import status  # noqa: PLC0415
+
+    settings = settings_of(ctx)
+    data = status(settings, dream_config(settings), with_index=not no_index)
+    if json_out:
+        emit_json(data)
+    else:
+        print_status(data)
