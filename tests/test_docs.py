@@ -61,20 +61,6 @@ def test_completions_offer_every_command():
 # --- the hand-written docs: short README, links that resolve, a code map that matches the tree ----------------
 
 DOCS = sorted((REPO / "docs").glob("*.md"))
-# Issue 14 is merged from parallel branches: these paths arrive with the sibling branches (settings: the generated
-# configuration page; errors: the client factory; results: the shared options and the hooks' process side;
-# vaultstate: the layering test). The check below fails as soon as one of them exists, so the merge empties this set.
-ARRIVING_WITH_SIBLING_BRANCHES = {"docs/configuration.md", "suzent_cli/claude.py", "suzent_cli/cli/options.py",
-                                  "suzent_cli/cli/hooks.py", "tests/test_layering.py"}
-# ... and these leave with them (errors: exit_codes.py becomes part of errors.py).
-LEAVING_WITH_SIBLING_BRANCHES = {"suzent_cli/exit_codes.py"}
-
-
-def test_arriving_and_leaving_paths_are_not_settled_yet():
-    here = sorted(p for p in ARRIVING_WITH_SIBLING_BRANCHES if (REPO / p).exists())
-    assert not here, f"{here} exist now: remove them from ARRIVING_WITH_SIBLING_BRANCHES in {__file__}"
-    gone = sorted(p for p in LEAVING_WITH_SIBLING_BRANCHES if not (REPO / p).exists())
-    assert not gone, f"{gone} are gone now: remove them from LEAVING_WITH_SIBLING_BRANCHES in {__file__}"
 
 
 def test_readme_is_what_a_newcomer_needs():
@@ -107,8 +93,6 @@ def test_local_links_resolve(doc):
         file, _, anchor = target.partition("#")
         linked = (path.parent / file).resolve() if file else path
         rel = linked.relative_to(REPO).as_posix()
-        if rel in ARRIVING_WITH_SIBLING_BRANCHES:
-            continue
         assert linked.exists(), f"{doc}: link to {target}: no such file"
         if anchor:
             assert anchor in _anchors(linked), f"{doc}: link to {target}: no such heading in {rel}"
@@ -135,14 +119,14 @@ def _code_map() -> list[str]:
 
 def test_the_code_map_is_the_tree():
     paths = _code_map()
-    assert "suzent_cli/index/indexer.py" in paths and "suzent_cli/vault/state.py" in paths and len(paths) > 40
-    missing = [p for p in paths if not (REPO / p.split()[0]).exists() and p not in ARRIVING_WITH_SIBLING_BRANCHES]
+    assert "suzent_cli/index/indexer.py" in paths and "suzent_cli/vault/state/" in paths and len(paths) > 40
+    missing = [p for p in paths if not (REPO / p.split()[0]).exists()]
     assert not missing, f"docs/ARCHITECTURE.md names paths that do not exist: {missing}"
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "suzent_cli").glob("*.py")} - {
         "suzent_cli/__init__.py", "suzent_cli/__main__.py"}
     packages = {f"{p.relative_to(REPO).as_posix()}/" for p in (REPO / "suzent_cli").iterdir()
                 if (p / "__init__.py").is_file()}
-    unmapped = sorted((modules | packages) - set(paths) - LEAVING_WITH_SIBLING_BRANCHES)
+    unmapped = sorted((modules | packages) - set(paths))
     assert not unmapped, f"docs/ARCHITECTURE.md's code map misses {unmapped}"
 
 
@@ -151,7 +135,7 @@ def test_docs_name_only_paths_that_exist():
     for doc in ["README.md", *(f"docs/{p.name}" for p in DOCS)]:
         text = (REPO / doc).read_text(encoding="utf-8")
         for path in re.findall(r"`((?:suzent_cli|tests|scripts)/[\w/]+\.(?:py|md))`", text):
-            assert (REPO / path).exists() or path in ARRIVING_WITH_SIBLING_BRANCHES, f"{doc} names {path}"
+            assert (REPO / path).exists(), f"{doc} names {path}"
 
 
 def test_format_lists_every_state_file():
