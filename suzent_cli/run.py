@@ -241,7 +241,7 @@ class _Pass:
         try:
             row = getattr(self, name)()
         except Exception as exc:  # noqa: BLE001 - a stage's failure is a row, never the end of the chain
-            row = StepResult(name, False, {}, one_line(exc), outcome="failed", source=exc)
+            row = StepResult(name, False, {}, describe(exc), outcome="failed", source=exc)
             if name == "dream":
                 self.report.tick = None
         row.seconds = time.monotonic() - t0

@@ -280,7 +280,7 @@ def test_cli_idle_json_and_status(home):
                           (["lint", "--engine", "gpt"], "--engine must be one of auto, offline, claude")):
         proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
-    proc = run_cli(home, "dream", "--loop", env_extra=env)  # gone: `suzent loop` repeats the whole chain
+    proc = invoke(home, "dream", "--loop", env_extra=env)  # gone: `suzent loop` repeats the whole chain
     assert proc.returncode == 2 and "No such option: --loop" in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
     proc = invoke(home, "dream", env_extra=env)

@@ -280,7 +280,7 @@ def test_missing_key_raises_config_invalid(tmp_path):
     settings = resolve_settings(home=tmp_path, today="2026-06-03", env={})
     with pytest.raises(ConfigInvalid) as err:
         ClaudeEngine.from_settings(settings, max_turns=5, protected=())
-    assert "ANTHROPIC_API_KEY" in str(err.value) and "--engine rules" in str(err.value)
+    assert "ANTHROPIC_API_KEY" in str(err.value) and "--engine offline" in str(err.value)
 
 
 # --- summary helpers ----------------------------------------------------------------------------------------------
