@@ -40,7 +40,7 @@ from suzent_cli.index import rank
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index.embed import Embedder
-from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata, unreadable
+from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
@@ -208,7 +208,7 @@ def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str
     return out
 
 
-def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
+def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
     """One ranked list: ``[(row, raw score)]``, best first."""
     if name == "vector":
         if embedder is None:
@@ -235,7 +235,7 @@ def check_query(query: str, *, mode: str, limit: int, embedder: Embedder | None)
         raise InputInvalid(f"mode {mode} needs an embedder")
 
 
-def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
+def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
@@ -349,11 +349,11 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     return hits
 
 
-def _open_for_read(settings: Settings, embedder: Embedder | None) -> Store:
+def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:
     from suzent_cli.index.store import table_exists  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")
     if embedder is not None:
-        return Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False, home=settings.paths.home)
-    return Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
+        return ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim, home=settings.paths.home)
+    return ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
