@@ -222,15 +222,20 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
     return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
 
 
-def check_query(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:
-    """Raise :class:`InputInvalid` for an unknown mode, a non-positive ``--limit``, an empty query, or a mode that
-    needs an embedder without one — before any index is opened, so bad input is always reported as such."""
+def check_query(query: str, *, mode: str, limit: int) -> None:
+    """Raise :class:`InputInvalid` for an unknown mode, a non-positive ``--limit`` or an empty query — before any
+    index is opened or model loaded, so bad input is always reported as such."""
     if mode not in MODES:
         raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
     if not query.strip():
         raise InputInvalid("empty query: nothing to recall")
+
+
+def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:
+    """:func:`check_query`, and a mode that needs an embedder without one is :class:`InputInvalid` too."""
+    check_query(query, mode=mode, limit=limit)
     if "vector" in RUNS[mode] and embedder is None:
         raise InputInvalid(f"mode {mode} needs an embedder")
 
@@ -243,7 +248,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
     """
-    check_query(query, mode=mode, limit=limit, embedder=embedder)
+    _check_search(query, mode=mode, limit=limit, embedder=embedder)
     pool = max(POOL, limit * 5)
     rows: dict[str, dict] = {}
     scores: dict[str, float] = {}
@@ -336,7 +341,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
-    check_query(query, mode=mode, limit=limit, embedder=embedder)
+    _check_search(query, mode=mode, limit=limit, embedder=embedder)
     store = _open_for_read(settings, embedder)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)
