@@ -123,3 +123,46 @@ def test_the_indexer_is_the_only_lancedb_writer():
     openers = sorted(f for f, t in sources.items() if re.search(r"Indexer\(", t))
     assert openers == ["index/api.py"]
 
+
+
+def _under_lock(tree: ast.Module, is_target) -> list[tuple[int, bool]]:
+    """``(line, held)`` of every call ``is_target(call)`` accepts: ``held`` when a ``with locked(...)`` encloses it."""
+    out: list[tuple[int, bool]] = []
+
+    def visit(node: ast.AST, held: bool) -> None:
+        if isinstance(node, ast.With):
+            held = held or any(isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Name)
+                               and i.context_expr.func.id == "locked" for i in node.items)
+        if isinstance(node, ast.Call) and is_target(node):
+            out.append((node.lineno, held))
+        for child in ast.iter_child_nodes(node):
+            visit(child, held)
+
+    visit(tree, False)
+    return out
+
+
+def test_every_writer_is_opened_under_the_indexer_lock():
+    """The indexer opens a TableWriter only inside ``with locked(<index_dir>/.indexer.lock)``, directly or in
+    ``Indexer._run_locked``, whose one caller holds the lock."""
+    tree = _trees()[INDEXER]
+    indexer = _class(tree, "Indexer")
+    run_locked = next(n for n in indexer.body if isinstance(n, ast.FunctionDef) and n.name == "_run_locked")
+
+    def opens_writer(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id == "TableWriter"
+
+    inside_run_locked = {line for line, _ in _under_lock(run_locked, opens_writer)}
+    opens = _under_lock(tree, opens_writer)
+    assert len(opens) >= 3  # a pass, optimize, legacy deletion
+    assert all(held or line in inside_run_locked for line, held in opens), opens
+
+    def calls_run_locked(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Attribute) and call.func.attr == "_run_locked"
+
+    callers = _under_lock(tree, calls_run_locked)
+    assert callers and all(held for _, held in callers), callers
+    lock_uses = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "locked"]
+    assert all("LOCK_FILE" in ast.unparse(n.args[0]) for n in lock_uses)
