@@ -10,6 +10,8 @@ variants alike:
 
 * ``script``  — the console script ``.venv/bin/suzent`` (what users and agents run; the HEADLINE number)
 * ``-m``      — ``python -m suzent_cli``
+* ``patch`` / ``nopatch`` — ``python -c`` running the CLI's ``main()`` with ``cli/app.py``'s plain coercion kept,
+  and with it undone (typer's own coercion, through pydantic): the evidence for keeping that patch (issue 14)
 
 History: 365 daily logs before "today" plus a big today's log (the one capture appends to), 100,000 fact lines in
 all, written in the archive format (:func:`suzent_cli.archive.render_entry`/``log_header``). By default a search
@@ -97,12 +99,23 @@ def variants(python: Path) -> dict[str, list[str]]:
     # suzent_cli.cli.app kept typer from coercing plain str/bool options through pydantic.
     out["ref"] = [str(python), "-c", "import sys, pydantic, typer._adapters; sys.argv[0] = 'suzent'; "
                                      "from suzent_cli.cli.app import main; main()"]
+    # The typer question (issue 14, item 10): the same CLI with cli/app.py's plain coercion undone, i.e. typer's own
+    # coercion of every option value (which builds a pydantic TypeAdapter), and its twin with the patch kept, so the
+    # ratio compares two `-c` entry points that differ in nothing else.
+    out["patch"] = [str(python), "-c", "import sys; sys.argv[0] = 'suzent'; "
+                                       "from suzent_cli.cli.app import main; raise SystemExit(main())"]
+    out["nopatch"] = [str(python), "-c", "import sys, typer.core as c; before = c._TyperParameter.get_runtime_param; "
+                                         "sys.argv[0] = 'suzent'; from suzent_cli.cli.app import main; "
+                                         "c._TyperParameter.get_runtime_param = before; raise SystemExit(main())"]
     out["floor"] = [str(python), "-c", "pass"]  # the capture args are ignored
     return out
 
 
 LABELS = {"script": "`suzent` (console script) — headline", "-m": "`python -m suzent_cli`",
-          "ref": "reference: + pydantic import (pre-fix chain)", "floor": "`python -c pass` (interpreter floor)"}
+          "ref": "reference: + pydantic import (pre-fix chain)",
+          "patch": "`-c main()`, plain coercion kept (cli/app.py as shipped)",
+          "nopatch": "`-c main()`, plain coercion undone (typer's own, via pydantic)",
+          "floor": "`python -c pass` (interpreter floor)"}
 
 
 def capture_args(i: int) -> list[str]:
@@ -230,6 +243,12 @@ def main() -> None:
     print(f"headline ({LABELS[head].split(' — ')[0]}): median {med['0 facts']:.3f} s with 0 facts, "
           f"{med[big]:.3f} s with {big}; ratio {flat:.2f}; interpreter floor {floor:.3f} s; "
           f"pre-fix reference {ref:.3f} s ({ref / med['0 facts']:.2f}x the headline)")
+    patch = {h: statistics.median(w for w, _ in times[("patch", h)]) for h in homes}
+    nopatch = {h: statistics.median(w for w, _ in times[("nopatch", h)]) for h in homes}
+    print(f"typer's plain coercion: median {patch['0 facts']:.3f} / {patch[big]:.3f} s with it, "
+          f"{nopatch['0 facts']:.3f} / {nopatch[big]:.3f} s without it (0 facts / {big}); without / with "
+          f"{nopatch['0 facts'] / patch['0 facts']:.2f} / {nopatch[big] / patch[big]:.2f}; without it "
+          f"{'within' if max(nopatch.values()) <= TARGET else 'OVER'} the {TARGET} s target")
     print(f"facts appended to the {big} home's today log during the runs: {appended} (expected "
           f"{2 * (args.runs + 1) * (len(cmds) - 1)})")
     print(f"heavy modules imported by `suzent capture --fact ...`: {heavy_capture or 'none'} "

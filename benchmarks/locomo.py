@@ -45,7 +45,7 @@ from suzent_cli.capture import write_facts
 from suzent_cli.config import resolve_settings
 from suzent_cli.index.api import run_index
 from suzent_cli.index.embed import load_embedder
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.recall import MODES, search
 
 KS = (1, 5, 10, 25)
@@ -235,7 +235,7 @@ def ranked_turns(hits, provenance: dict[tuple[str, int], str] | None) -> list[st
     return out
 
 
-def evaluate(store: Store, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
+def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
              search_fn=search, provenance: dict[tuple[str, int], str] | None = None) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]``."""
     for mode in modes:
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             window = settings.context_window
             capture_s += c_s
             index_s += i_s
-            store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
+            store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
             evaluate(store, embedder, conv.questions, modes, scores,
                      provenance=provenance_map(settings) if args.dream else None)
         print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions, "

@@ -487,12 +487,12 @@ class IndexChange:
 def index_rows(index_dir: Path) -> tuple[dict[str, set[str]] | None, str | None]:
     """``({source: {row id}}, None)`` for a readable index (legacy rows under ``(none)``), else ``(None, why)``.
     Never raises."""
-    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb only when there is an index
+    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb only when there is an index
 
     if not table_exists(index_dir):
         return None, "no index yet (run `suzent index`): nothing to compare"
     try:
-        rows = Store.open_existing(index_dir).ids_by_source()
+        rows = ReadStore.open_existing(index_dir).ids_by_source()
     except SuzentError as exc:
         return None, f"index not readable: {exc}"
     except Exception as exc:  # noqa: BLE001 - a lance failure is a note, not a failed dry run

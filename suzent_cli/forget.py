@@ -139,9 +139,9 @@ class ForgetReport:
 def text_of_row(settings: Settings, row_id: str) -> str:
     """The content of index row ``row_id``. Raises :class:`NothingToForget` for an unknown id, and
     :class:`InputInvalid` for a legacy row (no source file: no tombstone and reindex can retire it)."""
-    from suzent_cli.index.store import Store  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore  # noqa: PLC0415
 
-    rows = Store.open_existing(settings.paths.index_dir, home=settings.paths.home).rows_by_id([row_id])
+    rows = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home).rows_by_id([row_id])
     if not rows:
         raise NothingToForget(f"no row with id {row_id!r} in the index")
     if rows[0].get("source") is None:
@@ -361,12 +361,12 @@ def _recall_log_entries(state_dir, key: str) -> int:
 def _rows_holding(settings: Settings, key: str) -> int:
     """How many index rows are exactly ``key`` now — a log fact in the same words, a chunk, or a vault/core row
     with a line whose text it is (0 when the index cannot be read)."""
-    from suzent_cli.index.store import Store  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore  # noqa: PLC0415
 
     fkey = fact_key(key)
     try:
-        store = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
-        table = store.table.search().select(["content", "source"]).limit(None).to_arrow()
+        store = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
+        table = store.scan(["content", "source"])
     except Exception:  # noqa: BLE001 - the count is informational
         return 0
     count = 0

@@ -233,13 +233,13 @@ def _markdown_files(settings: Settings) -> int:
 def check(settings: Settings, *, progress: Progress | None = None) -> LegacyCheck:
     """Read the legacy rows and classify each as recorded / unrecorded / empty / forgotten (module docstring).
     Read-only. No index: no rows, schema ``none``. Raises :class:`IndexUnreadable`."""
-    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb
+    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb
     from suzent_cli.vault.state import read_forgotten  # noqa: PLC0415
 
     started = time.perf_counter()
     if not table_exists(settings.paths.index_dir):
         return LegacyCheck("none", None, [], Markdown())  # no index, nothing legacy
-    store = Store.open_any(settings.paths.index_dir, home=settings.paths.home)
+    store = ReadStore.open_any(settings.paths.index_dir, home=settings.paths.home)
     rows = [LegacyRow(str(r["id"]), r["content"], r["created_at"], r["category"], list(r["tags"]))
             for r in store.legacy_rows(owned_by_indexer(settings))]
     files = _markdown_files(settings)

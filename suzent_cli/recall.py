@@ -40,7 +40,7 @@ from suzent_cli.index import rank
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index.embed import Embedder
-from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, Store, row_metadata, unreadable
+from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
@@ -208,7 +208,7 @@ def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str
     return out
 
 
-def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
+def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
     """One ranked list: ``[(row, raw score)]``, best first."""
     if name == "vector":
         if embedder is None:
@@ -222,20 +222,25 @@ def _run(store: Store, embedder: Embedder | None, name: str, query: str, pool: i
     return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
 
 
-def check_query(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:
-    """Raise :class:`InputInvalid` for an unknown mode, a non-positive ``--limit``, an empty query, or a mode that
-    needs an embedder without one — before any index is opened, so bad input is always reported as such."""
+def check_query(query: str, *, mode: str, limit: int) -> None:
+    """Raise :class:`InputInvalid` for an unknown mode, a non-positive ``--limit`` or an empty query — before any
+    index is opened or model loaded, so bad input is always reported as such."""
     if mode not in MODES:
         raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
     if not query.strip():
         raise InputInvalid("empty query: nothing to recall")
+
+
+def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:
+    """:func:`check_query`, and a mode that needs an embedder without one is :class:`InputInvalid` too."""
+    check_query(query, mode=mode, limit=limit)
     if "vector" in RUNS[mode] and embedder is None:
         raise InputInvalid(f"mode {mode} needs an embedder")
 
 
-def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
+def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
@@ -243,7 +248,7 @@ def search(store: Store, embedder: Embedder | None, query: str, *, mode: str = "
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
     """
-    check_query(query, mode=mode, limit=limit, embedder=embedder)
+    _check_search(query, mode=mode, limit=limit, embedder=embedder)
     pool = max(POOL, limit * 5)
     rows: dict[str, dict] = {}
     scores: dict[str, float] = {}
@@ -336,7 +341,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
-    check_query(query, mode=mode, limit=limit, embedder=embedder)
+    _check_search(query, mode=mode, limit=limit, embedder=embedder)
     store = _open_for_read(settings, embedder)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)
@@ -349,11 +354,11 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     return hits
 
 
-def _open_for_read(settings: Settings, embedder: Embedder | None) -> Store:
+def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:
     from suzent_cli.index.store import table_exists  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")
     if embedder is not None:
-        return Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False, home=settings.paths.home)
-    return Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
+        return ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim, home=settings.paths.home)
+    return ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)

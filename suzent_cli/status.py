@@ -53,12 +53,12 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
 
 def index_counts(settings: Settings) -> dict[str, Any]:
     """Row counts of the search index by source type (opens LanceDB read-only); ``{"built": False}`` if absent."""
-    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415
 
     if not table_exists(settings.paths.index_dir):
         return {"built": False}
     try:
-        store = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
+        store = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
         by_source = store.ids_by_source()
     except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
         return {"built": True, "error": " ".join(str(exc).split())[:200]}

@@ -149,13 +149,13 @@ def indexed_backlog(home: Path):
 def end_state(s) -> dict:
     from suzent_cli.vault import ledger
     from suzent_cli.vault.dream_state import load_state
-    from suzent_cli.index.store import Store
+    from suzent_cli.index.store import ReadStore
     from suzent_cli.vault.state import read_superseded, read_tombstones
 
-    store = Store.open_existing(s.paths.index_dir)
+    store = ReadStore.open_existing(s.paths.index_dir)
     state = load_state(s.paths.state_dir)
     memory = s.paths.memory_dir / "MEMORY.md"
-    return {"rows": sorted((r["source"], r["locator"], r["content"]) for r in store.table.to_arrow().to_pylist()),
+    return {"rows": sorted((r["source"], r["locator"], r["content"]) for r in store.rows()),
             "superseded": read_superseded(s.paths.state_dir), "tombstones": read_tombstones(s.paths.state_dir),
             "memory_md": memory.read_text() if memory.is_file() else None,
             "watermark": ledger.watermark(ledger.read_ledger(s.paths.vault_dir)),

@@ -24,7 +24,7 @@ from suzent_cli.errors import DreamBusy
 from suzent_cli.forget import forget, plan_forget, text_of_row
 from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.index.api import run_index
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.vault.memory_md import MARKER, split_zones
 from suzent_cli.promote import promote
 from suzent_cli.recall import recall
@@ -49,7 +49,7 @@ def dream(settings, emb, **kw):
 
 
 def rows(settings) -> list[tuple[str, str]]:
-    return sorted((r["source"], r["content"]) for r in Store.open_existing(settings.paths.index_dir).table.to_arrow().to_pylist())
+    return sorted((r["source"], r["content"]) for r in ReadStore.open_existing(settings.paths.index_dir).rows())
 
 
 def holding(settings, words: str = "secret diary") -> list[tuple[str, str]]:
@@ -116,7 +116,7 @@ def test_forget_by_the_id_of_a_vault_row_also_hides_the_log_row_it_cites(dreamed
     """"Read chapter 0" was stated once: its log row stays indexed behind the claim that cites it. Forgetting the
     claim's row by id used to hide only the chunk, so recall showed the log row again."""
     s, emb = dreamed
-    row = next(r for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist()
+    row = next(r for r in ReadStore.open_existing(s.paths.index_dir).rows()
                if r["source"].startswith("notebook:") and "Read chapter 0" in r["content"])
     plan = plan_forget(s, text_of_row(s, row["id"]))
     assert plan.text == "Read chapter 0" and {m.source for m in plan.matches} == \

@@ -24,7 +24,7 @@ from suzent_cli.index import store as store_mod
 from suzent_cli.index.api import make_indexer, move_index_aside, optimize_index
 from suzent_cli.index.indexer import STATE_FILE
 from suzent_cli.index.sources import discover, source_for_path
-from suzent_cli.index.store import TABLE, Store, index_error
+from suzent_cli.index.store import TABLE, ReadStore, TableWriter, index_error
 from suzent_cli.init import init_home
 
 D1, D2 = dt.date(2026, 6, 1), dt.date(2026, 6, 2)
@@ -35,8 +35,8 @@ def capture(settings, day, *contents, time="10:00"):
 
 
 def contents(settings, embedder) -> list[str]:
-    store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
-    return sorted(r["content"] for r in store.table.to_arrow().to_pylist())
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    return sorted(r["content"] for r in store.rows())
 
 
 def table_dir(settings):
@@ -216,7 +216,7 @@ def test_a_failed_commit_names_the_cause(indexed, embedder, monkeypatch):
     def full_disk(self, rows, delete_where):
         raise RuntimeError("lance error: IO: No space left on device (os error 28), /root/.cargo/x/local.rs:1:1")
 
-    monkeypatch.setattr(Store, "commit", full_disk)
+    monkeypatch.setattr(TableWriter, "commit", full_disk)
     with pytest.raises(SuzentError) as err:
         make_indexer(indexed, embedder=embedder).run()
     assert "disk is full" in str(err.value) and "nothing committed" in str(err.value)

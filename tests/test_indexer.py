@@ -12,7 +12,7 @@ from suzent_cli import archive
 from suzent_cli.archive import Fact
 from suzent_cli.errors import IndexIncompatible
 from suzent_cli.index.indexer import STATE_FILE, STATE_VERSION, Indexer
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore, TableWriter
 from suzent_cli.init import init_home
 from suzent_cli.vault.state import append_tombstones
 
@@ -24,8 +24,8 @@ def capture(settings, day, *contents, time="10:00", session="s"):
 
 
 def rows(settings, embedder):
-    store = Store.open(settings.paths.index_dir, embedder.name, embedder.dim, create=False)
-    return sorted((r["source"], r["locator"], r["content"]) for r in store.table.to_arrow().to_pylist())
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    return sorted((r["source"], r["locator"], r["content"]) for r in store.rows())
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_legacy_rows_are_never_deleted(home_ready, embedder):
     s = home_ready
     capture(s, D1, "ours")
     Indexer(s, embedder).run()
-    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    store = TableWriter.open(s.paths.index_dir, embedder.name, embedder.dim)  # a test may write; suzent_cli may not
     legacy = {"id": "legacy-1", "content": "pre-markdown memory", "vector": [0.0] * (embedder.dim - 1) + [1.0],
               "user_id": "default-user", "metadata": json.dumps({"category": "personal"}), "importance": 0.8,
               "access_count": 0}
@@ -217,7 +217,7 @@ def test_diff_unavailable_falls_back_to_whole_file_replacement(home_ready, embed
     def broken(self):
         raise OSError("scan failed")
 
-    monkeypatch.setattr(Store, "ids_by_source", broken)
+    monkeypatch.setattr(ReadStore, "ids_by_source", broken)
     counting = CountingEmbedder()
     report = Indexer(s, counting).run()
     assert counting.texts == 3  # the whole file was re-embedded
@@ -233,8 +233,8 @@ def test_a_tombstoned_fact_leaves_no_trace_in_its_neighbours(home_ready, embedde
     Indexer(s, embedder, context_window=2).run()
     append_tombstones(s.paths.state_dir, ["had surgery for a hernia in 2024"], reason="forget", timeout=5)
     Indexer(s, embedder, context_window=2).run()
-    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
-    texts = [r["search_text"] + r["content"] for r in store.table.to_arrow().to_pylist()]
+    store = ReadStore.open(s.paths.index_dir, embedder.name, embedder.dim)
+    texts = [r["search_text"] + r["content"] for r in store.rows()]
     assert len(texts) == 2 and not [t for t in texts if "hernia" in t]
 
 
@@ -247,8 +247,8 @@ def test_frontmatter_and_hidden_folders_are_not_content(home_ready, embedder):
     (v / ".obsidian").mkdir()
     (v / ".obsidian" / "x.md").write_text("app settings\n")
     Indexer(s, embedder).run()
-    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
-    [row] = store.table.to_arrow().to_pylist()
+    store = ReadStore.open(s.paths.index_dir, embedder.name, embedder.dim)
+    [row] = store.rows()
     assert row["content"] == "Allergic to bees." and row["search_text"].startswith("Health notes")
 
 
@@ -260,7 +260,7 @@ def test_many_small_commits_are_compacted(home_ready, embedder, monkeypatch):
     for i in range(6):
         capture(s, D1, f"fact number {i}", time=f"10:0{i}")
         report = Indexer(s, embedder).run(only=[s.paths.log_path(D1)])
-    store = Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    store = ReadStore.open(s.paths.index_dir, embedder.name, embedder.dim)
     assert store.fragments() <= 4
     assert store.count() == 6
     assert report.fragments_compacted is None or report.fragments_compacted[1] < report.fragments_compacted[0]

@@ -24,7 +24,7 @@ from suzent_cli.config import resolve_settings
 from suzent_cli.errors import IndexIncompatible, LegacyUnexported
 from suzent_cli.index.api import run_index
 from suzent_cli.index.indexer import delete_legacy_rows
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.init import init_home
 from suzent_cli.vault.state import append_tombstones
 
@@ -359,7 +359,7 @@ def test_delete_touches_only_rows_still_legacy_with_the_checked_content(tmp_path
 def test_another_tools_table_is_refused_naming_the_migration(tmp_path):
     app_table(tmp_path / "memory", generated_rows(3), dim=4)
     with pytest.raises(IndexIncompatible) as exc:
-        Store.open(tmp_path / "memory", "hash:4", 4, create=False)
+        ReadStore.open(tmp_path / "memory", "hash:4", 4)
     message = str(exc.value)
     assert "retire-legacy" in message and "--export" in message and "--apply" in message
     assert "--rebuild" in message and "\n" not in message

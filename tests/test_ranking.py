@@ -16,7 +16,7 @@ from suzent_cli.capture import write_facts
 from suzent_cli.index.chunking import chunk_sections
 from suzent_cli.index.api import run_index
 from suzent_cli.index.sources import Source, page_documents
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.init import init_home
 from suzent_cli.index.rank import PageSignals, chunk_importance, effective_importance, final_score, page_signals
 from suzent_cli.recall import recall, search
@@ -160,7 +160,7 @@ def home_hash(settings):
 
 def _store(s, embedder):
     run_index(s, embedder=embedder)
-    return Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    return ReadStore.open(s.paths.index_dir, embedder.name, embedder.dim)
 
 
 def _write_page(s, rel, text):

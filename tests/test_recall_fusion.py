@@ -10,7 +10,7 @@ from suzent_cli.archive import Fact
 from suzent_cli.capture import write_facts
 from suzent_cli.config import resolve_settings
 from suzent_cli.index.api import run_index
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.recall import normalize_scores, query_dates, search, spread_to_neighbours
 
 
@@ -57,7 +57,7 @@ def _home(tmp_path, embedder, window=0):
 
 def _store(s, embedder):
     run_index(s, embedder=embedder)
-    return Store.open(s.paths.index_dir, embedder.name, embedder.dim, create=False)
+    return ReadStore.open(s.paths.index_dir, embedder.name, embedder.dim)
 
 
 def test_both_fts_indexes_are_built_and_content_matches_win(tmp_path, embedder):

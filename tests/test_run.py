@@ -114,9 +114,9 @@ def test_run_the_whole_chain_then_idle_and_status_matches(home):
             claims += sum(1 for ln in section[1].split("\n## ", 1)[0].splitlines() if ln.startswith("- "))
     assert data["vault"]["pages"] == len(pages) and data["vault"]["claims"] == claims and claims >= 13
     assert data["vault"]["needs_review"] == 0 and data["vault"]["stale"] == 0
-    from suzent_cli.index.store import Store
+    from suzent_cli.index.store import ReadStore
 
-    rows = Store.open_existing(s.paths.index_dir).count()
+    rows = ReadStore.open_existing(s.paths.index_dir).count()
     idx = data["index"]
     assert idx["built"] and idx["rows"] == rows and idx["embedder"] == "hash:64" and idx["dim"] == 64
     assert set(idx["by_source"]) <= {"archive", "notebook", "facts", "persona", "user", "legacy"}

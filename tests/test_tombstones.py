@@ -16,7 +16,7 @@ from suzent_cli.config import resolve_settings
 from suzent_cli.errors import SuzentError
 from suzent_cli.index.api import run_index
 from suzent_cli.index.indexer import Indexer
-from suzent_cli.index.store import Store
+from suzent_cli.index.store import ReadStore
 from suzent_cli.vault.state import TOMBSTONES, append_tombstones, read_forgotten, read_tombstones
 
 EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
@@ -28,11 +28,11 @@ def make_settings(home: Path):
 
 
 def contents(settings) -> list[str]:
-    return sorted(r["content"] for r in Store.open_existing(settings.paths.index_dir).table.to_arrow().to_pylist())
+    return sorted(r["content"] for r in ReadStore.open_existing(settings.paths.index_dir).rows())
 
 
 def version(settings) -> int:
-    return Store.open_existing(settings.paths.index_dir).table.version
+    return ReadStore.open_existing(settings.paths.index_dir).version
 
 
 @pytest.fixture
@@ -244,7 +244,7 @@ def test_forget_without_an_exact_match_lists_the_closest_rows_with_their_index_i
     assert [c.score for c in exc.closest] == sorted((c.score for c in exc.closest), reverse=True)
     assert len(exc.closest) <= 5 and all(c.score >= 60 for c in exc.closest)
     assert all(SECRET not in c.content for c in exc.closest)  # a forgotten row is no candidate
-    ids = {r["id"]: r["content"] for r in Store.open_existing(s.paths.index_dir).table.to_arrow().to_pylist()}
+    ids = {r["id"]: r["content"] for r in ReadStore.open_existing(s.paths.index_dir).rows()}
     assert all(ids.get(c.id) == c.content for c in exc.closest)  # pickable with --id
     assert exc.to_json()["closest"][0]["id"] == best.id
 

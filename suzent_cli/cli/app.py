@@ -72,12 +72,20 @@ def root(
 
 
 def _plain_coercion() -> None:
-    """Keep pydantic out of every run (≈0.1 s of a ~0.25 s ``suzent capture``).
+    """Keep pydantic out of every run: without this, pydantic is about a third of a ``suzent capture --fact``.
 
     typer ≥ 0.2x coerces each option value through a pydantic ``TypeAdapter``, built on first use, so merely
     parsing ``--home`` imports pydantic. Our options are plain ``str``/``bool``/``list[str]``, whose values click
     already hands over as exactly that: those get a pass-through coercion; any other annotation or value goes to
     typer's own. A no-op when typer's internals are not the ones this was written against.
+
+    Why it stays (issue 14, decided on evidence): ``benchmarks/capture_speed.py`` times the same CLI with this
+    patch undone, interleaved with it in one run; undone, a capture process costs 1.4–1.6× the wall time and
+    about 1.5× the CPU (0.29 → 0.42–0.46 s CPU on the loaded machine), the same as the pre-fix chain that measured
+    0.232 s median (p90 0.288 s) on a quiet one: no margin left under the 0.25 s budget of ``capture --fact``
+    (BENCHMARKS.md, capture speed). It reaches into typer internals, hence the ``typer<0.30`` pin in
+    pyproject.toml and ``tests/test_typer_coercion.py``, which fails when an installed typer no longer lets it
+    engage.
     """
     try:
         from typer._coercion import RuntimeParam, build_runtime_param  # noqa: PLC0415

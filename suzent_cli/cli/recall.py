@@ -46,7 +46,7 @@ def recall_cmd(
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
     mode = mode or "hybrid"
     limit = 10 if limit is None else limit
-    check_query(query, mode=mode, limit=limit, embedder=None if mode == "fts" else object())  # before any load
+    check_query(query, mode=mode, limit=limit)  # before any index is opened or model loaded
     embedder = None
     if mode != "fts":
         from suzent_cli.index.api import embedder_name  # noqa: PLC0415

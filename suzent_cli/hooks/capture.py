@@ -226,11 +226,11 @@ def _known_facts(settings: Settings):
 
     def lookup(text: str) -> list:
         if "store" not in cache:
-            from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415 - lancedb only if an index exists
+            from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb only if an index exists
 
             cache["store"] = None
             if table_exists(settings.paths.index_dir):
-                cache["store"] = Store.open_existing(settings.paths.index_dir, home=settings.paths.home)
+                cache["store"] = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
         if cache["store"] is None:
             return []
         from suzent_cli.recall import search  # noqa: PLC0415

@@ -1,18 +1,17 @@
-"""Entry points to the indexer used by other stages and the CLI (load the embedder, run one pass)."""
+"""Entry points to the indexer used by other stages and the CLI (load the embedder, run one pass, compact, move
+the index aside, retire legacy rows). Every write to the index goes through here to
+:mod:`suzent_cli.index.indexer`."""
 
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 from typing import Callable
 
 from suzent_cli.config import Settings, context_window_of
 from suzent_cli.errors import SuzentError
-from suzent_cli.files import locked
 from suzent_cli.index.embed import Embedder, lazy_embedder
-from suzent_cli.index.indexer import LOCK_FILE, STATE_FILE, IndexReport, Indexer, Progress, delete_legacy_rows
-from suzent_cli.index.store import TABLE
+from suzent_cli.index.indexer import IndexReport, Indexer, Progress, delete_legacy_rows, move_table_aside
 
 
 def embedder_name(settings: Settings, model: str | None = None, *, use_recorded: bool = True) -> str:
@@ -23,11 +22,11 @@ def embedder_name(settings: Settings, model: str | None = None, *, use_recorded:
         return model
     if settings.origins.get("embedder", "default") != "default" or not use_recorded:
         return settings.embedder
-    from suzent_cli.index.store import Store, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415
 
     if table_exists(settings.paths.index_dir):
         try:
-            recorded, _dim = Store.open_existing(settings.paths.index_dir, home=settings.paths.home).recorded_embedder()
+            recorded, _dim = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home).recorded_embedder()
         except SuzentError:
             recorded = None  # another tool's or an unreadable table: the indexer reports it
         if recorded:
@@ -65,22 +64,10 @@ def optimize_index(settings: Settings, keep_versions_for: dt.timedelta) -> dict:
 
 
 def move_index_aside(settings: Settings) -> Path | None:
-    """Move the table and the index state to ``<home>/backups/index-<UTC timestamp>/`` (nothing is deleted), so
-    the next pass rebuilds from markdown (a fresh state: no tombstones recorded as applied). Returns the backup
-    dir, or None if there was neither a table nor a state."""
-    index_dir = settings.paths.index_dir
-    table = index_dir / f"{TABLE}.lance"
-    if not table.exists() and not (index_dir / STATE_FILE).exists():
-        return None
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    backup = settings.paths.home / "backups" / f"index-{stamp}"
-    backup.mkdir(parents=True, exist_ok=False)
-    with locked(index_dir / LOCK_FILE, settings.lock_timeout):
-        if table.exists():
-            shutil.move(str(table), str(backup / table.name))
-        if (index_dir / STATE_FILE).exists():
-            shutil.move(str(index_dir / STATE_FILE), str(backup / STATE_FILE))
-    return backup
+    """Move the table and the index state to ``<home>/backups/index-<UTC timestamp>/`` under the indexer lock
+    (nothing is deleted; see :func:`suzent_cli.index.indexer.move_table_aside`), so the next pass rebuilds from
+    markdown. Returns the backup dir, or None if there was neither a table nor a state."""
+    return move_table_aside(settings.paths.index_dir, settings.paths.home / "backups", timeout=settings.lock_timeout)
 
 
 def retire_legacy_rows(settings: Settings, rows: dict[str, str | None], backup_to: Path,

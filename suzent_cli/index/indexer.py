@@ -2,7 +2,7 @@
 
 One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
 
-1. Open the table and check it is whole (:meth:`Store.verify`: every data file readable, else refuse naming the
+1. Open the table and check it is whole (:meth:`ReadStore.verify`: every data file readable, else refuse naming the
    file and ``--rebuild``). Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone
    fingerprint, ``rows`` — how many rows derived from markdown the table held after the last commit — and the
    ``{label:filename: {mtime_ns, size}}`` of every file indexed). A missing, unversioned or older state, or one
@@ -25,7 +25,12 @@ rows are committed, so the next pass redoes exactly the unfinished files. Embedd
 rows stay, its state is not recorded, the error is reported, and it is retried next pass.
 
 Legacy rows leave the table only through :func:`delete_legacy_rows` (``suzent retire-legacy --apply``), under the
-same lock, after a backup copy of the table.
+same lock, after a backup copy of the table. ``index --rebuild`` moves the table and the state aside through
+:func:`move_table_aside`, under the same lock too.
+
+This module is the only one that builds a :class:`~suzent_cli.index.store.TableWriter` (the table with its write
+methods); every other module opens a :class:`~suzent_cli.index.store.ReadStore` and writes, when it must, through
+:mod:`suzent_cli.index.api` (``tests/test_index_writer.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombst
 from suzent_cli.vault import skipped_warning as vault_skipped_warning
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
-from suzent_cli.index.store import BLOCKS_TABLE, TABLE, Store, index_error, quote, temp_dir
+from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, quote, temp_dir
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
@@ -192,11 +197,11 @@ class Indexer:
         :class:`IndexMissing` when no index exists, LockTimeout, or :class:`IndexUnreadable` on a lance failure.
         """
         with locked(self.paths.index_dir / LOCK_FILE, self.settings.lock_timeout), temp_dir(self.paths.index_dir):
-            store = Store.open_existing(self.paths.index_dir, home=self.paths.home)
+            store = TableWriter.open_existing(self.paths.index_dir, home=self.paths.home)
             try:
-                versions_before = len(store.table.list_versions())
+                versions_before = store.version_count()
                 before, after = store.compact(keep_versions_for)
-                versions_after = len(store.table.list_versions())
+                versions_after = store.version_count()
             except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
                 raise index_error(self.paths.index_dir, exc, home=self.paths.home, doing="compact") from exc
         return {"fragments_before": before, "fragments_after": after, "versions_before": versions_before,
@@ -209,8 +214,8 @@ class Indexer:
         if lost:  # the file was deleted or replaced by an older copy: a sweep would bring forgotten text back
             raise TombstonesUnreadable(lost_tombstones_message(self.paths.index_dir, self.paths.state_dir, lost))
         fingerprint = _tombstone_fingerprint(tombstones)
-        store = Store.open(self.paths.index_dir, self.embedder.name, self.embedder.dim, create=True,
-                           home=self.paths.home)
+        store = TableWriter.open_or_create(self.paths.index_dir, self.embedder.name, self.embedder.dim,
+                                           home=self.paths.home)
         derived = 0 if store.created else store.verify(home=self.paths.home)[1]
         state = self._load_state()
         if self._state_problem:
@@ -264,7 +269,7 @@ class Indexer:
             report.fragments_compacted = store.compact(KEEP_VERSIONS)
         report.total_rows = store.count()
 
-    def _state_mismatch(self, store: Store, state: dict | None, derived: int) -> str | None:
+    def _state_mismatch(self, store: TableWriter, state: dict | None, derived: int) -> str | None:
         """One line when ``state`` names indexed files the table cannot hold: the table was created just now
         (deleted while the state stayed), or it holds another number of markdown-derived rows than the state
         recorded after the last commit (replaced, restored from a copy, or a crash between a commit and the state
@@ -291,7 +296,7 @@ class Indexer:
             return True
         return st.st_mtime_ns != recorded.get("mtime_ns") or st.st_size != recorded.get("size")
 
-    def _process(self, store: Store, todo: list[Source], existing: dict | None, removed: list[str], files: dict,
+    def _process(self, store: TableWriter, todo: list[Source], existing: dict | None, removed: list[str], files: dict,
                  report: IndexReport, progress: Progress | None) -> None:
         tombstones = read_tombstones(self.paths.state_dir)
         forgotten = Forgotten.from_state(self.paths.state_dir)
@@ -343,7 +348,7 @@ class Indexer:
             out += self._embed([item], report)
         return out
 
-    def _flush(self, store: Store, batch, removed: list[str], files: dict, report: IndexReport) -> None:
+    def _flush(self, store: TableWriter, batch, removed: list[str], files: dict, report: IndexReport) -> None:
         embedded = self._embed(batch, report) if batch else []
         stamp = dt.datetime.now(dt.timezone.utc)
         rows, stale_ids, replaced = [], [], []
@@ -385,18 +390,18 @@ class Indexer:
 
 def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeout: float,
                        backup_to: Path | None = None, owns: Callable[[dict], bool] | None = None) -> int:
-    """Delete legacy rows (see :meth:`Store.legacy_rows`) for ``suzent retire-legacy --apply``; never any other.
+    """Delete legacy rows (see :meth:`ReadStore.legacy_rows`) for ``suzent retire-legacy --apply``; never any other.
 
     ``rows`` maps each row id to the content the caller checked is recorded in markdown. Under the indexer lock
     (no pass can interleave): first, with ``backup_to``, the table directories (``archival_memories.lance`` and
     ``memory_blocks.lance`` when present) are copied into it (a new directory; a failed copy deletes nothing);
     then the legacy rows are read again and only those still legacy, named in ``rows`` and with the same content
-    are deleted, in chunks of at most 1000 ids (``owns``: as :meth:`Store.legacy_rows`). Works on any schema (the original app's included): the table is
+    are deleted, in chunks of at most 1000 ids (``owns``: as :meth:`ReadStore.legacy_rows`). Works on any schema (the original app's included): the table is
     opened without the embedder check. Returns the number of rows deleted. Raises LockTimeout,
     :class:`IndexMissing`, :class:`IndexUnreadable`, OSError (backup).
     """
     with locked(index_dir / LOCK_FILE, timeout):
-        store = Store.open_any(index_dir)
+        store = TableWriter.open_any(index_dir)
         if backup_to is not None:
             backup_to.mkdir(parents=True, exist_ok=False)
             for name in (TABLE, BLOCKS_TABLE):
@@ -412,3 +417,22 @@ def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeo
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             kept = f"; the copy at {backup_to} is whole" if backup_to is not None else ""
             raise SuzentError(f"deleting legacy rows from {index_dir} failed ({first}){kept}") from exc
+
+
+def move_table_aside(index_dir: Path, backups_dir: Path, *, timeout: float) -> Path | None:
+    """Move the table and the index state out of ``index_dir`` into ``<backups_dir>/index-<UTC timestamp>/``
+    (nothing is deleted), under the indexer lock, so the next pass rebuilds from markdown (a fresh state: no
+    tombstones recorded as applied). Returns the backup dir, or None if there was neither a table nor a state.
+    Raises LockTimeout, OSError (the backup dir exists or cannot be made)."""
+    table = index_dir / f"{TABLE}.lance"
+    if not table.exists() and not (index_dir / STATE_FILE).exists():
+        return None
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    backup = backups_dir / f"index-{stamp}"
+    backup.mkdir(parents=True, exist_ok=False)
+    with locked(index_dir / LOCK_FILE, timeout):
+        if table.exists():
+            shutil.move(str(table), str(backup / table.name))
+        if (index_dir / STATE_FILE).exists():
+            shutil.move(str(index_dir / STATE_FILE), str(backup / STATE_FILE))
+    return backup

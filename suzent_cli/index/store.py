@@ -16,8 +16,13 @@ Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn co
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
 The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
-``suzent.dim``). Write methods (:meth:`Store.commit`, :meth:`Store.ensure_fts_index`, :meth:`Store.compact`,
-:meth:`Store.delete_ids`) are called by :mod:`suzent_cli.index.indexer` only.
+``suzent.dim``).
+
+Two types open the table. :class:`ReadStore` is what every reader gets (recall, forget, status, dryrun, legacy,
+hooks, …): searches, counts and scans, and no write method at all (the lance table itself is private to this
+module). :class:`TableWriter` adds the writes (create the table, commit rows, delete legacy ids, compact, build the
+BM25 indexes); only :mod:`suzent_cli.index.indexer` builds one, under its lock, and
+``tests/test_index_writer.py`` fails when any other module names it or calls a write.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ FTS_COLUMN = "search_text"
 CONTENT_FTS_COLUMN = "content"
 FTS_COLUMNS = (FTS_COLUMN, CONTENT_FTS_COLUMN)
 OWN_COLUMNS = ("source", "locator", "source_date", "search_text")
-# Named by every refusal to open a table suzent did not build (one line, see Store.check).
+# Named by every refusal to open a table suzent did not build (one line, see ReadStore.check).
 MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) → `--export` (into the daily logs) → "
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
@@ -238,48 +243,39 @@ def table_exists(index_dir: Path) -> bool:
     return (index_dir / f"{TABLE}.lance").is_dir()
 
 
-class Store:
-    """An open ``archival_memories`` table, checked against the embedder it will be used with."""
+class ReadStore:
+    """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
-    def __init__(self, index_dir: Path, table, *, created: bool = False, home: Path | None = None):
+    It has no write method, and the lance table it wraps is private (``_table``), so a reader cannot write by
+    accident; writes go through the indexer (:mod:`suzent_cli.index.api`)."""
+
+    def __init__(self, index_dir: Path, table, *, home: Path | None = None):
         self.index_dir = index_dir
-        self.table = table
+        self._table = table
         self.home = home  # the suzent home, for hints naming <home>/backups/ (None: the placeholder)
-        self.created = created  # True when this open created the table (there was none)
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, create: bool,
-             home: Path | None = None) -> "Store":
-        """Open (or with ``create``, create) the table in ``index_dir``. ``home``: the suzent home, named in the
-        hints of the errors below (None: ``<home>``).
+    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, home: Path | None = None) -> "ReadStore":
+        """Open the table in ``index_dir``, checked against the embedder it will be used with. ``home``: the
+        suzent home, named in the hints of the errors below (None: ``<home>``).
 
-        Raises :class:`IndexIncompatible` when the table was written by another tool/schema or another embedder,
-        and :class:`IndexMissing` when it does not exist and ``create`` is false.
+        Raises :class:`IndexMissing` when there is no table, :class:`IndexUnreadable` when lance cannot read it,
+        :class:`IndexIncompatible` when it was written by another tool/schema or another embedder.
         """
         if not table_exists(index_dir):
-            if not create:
-                raise IndexMissing(f"no search index at {index_dir} yet: run `suzent index` first")
-            index_dir.mkdir(parents=True, exist_ok=True)
+            raise IndexMissing(f"no search index at {index_dir} yet: run `suzent index` first")
+        try:
             db = _lancedb().connect(str(index_dir))
-            table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
-            if not (index_dir / f"{BLOCKS_TABLE}.lance").is_dir():
-                # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
-                # have no time zone — is left exactly as it is
-                db.create_table(BLOCKS_TABLE, schema=blocks_schema())
-            store = cls(index_dir, table, created=True, home=home)
-        else:
-            try:
-                db = _lancedb().connect(str(index_dir))
-                store = cls(index_dir, db.open_table(TABLE), home=home)
-                store.table.schema  # noqa: B018 - forces the manifest to be read
-            except Exception as exc:  # noqa: BLE001 - any lance failure here means the table cannot be read
-                raise unreadable(index_dir, exc, home=home) from exc
+            store = cls(index_dir, db.open_table(TABLE), home=home)
+            store._table.schema  # noqa: B018 - forces the manifest to be read
+        except Exception as exc:  # noqa: BLE001 - any lance failure here means the table cannot be read
+            raise unreadable(index_dir, exc, home=home) from exc
         store.check(embedder_name, dim)
         return store
 
     @classmethod
-    def open_existing(cls, index_dir: Path, *, home: Path | None = None) -> "Store":
+    def open_existing(cls, index_dir: Path, *, home: Path | None = None) -> "ReadStore":
         """Open the table for reading whatever embedder it records (for full-text search, which needs no
         embedder). Raises :class:`IndexMissing`, :class:`IndexIncompatible`, :class:`IndexUnreadable` (``home``
         as for :meth:`open`)."""
@@ -294,27 +290,28 @@ class Store:
         return store
 
     @classmethod
-    def open_any(cls, index_dir: Path, *, home: Path | None = None) -> "Store":
+    def open_any(cls, index_dir: Path, *, home: Path | None = None) -> "ReadStore":
         """Open the table whatever wrote it (this schema, an older one, the original suzent app's), WITHOUT the
-        schema/embedder check: for ``retire-legacy`` only, which reads a few columns and deletes legacy rows.
+        schema/embedder check: for ``retire-legacy`` only, which reads a few columns (and, through the indexer's
+        :class:`TableWriter`, deletes legacy rows).
         Raises :class:`IndexMissing`, :class:`IndexUnreadable` (``home`` as for :meth:`open`)."""
         if not table_exists(index_dir):
             raise IndexMissing(f"no search index at {index_dir}: nothing to retire")
         try:
             store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE), home=home)
-            store.table.schema  # noqa: B018 - forces the manifest to be read
+            store._table.schema  # noqa: B018 - forces the manifest to be read
         except Exception as exc:  # noqa: BLE001
             raise unreadable(index_dir, exc, home=home) from exc
         return store
 
     def recorded_embedder(self) -> tuple[str | None, int | None]:
-        meta = self.table.schema.metadata or {}
+        meta = self._table.schema.metadata or {}
         name = meta.get(b"suzent.embedder")
         dim = meta.get(b"suzent.dim")
         return (name.decode() if name else None, int(dim) if dim else None)
 
     def check(self, embedder_name: str, dim: int) -> None:
-        names = set(self.table.schema.names)
+        names = set(self._table.schema.names)
         name, recorded_dim = self.recorded_embedder()
         if not set(OWN_COLUMNS) <= names or name is None:
             try:
@@ -342,13 +339,13 @@ class Store:
         index. Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
         :class:`IndexUnreadable` naming the missing or cut-short file and ``suzent index --rebuild`` (or the
         directory's problem, see :func:`index_error`). Reads two string columns, never the vectors."""
-        columns = [c for c in ("id", "source") if c in self.table.schema.names]
+        columns = [c for c in ("id", "source") if c in self._table.schema.names]
         try:
             total = self.count()
-            data = self.table.search().select(columns).limit(None).to_arrow()
+            data = self._table.search().select(columns).limit(None).to_arrow()
             for column in FTS_COLUMNS:
                 if total and self.has_fts_index(column):
-                    self.table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
+                    self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
         except Exception as exc:  # noqa: BLE001 - any lance failure here means a file of the table is unusable
             raise index_error(self.index_dir, exc, home=home or self.home) from exc
         if data.num_rows != total:
@@ -360,18 +357,18 @@ class Store:
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
-        return int(self.table.count_rows(where)) if where else int(self.table.count_rows())
+        return int(self._table.count_rows(where)) if where else int(self._table.count_rows())
 
     def ids_by_source(self) -> dict[str | None, set[str]]:
         """``{source: {row id, …}}`` for every row (legacy rows under ``None``). One column scan."""
-        data = self.table.to_arrow().select(["id", "source"]).to_pydict() if self.count() else {"id": [], "source": []}
+        data = self._table.to_arrow().select(["id", "source"]).to_pydict() if self.count() else {"id": [], "source": []}
         out: dict[str | None, set[str]] = {}
         for rid, source in zip(data["id"], data["source"]):
             out.setdefault(source, set()).add(rid)
         return out
 
     def vector_search(self, vector, limit: int, where: str | None = None) -> list[dict[str, Any]]:
-        q = self.table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
+        q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
         if where:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
@@ -380,14 +377,14 @@ class Store:
         """BM25 search of ``text`` over ``column`` (``search_text`` or ``content``); [] when it has no index yet."""
         if not self.has_fts_index(column):
             return []
-        q = self.table.search(text, query_type="fts", fts_columns=column).limit(limit)
+        q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
 
     def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
         """True when ``column`` has a full-text index."""
-        return any(column in idx.columns and str(idx.index_type).upper() == "FTS" for idx in self.table.list_indices())
+        return any(column in idx.columns and str(idx.index_type).upper() == "FTS" for idx in self._table.list_indices())
 
     def positions(self, sources: list[str]) -> list[dict[str, Any]]:
         """``id, source, locator`` of every row of ``sources``: where each row sits within its file, so recall can
@@ -395,27 +392,27 @@ class Store:
         if not sources:
             return []
         where = "source IN (" + ", ".join(quote(s) for s in sorted(set(sources))) + ")"
-        return self.table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
+        return self._table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
 
     def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
         """The result columns of the rows with these ``ids`` (any order)."""
         if not ids:
             return []
         where = "id IN (" + ", ".join(quote(i) for i in sorted(set(ids))) + ")"
-        return self.table.search().where(where).select(_RESULT_COLUMNS).limit(None).to_arrow().to_pylist()
+        return self._table.search().where(where).select(_RESULT_COLUMNS).limit(None).to_arrow().to_pylist()
 
     # ---- legacy rows (retire-legacy) -------------------------------------------------------------------------
     @property
     def schema_kind(self) -> str:
         """``suzent`` when the table has suzent's ``source`` column, else ``app`` (the original app's schema)."""
-        return "suzent" if "source" in self.table.schema.names else "app"
+        return "suzent" if "source" in self._table.schema.names else "app"
 
     def vector_dim(self) -> int | None:
         """The fixed size of the ``vector`` column (from the schema; no data read), or None."""
-        names = self.table.schema.names
+        names = self._table.schema.names
         if "vector" not in names:
             return None
-        size = getattr(self.table.schema.field("vector").type, "list_size", None)
+        size = getattr(self._table.schema.field("vector").type, "list_size", None)
         return int(size) if size and size > 0 else None
 
     def legacy_rows(self, owns: "Callable[[dict[str, Any]], bool] | None" = None) -> list[dict[str, Any]]:
@@ -430,11 +427,11 @@ class Store:
         the row has none; a missing one falls back to a ``source_date`` column or the metadata's ``source_date`` /
         ``timestamp`` (its date at 00:00 UTC).
         """
-        names = set(self.table.schema.names)
+        names = set(self._table.schema.names)
         if "id" not in names:
             raise IndexUnreadable(f"the table at {self.index_dir} has no id column; suzent cannot address its rows")
         cols = [c for c in ("id", "content", "metadata", "created_at", "source_date") if c in names]
-        query = self.table.search()
+        query = self._table.search()
         if "source" in names:
             query = query.where("source IS NULL")
         data = query.select(cols).limit(None).to_arrow().to_pydict()
@@ -460,23 +457,69 @@ class Store:
                         "tags": [str(t) for t in tags] if isinstance(tags, list) else []})
         return out
 
+    def fragments(self) -> int:
+        """How many fragments (data files) the table has now; each commit adds one until a compaction."""
+        stats = self._table.stats()
+        return int(stats["fragment_stats"]["num_fragments"])
+
+    @property
+    def version(self) -> int:
+        """The table version this store reads (each commit makes a new one)."""
+        return int(self._table.version)
+
+    def version_count(self) -> int:
+        """How many table versions are kept on disk (compaction drops the old ones)."""
+        return len(self._table.list_versions())
+
+    def scan(self, columns: list[str] | None = None):
+        """Every row of ``columns`` (None: all, vectors included) as a ``pyarrow.Table``, in table order."""
+        if columns is None:
+            return self._table.to_arrow()
+        return self._table.search().select(columns).limit(None).to_arrow()
+
+    def rows(self, columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every row of ``columns`` (None: all) as dicts, in table order: a whole-table read, for small tables."""
+        return self.scan(columns).to_pylist()
+
+
+class TableWriter(ReadStore):
+    """The table with its writes: built by :mod:`suzent_cli.index.indexer` only, under the indexer lock
+    (``tests/test_index_writer.py`` fails when another module names this class or calls a write method)."""
+
+    def __init__(self, index_dir: Path, table, *, created: bool = False, home: Path | None = None):
+        super().__init__(index_dir, table, home=home)
+        self.created = created  # True when this open created the table (there was none)
+
+    @classmethod
+    def open_or_create(cls, index_dir: Path, embedder_name: str, dim: int, *,
+                       home: Path | None = None) -> "TableWriter":
+        """Open the table as :meth:`ReadStore.open` does, creating it (and the compat ``memory_blocks`` table)
+        when there is none; ``created`` is then True. Raises as :meth:`ReadStore.open`, minus IndexMissing."""
+        if table_exists(index_dir):
+            return cls.open(index_dir, embedder_name, dim, home=home)
+        index_dir.mkdir(parents=True, exist_ok=True)
+        db = _lancedb().connect(str(index_dir))
+        table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
+        if not (index_dir / f"{BLOCKS_TABLE}.lance").is_dir():
+            # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
+            # have no time zone — is left exactly as it is
+            db.create_table(BLOCKS_TABLE, schema=blocks_schema())
+        store = cls(index_dir, table, created=True, home=home)
+        store.check(embedder_name, dim)
+        return store
+
     def delete_ids(self, ids: list[str]) -> int:
         """Delete the rows with these ``ids``, at most :data:`LEGACY_CHUNK` per commit; in suzent's schema only
         rows with ``source IS NULL`` (a legacy id can never take a markdown row with it). Returns the number of
-        rows gone. Called by :func:`suzent_cli.index.indexer.delete_legacy_rows` only (under the indexer lock)."""
+        rows gone. Called by :func:`suzent_cli.index.indexer.delete_legacy_rows` (under the indexer lock)."""
         unique = sorted(set(ids))
-        only_legacy = " AND source IS NULL" if "source" in self.table.schema.names else ""
+        only_legacy = " AND source IS NULL" if "source" in self._table.schema.names else ""
         before = self.count()
         for start in range(0, len(unique), LEGACY_CHUNK):
             chunk = unique[start:start + LEGACY_CHUNK]
-            self.table.delete("id IN (" + ", ".join(quote(i) for i in chunk) + ")" + only_legacy)
+            self._table.delete("id IN (" + ", ".join(quote(i) for i in chunk) + ")" + only_legacy)
         return before - self.count()
 
-    def fragments(self) -> int:
-        stats = self.table.stats()
-        return int(stats["fragment_stats"]["num_fragments"])
-
-    # ---- writes (indexer only) -----------------------------------------------------------------------------
     def commit(self, rows: list[dict[str, Any]], delete_where: str | None) -> tuple[int, int]:
         """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id).
 
@@ -486,8 +529,8 @@ class Store:
 
         if not rows and not delete_where:
             return 0, 0
-        data = pa.Table.from_pylist(rows, schema=self.table.schema)
-        merge = self.table.merge_insert("id").when_not_matched_insert_all()
+        data = pa.Table.from_pylist(rows, schema=self._table.schema)
+        merge = self._table.merge_insert("id").when_not_matched_insert_all()
         if delete_where:
             merge = merge.when_not_matched_by_source_delete(delete_where)
         result = merge.execute(data)
@@ -502,7 +545,7 @@ class Store:
             # lancedb warns that cleanup_older_than=0 can fail a concurrent reader; forget asks for exactly that on
             # purpose (old versions still hold the forgotten text: privacy wins), so the warning is not news
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
-            self.table.optimize(cleanup_older_than=keep_versions_for)
+            self._table.optimize(cleanup_older_than=keep_versions_for)
         return before, self.fragments()
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
@@ -518,16 +561,17 @@ class Store:
         for column in FTS_COLUMNS:
             if self.has_fts_index(column):
                 try:
-                    stats = self.table.index_stats(f"{column}_idx")
+                    stats = self._table.index_stats(f"{column}_idx")
                     unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
                 except Exception:  # noqa: BLE001 - stats are advisory
                     unindexed = 0
                 if unindexed <= rebuild_ratio * total:
                     continue
-            self.table.create_index(column, config=FTS(language="English", stem=True, remove_stop_words=True,
+            self._table.create_index(column, config=FTS(language="English", stem=True, remove_stop_words=True,
                                                        with_position=False), replace=True)
             built = True
         return built
+
 
 _RESULT_COLUMNS = ["id", "content", "metadata", "importance", "created_at", "source", "locator", "source_date",
                    "chat_id"]
