@@ -24,6 +24,7 @@ demo: install
 	$(PY) scripts/demo.py examples/conversation.json $(DEMO_HOME)
 
 test: install
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 bench: install

@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from suzent_cli import archive  # noqa: E402
-from suzent_cli.archive import Fact  # noqa: E402
 from synthetic import synthetic_fact  # noqa: E402
+
+from suzent_cli import archive  # noqa: E402
 
 TODAY = dt.date(2026, 11, 29)
 HEAVY = ("torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "anthropic", "numpy", "pydantic",
@@ -128,7 +128,7 @@ def run_once(cmd: list[str], home: Path, i: int) -> tuple[float, float]:
     env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd + capture_args(i), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(cmd + capture_args(i), env=env, capture_output=True)
     elapsed = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -151,7 +151,7 @@ def imported_heavy(python: Path, home: Path, args: list[str]) -> list[str]:
     """Run the real CLI main in a fresh process; return which of HEAVY were imported by the time it exits."""
     env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
     proc = subprocess.run([str(python), "-c", _PROBE.format(heavy=HEAVY, args=args)], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          capture_output=True, text=True)
     for line in proc.stderr.splitlines():
         if line.startswith("SUZENT-MODULES "):
             return json.loads(line.split(" ", 1)[1])
@@ -162,7 +162,7 @@ def importtime_top(python: Path, home: Path, n: int = 8) -> list[tuple[str, int]
     """Top-level imports by cumulative microseconds under ``python -X importtime`` of the console entry point."""
     env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
     proc = subprocess.run([str(python), "-X", "importtime", "-m", "suzent_cli"] + capture_args(0), env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          capture_output=True, text=True)
     rows = []
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
@@ -202,7 +202,7 @@ def main() -> None:
             print(f"index over history: {idx['rows']} rows (hash embedder) in {idx['seconds']:.1f}s")
 
         cmds = variants(python)
-        for name, cmd in cmds.items():  # warm-up: page cache and .pyc files
+        for cmd in cmds.values():  # warm-up: page cache and .pyc files
             for home in homes.values():
                 run_once(cmd, home, -1)
         times: dict[tuple[str, str], list[tuple[float, float]]] = {(v, h): [] for v in cmds for h in homes}

@@ -34,11 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402
+
 from suzent_cli.archive import Fact, log_header, render_entry  # noqa: E402
 from suzent_cli.config import DreamConfig, resolve_settings  # noqa: E402
 from suzent_cli.dream.runner import DreamRunner  # noqa: E402
 from suzent_cli.vault import content_pages  # noqa: E402
-from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402
 
 CATEGORIES = ["personal", "preference", "goal", "interaction", "context", "technical", "general"]
 START = dt.date(2026, 1, 1)

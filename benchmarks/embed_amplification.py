@@ -37,13 +37,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from synthetic import synthetic_fact  # noqa: E402
+
 from suzent_cli import archive  # noqa: E402
 from suzent_cli.archive import Fact  # noqa: E402
 from suzent_cli.capture import write_facts  # noqa: E402
 from suzent_cli.config import resolve_settings  # noqa: E402
 from suzent_cli.index.api import reindex_files, run_index  # noqa: E402
 from suzent_cli.index.embed import load_embedder  # noqa: E402
-from synthetic import synthetic_fact  # noqa: E402
 
 TODAY = dt.date(2026, 11, 29)
 TARGET = 1.02

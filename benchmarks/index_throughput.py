@@ -108,7 +108,7 @@ def main() -> None:
     embedder = load_embedder(args.model)
     print(f"embedder {embedder.name} (dim {embedder.dim}) loaded in {time.perf_counter() - t0:.1f}s")
     try:
-        import torch  # noqa: PLC0415
+        import torch
 
         threads = torch.get_num_threads()
     except ImportError:

@@ -47,16 +47,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402
+
 from suzent_cli import legacy  # noqa: E402
 from suzent_cli.archive import Fact, list_logs, log_header, parse_log, render_entry  # noqa: E402
 from suzent_cli.config import DreamConfig, resolve_settings  # noqa: E402
-from suzent_cli.vault.claims import base_text  # noqa: E402
-from suzent_cli.vault.pages import parse_claim  # noqa: E402
 from suzent_cli.dream.runner import DreamRunner  # noqa: E402
 from suzent_cli.init import init_home  # noqa: E402
 from suzent_cli.text import normalize  # noqa: E402
 from suzent_cli.vault import content_pages  # noqa: E402
-from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402
+from suzent_cli.vault.claims import base_text  # noqa: E402
+from suzent_cli.vault.pages import parse_claim  # noqa: E402
 
 START = dt.date(2026, 1, 1)
 CATEGORIES = ["personal", "preference", "goal", "interaction", "context", "technical", "general"]

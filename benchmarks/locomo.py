@@ -201,8 +201,8 @@ _SOURCE = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
 def dream_home(settings, embedder, conv: Conversation) -> float:
     """Run the dream (rules engine, with its reconcile follow-up) over every log of the home, as cron would the
     day after the last session. Returns seconds."""
-    from suzent_cli.config import DreamConfig  # noqa: PLC0415
-    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.config import DreamConfig
+    from suzent_cli.dream.runner import DreamRunner
 
     last = max(day for day, _, _, _ in conv.turns)
     dreamer = resolve_settings(home=settings.paths.home, now=f"{last + dt.timedelta(days=1)}T12:00", env={})
@@ -217,7 +217,7 @@ def dream_home(settings, embedder, conv: Conversation) -> float:
 
 def provenance_map(settings) -> dict[tuple[str, int], str]:
     """``(log file name, line) -> dia_id`` (the session each turn was captured with), to map vault claims back."""
-    from suzent_cli.archive import list_logs, read_log  # noqa: PLC0415
+    from suzent_cli.archive import list_logs, read_log
 
     return {(path.name, f.line): f.session for _, path in list_logs(settings.paths.archive_dir)
             for f in read_log(path) if f.session}

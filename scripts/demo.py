@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 DEMO_MARKER = ".suzent-demo"
 
 

@@ -87,7 +87,16 @@ text) always says the canonical name.
 
 def configuration_md() -> str:
     """docs/configuration.md: the introduction, one table row per key of config.toml, the clock and engine notes."""
-    from suzent_cli.config import ENGINE_ALIASES, ENGINES, OLD_NAMES, default_doc, file_keys, setting, sources_doc, type_doc
+    from suzent_cli.config import (
+        ENGINE_ALIASES,
+        ENGINES,
+        OLD_NAMES,
+        default_doc,
+        file_keys,
+        setting,
+        sources_doc,
+        type_doc,
+    )
 
     home = setting("home")
     chain = " > ".join([f"`{f}`" for f in home.flags] + [f"`{e}`" for e in home.env] + [f"`{home.default}`"])

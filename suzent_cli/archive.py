@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli.files import append_held, locked, read_text
 from suzent_cli.text import fold_line, repair, strip_control
@@ -41,7 +41,7 @@ class Fact:
     category: str = DEFAULT_CATEGORY
     tags: tuple[str, ...] = field(default_factory=tuple)
 
-    def clean(self) -> "Fact":
+    def clean(self) -> Fact:
         """The fact as it will be written: control characters dropped, folded to one line, brackets out of the
         category, tags split."""
         category = fold_line(strip_control(self.category)).replace("[", "").replace("]", "").strip()

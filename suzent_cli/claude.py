@@ -63,7 +63,7 @@ def transient(exc: BaseException) -> bool:
     refusing this request: a connection error or a connect/pool timeout, HTTP 429, or any 5xx (529 overloaded
     included). A read timeout (the model or the job's deadline was too slow), a 4xx other than 429, or a response
     the SDK cannot parse is a real failure."""
-    import anthropic  # noqa: PLC0415 - only called with an SDK error in hand
+    import anthropic  # only called with an SDK error in hand
 
     if isinstance(exc, anthropic.APITimeoutError):
         return type(exc.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout")
@@ -87,7 +87,7 @@ class Claude:
         ``tools``…); ``timeout`` (seconds) and ``max_retries`` override the client's for this call. Returns the
         SDK's ``Message``. Raises :class:`ClaudeRequestFailed` for any SDK error (the SDK retried the transient
         ones first)."""
-        import anthropic  # noqa: PLC0415 - already loaded: the client was built
+        import anthropic  # already loaded: the client was built
 
         client = self.sdk
         overrides = {k: v for k, v in (("timeout", timeout), ("max_retries", max_retries)) if v is not None}
@@ -109,7 +109,7 @@ def connect(api_key: str | None, *, model: str, base_url: str | None = None, tim
     if not api_key:
         raise missing_key(user, instead)
     try:
-        import anthropic  # noqa: PLC0415 - only a claude stage pays for this import
+        import anthropic  # only a claude stage pays for this import
     except ImportError as exc:
         raise ClaudeUnavailable(f"{user} needs the anthropic package ({exc}); install it, or use {instead}") from None
     sdk = anthropic.Anthropic(api_key=api_key, base_url=base_url or API_URL, timeout=timeout,

@@ -23,9 +23,10 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from suzent_cli.errors import ConfigInvalid
 
@@ -267,7 +268,7 @@ class Settings:
     @property
     def clock(self) -> dt.datetime:
         """The current instant (aware, UTC): ``--now``/``SUZENT_NOW`` when set, else the real clock."""
-        return self.now if self.now is not None else dt.datetime.now(dt.timezone.utc)
+        return self.now if self.now is not None else dt.datetime.now(dt.UTC)
 
     @property
     def claude_configured(self) -> bool:
@@ -325,15 +326,15 @@ def parse_instant(text: str, what: str = "time") -> dt.datetime:
     try:
         if _ISO_DATE.match(value):
             day = dt.date.fromisoformat(value)
-            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
         if not re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
             raise ValueError
         moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise ConfigInvalid(f"{what} must be an ISO time YYYY-MM-DD[THH:MM[:SS][Z]], got {text!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.astimezone(dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
 
 
 def canonical_engine(name: object) -> str | None:
@@ -431,7 +432,7 @@ class _Resolver:
         names = [(row.flags[0] if row.flags else name, row.env, row.name, False)]
         if old:
             names.append((old[2], (old[1],), old[0], True))
-        for (flag_name, _, _, is_old), value in zip(names, (flag, old_flag)):
+        for (flag_name, _, _, is_old), value in zip(names, (flag, old_flag), strict=False):
             if value not in (None, ""):
                 self.origins[name] = "flag"
                 return value, flag_name, is_old
@@ -517,7 +518,7 @@ def resolve_settings(
     paths = Paths(home=home_path, **{f: values.pop(f) for f in ("memory_dir", "vault_dir", "index_dir")})
     return Settings(
         paths=paths,
-        today=(now_value or dt.datetime.now(dt.timezone.utc)).date(),
+        today=(now_value or dt.datetime.now(dt.UTC)).date(),
         now=now_value,
         dream=dict(r.table("dream")),
         config_errors=tuple(r.problems + unknown_keys(cfg, cfg_path)),
@@ -539,7 +540,7 @@ def _resolved(r: _Resolver, row: Setting, raw: Any, label: str, by_old_name: boo
             return None
         if by_old_name:
             day = parse_date(raw, label)
-            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+            return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
         return parse_instant(raw, label)
     if row.check == "resolve":
         try:
@@ -612,7 +613,7 @@ def _masked_url(url: str | None) -> str | None:
     """``url`` without any ``user:password@`` part (a base URL may carry credentials)."""
     if not url:
         return url
-    from urllib.parse import urlsplit, urlunsplit  # noqa: PLC0415
+    from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:

@@ -36,9 +36,10 @@ import shutil
 import stat
 import tempfile
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from suzent_cli.config import DreamConfig, Paths, Settings, resolve_settings
 from suzent_cli.dream.runner import HOLDER, DreamRunner, TickResult
@@ -125,7 +126,7 @@ def _readlink(path: Path) -> str:
         return "?"
 
 
-def _live_changed(changed: list[str], report: "DryRunReport | None" = None) -> LiveDataChanged:
+def _live_changed(changed: list[str], report: DryRunReport | None = None) -> LiveDataChanged:
     named = ", ".join(changed[:MAX_NAMED]) + (f" and {len(changed) - MAX_NAMED} more" if len(changed) > MAX_NAMED
                                               else "")
     return LiveDataChanged(f"live data changed during the dry run ({len(changed)} paths: {named}); the dry run "
@@ -487,7 +488,7 @@ class IndexChange:
 def index_rows(index_dir: Path) -> tuple[dict[str, set[str]] | None, str | None]:
     """``({source: {row id}}, None)`` for a readable index (legacy rows under ``(none)``), else ``(None, why)``.
     Never raises."""
-    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb only when there is an index
+    from suzent_cli.index.store import ReadStore, table_exists  # lancedb only when there is an index
 
     if not table_exists(index_dir):
         return None, "no index yet (run `suzent index`): nothing to compare"

@@ -21,8 +21,8 @@ import os
 import random
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
@@ -231,7 +231,7 @@ def _appended(before: bytes | None, now: bytes | None) -> bytes | None:
 
 def _open(path: Path):
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller keeps it to re-read the replaced file
+        return open(path, "rb")  # the caller keeps it to re-read the replaced file
     except FileNotFoundError:
         return None
 

@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass, field
 from suzent_cli import errors
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
+from suzent_cli.text import normalize
 from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
 from suzent_cli.vault.state import FORGET, append_tombstones, count_recall_log, purge_recall_log, read_forgotten
-from suzent_cli.text import normalize
 
 
 class NothingToForget(SuzentError):
@@ -139,7 +139,7 @@ class ForgetReport:
 def text_of_row(settings: Settings, row_id: str) -> str:
     """The content of index row ``row_id``. Raises :class:`NothingToForget` for an unknown id, and
     :class:`InputInvalid` for a legacy row (no source file: no tombstone and reindex can retire it)."""
-    from suzent_cli.index.store import ReadStore  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore
 
     rows = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home).rows_by_id([row_id])
     if not rows:
@@ -155,8 +155,8 @@ def as_fact_text(text: str) -> str:
     without the leading dash) is reduced to its text, and a vault claim line or a recall row of one
     (``- text (confirmed Nx, last D) · source: F:L``) or a stamped MEMORY.md line to the claim's text, so
     either can be pasted as is (or forgotten by ``--id``)."""
-    from suzent_cli.archive import parse_fact_line  # noqa: PLC0415
-    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415
+    from suzent_cli.archive import parse_fact_line
+    from suzent_cli.vault.pages import parse_claim
 
     stripped = text.strip()
     for candidate in (stripped, f"- {stripped}"):
@@ -176,8 +176,8 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     (so the plan is right even for an index that is behind), the vault, MEMORY.md and the recall log; see the
     module doc. Read-only. Raises :class:`InputInvalid` for empty text and :class:`NoExactMatch` (with the
     closest rows) when no row anywhere is exactly the text."""
-    from suzent_cli.index.sources import discover, documents  # noqa: PLC0415 - no lancedb: sources is plain markdown
-    from suzent_cli.vault.memory_md import forgotten_lines  # noqa: PLC0415
+    from suzent_cli.index.sources import discover, documents  # no lancedb: sources is plain markdown
+    from suzent_cli.vault.memory_md import forgotten_lines
 
     text = as_fact_text(text)
     key = normalize(text)
@@ -248,11 +248,11 @@ def closest_rows(settings: Settings, key: str, *, limit: int = CLOSEST, cutoff: 
     normalized text is nearest to ``key``: rapidfuzz's token-set ratio, at least ``cutoff`` of 100, best first,
     one per distinct text (``copies`` counts the rest), at most ``limit``. Ids are computed as the indexer does,
     so they are the index's row ids once it is up to date. Raises :class:`TombstonesUnreadable`."""
-    from rapidfuzz import fuzz, process  # noqa: PLC0415
+    from rapidfuzz import fuzz, process
 
-    from suzent_cli.config import context_window_of  # noqa: PLC0415
-    from suzent_cli.index.sources import discover, documents  # noqa: PLC0415
-    from suzent_cli.vault.state import read_tombstones  # noqa: PLC0415
+    from suzent_cli.config import context_window_of
+    from suzent_cli.index.sources import discover, documents
+    from suzent_cli.vault.state import read_tombstones
 
     try:
         window = context_window_of(settings)
@@ -284,11 +284,11 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
     index versions. ``dry_run``: only count what is indexed. Raises :class:`DreamBusy` (a dream held the lock
     for ``lock_timeout`` seconds; nothing written), LockTimeout, OSError, and the indexer's errors (the tombstone
     stays; the next index pass applies it)."""
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
-    from suzent_cli.index.api import optimize_index, reindex_files  # noqa: PLC0415
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
-    from suzent_cli.vault.memory_md import memory_path, scrub_generated  # noqa: PLC0415
+    from suzent_cli.index.api import optimize_index, reindex_files
+    from suzent_cli.index.store import table_exists
+    from suzent_cli.vault.memory_md import memory_path, scrub_generated
 
     paths = settings.paths
     report = ForgetReport(plan=plan, dry_run=dry_run, index_built=table_exists(paths.index_dir))
@@ -330,11 +330,11 @@ def forget(settings: Settings, plan: ForgetPlan, *, dry_run: bool = False, embed
 def _consolidation_lock(settings: Settings):
     """The dream's lock (``.state/.dream.lock``), waited for at most ``lock_timeout`` seconds; raises
     :class:`DreamBusy` when a dream or lint keeps holding it."""
-    from contextlib import contextmanager  # noqa: PLC0415
+    from contextlib import contextmanager
 
-    from filelock import FileLock, Timeout  # noqa: PLC0415
+    from filelock import FileLock, Timeout
 
-    from suzent_cli.vault.state import DREAM_LOCK  # noqa: PLC0415
+    from suzent_cli.vault.state import DREAM_LOCK
 
     @contextmanager
     def held():
@@ -361,7 +361,7 @@ def _recall_log_entries(state_dir, key: str) -> int:
 def _rows_holding(settings: Settings, key: str) -> int:
     """How many index rows are exactly ``key`` now — a log fact in the same words, a chunk, or a vault/core row
     with a line whose text it is (0 when the index cannot be read)."""
-    from suzent_cli.index.store import ReadStore  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore
 
     fkey = fact_key(key)
     try:
@@ -370,7 +370,7 @@ def _rows_holding(settings: Settings, key: str) -> int:
     except Exception:  # noqa: BLE001 - the count is informational
         return 0
     count = 0
-    for content, source in zip(table.column("content").to_pylist(), table.column("source").to_pylist()):
+    for content, source in zip(table.column("content").to_pylist(), table.column("source").to_pylist(), strict=False):
         if not content:
             continue
         if str(source or "").startswith("archive:"):

@@ -44,9 +44,10 @@ import datetime as dt
 import re
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from suzent_cli.archive import Fact, list_logs, parse_log
 from suzent_cli.config import Settings
@@ -151,7 +152,7 @@ class LegacyCheck:
 
 
 def _order(row: LegacyRow) -> tuple:
-    return (row.created_at is None, row.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc), row.id)
+    return (row.created_at is None, row.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), row.id)
 
 
 def owned_by_indexer(settings: Settings) -> Callable[[dict], bool]:
@@ -176,8 +177,8 @@ def owned_by_indexer(settings: Settings) -> Callable[[dict], bool]:
 
 # ---- check ----------------------------------------------------------------------------------------------------
 def _page_keys(text: str, md: Markdown) -> None:
-    from suzent_cli.vault.claims import base_text  # noqa: PLC0415 - light (re + textnorm)
-    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - light
+    from suzent_cli.vault.claims import base_text  # light (re + textnorm)
+    from suzent_cli.vault.pages import parse_claim  # light
 
     for paragraph in re.split(r"\n\s*\n", text):
         if paragraph.strip():
@@ -233,8 +234,8 @@ def _markdown_files(settings: Settings) -> int:
 def check(settings: Settings, *, progress: Progress | None = None) -> LegacyCheck:
     """Read the legacy rows and classify each as recorded / unrecorded / empty / forgotten (module docstring).
     Read-only. No index: no rows, schema ``none``. Raises :class:`IndexUnreadable`."""
-    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb
-    from suzent_cli.vault.state import read_forgotten  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore, table_exists  # lancedb
+    from suzent_cli.vault.state import read_forgotten
 
     started = time.perf_counter()
     if not table_exists(settings.paths.index_dir):
@@ -287,7 +288,7 @@ def export(settings: Settings, *, progress: Progress | None = None, plan: Legacy
     """Append every legacy row recorded nowhere in markdown to the daily log of its date (module docstring).
     Idempotent. ``plan``: a :func:`check` just made (else one is made). Raises LockTimeout/OSError from the
     appender (rows written before stay written; a re-run continues) and the check's errors."""
-    from suzent_cli.capture import write_facts  # noqa: PLC0415
+    from suzent_cli.capture import write_facts
 
     started = time.perf_counter()
     plan = plan or check(settings)
@@ -370,7 +371,7 @@ def refusal(plan: LegacyCheck, today: dt.date | None = None, shown: int = 5) -> 
 
 def backup_dir(settings: Settings) -> Path:
     """A fresh ``<home>/backups/legacy-<UTC YYYYmmddTHHMMSSZ>[-N]`` path (not created)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     base = settings.paths.home / "backups" / f"legacy-{stamp}"
     path, n = base, 1
     while path.exists():
@@ -381,7 +382,7 @@ def backup_dir(settings: Settings) -> Path:
 
 def restore_command(settings: Settings, backup: Path, schema: str) -> str:
     """The shell command that puts the table back as it was before ``--apply``."""
-    from suzent_cli.index.store import TABLE  # noqa: PLC0415 - a constant; store imports lancedb lazily
+    from suzent_cli.index.store import TABLE  # a constant; store imports lancedb lazily
 
     paths = settings.paths
     index = paths.index_dir
@@ -401,7 +402,7 @@ def apply(settings: Settings, *, confirm: Callable[[LegacyCheck], bool] | None =
     legacy rows, returns at once (no backup). ``confirm(plan)`` is asked before anything is written; False
     cancels. Raises LockTimeout, IndexMissing, IndexUnreadable, OSError (backup; then nothing was deleted).
     """
-    from suzent_cli.index.api import retire_legacy_rows  # noqa: PLC0415
+    from suzent_cli.index.api import retire_legacy_rows
 
     plan = plan or check(settings, progress=progress)
     report = ApplyReport(legacy_rows=len(plan.rows), schema=plan.schema)

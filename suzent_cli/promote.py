@@ -95,7 +95,7 @@ class RankedClaim:
 def personal_pages(vault_dir: Path) -> list[Path]:
     """The content pages under ``3_Personal/`` (any depth), sorted by vault-relative path; a symlink leaving the
     vault is no page (:func:`suzent_cli.vault.content_pages`, the one walker)."""
-    from suzent_cli.vault import content_pages  # noqa: PLC0415
+    from suzent_cli.vault import content_pages
 
     if not (vault_dir / PERSONAL).is_dir():
         return []
@@ -120,7 +120,7 @@ def _title(page, path: Path) -> str:
 def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
     """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given
     (:func:`suzent_cli.vault.state.recall_snippets`, the log's reader)."""
-    from suzent_cli.vault.state import recall_snippets as read  # noqa: PLC0415
+    from suzent_cli.vault.state import recall_snippets as read
 
     return read(state_dir, limit)
 
@@ -136,10 +136,9 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
     non-deprecated personal page, best first, deduplicated by normalized text; and the number of personal pages
     found. A page whose frontmatter
     does not parse is skipped with a warning."""
-    from suzent_cli.vault.pages import CLAIMS, read_page  # noqa: PLC0415
-    from suzent_cli.index.rank import chunk_importance, page_signals  # noqa: PLC0415
-
-    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.index.rank import chunk_importance, page_signals
+    from suzent_cli.vault.forgotten import Forgotten
+    from suzent_cli.vault.pages import CLAIMS, read_page
 
     vault = settings.paths.vault_dir
     paths = personal_pages(vault)
@@ -229,7 +228,7 @@ def _check_bounds(max_lines: int, max_bytes: int) -> None:
 
 
 def _write(settings: Settings, body: str, writer: str, max_lines: int, max_bytes: int):
-    from suzent_cli.vault.memory_md import write_generated  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import write_generated
 
     return write_generated(settings, body, writer=writer, max_lines=max_lines, max_bytes=max_bytes)
 
@@ -310,8 +309,8 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
     newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
-    from suzent_cli.archive import list_logs, parse_fact_line  # noqa: PLC0415
-    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.archive import list_logs, parse_fact_line
+    from suzent_cli.vault.forgotten import Forgotten
 
     forgotten = Forgotten.from_state(settings.paths.state_dir)
     seen: set[str] = set()

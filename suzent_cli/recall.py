@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
 
-from suzent_cli.index import rank
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
+from suzent_cli.index import rank
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.vault.state import append_recall_log
@@ -256,7 +256,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     runs: dict[str, dict[str, float]] = {}
     for name in RUNS[mode]:
         run = _run(store, embedder, name, query, pool)
-        for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run])), start=1):
+        for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
             scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
@@ -347,7 +347,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)
     except SuzentError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a lance failure while reading: one clear message
+    except Exception as exc:
         raise unreadable(settings.paths.index_dir, exc, home=settings.paths.home) from exc
     if log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
@@ -355,7 +355,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import table_exists
 
     if not table_exists(settings.paths.index_dir):
         raise IndexMissing(f"no search index at {settings.paths.index_dir} yet: run `suzent index` first")

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from suzent_cli.archive import list_logs, parse_fact_line, read_log
 from suzent_cli.config import Settings
-from suzent_cli.vault.state import SUPERSEDED_REASON, append_tombstones, read_superseded, truncate_superseded
 from suzent_cli.text import normalize
+from suzent_cli.vault.state import SUPERSEDED_REASON, append_tombstones, read_superseded, truncate_superseded
 
 REINDEX_GROUP = 8
 KEEP_VERSIONS = dt.timedelta(minutes=1)
@@ -84,8 +84,8 @@ def logs_holding(archive_dir: Path, keys: set[str]) -> list[Path]:
 
 def retire_superseded(settings: Settings, report: ReconcileReport, *, embedder=None) -> None:
     """Step 1 (module doc). Fills ``report``; leaves superseded.txt untouched when a reindex fails."""
-    from suzent_cli.index.api import reindex_files  # noqa: PLC0415 - lancedb only when there is something to do
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.api import reindex_files  # lancedb only when there is something to do
+    from suzent_cli.index.store import table_exists
 
     state_dir = settings.paths.state_dir
     lines = read_superseded(state_dir, warnings=report.warnings, timeout=settings.lock_timeout)
@@ -126,13 +126,13 @@ def reconcile(settings: Settings, *, embedder=None, sweep: bool = True, optimize
     """Run the three steps (module doc). ``embedder``: for reindexing (None: the configured model, loaded only
     if a row needs embedding). Raises LockTimeout, :class:`IndexIncompatible` and the indexer's errors; a file
     that fails to reindex is reported in ``errors`` (and stops before the truncate) rather than raised."""
-    from suzent_cli.index.api import optimize_index, run_index  # noqa: PLC0415
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.index.api import optimize_index, run_index
+    from suzent_cli.index.store import table_exists
 
     started = time.perf_counter()
     report = ReconcileReport()
     if embedder is None and table_exists(settings.paths.index_dir):
-        from suzent_cli.index.api import index_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import index_embedder
 
         embedder = index_embedder(settings)  # one model load for every group and the sweep, not one per pass
     retire_superseded(settings, report, embedder=embedder)

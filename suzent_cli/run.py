@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from suzent_cli import errors
 from suzent_cli.config import Settings
@@ -87,7 +88,7 @@ def shared_embedder(settings: Settings):
     """One (lazy) embedder for every stage of a pass — and for every pass of a loop — so the model loads at most
     once, and only when something needs embedding. None when it cannot be made (each stage then reports why)."""
     try:
-        from suzent_cli.index.api import index_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import index_embedder
 
         return index_embedder(settings)
     except Exception:  # noqa: BLE001 - the index stage makes its own and fails with the real message
@@ -101,7 +102,7 @@ def _skipped(name: str, why: str) -> StepResult:
 # --- the stages ---------------------------------------------------------------------------------------------
 
 def _spool(settings: Settings, deadline_seconds: float) -> StepResult:
-    from suzent_cli.hooks import spool  # noqa: PLC0415
+    from suzent_cli.hooks import spool
 
     waiting = spool.pending(settings)
     if not waiting:
@@ -117,9 +118,9 @@ def _spool(settings: Settings, deadline_seconds: float) -> StepResult:
 
 
 def _index(settings: Settings, embedder) -> StepResult:
-    from suzent_cli.errors import LockTimeout  # noqa: PLC0415
-    from suzent_cli.index.api import run_index  # noqa: PLC0415
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
+    from suzent_cli.errors import LockTimeout
+    from suzent_cli.index.api import run_index
+    from suzent_cli.index.store import table_exists
 
     existed = table_exists(settings.paths.index_dir)
     try:
@@ -215,7 +216,7 @@ class _Pass:
         return LOCK_HELD if row.outcome == "busy" else None
 
     def reconcile(self) -> StepResult:
-        from suzent_cli.vault.state import read_superseded  # noqa: PLC0415
+        from suzent_cli.vault.state import read_superseded
 
         why = self._dream_blocked()
         if why:
@@ -281,9 +282,9 @@ def run_pass(settings: Settings, config, *, force: bool = False, engine: str | N
 def refresh_today(settings: Settings) -> Settings:
     """``settings`` with ``today`` moved to the current UTC date when no clock override fixed it (a loop that
     runs past midnight must see yesterday's log as complete)."""
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
 
     if settings.now is not None:  # --now (or its old name --today) fixed the clock
         return settings
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     return settings if today == settings.today else dataclasses.replace(settings, today=today)

@@ -14,15 +14,21 @@ from filelock import FileLock, Timeout
 
 from suzent_cli.archive import APPEND_LOCK, list_logs
 from suzent_cli.config import DreamConfig, Settings, check_engine
-from suzent_cli.files import read_text
-from suzent_cli.vault.state import (MEMORY_MD_LOCK, STATE_LOCK, TombstonesUnreadable, read_confirmations, read_late_lines, read_superseded,
-                     read_tombstones)
-from suzent_cli.vault import content_pages, skipped_warning
-from suzent_cli.vault import ledger
-from suzent_cli.errors import ConfigInvalid
 from suzent_cli.dream.gate import count_fact_lines, count_late_facts, pending_logs
 from suzent_cli.dream.runner import DREAM_LOCK, HOLDER, DreamRunner
+from suzent_cli.errors import ConfigInvalid
+from suzent_cli.files import read_text
+from suzent_cli.vault import content_pages, ledger, skipped_warning
 from suzent_cli.vault.dream_state import peek_state
+from suzent_cli.vault.state import (
+    MEMORY_MD_LOCK,
+    STATE_LOCK,
+    TombstonesUnreadable,
+    read_confirmations,
+    read_late_lines,
+    read_superseded,
+    read_tombstones,
+)
 
 
 def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
@@ -53,7 +59,7 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
 
 def index_counts(settings: Settings) -> dict[str, Any]:
     """Row counts of the search index by source type (opens LanceDB read-only); ``{"built": False}`` if absent."""
-    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore, table_exists
 
     if not table_exists(settings.paths.index_dir):
         return {"built": False}
@@ -77,8 +83,8 @@ def index_counts(settings: Settings) -> dict[str, Any]:
 def vault_counts(settings: Settings) -> dict[str, Any]:
     """Content pages (total and per top-level zone), current claims (top-level bullets under ``## Claims`` that
     are not ended), pages flagged ``review: needs-review``, pages past ``stale_after``, pages that do not parse."""
-    from suzent_cli.errors import SuzentError  # noqa: PLC0415
-    from suzent_cli.vault.pages import CLAIMS, meta_date, read_page  # noqa: PLC0415
+    from suzent_cli.errors import SuzentError
+    from suzent_cli.vault.pages import CLAIMS, meta_date, read_page
 
     vault = settings.paths.vault_dir
     skipped: list[str] = []
@@ -108,7 +114,7 @@ def vault_counts(settings: Settings) -> dict[str, Any]:
 def memory_md_counts(settings: Settings) -> dict[str, Any]:
     """MEMORY.md: whether it exists, its generated zone's lines (0 without the marker: an unmarked file is all
     manual) and whether a manual zone with any content is present."""
-    from suzent_cli.vault.memory_md import memory_path, split_zones  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import memory_path, split_zones
 
     path = memory_path(settings)
     out: dict[str, Any] = {"path": str(path), "exists": path.is_file(), "has_marker": False, "generated_lines": 0,
@@ -129,7 +135,7 @@ def memory_md_counts(settings: Settings) -> dict[str, Any]:
 def spool_counts(settings: Settings) -> dict[str, Any]:
     """The hook spool's queue through :func:`suzent_cli.hooks.spool.pending` (``available`` is always True: the
     key stays for readers of ``status --json``)."""
-    from suzent_cli.hooks import spool  # noqa: PLC0415
+    from suzent_cli.hooks import spool
 
     try:
         return {"available": True, "pending": int(spool.pending(settings)), "failed": int(spool.given_up(settings)),
@@ -165,7 +171,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     except TombstonesUnreadable as exc:  # status is where a person looks: show it, do not fail
         warnings.append(str(exc))
     else:  # a deleted or older tombstone file: the next index pass refuses; say so here (plain JSON, no LanceDB)
-        from suzent_cli.index.indexer import lost_tombstones, lost_tombstones_message  # noqa: PLC0415
+        from suzent_cli.index.indexer import lost_tombstones, lost_tombstones_message
 
         if lost := lost_tombstones(paths.index_dir, tombstones):
             warnings.append(lost_tombstones_message(paths.index_dir, paths.state_dir, lost))

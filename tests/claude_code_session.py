@@ -14,7 +14,7 @@ SID = "5c9e2b7a-3f41-4d8e-9b6a-0e1f2a3b4c5d"
 class Transcript:
     """Writes a Claude Code session transcript (JSON Lines), one record per call, like Claude Code does."""
 
-    def __init__(self, path: Path, session: str = SID, copy_of: "Transcript | None" = None):
+    def __init__(self, path: Path, session: str = SID, copy_of: Transcript | None = None):
         self.path, self.session = path, session
         self.n, self.second, self.parent = (copy_of.n, copy_of.second, copy_of.parent) if copy_of else (0, 0, None)
         path.write_text(copy_of.path.read_text(encoding="utf-8") if copy_of else "", encoding="utf-8")

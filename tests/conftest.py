@@ -187,7 +187,7 @@ def _fresh_consoles():
     try:
         yield
     finally:
-        for c, state in zip(consoles, saved):
+        for c, state in zip(consoles, saved, strict=False):
             for k, v in state.items():
                 setattr(c, k, v)
 
@@ -237,7 +237,7 @@ def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_
                 code = main(argv)
             except _HardExit as exc:
                 code = exc.code
-            except Exception:  # what the interpreter does with an uncaught exception: traceback, exit 1
+            except Exception:  # noqa: BLE001 - what the interpreter does with an uncaught exception: traceback, exit 1
                 traceback.print_exc()
                 code = 1
             sys.stdout.flush()

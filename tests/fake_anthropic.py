@@ -12,8 +12,8 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
 NO_RETRY_WAIT = {"retry-after-ms": "1"}  # the SDK honours it instead of its 0.5 s+ backoff
@@ -53,7 +53,7 @@ class FakeMessagesAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:  # http.server API
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 api.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
                 reply = api.replies[min(len(api.requests), len(api.replies)) - 1]

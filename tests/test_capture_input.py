@@ -10,12 +10,11 @@ import os
 
 import pytest
 
+from conftest import invoke
 from suzent_cli import archive, files
 from suzent_cli.archive import Fact
 from suzent_cli.capture import parse_fact, parse_fact_lines, write_facts
 from suzent_cli.errors import InputInvalid
-
-from conftest import invoke
 
 
 def _log(settings, day: dt.date | None = None):
@@ -120,7 +119,7 @@ def test_crlf_and_cr_still_end_a_fact_line():
 @pytest.mark.parametrize("brk", ["\u2028", "\u0085", "\v"], ids=["u2028", "u0085", "vt"])
 def test_the_cli_keeps_a_fact_with_a_line_break_whole_and_in_its_category(home, brk):
     source = home.parent / "facts.txt"
-    source.write_bytes(f"[personal] Lives in{brk}Berlin now\n[goal] Ship{brk}v1 soon\n".encode("utf-8"))
+    source.write_bytes(f"[personal] Lives in{brk}Berlin now\n[goal] Ship{brk}v1 soon\n".encode())
     proc = invoke(home, "capture", "--facts-from", str(source), "--json", env_extra={"SUZENT_TODAY": "2026-06-10"})
     assert proc.returncode == 0, proc.stderr
     got = [(f["category"], f["content"]) for f in json.loads(proc.stdout)["facts"]]
@@ -200,7 +199,7 @@ def test_the_cli_warns_about_a_session_id_it_had_to_change(home, session, headin
     assert proc.returncode == 0, proc.stderr
     assert f"--session '{heading}'" in proc.stderr and "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
     log = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
-    assert f"\n## " in log and f" \u2014 {heading}\n" in log
+    assert "\n## " in log and f" \u2014 {heading}\n" in log
 
 
 def test_an_interrupt_between_two_writes_is_rolled_back_too(settings, monkeypatch):

@@ -11,15 +11,15 @@ import datetime as dt
 import json
 
 import pytest
-from conftest import CountingEmbedder, invoke
 
+from conftest import CountingEmbedder, invoke
 from suzent_cli.archive import Fact, list_logs, parse_log
 from suzent_cli.capture import extract_and_write, write_facts
 from suzent_cli.capture.classify import CONFIRM, Classification, classify, classify_all, new_specifics
+from suzent_cli.capture.known import recall_set_for
 from suzent_cli.config import resolve_settings
 from suzent_cli.index.api import run_index
 from suzent_cli.recall import Hit
-from suzent_cli.capture.known import recall_set_for
 from suzent_cli.vault.state import read_confirmations
 
 LOG = "archive:2026-06-01.md"
@@ -248,7 +248,7 @@ def test_claude_prompt_and_classifier_share_one_recall_set(tmp_path):
     assert len(calls) == 1 and result.known_facts == 2
     assert "- Moved to Lisbon in May 2026.\n- Prefers coffee" in system
     assert [f.content for f, _ in result.confirmations] == ["Moved to Lisbon in May 2026."]
-    assert [(f.content, c.outcome) for f, c in zip(result.facts, result.outcomes)] == \
+    assert [(f.content, c.outcome) for f, c in zip(result.facts, result.outcomes, strict=False)] == \
         [("Prefers tea over coffee now.", "new")]
 
 

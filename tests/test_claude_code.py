@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from claude_code_session import DAY, SID, Transcript, facts, failed, payload, prompt, spooled, state_dir
+
 from conftest import REPO, cli_env, invoke
 from suzent_cli.config import resolve_settings
 

@@ -4,8 +4,9 @@ one-line errors."""
 from __future__ import annotations
 
 import json
+import re
 
-from conftest import invoke
+from conftest import REPO, invoke
 
 
 def log_text(home, day="2026-06-10"):
@@ -168,3 +169,12 @@ def test_corrupt_index_is_one_clear_error_and_rebuild_recovers(home):
     assert invoke(home, "index", "--model", "hash", "--rebuild").returncode == 0
     r = invoke(home, "recall", "kayak", "--model", "hash", "--json")
     assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"
+
+
+def test_every_command_module_is_registered():
+    """A module under cli/ that declares commands but is missing from COMMAND_MODULES would never register them."""
+    from suzent_cli.cli.app import COMMAND_MODULES
+
+    declaring = sorted(p.stem for p in (REPO / "suzent_cli" / "cli").glob("*.py")
+                       if re.search(r"@app\.command|app\.add_typer", p.read_text(encoding="utf-8")) and p.stem != "app")
+    assert sorted(COMMAND_MODULES) == declaring

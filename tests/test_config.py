@@ -210,7 +210,7 @@ def test_the_loop_keeps_a_fixed_clock_and_follows_a_real_one(tmp_path):
         s = resolve_settings(home=tmp_path, env=fixed)
         assert refresh_today(s) is s
     real = dataclasses.replace(resolve_settings(home=tmp_path, env={}), today=dt.date(2000, 1, 1))
-    assert refresh_today(real).today == dt.datetime.now(dt.timezone.utc).date()
+    assert refresh_today(real).today == dt.datetime.now(dt.UTC).date()
 
 
 # --- engine names ----------------------------------------------------------------------------------------------

@@ -11,9 +11,17 @@ import tomllib
 
 import pytest
 
-from conftest import REPO, invoke, run_cli
-from suzent_cli.config import (DEFAULT_CLAUDE_MODEL, DEFAULT_CONTEXT_WINDOW, DEFAULT_EMBEDDER, KNOWN_KEYS, OLD_NAMES,
-                               DreamConfig, effective_config, resolve_settings)
+from conftest import REPO, invoke
+from suzent_cli.config import (
+    DEFAULT_CLAUDE_MODEL,
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_EMBEDDER,
+    KNOWN_KEYS,
+    OLD_NAMES,
+    DreamConfig,
+    effective_config,
+    resolve_settings,
+)
 from suzent_cli.init import CONFIG_SEED
 
 # Keys whose default is not a literal (derived from the clock, or unset): the docs say it in words, the template
@@ -48,7 +56,7 @@ def docs_config_table() -> dict[str, dict[str, str]]:
         if m:
             cells = [c.strip() for c in m.group(2).split("|")]
             assert len(cells) == 4, line
-            rows[m.group(1)] = dict(zip(("type", "default", "env", "meaning"), cells))
+            rows[m.group(1)] = dict(zip(("type", "default", "env", "meaning"), cells, strict=False))
     return rows
 
 

@@ -10,21 +10,19 @@ import json
 
 import pytest
 
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
-from suzent_cli.config import DreamConfig, dream_config, resolve_settings
-from suzent_cli.vault import ledger
+from conftest import invoke, log, settings_at
+from suzent_cli.config import DreamConfig, dream_config
 from suzent_cli.dream.engine import IngestResult
 from suzent_cli.dream.gate import decide
-from suzent_cli.vault.pages import read_page
 from suzent_cli.dream.runner import DreamRunner
-from suzent_cli.vault.dream_state import load_state
 from suzent_cli.errors import ConfigInvalid
+from suzent_cli.vault import ledger
+from suzent_cli.vault.dream_state import load_state
+from suzent_cli.vault.pages import read_page
 from suzent_cli.vault.state import append_tombstones, read_superseded
 
-from conftest import invoke, log, settings_at
-
 D = dt.date.fromisoformat
-NOW = dt.datetime(2026, 6, 20, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 20, 12, 0, tzinfo=dt.UTC)
 
 
 def H(hours: float) -> dt.datetime:
@@ -521,8 +519,8 @@ def confirmation(day: str, content: str, category: str = "preference", ts: str |
 
 
 def test_confirmations_fold_into_the_marker_and_the_sidecar_keeps_later_lines(home, monkeypatch):
-    from suzent_cli.vault.state import append_confirmations, read_confirmations
     from suzent_cli.dream import rules
+    from suzent_cli.vault.state import append_confirmations, read_confirmations
 
     s = settings_at(home)
     log(s, "2026-06-01", "[preference] Likes green tea")
@@ -546,15 +544,17 @@ def test_confirmations_fold_into_the_marker_and_the_sidecar_keeps_later_lines(ho
 
 
 def test_confirmations_are_not_folded_twice_after_a_crash(home):
+    import time as _time
+
     from suzent_cli.dream.engine import IngestBatch
     from suzent_cli.dream.rules import RulesEngine
-    import time as _time
 
     s = settings_at(home)
     log(s, "2026-06-01", "[preference] Likes green tea")
-    batch = lambda: IngestBatch(vault_dir=s.paths.vault_dir, run_date=D("2026-06-20"), start=None, end=D("2026-06-01"),
-                                days=(D("2026-06-01"),), logs={}, facts=(), deadline=_time.monotonic() + 60,
-                                confirmations=(confirmation("2026-06-02", "Likes green tea"),))
+    def batch():
+        return IngestBatch(vault_dir=s.paths.vault_dir, run_date=D("2026-06-20"), start=None, end=D("2026-06-01"),
+                           days=(D("2026-06-01"),), logs={}, facts=(), deadline=_time.monotonic() + 60,
+                           confirmations=(confirmation("2026-06-02", "Likes green tea"),))
     runner(s).tick(force=True)
     RulesEngine().ingest(batch())
     RulesEngine().ingest(batch())  # the runner was killed before truncating the sidecar: replayed

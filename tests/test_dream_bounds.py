@@ -16,12 +16,12 @@ from fake_anthropic import running, text_reply, tool_use_reply
 
 from suzent_cli.dream import vault_tools
 from suzent_cli.dream.engine import BatchFact, IngestBatch
-from suzent_cli.vault.pages import read_page
 from suzent_cli.dream.rules import RulesEngine
 from suzent_cli.dream.vault_tools import VaultTools
 from suzent_cli.errors import DreamFailed
 from suzent_cli.index.sources import Source, documents, parse_frontmatter
 from suzent_cli.vault import bootstrap
+from suzent_cli.vault.pages import read_page
 
 DAY = dt.date(2026, 6, 1)
 ISSUE_PATTERN = "(a+)+$"  # the issue's case: catastrophic for Python's re, linear for the regex package
@@ -79,7 +79,7 @@ def test_list_files_glob_is_bounded_too(vault, monkeypatch):
 
 @pytest.mark.timeout(120)
 def test_claude_engine_gets_a_tool_error_for_a_catastrophic_search_and_finishes(vault, monkeypatch):
-    from suzent_cli.dream.claude_agent import ClaudeEngine  # noqa: PLC0415
+    from suzent_cli.dream.claude_agent import ClaudeEngine
 
     monkeypatch.setattr(vault_tools, "SEARCH_SECONDS", 0.2)
     raw = "- [preference] Likes tea"
@@ -100,7 +100,7 @@ def test_claude_engine_gets_a_tool_error_for_a_catastrophic_search_and_finishes(
 # --- 5. a YAML alias bomb in a page's frontmatter ------------------------------------------------------------------
 
 def test_the_frontmatter_loader_refuses_an_alias_bomb_by_counting():
-    from suzent_cli.vault import frontmatter  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter
 
     with pytest.raises(frontmatter.FrontmatterInvalid, match="alias bomb") as err:
         frontmatter.parse(bomb(12))  # 9^12 laughs: refused after a bounded number of nodes, before any expansion
@@ -113,14 +113,14 @@ def test_the_frontmatter_loader_refuses_an_alias_bomb_by_counting():
     ("---\nx: '" + "y" * 200_000 + "'\n---\nbody\n", "larger than"),
 ])
 def test_the_frontmatter_loader_refuses_other_abuse(text, reason):
-    from suzent_cli.vault import frontmatter  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter
 
     with pytest.raises(frontmatter.FrontmatterInvalid, match=reason):
         frontmatter.parse(text)
 
 
 def test_the_frontmatter_loader_keeps_ordinary_anchors():
-    from suzent_cli.vault import frontmatter  # noqa: PLC0415
+    from suzent_cli.vault import frontmatter
 
     meta, body = frontmatter.parse("---\nbase: &b [x, y]\ncopy: *b\nmore: [*b, *b]\n---\n\nbody\n")
     assert meta == {"base": ["x", "y"], "copy": ["x", "y"], "more": [["x", "y"], ["x", "y"]]} and body == "body"
@@ -175,8 +175,8 @@ def _layouts(home: Path) -> dict[str, dict[str, Path]]:
 @pytest.mark.parametrize("layout", ["memory-and-index-inside-the-vault", "memory-dir-is-the-vault",
                                     "vault-inside-the-memory-dir"])
 def test_vault_tools_refuse_every_tier_whatever_the_nesting(tmp_path, layout):
-    from suzent_cli.config import resolve_settings  # noqa: PLC0415
-    from suzent_cli.dream.vault_tools import tier_paths  # noqa: PLC0415
+    from suzent_cli.config import resolve_settings
+    from suzent_cli.dream.vault_tools import tier_paths
 
     dirs = _layouts(tmp_path)[layout]
     settings = resolve_settings(home=tmp_path, env={}, **dirs)
@@ -212,10 +212,9 @@ def test_vault_tools_refuse_every_tier_whatever_the_nesting(tmp_path, layout):
 
 def test_dream_with_the_memory_dir_inside_the_vault_cannot_touch_memory_md(tmp_path):
     """Through the runner: the claude engine gets every tier as protected (runner wiring)."""
-    from suzent_cli.archive import Fact, append_entry  # noqa: PLC0415
-    from suzent_cli.config import resolve_settings  # noqa: PLC0415
-    from suzent_cli.config import DreamConfig  # noqa: PLC0415
-    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.archive import Fact, append_entry
+    from suzent_cli.config import DreamConfig, resolve_settings
+    from suzent_cli.dream.runner import DreamRunner
 
     vault = tmp_path / "notebook"
     turns = [

@@ -15,8 +15,7 @@ import pytest
 from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, message, running, text_reply, tool_use_reply
 
 from suzent_cli.config import resolve_settings
-from suzent_cli.dream.claude_agent import (ClaudeEngine, clean_summary, final_text, ingest_message,
-                                           parse_contradictions)
+from suzent_cli.dream.claude_agent import ClaudeEngine, clean_summary, final_text, ingest_message, parse_contradictions
 from suzent_cli.dream.engine import BatchFact, IngestBatch, LintJob
 from suzent_cli.dream.vault_tools import OUTPUT_CAP, VaultTools, glob_regex
 from suzent_cli.errors import ConfigInvalid, DreamFailed
@@ -423,9 +422,8 @@ def test_without_allowed_lines_there_is_no_hand_off_tool(vault):
 def test_cli_dream_with_the_claude_engine_end_to_end(tmp_path):
     """`suzent dream` with an API key picks the claude engine; the agent's page counts, its hand-off is recorded by
     the runner, its attempts at log.md and .state are refused, and the watermark is the runner's alone."""
-    from conftest import invoke  # noqa: PLC0415
-
-    from suzent_cli.archive import Fact, append_entry  # noqa: PLC0415
+    from conftest import invoke
+    from suzent_cli.archive import Fact, append_entry
 
     home = tmp_path / "home"
     archive = home / "sandbox/shared/memory/archive"

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
 
+from conftest import invoke
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import ConfigInvalid
-
-from conftest import invoke
 
 D = dt.date.fromisoformat
 
@@ -147,9 +145,9 @@ def indexed_backlog(home: Path):
 
 
 def end_state(s) -> dict:
+    from suzent_cli.index.store import ReadStore
     from suzent_cli.vault import ledger
     from suzent_cli.vault.dream_state import load_state
-    from suzent_cli.index.store import ReadStore
     from suzent_cli.vault.state import read_superseded, read_tombstones
 
     store = ReadStore.open_existing(s.paths.index_dir)
@@ -201,8 +199,8 @@ def closed_port_url() -> str:
 
 def claude_runner(settings, **config):
     """The claude engine against ``settings``' base URL, without SDK retries (each attempt is one request)."""
-    from suzent_cli.dream.claude_agent import ClaudeEngine
     from suzent_cli.config import DreamConfig
+    from suzent_cli.dream.claude_agent import ClaudeEngine
     from suzent_cli.dream.runner import DreamRunner
 
     return DreamRunner(settings, DreamConfig(**config), engine="claude", follow_ups=[],
@@ -216,10 +214,11 @@ def claude_settings(home: Path, url: str, now: str = "2026-06-20T12:00"):
 @pytest.mark.parametrize("status", [429, 500, 529, "refused"])
 def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status):
     from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply, tool_use_reply
+
+    from suzent_cli.config import DreamConfig
+    from suzent_cli.status import status as dream_status
     from suzent_cli.vault import ledger
     from suzent_cli.vault.dream_state import load_state
-    from suzent_cli.status import status as dream_status
-    from suzent_cli.config import DreamConfig
 
     log(settings_at(home), "2026-06-01", "[preference] Likes tea")
     body = {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "overloaded_error",
@@ -255,6 +254,7 @@ def test_transient_engine_errors_back_off_and_never_skip_the_batch(home, status)
 
 def test_a_real_failure_counts_and_clears_the_backoff(home):
     from fake_anthropic import running
+
     from suzent_cli.vault.dream_state import load_state
 
     log(settings_at(home), "2026-06-01", "[preference] Likes tea")

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import invoke
 from suzent_cli import dryrun
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.errors import CloneFailed, InputInvalid, LiveDataChanged
 from suzent_cli.init import init_home
-
-from conftest import invoke
 
 NOW = "2026-06-20T12:00"
 RULES = DreamConfig(engine="rules")

@@ -9,17 +9,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import invoke
 from fake_anthropic import SERVER_ERROR, FakeMessagesAPI, running, text_reply, tool_use_reply
 
+from conftest import invoke
 from suzent_cli.archive import Fact
 from suzent_cli.capture import extract_and_write
-from suzent_cli.config import resolve_settings
-from suzent_cli.errors import ClaudeUnavailable, ExtractionFailed, ExtractorUnavailable
 from suzent_cli.capture.extract import choose_extractor
 from suzent_cli.capture.extract.claude import ClaudeExtractor, build_system_prompt, parse_facts
 from suzent_cli.capture.extract.turns import Message, Turn
-
+from suzent_cli.config import resolve_settings
+from suzent_cli.errors import ClaudeUnavailable, ExtractionFailed, ExtractorUnavailable
 
 TURN = Turn((Message("user", "I moved to Lisbon last month. I now prefer tea over coffee. Can you fix my regex?"),
              Message("assistant", "Sure, here is the regex.")))

@@ -18,17 +18,17 @@ from suzent_cli.archive import Fact, append_entry, list_logs
 from suzent_cli.capture import write_facts
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.engine import IngestResult
-from suzent_cli.dream.runner import DREAM_LOCK, DreamRunner
 from suzent_cli.dream.rules import RulesEngine
+from suzent_cli.dream.runner import DREAM_LOCK, DreamRunner
 from suzent_cli.errors import DreamBusy
 from suzent_cli.forget import forget, plan_forget, text_of_row
-from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.index.api import run_index
 from suzent_cli.index.store import ReadStore
-from suzent_cli.vault.memory_md import MARKER, split_zones
 from suzent_cli.promote import promote
 from suzent_cli.recall import recall
 from suzent_cli.reconcile import reconcile
+from suzent_cli.vault.forgotten import Forgotten
+from suzent_cli.vault.memory_md import MARKER, split_zones
 from suzent_cli.vault.state import RECALL_LOG, append_confirmations, append_tombstones, read_forgotten
 
 SECRET = "Has a secret diary"

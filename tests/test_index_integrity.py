@@ -273,8 +273,8 @@ def test_symlinks_leaving_the_tiers_are_refused_with_one_warning_each(settings, 
 
 def test_every_vault_walker_refuses_links_leaving_the_vault_with_one_warning_each(settings, tmp_path):
     from suzent_cli import vault as vault_mod
-    from suzent_cli.status import vault_counts
     from suzent_cli.promote import personal_pages
+    from suzent_cli.status import vault_counts
 
     init_home(settings)
     outside = tmp_path / "outside"

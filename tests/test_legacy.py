@@ -142,7 +142,7 @@ def table_rows(home: Path) -> dict[str, str | None]:
 
     table = lancedb.connect(str(home / "memory")).open_table("archival_memories")
     data = table.search().select(["id", "content"]).limit(None).to_arrow().to_pydict()
-    return dict(zip(data["id"], data["content"]))
+    return dict(zip(data["id"], data["content"], strict=False))
 
 
 def logs_digest(home: Path) -> dict[str, str]:
@@ -280,7 +280,7 @@ def test_own_schema_keeps_legacy_rows_through_full_index_and_apply_deletes_exact
     run_index(s, model="hash:64")
     table = lancedb.connect(str(home / "memory")).open_table("archival_memories")
     indexed = table_rows(home)
-    created = dt.datetime(2026, 3, 5, 8, 30, tzinfo=dt.timezone.utc)
+    created = dt.datetime(2026, 3, 5, 8, 30, tzinfo=dt.UTC)
     legacy_rows = [{"id": f"old-{i}", "content": text, "vector": [0.1] * 64, "user_id": "default-user",
                     "metadata": json.dumps({"category": "personal"}), "importance": 0.9, "created_at": created,
                     "updated_at": created, "access_count": 0, "source": None}

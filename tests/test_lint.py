@@ -11,9 +11,9 @@ import pytest
 
 from suzent_cli.dream.engine import LintFindings
 from suzent_cli.dream.lint import LintReport, _Resolver, audit, lint_vault, rules_contradictions
-from suzent_cli.vault.pages import read_page
 from suzent_cli.errors import DreamFailed
 from suzent_cli.vault import bootstrap
+from suzent_cli.vault.pages import read_page
 
 RUN = dt.date(2026, 6, 10)
 

@@ -9,13 +9,12 @@ import random
 
 import pytest
 
+from conftest import invoke
 from suzent_cli import files
-from suzent_cli.vault import memory_md
 from suzent_cli.errors import InputInvalid
 from suzent_cli.index.sources import Source, documents
+from suzent_cli.vault import memory_md
 from suzent_cli.vault.memory_md import MARKER, split_zones, verify_fact, write_generated
-
-from conftest import invoke
 
 DAY = dt.date(2026, 6, 10)
 LOOKALIKES = (b"manual line\r\n" + MARKER.encode() + b"\r\n"  # a second marker, CRLF: just text in the manual zone

@@ -16,10 +16,10 @@ import pytest
 from suzent_cli import files
 from suzent_cli.dream.engine import BatchFact, IngestBatch
 from suzent_cli.dream.lint import audit
-from suzent_cli.vault.pages import read_page, write_page
 from suzent_cli.dream.rules import RulesEngine
 from suzent_cli.dream.vault_tools import VaultTools
 from suzent_cli.vault import bootstrap
+from suzent_cli.vault.pages import read_page, write_page
 
 DAY = dt.date(2026, 6, 1)
 PROFILE = ("---\ntype: personal\ntitle: Profile\nowner: me\n---\n\n# Profile\n\n## Claims\n\n"

@@ -8,17 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply
 
+from conftest import invoke
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.capture import write_facts
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import FOLLOW_UPS, DreamRunner, StepResult, TickResult, promote_step
-from suzent_cli.vault.memory_md import MARKER, memory_path
 from suzent_cli.promote import legacy_refresh, promote
 from suzent_cli.vault import bootstrap
-
-from conftest import invoke
-from fake_anthropic import NO_RETRY_WAIT, SERVER_ERROR, running, text_reply
+from suzent_cli.vault.memory_md import MARKER, memory_path
 
 
 def page(title: str, claims: list[str], previously: list[str] = (), status: str = "active") -> str:

@@ -10,15 +10,14 @@ import json
 import pytest
 
 from conftest import invoke
-from suzent_cli.index import rank
 from suzent_cli.archive import Fact
 from suzent_cli.capture import write_facts
-from suzent_cli.index.chunking import chunk_sections
 from suzent_cli.index.api import run_index
+from suzent_cli.index.chunking import chunk_sections
+from suzent_cli.index.rank import PageSignals, chunk_importance, effective_importance, final_score, page_signals
 from suzent_cli.index.sources import Source, page_documents
 from suzent_cli.index.store import ReadStore
 from suzent_cli.init import init_home
-from suzent_cli.index.rank import PageSignals, chunk_importance, effective_importance, final_score, page_signals
 from suzent_cli.recall import recall, search
 
 TODAY = dt.date(2026, 6, 10)

@@ -7,20 +7,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 from pathlib import Path
 
-import pytest
-
 from conftest import REPO, CountingEmbedder, invoke, log
-from suzent_cli.archive import Fact, append_entry, list_logs
+from suzent_cli import reconcile as reconcile_mod
+from suzent_cli.archive import list_logs
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
-from suzent_cli.forget import NothingToForget, forget, plan_forget
 from suzent_cli.index.api import run_index
 from suzent_cli.index.store import ReadStore
 from suzent_cli.reconcile import reconcile
-from suzent_cli import reconcile as reconcile_mod
 from suzent_cli.vault.state import append_superseded, read_superseded, read_tombstones
 
 EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
@@ -210,8 +206,14 @@ def test_commands_use_the_embedder_the_index_was_built_with(home):
 def test_state_appenders_never_join_a_torn_last_line_and_forget_purges_the_recall_log(home):
     """A crash can leave the last line of a state file without its newline: the next append starts a new line
     rather than gluing onto it, and forget drops the forgotten text's recall-log snippets."""
-    from suzent_cli.vault.state import RECALL_LOG, SUPERSEDED, TOMBSTONES, append_recall_log, append_tombstones, \
-        purge_recall_log
+    from suzent_cli.vault.state import (
+        RECALL_LOG,
+        SUPERSEDED,
+        TOMBSTONES,
+        append_recall_log,
+        append_tombstones,
+        purge_recall_log,
+    )
 
     state = make_settings(home).paths.state_dir
     state.mkdir(parents=True)

@@ -7,7 +7,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -61,9 +60,9 @@ def test_data_verdicts(tmp_path, monkeypatch):
     recalled = {"text": ""}
     monkeypatch.setattr(rel, "recall_texts", lambda root, q: recalled["text"])
 
-    def problems(capture=False, gone=(), kept=(), runs=(_ran(0),)):
+    def problems(capture=False, gone=(), kept=(), runs=None):
         case = rel.Case("c", "x", [], capture=capture, gone=gone, kept=kept)
-        return rel.data_problems(case, home, before, None, list(runs))
+        return rel.data_problems(case, home, before, None, [_ran(0)] if runs is None else list(runs))
 
     before = rel.snapshot(home)
     assert problems() == []

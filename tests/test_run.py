@@ -10,19 +10,17 @@ import datetime as dt
 import json
 import re
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
+from conftest import CountingEmbedder, invoke
 from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import DreamConfig, resolve_settings
-from suzent_cli.vault import ledger
 from suzent_cli.run import STAGES, refresh_today, run_pass
-
-from conftest import CountingEmbedder, invoke
+from suzent_cli.vault import ledger
 
 ENV = {"SUZENT_NOW": "2026-06-20T12:00", "SUZENT_EMBEDDER": "hash:64"}
 
@@ -245,7 +243,7 @@ def test_the_real_spool_module_has_the_agreed_api():
 
 def test_refresh_today_moves_only_an_unpinned_clock(home):
     free = dataclasses.replace(resolve_settings(home=home, env={}), today=dt.date(2000, 1, 1))
-    assert refresh_today(free).today == dt.datetime.now(dt.timezone.utc).date()
+    assert refresh_today(free).today == dt.datetime.now(dt.UTC).date()
     pinned = settings_at(home)
     assert refresh_today(pinned) is pinned
 

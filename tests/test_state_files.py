@@ -4,7 +4,6 @@ transcript's bad timestamps and bytes, and vault file names that are not UTF-8. 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -12,14 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import invoke
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.config import DreamConfig, resolve_settings
-from suzent_cli.vault import ledger
 from suzent_cli.dream.runner import DreamRunner
-from suzent_cli.vault.state import read_confirmations, read_late_lines
 from suzent_cli.vault import content_pages
-
-from conftest import invoke
+from suzent_cli.vault.state import read_confirmations, read_late_lines
 
 D = dt.date.fromisoformat
 
@@ -208,8 +205,9 @@ def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, 
 
 # --- Claude Code: claude_code.json and the transcript -----------------------------------------------------------------
 def drain_one(settings, transcript, **kw) -> dict:
-    from suzent_cli.hooks import spool
     from test_claude_code import payload
+
+    from suzent_cli.hooks import spool
 
     spool.spool(settings, json.loads(payload(transcript, **kw)))
     return spool.drain(settings)
@@ -321,9 +319,9 @@ def bad_name_page(settings) -> Path:
 
 
 def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint_index_and_status(home, embedder):
-    from suzent_cli.status import status
     from suzent_cli.index.api import run_index
     from suzent_cli.promote import promote
+    from suzent_cli.status import status
 
     s = settings_at(home)
     bad = bad_name_page(s)
@@ -398,9 +396,9 @@ def test_a_bad_superseded_line_is_quarantined_and_the_good_one_retired(home, emb
 
 
 def test_deeply_nested_json_in_state_files_is_never_a_crash(home, settings):
-    from suzent_cli.status import status
     from suzent_cli.hooks import spool
     from suzent_cli.promote import promote, recall_snippets
+    from suzent_cli.status import status
     from suzent_cli.vault.state import purge_recall_log
 
     s = settings_at(home)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CountingEmbedder, log, invoke
+from conftest import CountingEmbedder, invoke, log
 from suzent_cli.archive import Fact
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import SuzentError

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from suzent_cli.errors import InputInvalid
 from suzent_cli.capture.extract.turns import parse_turn
+from suzent_cli.errors import InputInvalid
 
 
 def roles(turn):

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli import archive
 from suzent_cli.archive import Fact
@@ -163,7 +163,7 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
 
 def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Callable[[int], None]:
     """The appender's callback for a late append to ``day``: record it for the dream, never fail the write."""
-    from suzent_cli.vault.state import append_late_lines  # noqa: PLC0415 - light
+    from suzent_cli.vault.state import append_late_lines  # light
 
     def record(from_line: int) -> None:
         try:
@@ -179,7 +179,7 @@ def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]
     """The legacy MEMORY.md refresh after a capture that logged a personal/preference/goal/interaction fact
     (:func:`suzent_cli.promote.legacy_refresh`; it stands down once the vault has a personal page). Best-effort:
     any failure is a warning and ``{"status": "failed"}``, never a failed capture. None when no fact qualifies."""
-    from suzent_cli.promote import LEGACY_CATEGORIES, legacy_refresh  # noqa: PLC0415 - light: no model, no API
+    from suzent_cli.promote import LEGACY_CATEGORIES, legacy_refresh  # light: no model, no API
 
     if not any(f.category.strip().lower() in LEGACY_CATEGORIES for f in facts):
         return None
@@ -210,8 +210,8 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     When a model extractor raises :class:`ExtractionFailed` the offline extractor is used instead, with a
     warning. Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
     """
-    from suzent_cli.capture.extract import choose_extractor  # noqa: PLC0415
-    from suzent_cli.capture.extract.turns import parse_turn  # noqa: PLC0415
+    from suzent_cli.capture.extract import choose_extractor
+    from suzent_cli.capture.extract.turns import parse_turn
 
     warnings = list(warnings or [])
     turn = parse_turn(turn_text)
@@ -233,7 +233,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     except ExtractionFailed as exc:
         if extractor.name == "offline":
             raise
-        from suzent_cli.capture.extract.offline import OfflineExtractor  # noqa: PLC0415
+        from suzent_cli.capture.extract.offline import OfflineExtractor
 
         # A turn is never lost because the API is down: fall back to the rules, and say so.
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
@@ -255,8 +255,8 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
     ``result.confirmations`` the ``(fact, classification)`` pairs recorded instead. Raises like
     :func:`write_facts` (the confirmations, if any, are then already recorded).
     """
-    from suzent_cli.capture.classify import Classification, classify_all  # noqa: PLC0415
-    from suzent_cli.vault.state import append_confirmations  # noqa: PLC0415
+    from suzent_cli.capture.classify import Classification, classify_all
+    from suzent_cli.vault.state import append_confirmations
 
     warnings = list(warnings or [])
     day = day or settings.today
@@ -264,9 +264,9 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
     cleaned = clean_facts(facts)
     outcomes = (classify_all(cleaned, recall_set) if recall_set
                 else [Classification("new", reason="empty recall set") for _ in cleaned])
-    confirmed = [(f, c) for f, c in zip(cleaned, outcomes) if c.outcome == "confirmation"]
+    confirmed = [(f, c) for f, c in zip(cleaned, outcomes, strict=False) if c.outcome == "confirmation"]
     if confirmed:
-        stamp = dt.datetime.now(dt.timezone.utc)  # ts: when recorded (unique, ordered); time: when it was said
+        stamp = dt.datetime.now(dt.UTC)  # ts: when recorded (unique, ordered); time: when it was said
         said = parse_time(time) if time else settings.clock.strftime("%H:%M")
         records = [{"ts": stamp.isoformat(), "day": day.isoformat(), "time": said, "content": f.content,
                     "category": f.category,
@@ -280,7 +280,7 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
                         else c for c in outcomes]
             confirmed = []
     kept = [(_tagged(f) if c.outcome == "revision" else f, c)
-            for f, c in zip(cleaned, outcomes) if c.outcome != "confirmation"]
+            for f, c in zip(cleaned, outcomes, strict=False) if c.outcome != "confirmation"]
     result = write_facts(settings, [f for f, _ in kept], day=day, time=time, session=session, warnings=warnings,
                          extractor=extractor, known_facts=known_facts)
     result.outcomes = [c for _, c in kept]
@@ -298,8 +298,8 @@ def index_after_capture(settings: Settings, path: Path):
     The facts are already durable when this runs, so an index failure (busy lock, other embedder, model missing)
     is reported as a warning, never as a failed capture.
     """
-    from suzent_cli.errors import SuzentError  # noqa: PLC0415
-    from suzent_cli.index.api import reindex_files  # noqa: PLC0415 - loads the embedder
+    from suzent_cli.errors import SuzentError
+    from suzent_cli.index.api import reindex_files  # loads the embedder
 
     try:
         return reindex_files(settings, [path]), None

@@ -41,13 +41,14 @@ confirmation test is the strict one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from suzent_cli.errors import describe
+from suzent_cli.text import normalize
 from suzent_cli.vault.claims import claim_key, polarity, specifics
 from suzent_cli.vault.pages import parse_claim
-from suzent_cli.text import normalize
 
 CONFIRM = 0.97
 SIMILAR = 0.80
@@ -166,7 +167,7 @@ def _words(key: str) -> set[str]:
 
 
 def _ratio(a: str, b: str) -> float:
-    from rapidfuzz import fuzz  # noqa: PLC0415 - only turn captures classify
+    from rapidfuzz import fuzz  # only turn captures classify
 
     return 1.0 if a == b else fuzz.ratio(a, b) / 100.0
 

@@ -3,7 +3,8 @@ write-path classifier (invariant 5: never blocks a write)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from suzent_cli.config import Settings
 
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from suzent_cli.recall import Hit
 
 
-def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list["Hit"]]:
+def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list[Hit]]:
     """A function ``text -> up to limit nearest known rows`` (:class:`~suzent_cli.recall.Hit`, with ``content``,
     ``source`` = ``label:filename``, ``source_type``, ``source_file``, ``locator``, …) over the existing index.
 
@@ -22,11 +23,11 @@ def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list[
     """
 
     def lookup(text: str) -> list[Hit]:
-        from suzent_cli.index.store import table_exists  # noqa: PLC0415 - light: lancedb is imported lazily
+        from suzent_cli.index.store import table_exists  # light: lancedb is imported lazily
 
         if not table_exists(settings.paths.index_dir):
             return []
-        from suzent_cli.recall import recall  # noqa: PLC0415
+        from suzent_cli.recall import recall
 
         return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False)
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import List, Mapping
 
 import typer
 
-from suzent_cli import __version__
-from suzent_cli import errors
+from suzent_cli import __version__, errors
 from suzent_cli.config import OLD_NAMES, Settings, resolve_home, resolve_settings, setting
 from suzent_cli.errors import SuzentError
 
@@ -64,7 +63,7 @@ def root(
                                today=today, lenient=lenient)
     if ctx.obj.config_errors:
         if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
-            from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
+            from suzent_cli.errors import ConfigInvalid
 
             raise ConfigInvalid(ctx.obj.config_errors[0])
         for message in ctx.obj.config_errors:  # capture never loses a fact over another stage's setting
@@ -88,14 +87,14 @@ def _plain_coercion() -> None:
     engage.
     """
     try:
-        from typer._coercion import RuntimeParam, build_runtime_param  # noqa: PLC0415
-        from typer.core import _TyperParameter  # noqa: PLC0415
+        from typer._coercion import RuntimeParam, build_runtime_param
+        from typer.core import _TyperParameter
     except ImportError:
         return
     original = getattr(_TyperParameter, "get_runtime_param", None)
     if original is None or not hasattr(RuntimeParam, "_coerce_value"):
         return
-    plain = (str, bool, List[str], list[str])
+    plain = (str, bool, list[str], list[str])
 
     class _Plain(RuntimeParam):
         def _coerce_value(self, value, param, ctx):
@@ -119,11 +118,17 @@ def _plain_coercion() -> None:
 _plain_coercion()
 
 
+# One module per command (or command group); importing one adds its commands to `app`. The order is the order
+# `suzent --help` lists them in.
+COMMAND_MODULES = ("capture", "dream", "lint", "status", "dryrun", "index", "init", "paths", "legacy", "promote",
+                   "recall", "reconcile", "forget", "run", "loop", "verify", "config")
+
+
 def _register() -> None:
-    # one module per command (or command group), each adding itself to `app`; imported in the order --help lists them
-    from suzent_cli.cli import (  # noqa: F401,PLC0415
-        capture, dream, lint, status, dryrun, index, init, paths, legacy, promote, recall, reconcile, forget, run,
-        loop, verify, config)
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"suzent_cli.cli.{name}")
 
 
 _register()
@@ -134,8 +139,8 @@ def _hook_of(argv: list[str]) -> tuple[str | None, dict]:
     claude-code``), else ``(None, {})``. ARGV is parsed by the app's own click parser (the root options as
     :func:`root` receives them, the command's ``--from`` as the command does) without running anything; a command
     line that does not parse is no hook. Only called on an error path: building the parser costs a few ms."""
-    import typer.main  # noqa: PLC0415
-    from typer._click.exceptions import ClickException  # noqa: PLC0415 - typer vendors click
+    import typer.main
+    from typer._click.exceptions import ClickException  # typer vendors click
 
     try:
         group = typer.main.get_command(app)
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("SUZENT_DEBUG"):
             raise
         if _hook_of(argv)[0]:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
-            from suzent_cli.hooks.spool import rescue_unread_payload  # noqa: PLC0415 - keeps an unread capture payload
+            from suzent_cli.hooks.spool import rescue_unread_payload  # keeps an unread capture payload
 
             kept = rescue_unread_payload(capture_hook_home(argv))  # "" unless a capture hook left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)

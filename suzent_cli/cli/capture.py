@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -18,10 +18,10 @@ from suzent_cli.capture import (
     resolve_day,
     write_facts,
 )
-from suzent_cli.errors import InputInvalid
 from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, err, escape, out, warn
+from suzent_cli.errors import InputInvalid
 
 
 def _read_source(spec: str) -> bytes:
@@ -38,7 +38,7 @@ def _read_source(spec: str) -> bytes:
 @app.command("capture")
 def capture_cmd(
     ctx: typer.Context,
-    fact: Optional[List[str]] = typer.Option(None, "--fact", metavar="FACT", help="A fact line: '[category] content `tags`' (repeatable)."),
+    fact: Optional[list[str]] = typer.Option(None, "--fact", metavar="FACT", help="A fact line: '[category] content `tags`' (repeatable)."),
     facts_from: Optional[str] = typer.Option(None, "--facts-from", metavar="FILE|-", help="File of fact lines, one per line ('-' = stdin)."),
     turn_from: Optional[str] = typer.Option(None, "--turn-from", metavar="FILE|-",
                                             help="A turn/transcript to extract facts from: text, {user, assistant} "
@@ -79,7 +79,7 @@ def capture_cmd(
     rejected: list[str] = []
     if turn_from:
         text = repair_input(_read_source(turn_from), warnings)
-        from suzent_cli.capture.known import recall_set_for  # noqa: PLC0415
+        from suzent_cli.capture.known import recall_set_for
 
         result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
@@ -109,7 +109,7 @@ def capture_cmd(
 def _session(raw: str, warnings: list[str]) -> str:
     """The ``--session`` id as it will be written: bad UTF-8 replaced, control characters dropped, one line
     (:func:`suzent_cli.archive.clean_session`), with a warning when it had to be changed."""
-    from suzent_cli.archive import clean_session  # noqa: PLC0415 - light
+    from suzent_cli.archive import clean_session  # light
 
     found: list[str] = []
     cleaned = clean_session(repair_input(raw, found))
@@ -126,7 +126,7 @@ def _capture_hook(settings, source: str, timeout: Optional[str], extractor: Opti
         raise InputInvalid(f"--from accepts only claude-code, got {source!r}")
     if other_input:
         raise InputInvalid("--from claude-code reads its payload on stdin: give no --fact, --facts-from or --turn-from")
-    from suzent_cli.cli.hooks import capture_hook  # noqa: PLC0415
+    from suzent_cli.cli.hooks import capture_hook
 
     raise typer.Exit(capture_hook(settings, timeout=timeout, extractor=extractor, json_out=json_out))
 
@@ -147,7 +147,7 @@ def _render(result, report, json_out: bool, rejected: list[str]) -> None:
             "path": str(result.path) if result.path else None,
             "date": result.day.isoformat() if result.day else None, "time": result.time, "session": result.session,
             "extractor": result.extractor, "known_facts": result.known_facts,
-            "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes)]
+            "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes, strict=False)]
                      + [_outcome(f, c, False) for f, c in result.confirmations],
             "warnings": result.warnings, "index": report.as_dict() if report else None,
             "refresh": result.refresh, "rejected": rejected,
@@ -169,7 +169,7 @@ def _render(result, report, json_out: bool, rejected: list[str]) -> None:
     if confirmed:
         head += f"; {len(confirmed)} confirmation(s) recorded (not logged)"
     out.print(head)
-    for f, c in zip(result.facts, outcomes):
+    for f, c in zip(result.facts, outcomes, strict=False):
         tags = f" `{' '.join(f.tags)}`" if f.tags else ""
         note = f"  (revises {escape(clip(c.matched or '', 120))})" if c and c.outcome == "revision" else ""
         out.print(f"  - \\[{escape(f.category)}] {escape(clip(f.content + tags, 400))}{note}")

@@ -41,14 +41,14 @@ def show_cmd(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", 
 
     Example: suzent config show --json
     """
-    from suzent_cli.config import effective_config, toml_literal  # noqa: PLC0415
-    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
+    from suzent_cli.config import effective_config, toml_literal
+    from suzent_cli.errors import ConfigInvalid
 
     data = effective_config(settings_of(ctx))
     if json_out:
         emit_json(data)
     elif out.is_terminal:
-        from rich.table import Table  # noqa: PLC0415
+        from rich.table import Table
 
         table = Table(title=escape(f"{data['config_file']} ({'exists' if data['exists'] else 'missing: all defaults'})"),
                       show_header=True, header_style="bold", expand=False)

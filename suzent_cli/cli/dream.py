@@ -33,8 +33,8 @@ def dream_cmd(
 
     Example: suzent dream --json    (cron: */30 * * * * suzent dream)
     """
-    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
-    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config
+    from suzent_cli.dream.runner import DreamRunner
 
     settings = settings_of(ctx)
     config = dream_config(settings, min_hours=min_hours, min_facts=min_facts, max_days=max_days,

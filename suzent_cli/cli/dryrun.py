@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from suzent_cli import errors
-from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli import options
+from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import patch_file_text, print_dry_run, warn
 
 EXIT_LIVE_CHANGED = errors.LIVE_DATA_CHANGED
@@ -40,9 +40,9 @@ def dry_run_cmd(
 
     Example: suzent dry-run --force --engine offline --output dream.patch
     """
-    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
-    from suzent_cli.dryrun import check_keep, check_output, dry_run, write_patch  # noqa: PLC0415
-    from suzent_cli.errors import ConfigInvalid, LiveDataChanged  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config
+    from suzent_cli.dryrun import check_keep, check_output, dry_run, write_patch
+    from suzent_cli.errors import ConfigInvalid, LiveDataChanged
 
     settings = settings_of(ctx)
     if lint and force:

@@ -30,8 +30,8 @@ def forget_cmd(
 
     Example: suzent forget "Lives in Berlin" --dry-run
     """
-    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
-    from suzent_cli.forget import NoExactMatch, forget, plan_forget, text_of_row  # noqa: PLC0415
+    from suzent_cli.errors import InputInvalid
+    from suzent_cli.forget import NoExactMatch, forget, plan_forget, text_of_row
 
     settings = settings_of(ctx)
     if (text is None) == (row_id is None):

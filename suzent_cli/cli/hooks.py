@@ -98,7 +98,7 @@ def recall_hook(settings: Settings, *, timeout: str | None = None, mode: str | N
     nothing, within ``timeout`` seconds (the flag's text; default 2) (:func:`suzent_cli.hooks.recall.recall_within`;
     ``mode`` default ``fts``, ``limit`` default 5). Returns 0, or leaves through :func:`hard_exit` with 0 when no
     answer comes in time."""
-    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, recall_within  # noqa: PLC0415
+    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, recall_within
 
     seconds = _seconds(timeout, RECALL_TIMEOUT)
 

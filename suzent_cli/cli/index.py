@@ -24,7 +24,7 @@ def index_cmd(
 
     Example: suzent index --json
     """
-    from suzent_cli.index.api import make_indexer, move_index_aside  # noqa: PLC0415 - loads torch
+    from suzent_cli.index.api import make_indexer, move_index_aside  # loads torch
 
     settings = settings_of(ctx)
     indexer = make_indexer(settings, model)  # a rebuild keeps the index's embedder unless --model names another
@@ -36,7 +36,7 @@ def index_cmd(
     if json_out or not out.is_terminal:
         report = indexer.run(full=full or rebuild)
     else:
-        from rich.progress import Progress  # noqa: PLC0415
+        from rich.progress import Progress
 
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("indexing", total=None)

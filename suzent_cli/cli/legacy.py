@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 import typer
 
@@ -23,7 +23,7 @@ def _bar(what: str, quiet: bool) -> Iterator:
     if quiet or not err.is_terminal:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
@@ -32,7 +32,7 @@ def _bar(what: str, quiet: bool) -> Iterator:
 
 
 def _confirm(plan) -> bool:
-    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
+    from suzent_cli.errors import InputInvalid
 
     if not sys.stdin.isatty():
         raise InputInvalid(f"--apply would delete {len(plan.rows)} legacy row(s); pass --yes to confirm when stdin "
@@ -76,8 +76,8 @@ def retire_legacy_cmd(
 
     Example: suzent retire-legacy --json && suzent retire-legacy --export && suzent dream --force && suzent retire-legacy --apply
     """
-    from suzent_cli import legacy  # noqa: PLC0415
-    from suzent_cli.errors import InputInvalid  # noqa: PLC0415
+    from suzent_cli import legacy
+    from suzent_cli.errors import InputInvalid
 
     if export and apply:
         raise InputInvalid("--export and --apply are separate steps: give one of them")
@@ -93,7 +93,7 @@ def retire_legacy_cmd(
             report = legacy.export(settings, progress=progress, plan=plan)
         _render_export(report, json_out)
     elif apply:
-        from suzent_cli.errors import LegacyUnexported  # noqa: PLC0415
+        from suzent_cli.errors import LegacyUnexported
 
         try:
             report = legacy.apply(settings, plan=plan, confirm=None if yes else _confirm)

@@ -26,8 +26,8 @@ def lint_cmd(
 
     Example: suzent lint --json
     """
-    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
-    from suzent_cli.dream.runner import DreamRunner  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config
+    from suzent_cli.dream.runner import DreamRunner
 
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine, timeout_seconds=timeout)

@@ -35,9 +35,9 @@ def loop_cmd(
 
     Example: suzent loop --interval 1800    (systemd: Type=simple, KillSignal=SIGTERM)
     """
-    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
-    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
-    from suzent_cli.run import refresh_today, run_pass, shared_embedder  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config
+    from suzent_cli.errors import ConfigInvalid
+    from suzent_cli.run import refresh_today, run_pass, shared_embedder
 
     base = settings_of(ctx)
     config = dream_config(base, engine=engine, interval_seconds=interval)

@@ -22,8 +22,8 @@ def promote_cmd(
 
     Example: suzent promote --engine offline --json
     """
-    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
-    from suzent_cli.promote import promote  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid
+    from suzent_cli.promote import promote
 
     if not 6 <= max_lines <= 10000:
         raise ConfigInvalid(f"--max-lines must be 6..10000, got {max_lines}")

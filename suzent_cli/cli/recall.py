@@ -6,10 +6,10 @@ from typing import Optional
 
 import typer
 
-from suzent_cli.errors import InputInvalid
 from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, escape, out
+from suzent_cli.errors import InputInvalid
 
 
 @app.command("recall")
@@ -40,7 +40,7 @@ def recall_cmd(
     if from_agent is not None:
         _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
         return
-    from suzent_cli.recall import check_query, recall  # noqa: PLC0415
+    from suzent_cli.recall import check_query, recall
 
     if query is None:
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
@@ -49,8 +49,8 @@ def recall_cmd(
     check_query(query, mode=mode, limit=limit)  # before any index is opened or model loaded
     embedder = None
     if mode != "fts":
-        from suzent_cli.index.api import embedder_name  # noqa: PLC0415
-        from suzent_cli.index.embed import load_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import embedder_name
+        from suzent_cli.index.embed import load_embedder
 
         embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
@@ -66,7 +66,7 @@ def recall_cmd(
             for line in explain_lines(h) if explain else ():
                 typer.echo(f"    {line}")
         return
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
     table = Table(show_header=True, header_style="bold", expand=False)
     for col in ("#", "score", "memory", "source", "date", "session"):
@@ -88,7 +88,7 @@ def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str
         raise InputInvalid(f"mode must be one of hybrid, vector, fts, got {mode!r}")
     if limit is not None and limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
-    from suzent_cli.cli.hooks import recall_hook  # noqa: PLC0415
+    from suzent_cli.cli.hooks import recall_hook
 
     raise typer.Exit(recall_hook(settings, timeout=timeout, mode=mode, limit=limit, model=model))
 
@@ -97,8 +97,8 @@ def explain_lines(hit) -> list[str]:
     """How ``hit``'s final score was made, as display lines: relevance (each run's normalized score and weight,
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
     the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
-    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL  # noqa: PLC0415
-    from suzent_cli.recall import RUNS, WEIGHTS  # noqa: PLC0415
+    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL
+    from suzent_cli.recall import RUNS, WEIGHTS
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
     runs = " + ".join(f"{n} {hit.runs[n]:.4f}×{WEIGHTS.get(n, 0):g}" for n in names) or "no run (neighbour only)"

@@ -25,8 +25,8 @@ def reconcile_cmd(
 
     Example: suzent reconcile --json
     """
-    from suzent_cli.errors import ConfigInvalid  # noqa: PLC0415
-    from suzent_cli.reconcile import KEEP_VERSIONS, reconcile  # noqa: PLC0415
+    from suzent_cli.errors import ConfigInvalid
+    from suzent_cli.reconcile import KEEP_VERSIONS, reconcile
 
     keep = KEEP_VERSIONS
     if keep_versions is not None:

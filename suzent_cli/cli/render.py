@@ -24,7 +24,7 @@ def emit_json(data: Any, *, compact: bool = False) -> None:
 
 def escape(text: str) -> str:
     """``text`` with rich markup neutralised (paths and user content may contain ``[…]``)."""
-    from rich.markup import escape as _escape  # noqa: PLC0415
+    from rich.markup import escape as _escape
 
     return _escape(text)
 
@@ -190,7 +190,7 @@ def pass_json(report, **extra) -> dict:
     """A pass as ``run --json`` prints it: :meth:`PassReport.to_json` with each row's ``detail.summary`` (first in
     the rows a pass makes itself, last after the data of the result a row was made from), then ``extra``."""
     data = report.to_json()
-    for row, stage in zip(report.stages, data["stages"]):
+    for row, stage in zip(report.stages, data["stages"], strict=False):
         summary = stage_summary(row)
         leads = row.name in ("spool", "lint") or set(row.detail) <= {"skipped"}
         stage["detail"] = {"summary": summary, **row.detail} if leads else {**row.detail, "summary": summary}
@@ -211,7 +211,7 @@ def row_detail(row) -> str:
 def print_pass(report, *, title: str | None = None, exit_code: int | None = None) -> None:
     """The pass as a rich table on a terminal, as plain aligned text when piped; warnings on stderr."""
     if out.is_terminal:
-        from rich.table import Table  # noqa: PLC0415
+        from rich.table import Table
 
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
         table.add_column("stage", no_wrap=True)
@@ -306,8 +306,8 @@ def print_status(data: dict) -> None:
     """The status as one table per tier on a terminal, ``label  value`` lines when piped; warnings on stderr."""
     sections = status_sections(data)
     if out.is_terminal:
-        from rich import box  # noqa: PLC0415
-        from rich.table import Table  # noqa: PLC0415
+        from rich import box
+        from rich.table import Table
 
         for title, rows in sections:
             table = Table(title=title, title_justify="left", title_style="bold", show_header=False,
@@ -355,7 +355,7 @@ def print_dry_run(report, json_out: bool, target=None) -> None:
 
 def _print_patch(patch: str) -> None:
     if out.is_terminal and not out.no_color:
-        from rich.text import Text  # noqa: PLC0415
+        from rich.text import Text
 
         # the terminal's own colour for context lines (readable on light and dark themes)
         for line in patch.splitlines():
@@ -378,7 +378,7 @@ def _print_index_changes(index) -> None:
         return
     out.print(escape(f"index: {rows}" + (f"; {index.note}" if index.note else "")))
     if out.is_terminal:
-        from rich.table import Table  # noqa: PLC0415
+        from rich.table import Table
 
         table = Table(show_header=True, header_style="bold", expand=False)
         for col in ("source", "added", "removed"):

@@ -36,8 +36,8 @@ def run_cmd(
 
     Example: suzent run    (cron: */30 * * * * suzent run >> ~/.suzent/run.log 2>&1)
     """
-    from suzent_cli.config import check_engine, dream_config  # noqa: PLC0415
-    from suzent_cli.run import run_pass  # noqa: PLC0415
+    from suzent_cli.config import check_engine, dream_config
+    from suzent_cli.run import run_pass
 
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine)

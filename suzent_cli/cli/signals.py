@@ -25,14 +25,14 @@ class Signals:
     def name(self) -> str:
         return signal.Signals(self.signum).name if self.signum is not None else ""
 
-    def _handle(self, signum, frame) -> None:  # noqa: ARG002
+    def _handle(self, signum, frame) -> None:
         if self.signum is not None:
             print(f"second {signal.Signals(signum).name}: exiting now with {128 + signum} (the stage in progress is "
                   "cut short; what it wrote is whole)", file=sys.stderr, flush=True)
             raise SystemExit(128 + signum)
         self.signum = signum
 
-    def __enter__(self) -> "Signals":
+    def __enter__(self) -> Signals:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self._old[sig] = signal.signal(sig, self._handle)
         return self

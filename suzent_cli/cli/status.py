@@ -20,8 +20,8 @@ def status_cmd(
 
     Example: suzent status --json
     """
-    from suzent_cli.config import dream_config  # noqa: PLC0415
-    from suzent_cli.status import status  # noqa: PLC0415
+    from suzent_cli.config import dream_config
+    from suzent_cli.status import status
 
     settings = settings_of(ctx)
     data = status(settings, dream_config(settings), with_index=not no_index)

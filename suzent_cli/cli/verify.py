@@ -25,7 +25,7 @@ def verify_fact_cmd(
 
     Example: suzent verify-fact "Drinks oolong tea every morning" --by ana
     """
-    from suzent_cli.vault.memory_md import memory_path, verify_fact  # noqa: PLC0415
+    from suzent_cli.vault.memory_md import memory_path, verify_fact
 
     settings = settings_of(ctx)
     line = verify_fact(settings, text, by, day=settings.today)

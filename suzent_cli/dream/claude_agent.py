@@ -21,16 +21,17 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from suzent_cli import claude
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
-from suzent_cli.errors import DreamFailed, EngineUnreachable
-from suzent_cli.files import read_text
 from suzent_cli.dream.engine import IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.dream.vault_tools import VaultTools
+from suzent_cli.errors import DreamFailed, EngineUnreachable
+from suzent_cli.files import read_text
 
 SUMMARY_CAP = 600
 REQUEST_TIMEOUT = 300.0
@@ -193,7 +194,7 @@ class ClaudeEngine:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, max_turns: int = 60, protected: Iterable[Path | str] = (),
-                      **options: Any) -> "ClaudeEngine":
+                      **options: Any) -> ClaudeEngine:
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
         constructor (max_tokens, max_retries, request_timeout). Raises
         :class:`~suzent_cli.errors.ClaudeUnavailable` without a key."""

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suzent_cli.archive import list_logs
-from suzent_cli.files import read_text
 from suzent_cli.config import DreamConfig
+from suzent_cli.files import read_text
 
 FACT_LINE_RE = re.compile(r"^\s*-\s*\[", re.M)
 LINT_BACKOFF = dt.timedelta(hours=24)
@@ -118,7 +118,7 @@ def lint_due(config: DreamConfig, last_lint: dt.date | None, last_lint_attempt: 
         return False, f"lint attempted {_ago(now - last_lint_attempt)} ago (at most one attempt per 24 h)"
     if last_lint is None:
         return True, "never linted"
-    since = now - dt.datetime.combine(last_lint, dt.time(), dt.timezone.utc)
+    since = now - dt.datetime.combine(last_lint, dt.time(), dt.UTC)
     if since < dt.timedelta(days=config.lint_min_days):
         return False, f"last lint {last_lint.isoformat()} is under {config.lint_min_days:g} days old"
     return True, f"last lint {last_lint.isoformat()} is {since.days} days old"

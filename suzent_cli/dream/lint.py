@@ -24,12 +24,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from suzent_cli.dream.engine import LintFindings, LintJob
 from suzent_cli.errors import DreamFailed
 from suzent_cli.files import read_text
 from suzent_cli.vault import content_pages, utf8_name
-from suzent_cli.dream.engine import LintFindings, LintJob
 from suzent_cli.vault.claims import conflict_key, is_personal
-from suzent_cli.vault.pages import CLAIMS, MDLINK_RE, RELATED, WIKILINK_RE, Claim, Page, meta_date, read_page, write_page
+from suzent_cli.vault.pages import (
+    CLAIMS,
+    MDLINK_RE,
+    RELATED,
+    WIKILINK_RE,
+    Claim,
+    Page,
+    meta_date,
+    read_page,
+    write_page,
+)
 
 NEEDS_REVIEW = "needs-review"
 CALLOUT = "> [!warning] Conflicting claims: "

@@ -18,8 +18,6 @@ from suzent_cli.vault.claims import is_personal
 from suzent_cli.vault.pages import meta_date, read_page
 
 
-
-
 def revisit_queue(vault_dir: Path, today: dt.date, limit: int = 50) -> tuple[str, ...]:
     """Vault-relative paths to revisit (module doc), at most ``limit``."""
     expired: list[tuple[dt.date, str]] = []

@@ -35,12 +35,35 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from suzent_cli.archive import parse_fact_line
-from suzent_cli.errors import DreamFailed, LockTimeout
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
-from suzent_cli.vault.claims import (NEAR_IDENTICAL, PERSONAL_PAGES, PROJECT_PAGES, base_text, claim_key, conflict_key,
-                        is_personal, is_repeat, page_for, page_type, stale_after)
-from suzent_cli.vault.pages import (CLAIMS, PREVIOUSLY, RELATED, Claim, Page, existing_case, link_in_index, meta_date,
-                                   pages_lock, parse_claim, read_page, write_page)
+from suzent_cli.errors import DreamFailed, LockTimeout
+from suzent_cli.vault.claims import (
+    NEAR_IDENTICAL,
+    PERSONAL_PAGES,
+    PROJECT_PAGES,
+    base_text,
+    claim_key,
+    conflict_key,
+    is_personal,
+    is_repeat,
+    page_for,
+    page_type,
+    stale_after,
+)
+from suzent_cli.vault.pages import (
+    CLAIMS,
+    PREVIOUSLY,
+    RELATED,
+    Claim,
+    Page,
+    existing_case,
+    link_in_index,
+    meta_date,
+    pages_lock,
+    parse_claim,
+    read_page,
+    write_page,
+)
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -422,7 +445,7 @@ class RulesEngine:
 
     def lint(self, job: LintJob) -> LintFindings:
         """Contradictions among current claims (same single-valued subject, different values)."""
-        from suzent_cli.dream.lint import rules_contradictions  # noqa: PLC0415
+        from suzent_cli.dream.lint import rules_contradictions
 
         return rules_contradictions(job.vault_dir, job.run_date)
 

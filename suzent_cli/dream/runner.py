@@ -33,27 +33,40 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from filelock import FileLock, Timeout
 
 from suzent_cli import errors
 from suzent_cli.archive import APPEND_LOCK, parse_log
 from suzent_cli.config import DreamConfig, Settings, canonical_engine
-from suzent_cli.errors import DreamFailed, EngineUnreachable, SuzentError, describe
-from suzent_cli.files import atomic_write, locked, read_text
-from suzent_cli.vault.forgotten import Forgotten, scrub_vault
-from suzent_cli.vault.state import (append_superseded, read_confirmations, read_late_lines, truncate_confirmations,
-                     truncate_late_lines)
-from suzent_cli.vault import bootstrap, content_pages, skipped_warning
-from suzent_cli.vault import state as state_names
-from suzent_cli.vault import ledger
-from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch, LintJob
-from suzent_cli.dream.gate import Decision, backoff_delay, count_fact_lines, count_late_facts, decide, late_days, pending_logs
+from suzent_cli.dream.engine import BatchFact, Engine, IngestBatch
+from suzent_cli.dream.gate import (
+    Decision,
+    backoff_delay,
+    count_fact_lines,
+    count_late_facts,
+    decide,
+    late_days,
+    pending_logs,
+)
 from suzent_cli.dream.revisit import revisit_queue
+from suzent_cli.errors import EngineUnreachable, SuzentError, describe
+from suzent_cli.files import atomic_write, locked, read_text
+from suzent_cli.vault import bootstrap, content_pages, ledger, skipped_warning
+from suzent_cli.vault import state as state_names
 from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, save_state
+from suzent_cli.vault.forgotten import Forgotten, scrub_vault
+from suzent_cli.vault.state import (
+    append_superseded,
+    read_confirmations,
+    read_late_lines,
+    truncate_confirmations,
+    truncate_late_lines,
+)
 
 # The consolidation lock and its holder note ({"pid", "since"}, for `suzent status`): names from the catalogue.
 DREAM_LOCK, HOLDER = state_names.DREAM_LOCK, state_names.DREAM_HOLDER
@@ -147,10 +160,9 @@ EngineFactory = Callable[[str], Engine]
 
 def refresh_index(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: an indexer pass so changed vault pages become searchable. Skipped when no index was built yet."""
-    from suzent_cli.index.api import run_index  # noqa: PLC0415 - lancedb and the model only when needed
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415
-
-    from suzent_cli.errors import IndexIncompatible  # noqa: PLC0415
+    from suzent_cli.errors import IndexIncompatible
+    from suzent_cli.index.api import run_index  # lancedb and the model only when needed
+    from suzent_cli.index.store import table_exists
 
     if not table_exists(settings.paths.index_dir):
         return StepResult("index", True, {"skipped": "no index yet (run `suzent index`)"})
@@ -164,8 +176,8 @@ def refresh_index(settings: Settings, result: TickResult, embedder=None) -> Step
 
 def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: :func:`suzent_cli.reconcile.reconcile` — retire the superseded lines, sweep, optimize."""
-    from suzent_cli.errors import IndexIncompatible  # noqa: PLC0415
-    from suzent_cli.reconcile import reconcile  # noqa: PLC0415
+    from suzent_cli.errors import IndexIncompatible
+    from suzent_cli.reconcile import reconcile
 
     try:
         report = reconcile(settings, embedder=embedder)
@@ -178,7 +190,7 @@ def reconcile_step(settings: Settings, result: TickResult, embedder=None) -> Ste
 def promote_step(settings: Settings, result: TickResult, embedder=None) -> StepResult:
     """Follow-up: :func:`suzent_cli.promote.promote` (engine ``auto``) — MEMORY.md's generated zone from the
     personal pages. A manual MEMORY.md (left untouched) and nothing to promote are both ok."""
-    from suzent_cli.promote import promote  # noqa: PLC0415
+    from suzent_cli.promote import promote
 
     report = promote(settings)
     detail = report.to_json()
@@ -249,7 +261,7 @@ class DreamRunner:
         backoff = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
         retry_after = dt.datetime.fromisoformat(backoff["until"]) if backoff else None
         if retry_after is not None and retry_after.tzinfo is None:
-            retry_after = retry_after.replace(tzinfo=dt.timezone.utc)
+            retry_after = retry_after.replace(tzinfo=dt.UTC)
         return decide(config=self.config, pending=[d for d, _ in pending],
                       pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
                       last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
@@ -490,7 +502,7 @@ class DreamRunner:
         return result
 
     def _lint(self, state: DreamState, decision: Decision | None) -> TickResult:
-        from suzent_cli.dream.lint import lint_vault  # noqa: PLC0415
+        from suzent_cli.dream.lint import lint_vault
 
         settings = self.settings
         mark = ledger.watermark(ledger.read_ledger(self.vault))
@@ -690,12 +702,11 @@ def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFac
     """Engines by name: ``offline`` (the rules engine; ``rules`` is its old name) or ``claude`` (needs an API key; confined to the vault)."""
     def make(name: str) -> Engine:
         if canonical_engine(name) == "offline":
-            from suzent_cli.dream.rules import RulesEngine  # noqa: PLC0415
+            from suzent_cli.dream.rules import RulesEngine
 
             return RulesEngine()
-        from suzent_cli.dream.claude_agent import ClaudeEngine  # noqa: PLC0415
-
-        from suzent_cli.dream.vault_tools import tier_paths  # noqa: PLC0415
+        from suzent_cli.dream.claude_agent import ClaudeEngine
+        from suzent_cli.dream.vault_tools import tier_paths
 
         return ClaudeEngine.from_settings(settings, max_turns=config.max_turns, protected=tier_paths(settings.paths))
     return make

@@ -29,8 +29,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import regex as _regex
 
@@ -130,7 +131,7 @@ def _cap(text: str, limit: int = OUTPUT_CAP) -> str:
     return text[:limit] + f"\n[output truncated at {limit} characters]"
 
 
-def glob_regex(pattern: str) -> "_regex.Pattern[str]":
+def glob_regex(pattern: str) -> _regex.Pattern[str]:
     """A regex matching vault-relative POSIX paths against ``pattern``: ``*`` and ``?`` stay within one path
     component, a ``**`` component spans any number of folders (zero included), ``[…]`` is a character class."""
     out: list[str] = []
@@ -478,7 +479,7 @@ def _left(end: float) -> float:
     return max(end - time.monotonic(), 0.001)
 
 
-def tier_paths(paths: "Paths") -> tuple[Path, ...]:
+def tier_paths(paths: Paths) -> tuple[Path, ...]:
     """What the agent's tools must never touch, whatever the nesting of the configured folders: the daily-log
     archive, the memory dir (``MEMORY.md``, ``persona.md``, ``user.md``; when the vault lies inside it, only the
     files directly in it), the search index and the runner's ``.state``. Pass as ``protected`` to

@@ -32,13 +32,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suzent_cli.config import Settings
-from suzent_cli.hooks.transcript import Entry, Payload, TranscriptUnavailable, _timestamp, assemble, entry_of, read_transcript
+from suzent_cli.hooks.transcript import (
+    Entry,
+    Payload,
+    TranscriptUnavailable,
+    _timestamp,
+    assemble,
+    entry_of,
+    read_transcript,
+)
 from suzent_cli.vault.state import CLAUDE_CODE, CLAUDE_CODE_LOCK
 
 STATE_FILE, STATE_LOCK = CLAUDE_CODE, CLAUDE_CODE_LOCK  # names from the catalogue (suzent_cli.vault.state)
 MAX_OFFSET = 2**53  # no transcript is larger: a bigger offset is not a position
 FUTURE_SLACK = dt.timedelta(days=1)  # a turn said more than this after now has a broken timestamp
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)  # nor was any turn said before this
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # nor was any turn said before this
 
 
 # --- per-session position --------------------------------------------------------------------------------
@@ -80,7 +88,7 @@ def _split_positions(data: dict) -> tuple[dict, list[tuple[str, str]]]:
 def _quarantine_positions(settings: Settings, bad: list[tuple[str, str]]) -> str:
     """Move ``bad`` records to the quarantine (the caller holds :data:`STATE_LOCK` and rewrites the file without
     them). Returns the warning."""
-    from suzent_cli.vault.state import quarantine  # noqa: PLC0415
+    from suzent_cli.vault.state import quarantine
 
     try:
         return quarantine(settings.paths.state_dir, STATE_FILE, bad) + ": those sessions start afresh"
@@ -97,7 +105,7 @@ def read_positions(settings: Settings, warnings: list[str] | None = None) -> dic
     data = _read_positions_file(settings, warnings)
     good, bad = _split_positions(data)
     if bad and warnings is not None:
-        from suzent_cli.files import atomic_write, locked  # noqa: PLC0415
+        from suzent_cli.files import atomic_write, locked
 
         with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
             good, bad = _split_positions(_read_positions_file(settings, warnings))
@@ -118,7 +126,7 @@ def _read_positions_file(settings: Settings, warnings: list[str] | None) -> dict
     except FileNotFoundError:
         return {}
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        aside = path.with_name(f"{path.name}.corrupt-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S%f}")
+        aside = path.with_name(f"{path.name}.corrupt-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S%f}")
         try:
             os.replace(path, aside)
         except OSError:
@@ -130,7 +138,7 @@ def _read_positions_file(settings: Settings, warnings: list[str] | None) -> dict
 
 def record_position(settings: Settings, session_id: str, entry: Entry, transcript: Path) -> None:
     """Record ``entry`` as the last captured entry of ``session_id`` (atomic rewrite under the state lock)."""
-    from suzent_cli.files import atomic_write, locked  # noqa: PLC0415
+    from suzent_cli.files import atomic_write, locked
 
     with locked(settings.paths.state_dir / STATE_LOCK, settings.lock_timeout):
         state, bad = _split_positions(_read_positions_file(settings, None))
@@ -140,7 +148,7 @@ def record_position(settings: Settings, session_id: str, entry: Entry, transcrip
             "last_uuid": entry.uuid, "offset": entry.offset,
             "last_ts": entry.ts.isoformat().replace("+00:00", "Z") if entry.ts else None,
             "transcript": str(transcript),
-            "updated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         atomic_write(_state_path(settings), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
@@ -190,7 +198,7 @@ def new_entries(path: Path, session_id: str, positions: dict) -> tuple[list[Entr
 def _sane_times(settings: Settings, entries: list[Entry]) -> None:
     """Drop each entry's timestamp that lies before 1970 or more than a day after now (the later of the real
     clock and ``settings.clock``): such a turn is captured as of now instead of into a daily log nobody reaches."""
-    latest = max(dt.datetime.now(dt.timezone.utc), settings.clock) + FUTURE_SLACK
+    latest = max(dt.datetime.now(dt.UTC), settings.clock) + FUTURE_SLACK
     for e in entries:
         if e.ts is not None and not EPOCH <= e.ts <= latest:
             e.bad_ts, e.ts = e.ts.isoformat(), None
@@ -226,14 +234,14 @@ def _known_facts(settings: Settings):
 
     def lookup(text: str) -> list:
         if "store" not in cache:
-            from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415 - lancedb only if an index exists
+            from suzent_cli.index.store import ReadStore, table_exists  # lancedb only if an index exists
 
             cache["store"] = None
             if table_exists(settings.paths.index_dir):
                 cache["store"] = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
         if cache["store"] is None:
             return []
-        from suzent_cli.recall import search  # noqa: PLC0415
+        from suzent_cli.recall import search
 
         return search(cache["store"], None, text[:2000], mode="fts", limit=10, today=settings.today)
 
@@ -252,7 +260,7 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     """Capture the complete turns of ``payload``'s transcript that its session has not captured yet, recording
     the position after each. The caller holds the session's lock. ``deadline`` (monotonic): no turn is started
     after it (``finished`` False). Raises :class:`TranscriptUnavailable`, and what capture raises."""
-    from suzent_cli.capture import extract_and_write  # noqa: PLC0415
+    from suzent_cli.capture import extract_and_write
 
     outcome = Outcome()
     path = transcript_path(payload)

@@ -155,7 +155,7 @@ def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, 
     payload = accepted.payload
     if payload is None or accepted.own is not None:
         return report, None
-    from suzent_cli.files import locked  # noqa: PLC0415
+    from suzent_cli.files import locked
 
     wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
     with locked(spool.session_lock(settings, payload.session_id), wait):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import describe
@@ -73,7 +73,7 @@ def _page_lines(content: str, words: list[str] | None) -> tuple[list[str], str |
     markers removed (:func:`suzent_cli.vault.pages.parse_claim`; ``(confirmed Nx)`` kept when N > 1, ``(until D)``
     kept: the claim no longer holds) — the lines sharing a word with the prompt first; and a date: the first
     line's ``last`` confirmation, else the latest of the others', else None."""
-    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - light: re, the files helpers
+    from suzent_cli.vault.pages import parse_claim  # light: re, the files helpers
 
     lines: list[tuple[bool, str, str | None]] = []
     for line in content.splitlines():
@@ -142,17 +142,17 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for
-    from suzent_cli.index.store import table_exists  # noqa: PLC0415 - light
+    from suzent_cli.index.store import table_exists  # light
 
     if not table_exists(settings.paths.index_dir):
         return None
-    from suzent_cli.recall import recall  # noqa: PLC0415
-    from suzent_cli.vault.state import append_recall_log  # noqa: PLC0415
+    from suzent_cli.recall import recall
+    from suzent_cli.vault.state import append_recall_log
 
     embedder = None
     if mode != "fts":
-        from suzent_cli.index.api import embedder_name  # noqa: PLC0415
-        from suzent_cli.index.embed import load_embedder  # noqa: PLC0415
+        from suzent_cli.index.api import embedder_name
+        from suzent_cli.index.embed import load_embedder
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]

@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from suzent_cli.errors import LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
-from suzent_cli.vault.state import SPOOL as SPOOL_NAME, SPOOL_FAILED
+from suzent_cli.vault.state import SPOOL as SPOOL_NAME
+from suzent_cli.vault.state import SPOOL_FAILED
 
 if TYPE_CHECKING:
     from suzent_cli.config import Settings
@@ -99,7 +100,7 @@ def given_up(settings: Settings) -> int:
 
 
 def _stamp() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
 
 
 def _session8(session_id: object) -> str:
@@ -123,7 +124,7 @@ def session_lock(settings: Settings, session_id: str) -> Path:
     """The lock held around "read the session's position → capture → record it" (one per session)."""
     sid = str(session_id)
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", sid):
-        import hashlib  # noqa: PLC0415
+        import hashlib
 
         sid = hashlib.sha256(sid.encode("utf-8", "replace")).hexdigest()[:24]
     return spool_dir(settings) / f".{sid}.lock"
@@ -213,7 +214,7 @@ def spool_without_settings(home: Path | str, raw: bytes) -> Path:
     A usable payload is written as any spooled one (``<home>/spool/<stamp>-<session8>-<rand>.json``); stdin that
     is not one goes to ``<home>/spool/failed/<stamp>-invalid-<rand>.raw`` with a ``.error.txt``, as the hook does
     with it. Returns the path written. Raises ``OSError`` when it cannot be written. Reads no configuration."""
-    from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload, payload_from_dict  # noqa: PLC0415 - light
+    from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload, payload_from_dict  # light
 
     folder = fallback_dir(Path(home).expanduser())
     try:
@@ -349,10 +350,10 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
 
 def _configuration_problem(settings: Settings, extractor: str | None) -> str | None:
     """Why no payload can be captured now, or None: an unknown extractor, or claude without an API key."""
-    from suzent_cli.capture.extract import resolve_extractor_name  # noqa: PLC0415 - light: no model, no API client
-    from suzent_cli.capture.extract.claude import INSTEAD, USER  # noqa: PLC0415 - light: anthropic loads on use
-    from suzent_cli.claude import require_key  # noqa: PLC0415
-    from suzent_cli.errors import ClaudeUnavailable, ExtractorUnavailable  # noqa: PLC0415
+    from suzent_cli.capture.extract import resolve_extractor_name  # light: no model, no API client
+    from suzent_cli.capture.extract.claude import INSTEAD, USER  # light: anthropic loads on use
+    from suzent_cli.claude import require_key
+    from suzent_cli.errors import ClaudeUnavailable, ExtractorUnavailable
 
     try:
         if resolve_extractor_name(settings, extractor) == "claude":
@@ -365,7 +366,7 @@ def _configuration_problem(settings: Settings, extractor: str | None) -> str | N
 def _load(path: Path, report: dict):
     """The :class:`~suzent_cli.hooks.transcript.Payload` spooled at ``path``, or None when there is none to capture:
     gone (drained meanwhile), unreadable (a failed attempt, recorded) or never usable (moved to ``failed/``)."""
-    from suzent_cli.hooks.transcript import PayloadInvalid, payload_from_dict  # noqa: PLC0415
+    from suzent_cli.hooks.transcript import PayloadInvalid, payload_from_dict
 
     failed_to = path.parent / FAILED
     try:
@@ -407,7 +408,7 @@ def _capture_locked(settings: Settings, path: Path, payload, report: dict, deadl
                     extractor: str | None, progress: dict | None) -> bool:
     """With the session's lock held: capture the payload's new turns, add them to ``report`` and remove ``path``
     once all are captured. Returns False when the deadline stopped the capture between turns (the payload stays)."""
-    from suzent_cli.hooks import capture as session_capture  # noqa: PLC0415
+    from suzent_cli.hooks import capture as session_capture
 
     if not path.exists():
         return True  # another run captured it while we waited for the lock

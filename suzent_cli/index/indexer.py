@@ -40,19 +40,19 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import EmbeddingFailed, SuzentError
 from suzent_cli.files import atomic_write, locked
-from suzent_cli.vault.forgotten import Forgotten
-from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
-from suzent_cli.vault import skipped_warning as vault_skipped_warning
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
 from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, quote, temp_dir
+from suzent_cli.vault import skipped_warning as vault_skipped_warning
+from suzent_cli.vault.forgotten import Forgotten
+from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
 
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
@@ -185,7 +185,7 @@ class Indexer:
                 self._run_locked(report, full, only, progress)
             except SuzentError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a lance failure mid-pass: one clear message, state consistent
+            except Exception as exc:
                 raise index_error(self.paths.index_dir, exc, home=self.paths.home, doing="update") from exc
         report.seconds = round(time.perf_counter() - started, 3)
         return report
@@ -202,7 +202,7 @@ class Indexer:
                 versions_before = store.version_count()
                 before, after = store.compact(keep_versions_for)
                 versions_after = store.version_count()
-            except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
+            except Exception as exc:
                 raise index_error(self.paths.index_dir, exc, home=self.paths.home, doing="compact") from exc
         return {"fragments_before": before, "fragments_after": after, "versions_before": versions_before,
                 "versions_after": versions_after}
@@ -350,14 +350,14 @@ class Indexer:
 
     def _flush(self, store: TableWriter, batch, removed: list[str], files: dict, report: IndexReport) -> None:
         embedded = self._embed(batch, report) if batch else []
-        stamp = dt.datetime.now(dt.timezone.utc)
+        stamp = dt.datetime.now(dt.UTC)
         rows, stale_ids, replaced = [], [], []
         for source, _st, docs, stale, vectors in embedded:
             if stale is None:
                 replaced.append(source.key)
             else:
                 stale_ids += sorted(stale)
-            for doc, vec in zip(docs, vectors):
+            for doc, vec in zip(docs, vectors, strict=False):
                 rows.append({
                     "id": doc.id, "content": doc.content, "vector": vec.tolist(), "user_id": self.settings.user_id,
                     "chat_id": None, "metadata": json.dumps(doc.metadata, ensure_ascii=False),
@@ -372,7 +372,7 @@ class Indexer:
             clauses.append("source IN (" + ", ".join(quote(k) for k in [*removed, *replaced]) + ")")
         try:
             added, deleted = store.commit(rows, " OR ".join(clauses) if clauses else None)
-        except Exception as exc:  # noqa: BLE001 - the table is unchanged; report and leave state unrecorded
+        except Exception as exc:
             cause = index_error(self.paths.index_dir, exc, home=self.paths.home, doing="write")
             raise type(cause)(f"nothing committed, state unchanged: {cause}") from exc
         report.rows_added += added
@@ -413,7 +413,7 @@ def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeo
             return store.delete_ids(targets) if targets else 0
         except SuzentError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a lance failure: one clear message
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             kept = f"; the copy at {backup_to} is whole" if backup_to is not None else ""
             raise SuzentError(f"deleting legacy rows from {index_dir} failed ({first}){kept}") from exc
@@ -427,7 +427,7 @@ def move_table_aside(index_dir: Path, backups_dir: Path, *, timeout: float) -> P
     table = index_dir / f"{TABLE}.lance"
     if not table.exists() and not (index_dir / STATE_FILE).exists():
         return None
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     backup = backups_dir / f"index-{stamp}"
     backup.mkdir(parents=True, exist_ok=False)
     with locked(index_dir / LOCK_FILE, timeout):

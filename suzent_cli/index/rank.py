@@ -41,8 +41,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from suzent_cli.vault.claims import human_stamp, memory_stamp
 from suzent_cli.vault.pages import meta_date

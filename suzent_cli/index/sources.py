@@ -21,20 +21,20 @@ next pass.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import json
+import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli import archive, vault
-from suzent_cli.index import rank
-from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections, memory_chunks
 from suzent_cli.config import Paths
 from suzent_cli.files import read_text
-from suzent_cli.vault.forgotten import Forgotten
+from suzent_cli.index import rank
+from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections, memory_chunks
 from suzent_cli.text import normalize
+from suzent_cli.vault.forgotten import Forgotten
 
 CORE_FILES = (("persona", "persona.md"), ("user", "user.md"), ("facts", "MEMORY.md"))
 _ID_NAMESPACE = uuid.UUID("6f1f2a8e-3c1b-4d5e-9a7b-5d0c3e2f1a90")
@@ -138,7 +138,7 @@ def _fact_created_at(day: dt.date, time: str | None) -> dt.datetime:
             dt.time(hour, minute)
         except ValueError:
             hour, minute = 0, 0
-    return dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.timezone.utc)
+    return dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.UTC)
 
 
 def log_documents(source: Source, text: str, tombstones: frozenset[str], context_window: int = 0,
@@ -166,7 +166,7 @@ def parse_frontmatter(text: str, warn: Callable[[str], None] | None = None) -> t
     string, frontmatter past the loader's bounds is skipped with one line to ``warn``)."""
     if not text.startswith("---"):
         return text, {}
-    from suzent_cli.vault import frontmatter  # noqa: PLC0415 - yaml only for pages that have frontmatter
+    from suzent_cli.vault import frontmatter  # yaml only for pages that have frontmatter
 
     meta, body = frontmatter.parse(text, lenient=True, warn=warn)
     return body, meta
@@ -186,7 +186,7 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
     in page order, tombstoned ones included. A line holding a forgotten text is left out of its chunk (module doc).
     Frontmatter past the loader's bounds is left out with one line to ``warn`` (naming the page).
     """
-    created = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
+    created = dt.datetime.fromtimestamp(mtime, dt.UTC)
     if source.label == "facts":
         return _memory_documents(source, text, tombstones, created, forgotten)
     body, fm = parse_frontmatter(text, (lambda m: warn(f"{source.key}: {m}")) if warn else None)

@@ -34,8 +34,9 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from suzent_cli.errors import IndexIncompatible, IndexMissing, IndexUnreadable
 
@@ -66,7 +67,7 @@ def _lancedb():
     # the failures that matter reach us as exceptions. A person who sets LANCEDB_LOG keeps their choice.
     os.environ.setdefault(LOG_ENV, "error")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module="lancedb")
-    import lancedb  # noqa: PLC0415 - heavy, lazy by design
+    import lancedb  # heavy, lazy by design
 
     return lancedb
 
@@ -102,7 +103,7 @@ def temp_dir(index_dir: Path) -> Iterator[None]:
 
 
 def archival_schema(dim: int, embedder: str):
-    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
     return pa.schema(
@@ -128,7 +129,7 @@ def archival_schema(dim: int, embedder: str):
 
 
 def blocks_schema():
-    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
     return pa.schema([pa.field("label", pa.string()), pa.field("content", pa.string()), pa.field("chat_id", pa.string()),
@@ -256,7 +257,7 @@ class ReadStore:
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, home: Path | None = None) -> "ReadStore":
+    def open(cls, index_dir: Path, embedder_name: str, dim: int, *, home: Path | None = None) -> ReadStore:
         """Open the table in ``index_dir``, checked against the embedder it will be used with. ``home``: the
         suzent home, named in the hints of the errors below (None: ``<home>``).
 
@@ -269,13 +270,13 @@ class ReadStore:
             db = _lancedb().connect(str(index_dir))
             store = cls(index_dir, db.open_table(TABLE), home=home)
             store._table.schema  # noqa: B018 - forces the manifest to be read
-        except Exception as exc:  # noqa: BLE001 - any lance failure here means the table cannot be read
+        except Exception as exc:
             raise unreadable(index_dir, exc, home=home) from exc
         store.check(embedder_name, dim)
         return store
 
     @classmethod
-    def open_existing(cls, index_dir: Path, *, home: Path | None = None) -> "ReadStore":
+    def open_existing(cls, index_dir: Path, *, home: Path | None = None) -> ReadStore:
         """Open the table for reading whatever embedder it records (for full-text search, which needs no
         embedder). Raises :class:`IndexMissing`, :class:`IndexIncompatible`, :class:`IndexUnreadable` (``home``
         as for :meth:`open`)."""
@@ -284,13 +285,13 @@ class ReadStore:
         try:
             store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE), home=home)
             name, dim = store.recorded_embedder()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise unreadable(index_dir, exc, home=home) from exc
         store.check(name or "", dim or 0)
         return store
 
     @classmethod
-    def open_any(cls, index_dir: Path, *, home: Path | None = None) -> "ReadStore":
+    def open_any(cls, index_dir: Path, *, home: Path | None = None) -> ReadStore:
         """Open the table whatever wrote it (this schema, an older one, the original suzent app's), WITHOUT the
         schema/embedder check: for ``retire-legacy`` only, which reads a few columns (and, through the indexer's
         :class:`TableWriter`, deletes legacy rows).
@@ -300,7 +301,7 @@ class ReadStore:
         try:
             store = cls(index_dir, _lancedb().connect(str(index_dir)).open_table(TABLE), home=home)
             store._table.schema  # noqa: B018 - forces the manifest to be read
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise unreadable(index_dir, exc, home=home) from exc
         return store
 
@@ -346,7 +347,7 @@ class ReadStore:
             for column in FTS_COLUMNS:
                 if total and self.has_fts_index(column):
                     self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
-        except Exception as exc:  # noqa: BLE001 - any lance failure here means a file of the table is unusable
+        except Exception as exc:
             raise index_error(self.index_dir, exc, home=home or self.home) from exc
         if data.num_rows != total:
             raise IndexUnreadable(f"cannot read the index at {self.index_dir}: its manifest counts {total} rows but "
@@ -363,7 +364,7 @@ class ReadStore:
         """``{source: {row id, …}}`` for every row (legacy rows under ``None``). One column scan."""
         data = self._table.to_arrow().select(["id", "source"]).to_pydict() if self.count() else {"id": [], "source": []}
         out: dict[str | None, set[str]] = {}
-        for rid, source in zip(data["id"], data["source"]):
+        for rid, source in zip(data["id"], data["source"], strict=False):
             out.setdefault(source, set()).add(rid)
         return out
 
@@ -415,7 +416,7 @@ class ReadStore:
         size = getattr(self._table.schema.field("vector").type, "list_size", None)
         return int(size) if size and size > 0 else None
 
-    def legacy_rows(self, owns: "Callable[[dict[str, Any]], bool] | None" = None) -> list[dict[str, Any]]:
+    def legacy_rows(self, owns: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
         """Every legacy row as ``{id, content, created_at, category, tags}``, in table order.
 
         A legacy row is one the indexer did not derive from a markdown file: in suzent's schema ``source IS NULL``;
@@ -492,7 +493,7 @@ class TableWriter(ReadStore):
 
     @classmethod
     def open_or_create(cls, index_dir: Path, embedder_name: str, dim: int, *,
-                       home: Path | None = None) -> "TableWriter":
+                       home: Path | None = None) -> TableWriter:
         """Open the table as :meth:`ReadStore.open` does, creating it (and the compat ``memory_blocks`` table)
         when there is none; ``created`` is then True. Raises as :meth:`ReadStore.open`, minus IndexMissing."""
         if table_exists(index_dir):
@@ -525,7 +526,7 @@ class TableWriter(ReadStore):
 
         Readers see the table before or after, never between. Returns ``(inserted, deleted)``.
         """
-        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow as pa
 
         if not rows and not delete_where:
             return 0, 0
@@ -536,7 +537,7 @@ class TableWriter(ReadStore):
         result = merge.execute(data)
         return int(result.num_inserted_rows), int(result.num_deleted_rows)
 
-    def compact(self, keep_versions_for: "dt.timedelta") -> tuple[int, int]:
+    def compact(self, keep_versions_for: dt.timedelta) -> tuple[int, int]:
         """Merge small fragments, bring the BM25 indexes up to date and drop table versions older than
         ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a query's
         lifetime). Returns fragments ``(before, after)``."""
@@ -555,7 +556,7 @@ class TableWriter(ReadStore):
         total = self.count()
         if total == 0:
             return False
-        from lancedb.index import FTS  # noqa: PLC0415
+        from lancedb.index import FTS
 
         built = False
         for column in FTS_COLUMNS:
@@ -585,7 +586,7 @@ def row_metadata(row: dict[str, Any]) -> dict[str, Any]:
         return {}
 
 
-def _aware(value: Any) -> "dt.datetime | None":
+def _aware(value: Any) -> dt.datetime | None:
     """A timestamp cell (aware or naive datetime, date, ISO string, epoch seconds) as an aware UTC datetime;
     naive means UTC. None when absent or unreadable."""
     if value is None or value == "":
@@ -596,7 +597,7 @@ def _aware(value: Any) -> "dt.datetime | None":
         moment = dt.datetime(value.year, value.month, value.day)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
-            return dt.datetime.fromtimestamp(float(value), dt.timezone.utc)
+            return dt.datetime.fromtimestamp(float(value), dt.UTC)
         except (OverflowError, OSError, ValueError):
             return None
     elif isinstance(value, str):
@@ -606,4 +607,4 @@ def _aware(value: Any) -> "dt.datetime | None":
             return None
     else:
         return None
-    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-
 from typing import Any
 
 from suzent_cli.text import normalize
@@ -174,7 +173,7 @@ def is_repeat(a: str, b: str) -> bool:
     """Whether claim ``a`` restates ``b``: the same words after normalisation, or near-identical (rapidfuzz
     ratio ≥ :data:`NEAR_IDENTICAL`) with the same numbers and dates and the same polarity — "Is not allergic to
     peanuts and tree nuts …" is never a repeat of "Is allergic to peanuts and tree nuts …"."""
-    from rapidfuzz import fuzz  # noqa: PLC0415
+    from rapidfuzz import fuzz
 
     ka, kb = claim_key(a), claim_key(b)
     if ka == kb:

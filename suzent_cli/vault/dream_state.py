@@ -47,9 +47,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from suzent_cli.files import atomic_write, read_text
 from suzent_cli.vault.state import DREAM_STATE, DREAM_STATE_CORRUPT, MAX_LINE, quarantine
@@ -68,7 +69,7 @@ def _instant(value: Any) -> dt.datetime | None:
         moment = dt.datetime.fromisoformat(value)
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 @dataclass

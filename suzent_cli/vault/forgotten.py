@@ -23,9 +23,9 @@ runner after every engine pass, under the consolidation lock.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from suzent_cli.text import normalize
 
@@ -45,7 +45,7 @@ def fact_key(text: str) -> str:
 def line_text(line: str) -> str:
     """The key (:func:`fact_key`) of the statement on one markdown line: a claim bullet without its markers, any
     other line without its bullet, quote, heading marks and HTML comments (a ``verified:`` stamp)."""
-    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415 - pages has no heavy imports at module level
+    from suzent_cli.vault.pages import parse_claim  # pages has no heavy imports at module level
 
     stripped = _COMMENT.sub(" ", line).strip()
     claim = parse_claim(stripped)
@@ -61,9 +61,9 @@ class Forgotten:
         self._within = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, long)) + r")(?!\w)") if long else None
 
     @classmethod
-    def from_state(cls, state_dir: Path) -> "Forgotten":
+    def from_state(cls, state_dir: Path) -> Forgotten:
         """The texts forgotten so far, from ``<state_dir>/tombstones.jsonl`` (reason ``forget``)."""
-        from suzent_cli.vault.state import read_forgotten  # noqa: PLC0415
+        from suzent_cli.vault.state import read_forgotten
 
         return cls(read_forgotten(state_dir))
 
@@ -130,7 +130,7 @@ def scrub_vault(vault_dir: Path, forgotten: Forgotten) -> tuple[list[ScrubbedCla
     or parsed (not valid YAML frontmatter) is never rewritten and is named in ``problems``. The caller holds the
     consolidation lock (``.state/.dream.lock``). Raises OSError when a page cannot be written (pages already
     scrubbed stay scrubbed; a re-run finishes the rest)."""
-    from suzent_cli.vault.pages import write_page  # noqa: PLC0415
+    from suzent_cli.vault.pages import write_page
 
     removed: list[ScrubbedClaim] = []
     problems: list[str] = []
@@ -171,10 +171,10 @@ def _scrub_page(page, rel: str, forgotten: Forgotten) -> list[ScrubbedClaim]:
 def _pages(vault_dir: Path, forgotten: Forgotten):
     """``(path, page, None)`` for each content page whose raw text may hold a forgotten text (a cheap
     pre-filter), ``(path, None, problem)`` for one that cannot be read or parsed."""
-    from suzent_cli.vault.pages import read_page  # noqa: PLC0415
-    from suzent_cli.errors import SuzentError  # noqa: PLC0415
-    from suzent_cli.files import read_text  # noqa: PLC0415
-    from suzent_cli.vault import content_pages  # noqa: PLC0415
+    from suzent_cli.errors import SuzentError
+    from suzent_cli.files import read_text
+    from suzent_cli.vault import content_pages
+    from suzent_cli.vault.pages import read_page
 
     if not forgotten or not vault_dir.is_dir():
         return
@@ -197,7 +197,7 @@ def _held(lines: list[str], forgotten: Forgotten) -> tuple[list[str], list[tuple
     """``(lines kept, [(claim bullet, its rewrite or None)])``: a top-level claim bullet whose own text holds a
     forgotten text goes with the indented lines under it; one holding it only in its ``; previously: …`` tail is
     kept without that tail (markers and nested notes stay); every other line stays."""
-    from suzent_cli.vault.pages import parse_claim  # noqa: PLC0415
+    from suzent_cli.vault.pages import parse_claim
 
     kept: list[str] = []
     gone: list[str] = []

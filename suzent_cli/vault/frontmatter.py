@@ -11,7 +11,8 @@ value, a dump, a list of tags). Also refused: frontmatter over :data:`MAX_BYTES`
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 from yaml.events import AliasEvent
@@ -96,7 +97,7 @@ def load_yaml(source: str, *, typed: bool = True) -> Any:
     if len(source.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise FrontmatterInvalid(f"frontmatter is larger than {MAX_BYTES // 1024} KiB", bounded=True)
     try:
-        return yaml.load(source, Loader=_SafeLoader if typed else _BaseLoader)  # noqa: S506 - bounded safe loaders
+        return yaml.load(source, Loader=_SafeLoader if typed else _BaseLoader)  # bounded safe loaders
     except FrontmatterInvalid:
         raise
     except yaml.YAMLError as exc:
@@ -111,7 +112,7 @@ def split(text: str) -> tuple[str | None, str]:
     """``(frontmatter YAML or None, body)`` with python-frontmatter's rules: ``text`` stripped starts with a
     ``---`` line and a later ``---`` line ends the frontmatter; the body is stripped. No frontmatter: ``(None,
     text stripped)``."""
-    from frontmatter.default_handlers import YAMLHandler  # noqa: PLC0415
+    from frontmatter.default_handlers import YAMLHandler
 
     stripped = text.strip()
     handler = YAMLHandler()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from suzent_cli.files import append_locked, read_text
 from suzent_cli.vault import LOG_SEED
-from suzent_cli.vault.state import LEDGER_LOCK as LOCK_NAME, STATE_DIR
+from suzent_cli.vault.state import LEDGER_LOCK as LOCK_NAME
+from suzent_cli.vault.state import STATE_DIR
 
 LEDGER = "log.md"
 LEDGER_LOCK = f"{STATE_DIR}/{LOCK_NAME}"  # relative to the vault dir

@@ -51,9 +51,9 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import InputInvalid
@@ -313,7 +313,7 @@ def verify_fact(settings: Settings, text: str, by: str, *, day: dt.date) -> str:
 # --- forgotten text: the generated zone never holds it; the manual zone is only named ------------------------------
 
 def _forgotten(settings: Settings):
-    from suzent_cli.vault.forgotten import Forgotten  # noqa: PLC0415
+    from suzent_cli.vault.forgotten import Forgotten
 
     return Forgotten.from_state(settings.paths.state_dir)
 

@@ -23,14 +23,15 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from suzent_cli.vault import frontmatter
 from suzent_cli.errors import DreamFailed
 from suzent_cli.files import update_file
 from suzent_cli.text import normalize
+from suzent_cli.vault import frontmatter
 from suzent_cli.vault.state import PAGES_LOCK, STATE_DIR, state_dir_of
 
 CLAIMS = "Claims"
@@ -221,7 +222,7 @@ def read_page(path: Path) -> Page:
 
 def render_page(page: Page) -> str:
     """The page as text: ``---`` YAML frontmatter (keys in order) then the body, ending in one newline."""
-    import yaml  # noqa: PLC0415
+    import yaml
 
     body = page.body.strip("\n") + "\n"
     if not page.meta:

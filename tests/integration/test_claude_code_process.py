@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from claude_code_session import DAY, Transcript, facts, payload, prompt, spooled
+
 from conftest import REPO, cli_env, invoke, run_cli
 
 HEAVY = ("torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "anthropic")

@@ -9,9 +9,9 @@ import sys
 import textwrap
 
 import pytest
+from test_dream_recovery import D, end_state, indexed_backlog, rules_runner
 
 from conftest import REPO
-from test_dream_recovery import D, end_state, indexed_backlog, rules_runner
 
 KILL_AFTER_ENTRY = textwrap.dedent("""
     import dataclasses, os, sys
@@ -36,8 +36,8 @@ KILL_AFTER_ENTRY = textwrap.dedent("""
 @pytest.mark.parametrize("rerun", ["dream", "run"])
 def test_killed_after_the_ledger_entry_the_rerun_finishes_the_follow_ups(tmp_path, rerun):
     from suzent_cli.config import DreamConfig
-    from suzent_cli.vault.dream_state import load_state
     from suzent_cli.run import run_pass
+    from suzent_cli.vault.dream_state import load_state
     from suzent_cli.vault.state import read_superseded
 
     crashed, clean = indexed_backlog(tmp_path / "crashed"), indexed_backlog(tmp_path / "clean")

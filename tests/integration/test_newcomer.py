@@ -65,7 +65,7 @@ def newcomer(tmp_path_factory):
     for section in SECTIONS:
         lines += [(section, line) for line in readme_steps(section)]
     steps = run_steps([line for _, line in lines], work, env)
-    for (section, _), step in zip(lines, steps):
+    for (section, _), step in zip(lines, steps, strict=False):
         results.setdefault(section, []).append(step)
     return {"home": user_home / ".suzent", "steps": results}
 

@@ -9,11 +9,10 @@ import sys
 import textwrap
 
 import pytest
+from test_reconcile import EMB, dreamed, rows
 
 from conftest import REPO, invoke
 from suzent_cli.vault.state import read_superseded, read_tombstones
-from test_reconcile import EMB, dreamed, rows
-
 
 # Killed at each step: after the tombstones are appended, after the first group of days is reindexed, and just
 # before superseded.txt is truncated.

@@ -9,9 +9,9 @@ import time
 import types
 
 import pytest
+from test_reliability_corpus import SUBSET, rel
 
 from conftest import invoke
-from test_reliability_corpus import SUBSET, rel
 
 
 def _step_in_process(home, step):

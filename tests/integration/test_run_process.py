@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from filelock import FileLock
+from test_run import ENV, fill, settings_at
 
 from conftest import REPO, cli_env
 from suzent_cli.run import STAGES
-from test_run import ENV, fill, settings_at
 
 
 def _start_loop(home: Path, *args: str) -> subprocess.Popen:

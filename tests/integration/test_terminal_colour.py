@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from test_exit_codes import ENV, build_small_home
 
 from conftest import REPO, cli_env
-from test_exit_codes import ENV, build_small_home
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def _colour_params(text: str) -> set[str]:
 
 
 def _on_a_terminal(home, args, env_extra):
-    import pty  # noqa: PLC0415
+    import pty
 
     master, slave = pty.openpty()
     env = {k: v for k, v in (cli_env(home) | env_extra | {"TERM": "xterm-256color"}).items() if v is not None}

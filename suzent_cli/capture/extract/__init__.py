@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from suzent_cli.archive import Fact
+from suzent_cli.capture.extract.turns import Message, Turn
 from suzent_cli.config import ENGINES, Settings, canonical_engine
 from suzent_cli.errors import ExtractorUnavailable
-from suzent_cli.capture.extract.turns import Message, Turn
 
 __all__ = ["Extractor", "Fact", "Message", "Turn", "choose_extractor", "resolve_extractor_name"]
 
@@ -44,9 +44,9 @@ def choose_extractor(settings: Settings, requested: str | None = None) -> Extrac
     """Instantiate the extractor; raises :class:`ExtractorUnavailable` (e.g. claude without ANTHROPIC_API_KEY)."""
     name = resolve_extractor_name(settings, requested)
     if name == "claude":
-        from suzent_cli.capture.extract.claude import ClaudeExtractor  # noqa: PLC0415 - imports anthropic
+        from suzent_cli.capture.extract.claude import ClaudeExtractor  # imports anthropic
 
         return ClaudeExtractor.from_settings(settings)
-    from suzent_cli.capture.extract.offline import OfflineExtractor  # noqa: PLC0415
+    from suzent_cli.capture.extract.offline import OfflineExtractor
 
     return OfflineExtractor()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from suzent_cli import claude
 from suzent_cli.archive import DEFAULT_CATEGORY, Fact
+from suzent_cli.capture.extract.turns import Turn
 from suzent_cli.config import DEFAULT_CLAUDE_MODEL, Settings
 from suzent_cli.errors import ExtractionFailed
-from suzent_cli.capture.extract.turns import Turn
 
 CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
 TOOL_NAME = "record_facts"
@@ -112,7 +112,7 @@ class ClaudeExtractor:
                                       max_retries=max_retries, user=USER, instead=INSTEAD)
 
     @classmethod
-    def from_settings(cls, settings: Settings, **options) -> "ClaudeExtractor":
+    def from_settings(cls, settings: Settings, **options) -> ClaudeExtractor:
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
         constructor (timeout, max_retries, max_tokens). Raises :class:`~suzent_cli.errors.ClaudeUnavailable`."""
         return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,

@@ -115,7 +115,7 @@ def _labelled(text: str) -> list[tuple[str, str]]:
     if not labels or (len(roles) < 2 and not any(m.group("role") in _TRANSCRIPT_LABELS for m in labels)):
         return [("user", text)]
     out = [("user", text[:labels[0].start()])]
-    for m, nxt in zip(labels, [*labels[1:], None]):
+    for m, nxt in zip(labels, [*labels[1:], None], strict=False):
         out.append((_ROLES.get(m.group("role").lower(), "assistant"), text[m.end():nxt.start() if nxt else None]))
     return out
 

@@ -158,17 +158,32 @@ def entry(name: str) -> StateFile:
 
 # --- the readers and writers, re-exported (imported last: the family modules take their names from above) --------
 
-from suzent_cli.vault.state.records import (MAX_LINE, Validator, quarantine, quarantine_path,  # noqa: E402
-                                            read_jsonl)
-from suzent_cli.vault.state.tombstones import (FORGET, QUARANTINE_TIMEOUT, SUPERSEDED_REASON,  # noqa: E402
-                                               TombstonesUnreadable, append_tombstones, read_forgotten,
-                                               read_tombstones)
-from suzent_cli.vault.state.handoff import (MAX_FACT_LINE, append_confirmations, append_late_lines,  # noqa: E402
-                                            append_superseded, bad_superseded, read_confirmations, read_late_lines,
-                                            read_superseded, truncate_confirmations, truncate_late_lines,
-                                            truncate_superseded, valid_confirmation, valid_late_line)
-from suzent_cli.vault.state.recall_log import (append_recall_log, count_recall_log, purge_recall_log,  # noqa: E402
-                                               recall_snippets)
+from suzent_cli.vault.state.handoff import (  # noqa: E402
+    MAX_FACT_LINE,
+    append_confirmations,
+    append_late_lines,
+    append_superseded,
+    bad_superseded,
+    read_confirmations,
+    read_late_lines,
+    read_superseded,
+    truncate_confirmations,
+    truncate_late_lines,
+    truncate_superseded,
+    valid_confirmation,
+    valid_late_line,
+)
+from suzent_cli.vault.state.recall_log import append_recall_log, count_recall_log, purge_recall_log, recall_snippets  # noqa: E402
+from suzent_cli.vault.state.records import MAX_LINE, Validator, quarantine, quarantine_path, read_jsonl  # noqa: E402
+from suzent_cli.vault.state.tombstones import (  # noqa: E402
+    FORGET,
+    QUARANTINE_TIMEOUT,
+    SUPERSEDED_REASON,
+    TombstonesUnreadable,
+    append_tombstones,
+    read_forgotten,
+    read_tombstones,
+)
 
 __all__ = [
     "CATALOGUE", "CLAUDE_CODE", "CLAUDE_CODE_LOCK", "CONFIRMATIONS", "DREAM_HOLDER", "DREAM_LOCK", "DREAM_STATE",

@@ -19,15 +19,24 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from suzent_cli.archive import parse_fact_line
 from suzent_cli.files import append_held, atomic_write, locked, read_text
 from suzent_cli.vault.state import CONFIRMATIONS, LATE_LINES, STATE_LOCK, SUPERSEDED
-from suzent_cli.vault.state.records import (MAX_LINE, append_jsonl, int_in, iso_day, iso_instant, quarantine,
-                                            read_jsonl, torn_tail, truncate_jsonl)
-
+from suzent_cli.vault.state.records import (
+    MAX_LINE,
+    append_jsonl,
+    int_in,
+    iso_day,
+    iso_instant,
+    quarantine,
+    read_jsonl,
+    torn_tail,
+    truncate_jsonl,
+)
 
 MAX_FACT_LINE = 64 * 1024  # characters: no log fact line is longer (a longer "line" is a corrupt file)
 
@@ -189,7 +198,7 @@ def append_late_lines(state_dir: Path, day: dt.date, from_line: int, *, timeout:
     is at or below its watermark. Called by the log appender while it still holds the log's lock, after the
     append (so a dream that sees the record also sees the lines). ``ts`` is the real clock (never ``--now``): it
     orders records for the dream's idempotency marker. Raises LockTimeout/OSError."""
-    ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    ts = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
     append_jsonl(state_dir, LATE_LINES, [{"ts": ts, "day": day.isoformat(), "from_line": int(from_line)}],
                   timeout=timeout)
 

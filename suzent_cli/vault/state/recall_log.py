@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from suzent_cli.files import append_locked, atomic_write, locked, read_text
 from suzent_cli.vault.forgotten import Forgotten
@@ -21,7 +21,7 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
     """Best-effort: one JSON line per returned hit. Never raises (recall must not fail on its log)."""
     if not hits:
         return
-    ts = dt.datetime.now(dt.timezone.utc).isoformat()
+    ts = dt.datetime.now(dt.UTC).isoformat()
     record = "".join(
         json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query[:160]},
                    ensure_ascii=False) + "\n"

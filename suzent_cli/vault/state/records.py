@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from suzent_cli.files import append_held, atomic_write, locked, read_text
 from suzent_cli.vault.state import QUARANTINE, STATE_LOCK
@@ -95,7 +96,7 @@ def quarantine(state_dir: Path, name: str, bad: list[tuple[str, str]]) -> str:
         return ""
     target = quarantine_path(state_dir, name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    ts = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     torn = torn_tail(target)
     append_held(target, ("\n" if torn else "") + "".join(
         json.dumps({"ts": ts, "file": name, "reason": reason, "record": raw}, ensure_ascii=False) + "\n"

@@ -170,7 +170,7 @@ def _quarantine(state_dir: Path, text: str, records: list[tuple[str, str]], bad:
             if torn:
                 reasons[len(bad) - 1] = "an incomplete last line (an interrupted tombstone write)"
             quarantine(state_dir, TOMBSTONES, [(line.rstrip("\r"), why) for (_, line), why in
-                                               zip(bad + rewritten, reasons)])
+                                               zip(bad + rewritten, reasons, strict=False)])
             atomic_write(path, "".join(json.dumps({"content": k, "reason": r}, ensure_ascii=False) + "\n"
                                        for k, r in records))
         done = f"the original lines are in {quarantine_path(state_dir, TOMBSTONES)}"
