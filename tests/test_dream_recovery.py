@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
+from conftest import invoke, log, settings_at
+from suzent_cli.archive import Fact, parse_fact_line
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import ConfigInvalid
 
@@ -60,18 +60,6 @@ def test_a_wrong_typed_embedder_warns_capture_and_refuses_index(home):
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-def settings_at(home: Path, now: str = "2026-06-20T12:00", **env):
-    return resolve_settings(home=home, now=now, env=env)
-
-
-def log(settings, day: str, *facts: str, time: str = "09:00"):
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, D(day), time, "sess0001", parsed, timeout=5)
-
-
 def rules_runner(settings, follow_ups=(), **config):
     """The rules engine; ``follow_ups`` () owes none, None the standard ones (reconcile, promote)."""
     from suzent_cli.config import DreamConfig
@@ -208,7 +196,7 @@ def claude_runner(settings, **config):
 
 
 def claude_settings(home: Path, url: str, now: str = "2026-06-20T12:00"):
-    return settings_at(home, now, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=url)
+    return settings_at(home, now, env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url})
 
 
 @pytest.mark.parametrize("status", [429, 500, 529, "refused"])

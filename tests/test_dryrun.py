@@ -3,7 +3,6 @@ with the vault in the home, elsewhere, or behind a symlink. The CLI in-process; 
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -15,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke
+from conftest import invoke, log
 from suzent_cli import dryrun
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.errors import CloneFailed, InputInvalid, LiveDataChanged
@@ -38,14 +36,6 @@ def make_home(home: Path, *, vault: Path | None = None, config: str | None = Non
     log(s, "2026-06-01", "[personal] Lives in Berlin", "[preference] Likes green tea")
     log(s, "2026-06-02", "[personal] Works at ACME", "[preference] Likes green tea")
     return s
-
-
-def log(settings, day: str, *facts: str):
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
 
 
 def tree(*roots: Path) -> dict[str, str]:

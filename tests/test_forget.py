@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from conftest import CountingEmbedder, invoke
+from conftest import HASH_ENV, CountingEmbedder, invoke
 from suzent_cli.archive import Fact, append_entry, list_logs
 from suzent_cli.capture import write_facts
 from suzent_cli.config import DreamConfig, resolve_settings
@@ -32,7 +32,7 @@ from suzent_cli.vault.memory_md import MARKER, split_zones
 from suzent_cli.vault.state import RECALL_LOG, append_confirmations, append_tombstones, read_forgotten
 
 SECRET = "Has a secret diary"
-EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
+EMB = HASH_ENV | {"SUZENT_NOW": "2026-06-20T12:00"}
 
 
 def make_settings(home: Path, now: str = "2026-06-20T12:00"):

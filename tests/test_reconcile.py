@@ -9,7 +9,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from conftest import REPO, CountingEmbedder, invoke, log
+from conftest import HASH_ENV, REPO, CountingEmbedder, invoke, log
 from suzent_cli import reconcile as reconcile_mod
 from suzent_cli.archive import list_logs
 from suzent_cli.config import DreamConfig, resolve_settings
@@ -19,7 +19,7 @@ from suzent_cli.index.store import ReadStore
 from suzent_cli.reconcile import reconcile
 from suzent_cli.vault.state import append_superseded, read_superseded, read_tombstones
 
-EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
+EMB = HASH_ENV | {"SUZENT_NOW": "2026-06-20T12:00"}
 
 
 def make_settings(home: Path):

@@ -16,25 +16,18 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from conftest import CountingEmbedder, invoke
-from suzent_cli.archive import Fact, append_entry, parse_fact_line
+from conftest import HASH_ENV, CountingEmbedder, invoke, log
+from conftest import settings_at as shared_settings_at
 from suzent_cli.config import DreamConfig, resolve_settings
 from suzent_cli.run import STAGES, refresh_today, run_pass
 from suzent_cli.vault import ledger
 
-ENV = {"SUZENT_NOW": "2026-06-20T12:00", "SUZENT_EMBEDDER": "hash:64"}
+ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-20T12:00"}
 
 
 def settings_at(home: Path, now: str = "2026-06-20T12:00"):
-    return resolve_settings(home=home, now=now, env={"SUZENT_EMBEDDER": "hash:64"})
-
-
-def log(settings, day: str, *facts: str) -> None:
-    parsed = []
-    for f in facts:
-        category, content, tags = parse_fact_line("- " + f)
-        parsed.append(Fact(content=content, category=category, tags=tags))
-    append_entry(settings.paths.archive_dir, dt.date.fromisoformat(day), "09:00", "sess0001", parsed, timeout=5)
+    """conftest's settings_at with the hash embedder (no model) as the environment."""
+    return shared_settings_at(home, now, env=HASH_ENV)
 
 
 def fill(home: Path, days: int = 12) -> None:

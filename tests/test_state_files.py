@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke
+from conftest import invoke, settings_at
 from suzent_cli.archive import Fact, append_entry
-from suzent_cli.config import DreamConfig, resolve_settings
+from suzent_cli.config import DreamConfig
 from suzent_cli.dream.runner import DreamRunner
 from suzent_cli.vault import content_pages
 from suzent_cli.vault.state import read_confirmations, read_late_lines
@@ -21,11 +21,7 @@ from suzent_cli.vault.state import read_confirmations, read_late_lines
 D = dt.date.fromisoformat
 
 
-def settings_at(home: Path, now: str = "2026-06-20T12:00"):
-    return resolve_settings(home=home, now=now, env={})
-
-
-def log(settings, day: str, content: str, category: str = "personal", time: str = "09:00") -> None:
+def log_fact(settings, day: str, content: str, category: str = "personal", time: str = "09:00") -> None:
     append_entry(settings.paths.archive_dir, D(day), time, "sess0001", [Fact(content=content, category=category)],
                  timeout=5)
 
@@ -41,7 +37,7 @@ def quarantined(settings, name: str) -> list[dict]:
 
 def consolidated(settings) -> None:
     """A vault whose watermark is 2026-06-05 (one productive dream)."""
-    log(settings, "2026-06-05", "Lives in Berlin")
+    log_fact(settings, "2026-06-05", "Lives in Berlin")
     assert runner(settings).tick(force=True).outcome == "ingested"
 
 
@@ -68,7 +64,7 @@ BAD_LATE = [
 def test_a_bad_late_line_record_is_quarantined_and_the_good_one_folded(home, bad):
     s = settings_at(home)
     consolidated(s)
-    log(s, "2026-06-01", "Wants to learn Rust", "goal")
+    log_fact(s, "2026-06-01", "Wants to learn Rust", "goal")
     good = {"ts": "2026-06-19T00:00:01+00:00", "day": "2026-06-01", "from_line": 1}
     write_lines(s.paths.state_dir / "late_lines.jsonl", bad, good)
     assert runner(s).decision(force=True).late == ((D("2026-06-01"), 1),)  # the read-only view skips it
@@ -83,7 +79,7 @@ def test_a_bad_late_line_record_is_quarantined_and_the_good_one_folded(home, bad
 def test_a_late_line_record_for_a_log_moved_away_is_quarantined_not_fatal(home):
     s = settings_at(home)
     consolidated(s)
-    log(s, "2026-06-01", "Wants to learn Rust", "goal")
+    log_fact(s, "2026-06-01", "Wants to learn Rust", "goal")
     proc = invoke(home, "capture", "--date", "2026-06-02", "--fact", "[goal] Wants to run a marathon",
                    env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
     assert proc.returncode == 0, proc.stderr
@@ -137,7 +133,7 @@ BAD_CONFIRMATIONS = [
 @pytest.mark.parametrize("bad", BAD_CONFIRMATIONS, ids=range(len(BAD_CONFIRMATIONS)))
 def test_a_bad_confirmation_is_quarantined_and_creates_no_page(home, bad):
     s = settings_at(home)
-    log(s, "2026-06-05", "Lives in Berlin")
+    log_fact(s, "2026-06-05", "Lives in Berlin")
     write_lines(s.paths.state_dir / "confirmations.jsonl", bad, confirmation())
     result = runner(s).tick(force=True)
     assert result.outcome == "ingested" and result.confirmations == 1
@@ -184,7 +180,7 @@ def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, 
     from suzent_cli.status import status
 
     s = settings_at(home)
-    log(s, "2026-06-05", "Lives in Berlin")
+    log_fact(s, "2026-06-05", "Lives in Berlin")
     path = s.paths.state_dir / "dream_state.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -325,7 +321,7 @@ def test_a_vault_name_that_is_not_utf8_is_skipped_with_one_warning_by_dream_lint
 
     s = settings_at(home)
     bad = bad_name_page(s)
-    log(s, "2026-06-05", "Lives in Berlin")
+    log_fact(s, "2026-06-05", "Lives in Berlin")
     assert bad not in content_pages(s.paths.vault_dir)
     result = runner(s).tick(force=True)
     assert result.outcome == "ingested" and result.error is None, result
@@ -367,7 +363,7 @@ def test_the_claude_engines_tools_skip_names_that_are_not_utf8(home):
 def test_dream_and_lint_cli_with_a_name_that_is_not_utf8_print_no_traceback(home):
     s = settings_at(home)
     bad_name_page(s)
-    log(s, "2026-06-05", "Lives in Berlin")
+    log_fact(s, "2026-06-05", "Lives in Berlin")
     for args in (["dream", "--force"], ["lint"]):
         proc = invoke(home, *args, env_extra={"SUZENT_NOW": "2026-06-20T12:00"})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
@@ -382,7 +378,7 @@ def test_a_bad_superseded_line_is_quarantined_and_the_good_one_retired(home, emb
     from suzent_cli.vault.state import SUPERSEDED, read_superseded
 
     s = settings_at(home)
-    log(s, "2026-06-05", "Lives in Berlin")
+    log_fact(s, "2026-06-05", "Lives in Berlin")
     path = s.paths.state_dir / SUPERSEDED
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(bad + "\n- [personal] Lives in Berlin\n", encoding="utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CountingEmbedder, invoke, log
+from conftest import HASH_ENV, CountingEmbedder, invoke, log
 from suzent_cli.archive import Fact
 from suzent_cli.config import resolve_settings
 from suzent_cli.errors import SuzentError
@@ -19,7 +19,7 @@ from suzent_cli.index.indexer import Indexer
 from suzent_cli.index.store import ReadStore
 from suzent_cli.vault.state import TOMBSTONES, append_tombstones, read_forgotten, read_tombstones
 
-EMB = {"SUZENT_EMBEDDER": "hash:64", "SUZENT_NOW": "2026-06-20T12:00"}
+EMB = HASH_ENV | {"SUZENT_NOW": "2026-06-20T12:00"}
 SECRET = "Has a secret diary"
 
 
