@@ -94,3 +94,17 @@ def failed(home: Path) -> list[str]:
 def prompt(text: str) -> str:
     return json.dumps({"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/work/proj",
                        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text})
+
+
+def indexed_recall_home(home: Path) -> Path:
+    """``home`` with three facts captured on :data:`DAY` and indexed with the hash embedder, for the recall hook."""
+    from conftest import invoke
+
+    env = {"SUZENT_EMBEDDER": "hash:64"}
+    r = invoke(home, "--now", DAY, "capture", "--fact", "[preference] Prefers green tea in the morning",
+               "--fact", "[personal] Lives in Lisbon", "--fact", "[technical] Uses neovim as editor with the gruvbox theme",
+               env_extra=env)
+    assert r.returncode == 0, r.stderr
+    r = invoke(home, "index", env_extra=env)
+    assert r.returncode == 0, r.stderr
+    return home

@@ -16,7 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_code_session import DAY, SID, Transcript, facts, failed, payload, prompt, spooled, state_dir
+from claude_code_session import (
+    DAY,
+    SID,
+    Transcript,
+    facts,
+    failed,
+    indexed_recall_home,
+    payload,
+    prompt,
+    spooled,
+    state_dir,
+)
 
 from conftest import REPO, cli_env, invoke
 from suzent_cli.config import resolve_settings
@@ -496,14 +507,8 @@ def test_a_session_lock_that_cannot_be_created_stops_the_drain_without_counting_
 
 @pytest.fixture(scope="module")
 def indexed_home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("recall") / "home"
-    env = {"SUZENT_EMBEDDER": "hash:64"}
-    r = invoke(home, "--today", DAY, "capture", "--fact", "[preference] Prefers green tea in the morning",
-                "--fact", "[personal] Lives in Lisbon", "--fact", "[technical] Uses neovim as editor with the gruvbox theme", env_extra=env)
-    assert r.returncode == 0, r.stderr
-    r = invoke(home, "index", env_extra=env)
-    assert r.returncode == 0, r.stderr
-    return home
+    """A home with three facts, indexed (built in-process)."""
+    return indexed_recall_home(tmp_path_factory.mktemp("recall") / "home")
 
 
 def test_recall_hook_prints_hook_specific_output(indexed_home):

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_code_session import DAY, Transcript, facts, payload, prompt, spooled
+from claude_code_session import DAY, Transcript, facts, indexed_recall_home, payload, prompt, spooled
 
 from conftest import REPO, cli_env, invoke, run_cli
 
@@ -30,15 +30,8 @@ def hook_in_process(home: Path, stdin: str | bytes, *args: str) -> subprocess.Co
 
 @pytest.fixture(scope="module")
 def indexed_home(tmp_path_factory) -> Path:
-    """A home with three facts, indexed (built in-process: only the recall under test runs as a process)."""
-    home = tmp_path_factory.mktemp("recall") / "home"
-    env = {"SUZENT_EMBEDDER": "hash:64"}
-    r = invoke(home, "--today", DAY, "capture", "--fact", "[preference] Prefers green tea in the morning",
-               "--fact", "[personal] Lives in Lisbon", "--fact", "[technical] Uses neovim as editor with the gruvbox theme", env_extra=env)
-    assert r.returncode == 0, r.stderr
-    r = invoke(home, "index", env_extra=env)
-    assert r.returncode == 0, r.stderr
-    return home
+    """A home with three facts, indexed (built in-process)."""
+    return indexed_recall_home(tmp_path_factory.mktemp("recall") / "home")
 
 
 # --- capture --------------------------------------------------------------------------------------------
