@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from synthetic import OBJECTS, SUBJECTS, VERBS  # noqa: E402
+from synthetic import OBJECTS, SUBJECTS, VERBS, app_table  # noqa: E402
 
 from suzent_cli import legacy  # noqa: E402
 from suzent_cli.archive import Fact, list_logs, log_header, parse_log, render_entry  # noqa: E402
@@ -121,31 +121,6 @@ def predream(home: Path, now: str) -> int:
     while runner.tick(force=True).outcome == "ingested":
         ticks += 1
     return ticks
-
-
-def app_table(index_dir: Path, rows: list[dict], dim: int) -> None:
-    """An ``archival_memories`` table in the original app's schema (as tests/test_legacy.py builds it)."""
-    import lancedb
-    import numpy as np
-    import pyarrow as pa
-
-    ts = pa.timestamp("us")
-    vectors = np.random.default_rng(3).random((len(rows), dim), dtype=np.float32)
-    data = pa.table({
-        "id": pa.array([r["id"] for r in rows], pa.string()),
-        "content": pa.array([r["content"] for r in rows], pa.string()),
-        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-        "user_id": pa.array(["default-user"] * len(rows), pa.string()),
-        "chat_id": pa.array([None] * len(rows), pa.string()),
-        "metadata": pa.array([r["metadata"] for r in rows], pa.string()),
-        "importance": pa.array([0.5] * len(rows), pa.float32()),
-        "created_at": pa.array([r["created_at"] for r in rows], ts),
-        "updated_at": pa.array([r["created_at"] for r in rows], ts),
-        "accessed_at": pa.array([None] * len(rows), ts),
-        "access_count": pa.array([0] * len(rows), pa.int32()),
-    })
-    index_dir.mkdir(parents=True, exist_ok=True)
-    lancedb.connect(str(index_dir)).create_table("archival_memories", data=data)
 
 
 def generated_rows(n_legacy: int, log_texts: list[str], span_days: int, seed: int = 11) -> tuple[list[dict], dict]:

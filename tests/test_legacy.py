@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -13,10 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from conftest import cli_env, invoke
+from conftest import REPO, cli_env, invoke
 from suzent_cli import legacy
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.capture import write_facts
@@ -34,28 +34,14 @@ SPAN = 120 * 86400  # seconds: 2026-01-01 .. 2026-04-30
 
 
 # ---- generating tables ------------------------------------------------------------------------------------------
-def app_table(index_dir: Path, rows: list[dict], dim: int) -> None:
-    """An ``archival_memories`` table in the original app's schema (naive timestamps, JSON metadata, no source)."""
-    import lancedb
-    import pyarrow as pa
+def _synthetic():
+    spec = importlib.util.spec_from_file_location("synthetic_bench", REPO / "benchmarks" / "synthetic.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    ts = pa.timestamp("us")
-    vectors = np.random.default_rng(3).random((len(rows), dim), dtype=np.float32)
-    data = pa.table({
-        "id": pa.array([r["id"] for r in rows], pa.string()),
-        "content": pa.array([r["content"] for r in rows], pa.string()),
-        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-        "user_id": pa.array(["default-user"] * len(rows), pa.string()),
-        "chat_id": pa.array([None] * len(rows), pa.string()),
-        "metadata": pa.array([r["metadata"] for r in rows], pa.string()),
-        "importance": pa.array([0.5] * len(rows), pa.float32()),
-        "created_at": pa.array([r["created_at"] for r in rows], ts),
-        "updated_at": pa.array([r["created_at"] for r in rows], ts),
-        "accessed_at": pa.array([None] * len(rows), ts),
-        "access_count": pa.array([0] * len(rows), pa.int32()),
-    })
-    index_dir.mkdir(parents=True, exist_ok=True)
-    lancedb.connect(str(index_dir)).create_table("archival_memories", data=data)
+
+app_table = _synthetic().app_table  # the original app's table, built as the retire-legacy benchmark builds it
 
 
 def generated_rows(n: int, seed: int = 7) -> list[dict]:
