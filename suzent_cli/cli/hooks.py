@@ -72,7 +72,7 @@ def capture_hook(settings: Settings, *, timeout: str | None = None, extractor: s
     seconds = _seconds(timeout, claude_code.CAPTURE_TIMEOUT)
     deadline = time.monotonic() + seconds
     if is_tty(stdin):
-        warn("capture --from claude-code reads a Claude Code hook payload on stdin (see README, Claude Code hooks)")
+        warn("capture --from claude-code reads a Claude Code hook payload on stdin (see docs/hooks.md)")
         return OK
     wait = max(seconds, claude_code.STDIN_FLOOR)
     raw = read_stdin(wait, stdin)
