@@ -144,6 +144,40 @@ def spool_counts(settings: Settings) -> dict[str, Any]:
         return {"available": True, "pending": None, "error": " ".join(str(exc).split())[:200]}
 
 
+def queue_counts(settings: Settings, warnings: list[str]) -> dict[str, int | None]:
+    """What waits in the hand-off files and the spool: ``{spool, late_lines, superseded, confirmations, tombstones}``.
+    A tombstone file that cannot be read whole (``tombstones`` None) or that lost tombstones the index applied adds a
+    line to ``warnings``: status is where a person looks, so it shows the problem instead of failing."""
+    paths = settings.paths
+    queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
+              "superseded": len(read_superseded(paths.state_dir)),
+              "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
+              "tombstones": None}
+    try:
+        tombstones = read_tombstones(paths.state_dir)
+        queues["tombstones"] = len(tombstones)
+    except TombstonesUnreadable as exc:
+        warnings.append(str(exc))
+    else:  # a deleted or older tombstone file: the next index pass refuses; say so here (plain JSON, no LanceDB)
+        from suzent_cli.index.indexer import lost_tombstones, lost_tombstones_message
+
+        if lost := lost_tombstones(paths.index_dir, tombstones):
+            warnings.append(lost_tombstones_message(paths.index_dir, paths.state_dir, lost))
+    return queues
+
+
+def lock_states(settings: Settings) -> dict[str, dict]:
+    """Each lock suzent takes and whether it is held now (:func:`lock_state`), by what it guards."""
+    paths = settings.paths
+    return {
+        "dream": lock_state(paths.state_dir / DREAM_LOCK, paths.state_dir / HOLDER),
+        "capture": lock_state(paths.archive_dir / APPEND_LOCK),
+        "state": lock_state(paths.state_dir / STATE_LOCK),
+        "index": lock_state(paths.index_dir / ".indexer.lock"),
+        "memory_md": lock_state(paths.state_dir / MEMORY_MD_LOCK),
+    }
+
+
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:
     """Everything ``suzent status`` shows, as a JSON-ready dict. Reads only."""
     paths = settings.paths
@@ -161,20 +195,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     if skipped := vault.pop("skipped_names"):
         warnings.append(skipped)
     warnings += vault.pop("refused_links")
-    queues = {"spool": spool_counts(settings), "late_lines": sum(1 for r in read_late_lines(paths.state_dir) if r),
-              "superseded": len(read_superseded(paths.state_dir)),
-              "confirmations": sum(1 for r in read_confirmations(paths.state_dir) if r),
-              "tombstones": None}
-    try:
-        tombstones = read_tombstones(paths.state_dir)
-        queues["tombstones"] = len(tombstones)
-    except TombstonesUnreadable as exc:  # status is where a person looks: show it, do not fail
-        warnings.append(str(exc))
-    else:  # a deleted or older tombstone file: the next index pass refuses; say so here (plain JSON, no LanceDB)
-        from suzent_cli.index.indexer import lost_tombstones, lost_tombstones_message
-
-        if lost := lost_tombstones(paths.index_dir, tombstones):
-            warnings.append(lost_tombstones_message(paths.index_dir, paths.state_dir, lost))
+    queues = queue_counts(settings, warnings)
     try:
         check_engine(settings, config)
     except ConfigInvalid as exc:
@@ -203,13 +224,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
                   "confirmations_pending": queues["confirmations"], "tombstones": queues["tombstones"]},
         "memory_md": memory_md_counts(settings),
         "queues": queues,
-        "locks": {
-            "dream": lock_state(paths.state_dir / DREAM_LOCK, paths.state_dir / HOLDER),
-            "capture": lock_state(paths.archive_dir / APPEND_LOCK),
-            "state": lock_state(paths.state_dir / STATE_LOCK),
-            "index": lock_state(paths.index_dir / ".indexer.lock"),
-            "memory_md": lock_state(paths.state_dir / MEMORY_MD_LOCK),
-        },
+        "locks": lock_states(settings),
         "index": index_counts(settings) if with_index else None,
         "warnings": warnings,
     }
