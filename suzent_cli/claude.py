@@ -23,20 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from suzent_cli.errors import ClaudeUnavailable, SuzentError, describe
+from suzent_cli.errors import ClaudeUnavailable, SuzentError, describe, missing_key
 
 if TYPE_CHECKING:
     from suzent_cli.config import Settings
 
 API_URL = "https://api.anthropic.com"
 DETAIL_LIMIT = 200  # characters of the SDK error quoted in a message
-
-
-def missing_key(user: str, instead: str) -> ClaudeUnavailable:
-    """The error for a claude stage run without an API key. ``user`` names the stage ("the claude extractor"),
-    ``instead`` the option that avoids the API ("--extractor offline")."""
-    return ClaudeUnavailable(f"{user} needs ANTHROPIC_API_KEY (or [claude] api_key in config.toml); set it, "
-                             f"or use {instead}")
 
 
 def require_key(settings: Settings, user: str, instead: str) -> None:

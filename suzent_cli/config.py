@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suzent_cli.errors import ConfigInvalid
+from suzent_cli.errors import ConfigInvalid, missing_key
 
 # --- the table --------------------------------------------------------------------------------------------------
 
@@ -593,8 +593,7 @@ def check_engine(settings: Settings, config: DreamConfig) -> str:
     raises :class:`ConfigInvalid`."""
     name = config.engine_for(settings)
     if name == "claude" and not settings.claude_configured:
-        raise ConfigInvalid("the claude dream engine needs ANTHROPIC_API_KEY; set it, or use --engine offline "
-                            "(or dream.engine = \"offline\")")
+        raise missing_key("the claude dream engine", '--engine offline (or dream.engine = "offline")')
     return name
 
 

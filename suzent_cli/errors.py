@@ -89,7 +89,14 @@ class ConfigInvalid(SuzentError):
 
 class ClaudeUnavailable(ConfigInvalid):
     """A claude stage (extractor, dream engine, promote engine) cannot use the Anthropic API: no API key is
-    configured, or the ``anthropic`` package is missing (:mod:`suzent_cli.claude` words it)."""
+    configured (worded by :func:`missing_key`), or the ``anthropic`` package is missing."""
+
+
+def missing_key(user: str, instead: str) -> ClaudeUnavailable:
+    """The one error for a claude stage run without an API key. ``user`` names the stage ("the claude extractor"),
+    ``instead`` the option that avoids the API ("--extractor offline")."""
+    return ClaudeUnavailable(f"{user} needs ANTHROPIC_API_KEY (or [claude] api_key in config.toml); set it, "
+                             f"or use {instead}")
 
 
 class InputInvalid(SuzentError):

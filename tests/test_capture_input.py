@@ -240,3 +240,24 @@ def test_every_line_rejected_does_not_also_say_nothing_to_capture(home):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stdout.strip() == ""
     assert "unclosed '['" in proc.stderr
+
+
+def test_facts_from_a_pipe_is_read_not_refused_as_missing(home, tmp_path):
+    """`--facts-from <(…)` and a named pipe are not regular files: they used to be refused as "no such file"."""
+    import threading
+
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as fh:  # blocks until capture opens the pipe to read
+            fh.write("- [preference] Likes tea from a pipe\n")
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    r = invoke(home, "--now", "2026-06-10T12:00", "capture", "--facts-from", str(fifo))
+    writer.join(timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "Likes tea from a pipe" in (home / "sandbox/shared/memory/archive/2026-06-10.md").read_text()
+    r = invoke(home, "capture", "--facts-from", str(tmp_path / "absent.md"))
+    assert r.returncode == 2 and r.stderr == f"Error: no such file: {tmp_path / 'absent.md'}\n"

@@ -279,7 +279,10 @@ def test_cli_idle_json_and_status(home):
         proc = invoke(home, *args, env_extra=env)
         assert proc.returncode == 2 and proc.stderr.startswith("Error: " ) and message in proc.stderr, proc.stderr
     proc = invoke(home, "dream", "--loop", env_extra=env)  # gone: `suzent loop` repeats the whole chain
-    assert proc.returncode == 2 and "No such option: --loop" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "`suzent loop" in proc.stderr, proc.stderr
+    for gone in (["--interval", "5"], ["--ticks", "2"]):
+        proc = invoke(home, "dream", *gone, env_extra=env)
+        assert proc.returncode == 2 and "`suzent loop" in proc.stderr, proc.stderr
     (home / "config.toml").write_text("[dreams]\nmin_facts = 1\n")
     proc = invoke(home, "dream", env_extra=env)
     assert proc.returncode == 2 and "unknown key or table 'dreams'" in proc.stderr

@@ -30,9 +30,12 @@ def _read_source(spec: str) -> bytes:
     path = Path(spec)
     if path.is_dir():
         raise InputInvalid(f"{spec} is a directory, not a file")
-    if not path.is_file():
-        raise InputInvalid(f"no such file: {spec}")
-    return path.read_bytes()
+    try:  # a regular file, or a pipe: `<(…)`, a named pipe, /dev/stdin
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputInvalid(f"no such file: {spec}") from None
+    except PermissionError:
+        raise InputInvalid(f"cannot read {spec}: permission denied") from None
 
 
 @app.command("capture")

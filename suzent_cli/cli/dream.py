@@ -28,6 +28,9 @@ def dream_cmd(
     lint_min_days: Optional[str] = typer.Option(None, "--lint-min-days", metavar="D", help="Days between lint passes [7]."),
     no_lint: bool = typer.Option(False, "--no-lint", help="Never lint from the gate."),
     json_out: bool = options.json_out("Print the tick's decision and result as JSON."),
+    loop: bool = typer.Option(False, "--loop", hidden=True),
+    interval: Optional[str] = typer.Option(None, "--interval", hidden=True),
+    ticks: Optional[str] = typer.Option(None, "--ticks", hidden=True),
 ) -> None:
     """One gated dream tick: fold daily logs older than today into the vault, or lint it, or stay idle.
 
@@ -36,6 +39,11 @@ def dream_cmd(
     from suzent_cli.config import check_engine, dream_config
     from suzent_cli.dream.runner import DreamRunner
 
+    if loop or interval is not None or ticks is not None:  # removed options: name what replaces them
+        from suzent_cli.errors import ConfigInvalid
+
+        raise ConfigInvalid("dream --loop, --interval and --ticks are gone: `suzent loop [--interval S] "
+                            "[--passes N]` repeats the whole chain (cron can repeat `suzent dream`)")
     settings = settings_of(ctx)
     config = dream_config(settings, min_hours=min_hours, min_facts=min_facts, max_days=max_days,
                           max_retries=max_retries, timeout_seconds=timeout, lint_min_days=lint_min_days,
