@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suzent_cli import claude
 from suzent_cli.config import ENGINES, Settings, canonical_engine
 from suzent_cli.errors import ConfigInvalid, InputInvalid, SuzentError
 from suzent_cli.text import normalize
@@ -239,6 +238,8 @@ def claude_body(settings: Settings, claims: list[RankedClaim], *, max_lines: int
     snippets in, the digest text out. Raises a :class:`SuzentError` on an API error or an empty reply
     (:class:`~suzent_cli.errors.ClaudeUnavailable` without the ``anthropic`` package,
     :class:`~suzent_cli.claude.ClaudeRequestFailed` when the request fails)."""
+    from suzent_cli import claude  # the API client only when a claude promote runs
+
     client = claude.from_settings(settings, timeout=timeout, max_retries=max_retries, user=USER, instead=INSTEAD)
     listing, _, _ = grouped_body(
         [(c.page, c.text + (f" (confirmed {c.count}x)" if c.count > 1 else "")) for c in claims],
@@ -267,7 +268,9 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         raise ConfigInvalid(f"promote engine must be one of {', '.join(ENGINES)}, got {given!r}")
     _check_bounds(max_lines, max_bytes)
     if engine == "claude":
-        claude.require_key(settings, USER, INSTEAD)
+        from suzent_cli.claude import require_key
+
+        require_key(settings, USER, INSTEAD)
     name = engine if engine != "auto" else ("claude" if settings.claude_configured else "offline")
     warnings: list[str] = []
     claims, n_pages = ranked_claims(settings, warnings)

@@ -7,7 +7,6 @@ import typer
 from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import emit_json, out
-from suzent_cli.init import init_home
 
 
 @app.command("init")
@@ -16,6 +15,8 @@ def init_cmd(ctx: typer.Context, json_out: bool = options.json_out("Print a JSON
 
     Example: suzent --home ~/.suzent init
     """
+    from suzent_cli.init import init_home  # the vault package: not loaded by every command's start-up
+
     settings = settings_of(ctx)
     created = init_home(settings)
     if json_out:

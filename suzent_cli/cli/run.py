@@ -13,7 +13,6 @@ from suzent_cli import errors
 from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import Progress, emit_json, out, pass_json, print_pass
-from suzent_cli.cli.signals import Signals
 
 RUN_EXIT_HELP = ("Exit codes: 0 every stage ok (idle and skipped count as ok), 1 a stage failed (the others still "
                  "ran where safe), 3 a lock was busy (the dream's or the indexer's), 2 bad configuration (nothing ran), "
@@ -42,6 +41,8 @@ def run_cmd(
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine)
     engine_name = check_engine(settings, config)
+    from suzent_cli.cli.signals import Signals
+
     with Signals() as signals, Progress(out.is_terminal and not json_out) as progress:
         report = run_pass(settings, config, force=force, engine=engine_name, stop=signals, progress=progress)
     interrupted = signals.signum == signal.SIGINT and report.stopped
