@@ -177,7 +177,7 @@ def owned_by_indexer(settings: Settings) -> Callable[[dict], bool]:
 
 # ---- check ----------------------------------------------------------------------------------------------------
 def _page_keys(text: str, md: Markdown) -> None:
-    from suzent_cli.vault.claims import base_text  # light (re + textnorm)
+    from suzent_cli.vault.claims import base_text  # light (re + text)
     from suzent_cli.vault.pages import parse_claim  # light
 
     for paragraph in re.split(r"\n\s*\n", text):
