@@ -1,0 +1,20 @@
+"""``suzent serve`` and ``suzent mcp``: one warm process per home that agents reach in milliseconds.
+
+Modules (one job each):
+
+* :mod:`.paths` — where the server's runtime files live in the home (socket, lock, token, info); stdlib only.
+* :mod:`.protocol` — the operations every backend offers (:class:`~.protocol.Backend`), their argument and result
+  shapes, and how an error crosses the socket; light (no heavy import).
+* :mod:`.client` — the light client of the local API on the Unix socket (:class:`~.client.RemoteBackend`), used by
+  the hooks, the CLI and ``suzent mcp`` when a server runs; imports nothing heavy.
+* :mod:`.ops` — :class:`~.ops.LocalBackend`: the operations themselves, on warm state (:mod:`.warm`: the embedder
+  and the LanceDB read connection held open, the index worker that is the process's one path to the indexer).
+* :mod:`.mcp_surface` — the MCP tools and resources over any backend (official ``mcp`` SDK).
+* :mod:`.http` — the ASGI apps: the local API (Unix socket, no token: the socket is mode 0600) and MCP over
+  streamable HTTP on 127.0.0.1 (bearer token required).
+* :mod:`.serve` — the process: one per home (a lock), both listeners, the watcher, the unattended chain on its
+  interval, clean shutdown on SIGTERM/SIGINT.
+
+The server is never a second writer: every write goes through the same library path the CLI uses (the archive's
+appender, the indexer under its lock), so CLI commands keep working beside a running server.
+"""

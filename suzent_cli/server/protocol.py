@@ -1,0 +1,96 @@
+"""The operations a suzent backend offers, their shapes, and how an error crosses the socket.
+
+Two backends implement :class:`Backend`: :class:`suzent_cli.server.ops.LocalBackend` does the work in this process
+(warm state), :class:`suzent_cli.server.client.RemoteBackend` asks a running ``suzent serve`` over its Unix socket.
+The MCP surface (:mod:`suzent_cli.server.mcp_surface`) and the hooks take either, so ``suzent mcp`` relays to a
+running server or serves in-process with the same code.
+
+Every argument and every result is JSON-ready (str, int, float, bool, None, list, dict); bytes travel as base64
+(``payload_b64``). The local API is ``POST /v1/<op>`` with the keyword arguments as a JSON object; the answer is the
+result object (HTTP 200) or ``{"error": {"type", "message", "exit"}}`` (HTTP 4xx/5xx, :func:`error_json`), which the
+client raises again as the same :class:`~suzent_cli.errors.SuzentError` subclass (:func:`error_from_json`).
+
+Results (keys always present unless marked optional):
+
+* ``recall`` → ``{"query", "mode", "hits": [hit], "note": str | None}``; a hit: ``{"id", "content" (the claim or
+  fact text, no lifecycle markers), "score", "source_type" (log|vault|memory|legacy), "file" (path relative to its
+  tier, or None), "line" (1-based line of a daily-log fact, or None), "chunk" (page chunk index, or None), "date",
+  "session", "category", "tags", "confirmations" (int or None), "verified" (bool), "status" (claim status or
+  None)}``. ``note`` says why the list is empty or short (no index yet, nothing relevant).
+* ``remember`` → ``{"outcomes": [{"text", "outcome" (captured|duplicate|rejected|skipped), "category", "file",
+  "line", "reason"}], "captured": int, "indexed": bool, "warnings": [str]}``.
+* ``forget`` → ``{"applied": bool, "matches": [{"id", "content", "file", "line"}], "tombstoned": int,
+  "message": str}``; without ``apply`` nothing is written (a dry run).
+* ``status`` → the ``suzent status --json`` object (plus ``"server"`` when a server answers).
+* ``list_pages`` → ``{"pages": [{"name" (vault-relative path), "title", "claims", "bytes", "modified"}]}``.
+* ``read_page`` → ``{"name", "content"}`` (a vault page, or ``MEMORY.md`` by that name); read-only.
+* ``briefing`` → ``{"text": str | None}``: the SessionStart briefing for ``cwd`` (None: nothing to say).
+* ``hook_capture`` → ``{"report": dict | None, "warnings": [str]}`` (the capture hook's drain report).
+* ``hook_recall`` / ``hook_session_start`` → ``{"output": str | None, "warning": str | None}`` (the hook's stdout
+  line, already in Claude Code's hook output format).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from suzent_cli import errors
+
+OPS = ("recall", "remember", "forget", "status", "list_pages", "read_page", "briefing", "hook_capture",
+       "hook_recall", "hook_session_start")
+API_PREFIX = "/v1/"
+PROTOCOL_VERSION = 1
+
+
+class Backend(Protocol):
+    """What the MCP surface and the hooks call. Each method raises :class:`~suzent_cli.errors.SuzentError`
+    (subclasses as the CLI would) for bad input or a failed operation, and returns the shape in the module
+    docstring."""
+
+    def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
+               until: str | None = None, category: str | None = None) -> dict[str, Any]: ...
+
+    def remember(self, *, facts: list[str] | None = None, turn: str | None = None, session: str | None = None,
+                 category: str | None = None) -> dict[str, Any]: ...
+
+    def forget(self, *, text: str | None = None, id: str | None = None, apply: bool = False) -> dict[str, Any]: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def list_pages(self) -> dict[str, Any]: ...
+
+    def read_page(self, name: str) -> dict[str, Any]: ...
+
+    def briefing(self, *, cwd: str | None = None) -> dict[str, Any]: ...
+
+    def hook_capture(self, *, payload_b64: str, timeout: float, extractor: str | None = None) -> dict[str, Any]: ...
+
+    def hook_recall(self, *, payload_b64: str, mode: str = "hybrid", limit: int = 5) -> dict[str, Any]: ...
+
+    def hook_session_start(self, *, payload_b64: str) -> dict[str, Any]: ...
+
+
+def error_json(exc: BaseException) -> dict[str, Any]:
+    """``{"error": {"type", "message", "exit"}}`` for ``exc``: a :class:`SuzentError` keeps its class name and exit
+    code; anything else is ``"InternalError"`` with exit 1 and :func:`~suzent_cli.errors.describe`'s line."""
+    if isinstance(exc, errors.SuzentError):
+        return {"error": {"type": type(exc).__name__, "message": errors.describe(exc),
+                          "exit": getattr(exc, "exit_code", errors.FAILED)}}
+    return {"error": {"type": "InternalError", "message": errors.describe(exc), "exit": errors.FAILED}}
+
+
+class ServerError(errors.SuzentError):
+    """The server failed an operation for a reason that is not one of the CLI's errors (its message says which)."""
+
+
+def error_from_json(data: dict[str, Any]) -> errors.SuzentError:
+    """The exception :func:`error_json` described: the same :class:`SuzentError` subclass when it is one of
+    :mod:`suzent_cli.errors`' classes, else :class:`ServerError`; the message is the server's line."""
+    body = data.get("error") if isinstance(data, dict) else None
+    body = body if isinstance(body, dict) else {}
+    cls = getattr(errors, str(body.get("type", "")), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.SuzentError)):
+        cls = ServerError
+    exc = cls.__new__(cls)
+    errors.SuzentError.__init__(exc, str(body.get("message") or "the server failed without a message"))
+    return exc
