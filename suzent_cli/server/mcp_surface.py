@@ -485,10 +485,13 @@ class FallbackBackend:
     until it raises one of ``lost`` (the server went away); from then on, calls go to an in-process backend made by
     ``make_local()`` on first need, so the agent never sees a dead tool.
 
-    The call that met the lost server is run again in-process. For a write that is safe: ``remember`` returns
-    ``duplicate`` for a fact already stored, and ``forget`` with ``apply`` is idempotent (a second tombstone is
-    "already forgotten"). ``remote`` may be None (no server at start: in-process from the first call). Thread-safe:
-    the SDK calls tools from worker threads.
+    ``lost`` is the transport failure that means "the request may or may not have reached the server" (the client's
+    :class:`~suzent_cli.server.client.ServerUnavailable`); the call that met it is run again in-process, which the
+    client's contract allows because the backends' writes are idempotent (a fact already stored comes back as a
+    ``duplicate``; a second tombstone is "already forgotten"). A timeout is not ``lost``: the server may still be
+    working, so it fails the call (one line) rather than redo a write. The server's own errors (bad input, a failed
+    operation) pass through unchanged. ``remote`` may be None (no server at start: in-process from the first call).
+    Once fallen back it stays in-process. Thread-safe: the SDK calls tools from worker threads.
     """
 
     def __init__(self, remote: Backend | None, make_local: Callable[[], Backend],
@@ -504,7 +507,8 @@ class FallbackBackend:
         """True while calls still go to the server."""
         return self._remote is not None
 
-    def _local_backend(self) -> Backend:
+    def local(self) -> Backend:
+        """The in-process backend, made on first call."""
         with self._lock:
             if self._local is None:
                 self._local = self._make_local()
@@ -521,7 +525,7 @@ class FallbackBackend:
                         self._remote = None
                         log.warning("suzent: the server went away (%s); serving in-process from now on",
                                     errors.describe(exc))
-        return getattr(self._local_backend(), op)(*args, **kwargs)
+        return getattr(self.local(), op)(*args, **kwargs)
 
     def close(self) -> None:
         """Close the in-process backend, if one was made (and it has ``close``)."""
