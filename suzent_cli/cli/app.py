@@ -178,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     warns and returns 0 instead, since Claude Code reads exit 2 as "block". ``SUZENT_DEBUG`` re-raises.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    from suzent_cli.cli.fasthook import attempt  # a hook answered by a running server (docs/hooks.md)
+
+    if (code := attempt(argv)) is not None:
+        return code
     for stream in (sys.stdout, sys.stderr):
         try:  # a console that cannot encode "→" or a user's text must not fail a command after its work is done
             stream.reconfigure(errors="replace")
