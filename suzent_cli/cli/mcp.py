@@ -27,6 +27,8 @@ def mcp_cmd(
     needs it; no chain, no watcher). stdout carries only the protocol; messages go to stderr. It exits when stdin
     closes. Marking facts as verified (verify-fact) and retire-legacy --apply stay CLI-only.
 
+    Example: suzent --home ~/.suzent mcp
+
     Example (Claude Code): claude mcp add suzent -- suzent mcp
     """
     import logging
@@ -54,11 +56,11 @@ def mcp_cmd(
 
         return LocalBackend(Warm(settings))
 
-    remote = client.connect(settings.home, timeout=seconds) if relay else None
+    remote = client.connect(settings.paths.home, timeout=seconds) if relay else None
     backend = FallbackBackend(remote, in_process, lost=(client.ServerUnavailable,))
     if remote is None:
         backend.local()  # a home the backend cannot use fails here, before the protocol starts
-    print(f"suzent mcp: {'relaying to the server of' if remote else 'serving in-process for'} {settings.home}",
+    print(f"suzent mcp: {'relaying to the server of' if remote else 'serving in-process for'} {settings.paths.home}",
           file=sys.stderr)
     try:
         anyio.run(build_mcp(backend).run_stdio_async)
