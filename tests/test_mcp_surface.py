@@ -275,38 +275,43 @@ def test_a_missing_page_or_a_path_escape_is_a_resource_error():
     assert escape and "Unknown resource" in escape
 
 
-class Gone(ConnectionError):
-    pass
+class Gone(errors.SuzentError):
+    """What the client raises when the server gives no usable answer (its ServerUnavailable)."""
 
 
 class DyingRemote(FakeBackend):
-    """Answers ``answers`` calls, then behaves like a server that went away."""
+    """Answers ``answers`` calls, then behaves like a server that went away: ``Gone`` caused by ``cause``."""
 
-    def __init__(self, answers: int) -> None:
+    def __init__(self, answers: int, cause: OSError) -> None:
         super().__init__()
-        self.answers = answers
+        self.answers, self.cause = answers, cause
 
     def __getattribute__(self, name):
         attr = super().__getattribute__(name)
         if name in ("recall", "remember", "forget", "status", "list_pages", "read_page"):
             if self.answers <= 0:
-                raise Gone("connection refused")
+                raise Gone("no answer from the server") from self.cause
             self.answers -= 1
         return attr
 
 
-def test_fallback_relays_until_the_server_goes_then_serves_in_process():
-    remote, made = DyingRemote(answers=1), []
+def fallback(remote):
+    made = []
 
     def make_local():
         made.append(FakeBackend())
         return made[-1]
 
-    backend = FallbackBackend(remote, make_local, lost=(Gone,))
+    return FallbackBackend(remote, make_local, lost=(Gone,)), made
+
+
+def test_fallback_relays_until_the_server_goes_then_serves_in_process():
+    remote = DyingRemote(answers=1, cause=ConnectionRefusedError(111, "Connection refused"))
+    backend, made = fallback(remote)
 
     async def body(client):
         first = await client.call_tool("remember", {"facts": ["Likes jazz"]})
-        second = await client.call_tool("remember", {"facts": ["Likes blues"]})
+        second = await client.call_tool("remember", {"facts": ["Likes blues"]})  # never reached it: redone here
         third = await client.call_tool("recall", {"query": "blues"})
         return first, second, third
 
@@ -318,10 +323,70 @@ def test_fallback_relays_until_the_server_goes_then_serves_in_process():
     assert not backend.relaying
 
 
+def test_a_write_the_server_may_have_taken_is_not_redone_but_reads_are():
+    remote = DyingRemote(answers=0, cause=ConnectionResetError(104, "Connection reset by peer"))
+    backend, made = fallback(remote)
+
+    async def body(client):
+        kept = await client.call_tool("remember", {"facts": ["Likes jazz"]})
+        again = await client.call_tool("remember", {"facts": ["Likes jazz"]})
+        return kept, again
+
+    kept, again = run(backend, body)
+    assert kept.is_error and "may or may not have been stored; recall to check" in text_of(kept)
+    assert not again.is_error and [f["text"] for f in made[0].facts] == ["Likes jazz"]
+
+    remote = DyingRemote(answers=0, cause=ConnectionResetError(104, "Connection reset by peer"))
+    backend, made = fallback(remote)
+    assert backend.recall("jazz")["hits"] == [] and len(made) == 1
+
+
 def test_fallback_without_a_server_makes_the_local_backend_once_on_first_use():
-    made = []
-    backend = FallbackBackend(None, lambda: made.append(FakeBackend()) or made[-1])
+    backend, made = fallback(None)
     assert made == []
     backend.remember(facts=["a"])
     backend.recall("a")
     assert len(made) == 1 and made[0].calls == ["remember", "recall"]
+
+
+# --- the real backend, in this process ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def local_backend(settings, embedder):
+    from suzent_cli.server.ops import LocalBackend
+    from suzent_cli.server.warm import Warm
+
+    warm = Warm(settings, embedder=embedder)
+    yield LocalBackend(warm)
+    warm.close()
+
+
+def test_with_the_local_backend_remember_then_recall_then_forget(local_backend):
+    async def body(client):
+        kept = await client.call_tool("remember", {"facts": ["[preference] Drinks oolong tea every afternoon"],
+                                                   "session": "agent-1"})
+        found = await client.call_tool("recall", {"query": "oolong tea", "mode": "hybrid"})
+        dry = await client.call_tool("forget", {"text": "Drinks oolong tea every afternoon"})
+        done = await client.call_tool("forget", {"text": "Drinks oolong tea every afternoon", "apply": True})
+        gone = await client.call_tool("recall", {"query": "oolong tea"})
+        page = await client.read_resource(MEMORY_URI)
+        bad = await client.call_tool("read_page", {"name": "../config.toml"})
+        return kept, found, dry, done, gone, page, bad
+
+    kept, found, dry, done, gone, page, bad = run(local_backend, body)
+    assert not kept.is_error, text_of(kept)
+    outcome = kept.structured_content["outcomes"][0]
+    assert (outcome["outcome"], outcome["category"]) == ("captured", "preference")
+    assert kept.structured_content["indexed"] is True
+    assert not found.is_error, text_of(found)
+    hit = found.structured_content["hits"][0]
+    assert hit["content"] == "Drinks oolong tea every afternoon"
+    assert hit["source_type"] == "log" and hit["line"] and hit["session"] == "agent-1" and hit["verified"] is False
+    assert "> Drinks oolong tea every afternoon" in text_of(found)
+    assert dry.structured_content["applied"] is False and dry.structured_content["matches"]
+    assert "Dry run" in text_of(dry)
+    assert done.structured_content["applied"] is True and done.structured_content["tombstoned"] == 1
+    assert all("oolong" not in h["content"] for h in gone.structured_content["hits"])
+    assert page.contents[0].mime_type == "text/markdown"
+    assert bad.is_error and "\n" not in text_of(bad)

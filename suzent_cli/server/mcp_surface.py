@@ -108,10 +108,12 @@ class RecallResult(BaseModel):
 
 class Outcome(BaseModel):
     text: str
-    outcome: str = Field(description="captured | duplicate | rejected | skipped")
+    outcome: str = Field(description="captured | confirmation (restates a recorded claim: counted, not logged "
+                                     "again) | duplicate | rejected | skipped")
     category: str | None = None
-    file: str | None = None
+    file: str | None = Field(None, description="The daily log (or page) it went to.")
     line: int | None = None
+    classification: str | None = Field(None, description="For a turn: new | revision | confirmation.")
     reason: str | None = None
 
 
@@ -125,15 +127,27 @@ class RememberResult(BaseModel):
 class ForgetMatch(BaseModel):
     id: str | None = None
     content: str
+    source: str | None = None
     file: str | None = None
     line: int | None = None
+    chunk: int | None = None
+
+
+class Closest(BaseModel):
+    content: str
+    id: str | None = Field(None, description="Give it to forget as id to forget this row's text.")
+    file: str | None = None
+    where: str | None = None
+    score: float | None = None
 
 
 class ForgetResult(BaseModel):
     applied: bool = Field(description="False: a dry run, nothing was changed.")
-    matches: list[ForgetMatch]
+    matches: list[ForgetMatch] = Field(description="Every row holding the text (what goes, or would go).")
     tombstoned: int
     message: str
+    closest: list[Closest] = Field(default_factory=list, description="No exact match: the nearest rows.")
+    warnings: list[str] = Field(default_factory=list)
 
 
 class Page(BaseModel):
@@ -268,14 +282,25 @@ def forget_text(result: dict[str, Any]) -> str:
     lines = []
     matches = result.get("matches") or []
     for m in matches:
-        where = (f" ({m['file']}" + (f" line {m['line']}" if m.get("line") else "") + ")") if m.get("file") else ""
+        place = m.get("source") or m.get("file")
+        spot = f" line {m['line']}" if m.get("line") else f" chunk {m['chunk']}" if m.get("chunk") is not None else ""
         ident = f" id {m['id']}" if m.get("id") else ""
-        lines.append(f"- {errors.one_line(m.get('content', ''), 500)}{where}{ident}")
+        lines.append(f"- {errors.one_line(m.get('content', ''), 500)}" + (f" ({place}{spot})" if place else "")
+                     + ident)
     if result.get("message"):
         lines.append(errors.one_line(result["message"], 1000))
+    closest = result.get("closest") or []
+    if closest:
+        lines.append("No fact matches that text exactly. The closest rows (forget one with its id):")
+        for c in closest:
+            score = f"{c['score']:g}% " if c.get("score") is not None else ""
+            place = " ".join(str(x) for x in (c.get("file"), c.get("where")) if x)
+            lines.append(f"- {score}{errors.one_line(c.get('content', ''), 500)}" + (f" ({place})" if place else "")
+                         + (f" id {c['id']}" if c.get("id") else ""))
     if not result.get("applied") and matches:
         lines.append("Dry run: nothing was changed. Show this list to the user and call forget again with "
                      "apply=true only if they confirm.")
+    lines.extend(f"warning: {w}" for w in result.get("warnings") or [])
     return "\n".join(lines) or "nothing matched"
 
 
@@ -318,7 +343,7 @@ class SuzentMCP(MCPServer):
             return listed
         for page in pages:
             name = str(page.get("name") or "")
-            if not name:
+            if not name or name == "MEMORY.md":  # MEMORY.md is listed once, as MEMORY_URI
                 continue
             listed.append(Resource(uri=PAGE_URI + quote(name, safe="/"), name=name,
                                    title=page.get("title") or None, mime_type=MARKDOWN,
@@ -413,8 +438,9 @@ def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
         if (text is None) == (id is None):
             raise _refuse("give either text or id (not both)")
         result = _call(lambda: backend.forget(text=text, id=id, apply=apply))
-        structured = _project(ForgetResult, {**result, "matches": [_fields(ForgetMatch, _id_str(m))
-                                                                   for m in result.get("matches") or []]})
+        structured = _project(ForgetResult, {
+            **result, "matches": [_fields(ForgetMatch, _id_str(m)) for m in result.get("matches") or []],
+            "closest": [_fields(Closest, _id_str(c)) for c in result.get("closest") or []]})
         return _text(forget_text(structured), structured)
 
     @tool("Memory status", annotations=read_only)
@@ -480,19 +506,40 @@ def _page_in(page: Any) -> dict[str, Any]:
 # --- relaying with a fallback ----------------------------------------------------------------------------------------
 
 
+class ServerLost(errors.SuzentError):
+    """The server went away while it handled a write that is not safe to repeat (``remember``): it may or may not
+    have been stored. The next calls are served in-process."""
+
+
+def _unsent(exc: BaseException) -> bool:
+    """True when ``exc`` (the client's ``ServerUnavailable``) shows the request never reached a server: its cause
+    is a refused connect or a missing socket, not a connection lost after the request went out."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 5:
+        if isinstance(cause, (ConnectionRefusedError, FileNotFoundError)):
+            return True
+        cause, seen = cause.__cause__, seen + 1
+    return False
+
+
 class FallbackBackend:
     """A :class:`~.protocol.Backend` for ``suzent mcp``: every call goes to ``remote`` (a running ``suzent serve``)
     until it raises one of ``lost`` (the server went away); from then on, calls go to an in-process backend made by
     ``make_local()`` on first need, so the agent never sees a dead tool.
 
-    ``lost`` is the transport failure that means "the request may or may not have reached the server" (the client's
-    :class:`~suzent_cli.server.client.ServerUnavailable`); the call that met it is run again in-process, which the
-    client's contract allows because the backends' writes are idempotent (a fact already stored comes back as a
-    ``duplicate``; a second tombstone is "already forgotten"). A timeout is not ``lost``: the server may still be
-    working, so it fails the call (one line) rather than redo a write. The server's own errors (bad input, a failed
-    operation) pass through unchanged. ``remote`` may be None (no server at start: in-process from the first call).
-    Once fallen back it stays in-process. Thread-safe: the SDK calls tools from worker threads.
+    ``lost`` is the transport failure that means "no usable answer" (the client's
+    :class:`~suzent_cli.server.client.ServerUnavailable`). The call that met it is run again in-process, except a
+    write that is not safe to repeat (:data:`UNSAFE`: ``remember``, whose fact lines are logged as given) when the
+    request may have reached the server (anything but a refused connect or a missing socket): that call fails
+    with :class:`ServerLost` (one line: recall to check before remembering again) rather than risk a second copy.
+    Reads are repeated; ``forget`` is idempotent (a second tombstone is "already forgotten"). A timeout is not
+    ``lost``: the server may still be working, so it fails the call (one line). The server's own errors (bad input,
+    a failed operation) pass through unchanged. ``remote`` may be None (no server at start: in-process from the
+    first call). Once fallen back it stays in-process. Thread-safe: the SDK calls tools from worker threads.
     """
+
+    UNSAFE = frozenset({"remember"})
 
     def __init__(self, remote: Backend | None, make_local: Callable[[], Backend],
                  lost: tuple[type[BaseException], ...] = (ConnectionError,)) -> None:
@@ -525,6 +572,10 @@ class FallbackBackend:
                         self._remote = None
                         log.warning("suzent: the server went away (%s); serving in-process from now on",
                                     errors.describe(exc))
+                if op in self.UNSAFE and not _unsent(exc):
+                    raise ServerLost(f"the server went away while handling {op}: it may or may not have been "
+                                     f"stored; recall to check before calling {op} again (the next calls are served "
+                                     "in-process)") from None
         return getattr(self.local(), op)(*args, **kwargs)
 
     def close(self) -> None:
