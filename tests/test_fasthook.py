@@ -243,3 +243,15 @@ def test_no_server_leaves_stdin_untouched():
         assert sys.stdin.buffer.tell() == 0
     finally:
         sys.stdin = saved
+
+
+def test_session_start_without_a_server_gets_the_cold_briefing(home):
+    from claude_code_session import indexed_recall_home
+
+    indexed_recall_home(home)
+    start = json.dumps({"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/src/green-tea",
+                        "hook_event_name": "SessionStart", "source": "startup"})
+    r = invoke(home, "recall", "--from", "claude-code", input=start, env_extra={"SUZENT_EMBEDDER": "hash:64"})
+    assert r.returncode == 0 and r.stderr == ""
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "Prefers green tea in the morning" in out["additionalContext"]
