@@ -1,3 +1,3 @@
-from suzent_cli.cli.app import main
+from suzent_cli.cli.fasthook import main  # the hooks' fast path first, then the app (typer) if need be
 
 raise SystemExit(main())

@@ -208,18 +208,80 @@ def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str
     return out
 
 
-def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int) -> list[tuple[dict, float]]:
-    """One ranked list: ``[(row, raw score)]``, best first."""
+def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int,
+         where: str | None = None) -> list[tuple[dict, float]]:
+    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter)."""
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
-        rows = store.vector_search(embedder.encode([query])[0], pool)
+        rows = store.vector_search(embedder.encode([query])[0], pool, where=where)
         return [(r, 1.0 - float(r.get("_distance") or 0.0)) for r in rows]
     words = fts_query(query)
     if not words:
         return []
     column = CONTENT_FTS_COLUMN if name == "fts_content" else FTS_COLUMN
-    return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, column=column)]
+    return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, where=where, column=column)]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which rows a recall may return, applied before the limit: ``since``/``until`` (inclusive) keep only rows
+    with a capture date in the range (daily-log facts; a row without a date is left out once either is given);
+    ``category`` keeps rows of that category (case and spacing aside)."""
+
+    since: dt.date | None = None
+    until: dt.date | None = None
+    category: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.since or self.until or self.category)
+
+    def where(self) -> str | None:
+        """The LanceDB prefilter for the date range (None: no range)."""
+        parts = []
+        if self.since:
+            parts.append(f"source_date >= '{self.since.isoformat()}'")
+        if self.until:
+            parts.append(f"source_date <= '{self.until.isoformat()}'")
+        return " AND ".join(parts) or None
+
+    def keeps(self, hit: Hit) -> bool:
+        """Does ``hit`` pass every filter? (Rows a neighbour's share brought in are checked here too.)"""
+        if self.since or self.until:
+            try:
+                day = dt.date.fromisoformat(hit.date) if hit.date else None
+            except ValueError:
+                day = None
+            if day is None or (self.since and day < self.since) or (self.until and day > self.until):
+                return False
+        if self.category:
+            return " ".join((hit.category or "").lower().split()) == " ".join(self.category.lower().split())
+        return True
+
+
+def parse_filters(since: str | None = None, until: str | None = None, category: str | None = None) -> Filters:
+    """:class:`Filters` from their text: dates as ``YYYY-MM-DD``. Raises :class:`InputInvalid` (one line) for a
+    bad date, ``since`` after ``until``, or a blank category."""
+    days = []
+    for name, text in (("since", since), ("until", until)):
+        if text is None:
+            days.append(None)
+            continue
+        try:
+            days.append(dt.date.fromisoformat(str(text).strip()) if _DATE_ONLY.match(str(text).strip()) else None)
+        except ValueError:
+            days.append(None)
+        if days[-1] is None:
+            raise InputInvalid(f"{name} must be a date YYYY-MM-DD, got {str(text)[:40]!r}")
+    if days[0] and days[1] and days[0] > days[1]:
+        raise InputInvalid(f"since {days[0]} is after until {days[1]}: no day can match")
+    if category is not None and not str(category).strip():
+        raise InputInvalid("category is empty: give a category or leave it out")
+    return Filters(days[0], days[1], str(category).strip() if category is not None else None)
+
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+FILTERED_POOL = 4  # a filtered recall looks at this many times the usual candidates
 
 
 def check_query(query: str, *, mode: str, limit: int) -> None:
@@ -241,21 +303,25 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           today: dt.date | None = None) -> list[Hit]:
+           today: dt.date | None = None, filters: Filters | None = None) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
+    ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
+    every filter again on the ranked hits.
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    pool = max(POOL, limit * 5)
+    filters = filters or Filters()
+    pool = max(POOL, limit * 5) * (FILTERED_POOL if filters else 1)
+    where = filters.where()
     rows: dict[str, dict] = {}
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     runs: dict[str, dict[str, float]] = {}
     for name in RUNS[mode]:
-        run = _run(store, embedder, name, query, pool)
+        run = _run(store, embedder, name, query, pool, where)
         for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
@@ -299,6 +365,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
+    if filters:
+        hits = [h for h in hits if filters.keeps(h)]
     return collapse_cited(hits)[:limit]
 
 
@@ -334,17 +402,21 @@ def collapse_cited(hits: list[Hit]) -> list[Hit]:
 
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           log: bool = True) -> list[Hit]:
-    """Open the index of ``settings`` and :func:`search` it (stale decay as of ``settings.today``); log returned
-    hits to ``recall_log.jsonl``.
+           log: bool = True, filters: Filters | None = None, store: ReadStore | None = None) -> list[Hit]:
+    """Open the index of ``settings`` (or use ``store``, an already open one: a server's) and :func:`search` it
+    (stale decay as of ``settings.today``; ``filters`` before the limit); log returned hits to
+    ``recall_log.jsonl``.
 
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    store = _open_for_read(settings, embedder)
+    if store is None:
+        store = _open_for_read(settings, embedder)
+    elif embedder is not None:
+        store.check(embedder.name, embedder.dim)
     try:
-        hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today)
+        hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters)
     except SuzentError:
         raise
     except Exception as exc:

@@ -49,6 +49,7 @@ class CaptureResult:
     outcomes: list = field(default_factory=list)  # a Classification per written fact (turn captures only)
     confirmations: list = field(default_factory=list)  # (Fact, Classification) recorded instead of written
     refresh: dict | None = None  # the legacy MEMORY.md refresh ({"status", "reason", …}); None: not attempted
+    from_line: int | None = None  # the appender's line count + 1 before this entry (see fact_lines)
 
 
 def parse_time(text: str) -> str:
@@ -154,11 +155,35 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
                            known_facts=known_facts, warnings=warnings)
     if cleaned:
         late = _late_recorder(settings, day, warnings) if day < settings.today else None
+
+        def appended(from_line: int) -> None:
+            result.from_line = from_line
+            if late is not None:
+                late(from_line)
+
         result.path = archive.append_entry(settings.paths.archive_dir, day, time, session, cleaned,
-                                           timeout=settings.lock_timeout, on_appended=late)
+                                           timeout=settings.lock_timeout, on_appended=appended)
         if refresh:
             result.refresh = refresh_memory_md(settings, cleaned, warnings)
     return result
+
+
+def fact_lines(result: CaptureResult) -> list[int | None]:
+    """The 1-based log line of each written fact of ``result`` (in ``result.facts`` order): the entry's heading is
+    the first ``## HH:MM — session`` at or after the line the appender started at, and the entry is one write, so
+    its facts are the fact lines right after it. Nones when the log cannot be read back (the facts stay written)."""
+    if result.path is None or result.from_line is None:
+        return [None] * len(result.facts)
+    try:
+        lines = archive.read_text(result.path).split("\n")
+    except OSError:
+        return [None] * len(result.facts)
+    heading = f"## {result.time} \u2014 {result.session}"
+    for i in range(max(0, result.from_line - 1), len(lines)):
+        if lines[i].rstrip() == heading:
+            facts = [n + 1 for n in range(i + 1, len(lines)) if lines[n].startswith("- [")][: len(result.facts)]
+            return facts + [None] * (len(result.facts) - len(facts))
+    return [None] * len(result.facts)
 
 
 def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Callable[[int], None]:

@@ -9,17 +9,20 @@ from typing import TYPE_CHECKING
 from suzent_cli.config import Settings
 
 if TYPE_CHECKING:
+    from suzent_cli.index.store import ReadStore
     from suzent_cli.recall import Hit
 
 
-def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list[Hit]]:
+def recall_set_for(settings: Settings, limit: int = 10, *, store: Callable[[], ReadStore] | None = None
+                   ) -> Callable[[str], list[Hit]]:
     """A function ``text -> up to limit nearest known rows`` (:class:`~suzent_cli.recall.Hit`, with ``content``,
     ``source`` = ``label:filename``, ``source_type``, ``source_file``, ``locator``, …) over the existing index.
 
     Full-text (BM25) only on the turn's first 2,000 characters: it loads lancedb but never torch or the embedding
     model, and is not logged to ``recall_log.jsonl``. With no index yet it returns ``[]`` without importing
     lancedb. Any other failure — locked, corrupt, another embedder — raises; capture swallows it, extracts
-    without context and classifies every fact ``new``.
+    without context and classifies every fact ``new``. ``store()``: gives an already open store to search (a warm
+    server's) instead of opening one per lookup.
     """
 
     def lookup(text: str) -> list[Hit]:
@@ -29,7 +32,8 @@ def recall_set_for(settings: Settings, limit: int = 10) -> Callable[[str], list[
             return []
         from suzent_cli.recall import recall
 
-        return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False)
+        return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False,
+                      store=store() if store is not None else None)
 
     return lookup
 

@@ -121,7 +121,7 @@ _plain_coercion()
 # One module per command (or command group); importing one adds its commands to `app`. The order is the order
 # `suzent --help` lists them in.
 COMMAND_MODULES = ("capture", "dream", "lint", "status", "dryrun", "index", "init", "paths", "legacy", "promote",
-                   "recall", "reconcile", "forget", "run", "loop", "serve", "verify", "config")
+                   "recall", "reconcile", "forget", "run", "loop", "serve", "mcp", "verify", "config")
 
 
 def _register() -> None:
@@ -178,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     warns and returns 0 instead, since Claude Code reads exit 2 as "block". ``SUZENT_DEBUG`` re-raises.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    from suzent_cli.cli.fasthook import attempt  # a hook answered by a running server (docs/hooks.md)
+
+    if (code := attempt(argv)) is not None:
+        return code
     for stream in (sys.stdout, sys.stderr):
         try:  # a console that cannot encode "→" or a user's text must not fail a command after its work is done
             stream.reconfigure(errors="replace")

@@ -1,8 +1,12 @@
 """The Claude Code hook commands' plumbing: stdin, ``--timeout``, warnings on stderr, stdout, the hard exit.
 
+This is the cold path: the hook's work done in this process. With a ``suzent serve`` running on the home, the
+documented hook command lines are answered by it before the app is even imported (:mod:`suzent_cli.cli.fasthook`),
+and come here only when none answers (or it failed: then ``sys.stdin`` holds the same payload bytes again).
+
 ``suzent capture --from claude-code`` (:func:`capture_hook`) and ``suzent recall --from claude-code``
-(:func:`recall_hook`) call here; the work itself is :mod:`suzent_cli.hooks`, which returns data and never prints or
-exits. A hook never fails its agent (Claude Code reads exit 2 as "block"): every problem is one warning line on
+(:func:`recall_hook`, which also answers a ``SessionStart`` payload with the session briefing) call here; the work
+itself is :mod:`suzent_cli.hooks`, which returns data and never prints or exits. A hook never fails its agent (Claude Code reads exit 2 as "block"): every problem is one warning line on
 stderr (shown to the user, never to the model, on exit 0) and the exit status is 0. When the work does not finish
 in time the process leaves through :func:`os._exit` at once (:func:`hard_exit`): a worker thread blocked in
 LanceDB or the API cannot be stopped, and the agent must not wait for it.
@@ -16,19 +20,11 @@ import sys
 import time
 from typing import BinaryIO
 
+from suzent_cli.cli.fasthook import event_of, warn  # warn: one `suzent: …` line, shared with the fast path
 from suzent_cli.config import Settings
 from suzent_cli.errors import OK
 from suzent_cli.hooks import claude_code
-from suzent_cli.hooks.spool import is_tty, read_stdin
-
-
-def warn(message: str) -> None:
-    """One warning line on stderr, ``suzent: …`` (whitespace folded)."""
-    try:
-        sys.stderr.write(f"suzent: {' '.join(str(message).split())}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+from suzent_cli.hooks.stdin import is_tty, read_stdin
 
 
 def hard_exit(code: int = OK) -> None:
@@ -96,17 +92,20 @@ def recall_hook(settings: Settings, *, timeout: str | None = None, mode: str | N
                 model: str | None = None, stdin: BinaryIO | None = None) -> int:
     """``suzent recall --from claude-code``: print the memories for the payload's prompt as one JSON line, or
     nothing, within ``timeout`` seconds (the flag's text; default 2) (:func:`suzent_cli.hooks.recall.recall_within`;
-    ``mode`` default ``fts``, ``limit`` default 5). Returns 0, or leaves through :func:`hard_exit` with 0 when no
-    answer comes in time."""
-    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, recall_within
+    ``mode`` default ``fts``: no model to load here, ``limit`` default 5). A ``SessionStart`` payload
+    (``hook_event_name``) gets the session briefing instead (:func:`session_start_within`). Returns 0, or leaves
+    through :func:`hard_exit` with 0 when no answer comes in time."""
+    from suzent_cli.hooks.recall import RECALL_LIMIT, RECALL_TIMEOUT, RecallAnswer, recall_within
 
     seconds = _seconds(timeout, RECALL_TIMEOUT)
-
-    def read() -> bytes:
-        return b"" if is_tty(stdin) else (stdin if stdin is not None else sys.stdin.buffer).read()
-
-    answer = recall_within(settings, read, timeout=seconds, mode=mode or "fts", limit=limit or RECALL_LIMIT,
-                           model=model)
+    raw = b"" if is_tty(stdin) else read_stdin(seconds, stdin)  # a closed pipe is read in microseconds
+    if raw is None:
+        answer = RecallAnswer(warning=f"recall skipped: no answer within {seconds:g} s", timed_out=True)
+    elif event_of(raw) == "SessionStart":
+        answer = session_start_within(settings, raw, timeout=seconds)
+    else:
+        answer = recall_within(settings, lambda: raw, timeout=seconds, mode=mode or "fts",
+                               limit=limit or RECALL_LIMIT, model=model)
     if answer.warning:
         warn(answer.warning)
     if answer.timed_out:
@@ -115,3 +114,27 @@ def recall_hook(settings: Settings, *, timeout: str | None = None, mode: str | N
         sys.stdout.write(answer.output + "\n")
         sys.stdout.flush()
     return OK
+
+
+def session_start_within(settings: Settings, raw: bytes, *, timeout: float):
+    """The cold ``SessionStart`` briefing for payload ``raw`` (:func:`suzent_cli.hooks.session_start.
+    session_start_output`, full-text: no model to load) within ``timeout`` seconds, in a worker thread; a
+    :class:`~suzent_cli.hooks.recall.RecallAnswer`. Never raises."""
+    from suzent_cli.errors import describe
+    from suzent_cli.hooks.recall import RecallAnswer
+
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            from suzent_cli.hooks.session_start import session_start_output
+
+            box["out"] = session_start_output(settings, raw, mode="fts")
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
+            box["error"] = exc
+
+    if not claude_code.bounded(work, timeout, "suzent-session-start"):
+        return RecallAnswer(warning=f"briefing skipped: no answer within {timeout:g} s", timed_out=True)
+    if "error" in box:
+        return RecallAnswer(warning=f"briefing skipped ({describe(box['error'])})")
+    return RecallAnswer(output=box.get("out") or None)

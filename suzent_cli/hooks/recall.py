@@ -132,9 +132,11 @@ def format_context(hits: list, words: list[str] | None = None) -> str:
 
 
 def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: int = RECALL_LIMIT,
-                   model: str | None = None) -> str | None:
+                   model: str | None = None, embedder=None, store=None) -> str | None:
     """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
-    prompt, no index, no hit). Raises :class:`PayloadInvalid` and whatever recall raises."""
+    prompt, no index, no hit). ``embedder`` / ``store``: an already loaded embedder and open
+    :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). Raises
+    :class:`PayloadInvalid` and whatever recall raises."""
     data = decode_payload(raw)
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
@@ -149,14 +151,15 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     from suzent_cli.recall import recall
     from suzent_cli.vault.state import append_recall_log
 
-    embedder = None
-    if mode != "fts":
+    if mode == "fts":
+        embedder = None
+    elif embedder is None:
         from suzent_cli.index.api import embedder_name
         from suzent_cli.index.embed import load_embedder
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]
-    hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False)
+    hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
     if mode == "fts":
         hits = [h for h in hits if _shares_a_word(words, h.content)]
     hits = hits[:limit]

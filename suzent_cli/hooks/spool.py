@@ -39,14 +39,13 @@ import json
 import os
 import re
 import secrets
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from suzent_cli.errors import LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
+from suzent_cli.hooks.stdin import is_tty, read_stdin  # light; kept importable from here
 from suzent_cli.vault.state import SPOOL as SPOOL_NAME
 from suzent_cli.vault.state import SPOOL_FAILED
 
@@ -225,35 +224,6 @@ def spool_without_settings(home: Path | str, raw: bytes) -> Path:
     path = folder / _new_name(data.get("session_id", ""))
     _write(path, _payload_bytes(data))
     return path
-
-
-def read_stdin(limit: float, stdin: BinaryIO | None = None) -> bytes | None:
-    """All of stdin within ``limit`` seconds (None: still open after it)."""
-    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
-    if stream is None:
-        return b""
-    box: dict = {}
-
-    def read() -> None:
-        try:
-            box["data"] = stream.read()
-        except (OSError, ValueError) as exc:
-            box["error"] = exc
-
-    reader = threading.Thread(target=read, name="suzent-stdin", daemon=True)
-    reader.start()
-    reader.join(limit)
-    if reader.is_alive():
-        return None
-    return box.get("data") or b""
-
-
-def is_tty(stdin: BinaryIO | None = None) -> bool:
-    stream = stdin if stdin is not None else sys.stdin
-    try:
-        return bool(stream is not None and stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def rescue_unread_payload(home: Path | None, *, stdin: BinaryIO | None = None) -> str:

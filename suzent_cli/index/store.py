@@ -244,6 +244,20 @@ def table_exists(index_dir: Path) -> bool:
     return (index_dir / f"{TABLE}.lance").is_dir()
 
 
+def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
+    """A cheap fingerprint of the table's committed state, without lancedb: ``(inode of the table dir, inode and
+    mtime in ns of its ``_versions`` dir)``. Every commit (and every cleanup of old versions) adds or removes a
+    manifest in ``_versions``, which changes that directory's mtime; a table moved aside and rebuilt has another
+    inode. Two ``stat`` calls (a few microseconds). None when there is no table."""
+    table = index_dir / f"{TABLE}.lance"
+    try:
+        top = os.stat(table)
+        versions = os.stat(table / "_versions")
+    except OSError:
+        return None
+    return top.st_ino, versions.st_ino, versions.st_mtime_ns
+
+
 class ReadStore:
     """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
@@ -467,6 +481,17 @@ class ReadStore:
     def version(self) -> int:
         """The table version this store reads (each commit makes a new one)."""
         return int(self._table.version)
+
+    def refresh(self) -> bool:
+        """Move this store to the latest committed version of its table (one manifest read; for a store that
+        lives across many queries, e.g. ``suzent serve``'s). True when the version changed. Raises
+        :class:`IndexUnreadable` when lance cannot read the table any more (the caller reopens it)."""
+        before = self._table.version
+        try:
+            self._table.checkout_latest()
+        except Exception as exc:
+            raise unreadable(self.index_dir, exc, home=self.home) from exc
+        return self._table.version != before
 
     def version_count(self) -> int:
         """How many table versions are kept on disk (compaction drops the old ones)."""

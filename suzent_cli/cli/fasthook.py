@@ -1,0 +1,297 @@
+"""The Claude Code hooks' fast path: answer ``capture``/``recall --from claude-code`` through a running ``suzent
+serve`` before the CLI framework (typer, rich, the command modules: about 0.2 s) is even imported.
+
+:func:`main` is the process's entry point (the ``suzent`` script and ``python -m suzent_cli``); the app's own
+:func:`suzent_cli.cli.app.main` calls :func:`attempt` too, for in-process callers. :func:`attempt` recognises
+exactly the documented hook command lines (:func:`parse`)::
+
+    suzent [--home H] capture --from claude-code [--timeout S] [--json] [--extractor X]
+    suzent [--home H] recall  --from claude-code [--timeout S] [--mode M] [--limit N]
+
+(options after the command in any order, ``--opt V`` or ``--opt=V``, each once). Anything else — another command,
+another root option (``--now``, ``--vault-dir``: settings the server was not started with), ``--model``, a bad
+value, ``--help`` — goes down the normal path untouched, and so does a hook when no server listens on the home's
+socket: then stdin is not touched here at all.
+
+With a server listening, the payload is read here (:func:`suzent_cli.hooks.stdin.read_stdin`, the hooks' rule) and
+sent over the socket (:mod:`suzent_cli.server.client`); its answer is printed in the same format the cold path
+prints (Claude Code's ``hookSpecificOutput`` JSON for recall and SessionStart, the drain report for ``capture
+--json``), every warning as one ``suzent: …`` line on stderr, exit 0. ``--timeout`` bounds the round trip (default:
+capture 10 s, recall 2 s). The recall hook's mode is ``hybrid`` through the server (the model is warm there); an
+explicit ``--mode`` wins. A ``SessionStart`` payload gets the session briefing (``hook_session_start``).
+
+When the server fails (it dies mid-request, answers garbage, or fails a capture), the SAME stdin bytes are handed
+to the normal path (``sys.stdin`` is replaced by a buffer holding them), which does the work in-process: capture is
+idempotent per session (each session's captured position, :mod:`suzent_cli.hooks.capture`), so a turn the server
+captured before it died is recorded once. When the server does not answer in time, recall prints nothing (one
+warning, as the cold path does), and capture keeps a copy of the payload in ``<home>/spool/`` for the next run
+(the server may still finish it; a second drain of it captures nothing new). Nothing here ever exits non-zero.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from dataclasses import dataclass
+
+CAPTURE_TIMEOUT = 10.0  # = suzent_cli.hooks.claude_code.CAPTURE_TIMEOUT (tests/test_fasthook.py checks)
+RECALL_TIMEOUT = 2.0  # = suzent_cli.hooks.recall.RECALL_TIMEOUT
+RECALL_LIMIT = 5  # = suzent_cli.hooks.recall.RECALL_LIMIT
+STDIN_FLOOR = 1.0  # = suzent_cli.hooks.claude_code.STDIN_FLOOR
+MODES = ("hybrid", "vector", "fts")
+_OPTIONS = {"capture": {"--timeout": True, "--json": False, "--extractor": True},
+            "recall": {"--timeout": True, "--mode": True, "--limit": True}}  # option -> takes a value
+
+
+@dataclass(frozen=True)
+class HookLine:
+    """A recognised hook command line: ``command`` (capture|recall), ``home`` (the ``--home`` flag or None),
+    ``timeout`` (seconds), ``json_out``, ``extractor``, ``mode`` (None: not given), ``limit``."""
+
+    command: str
+    home: str | None = None
+    timeout: float = RECALL_TIMEOUT
+    json_out: bool = False
+    extractor: str | None = None
+    mode: str | None = None
+    limit: int = RECALL_LIMIT
+
+
+def parse(argv: list[str]) -> HookLine | None:
+    """The :class:`HookLine` of ``argv`` when it is exactly one of the hook forms in the module docstring with
+    good values, else None (the normal path then parses it, and reports what is wrong)."""
+    options = _options(argv)
+    if options is None:
+        return None
+    command, seen = options
+    if seen.get("--from") != "claude-code":
+        return None
+    default = CAPTURE_TIMEOUT if command == "capture" else RECALL_TIMEOUT
+    timeout = _seconds(seen.get("--timeout"), default)
+    limit = _whole(seen.get("--limit"), RECALL_LIMIT)
+    mode = seen.get("--mode")
+    if timeout is None or limit is None or (mode is not None and mode not in MODES):
+        return None
+    return HookLine(command, seen.get("--home"), timeout, "--json" in seen, seen.get("--extractor"), mode, limit)
+
+
+def _options(argv: list[str]) -> tuple[str, dict[str, str]] | None:
+    """``(command, {option: value})`` for ``[--home H] COMMAND [OPTION …]`` with COMMAND's allowed options (and
+    ``--from``), each once, ``--opt V`` or ``--opt=V``; a flag's value is ``""``. None for anything else, a value
+    that looks like an option included (click would read it differently: left to it)."""
+    seen: dict[str, str] = {}
+    command: str | None = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if command is None:
+            allowed = {"--home": True}
+            if arg in _OPTIONS:
+                command, i = arg, i + 1
+                continue
+        else:
+            allowed = {"--from": True, **_OPTIONS[command]}
+        if name not in allowed or name in seen:
+            return None
+        if not allowed[name]:  # a flag
+            if eq:
+                return None
+            seen[name], i = "", i + 1
+            continue
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            value, i = argv[i + 1], i + 1
+        if not value or value.startswith("-"):
+            return None
+        seen[name], i = value, i + 1
+    return (command, seen) if command is not None else None
+
+
+def _seconds(text: str | None, default: float) -> float | None:
+    """As :func:`suzent_cli.cli.hooks.parse_timeout`, but a bad value is None (the normal path warns about it)."""
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value <= 86400 else None
+
+
+def _whole(text: str | None, default: int) -> int | None:
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+# --- the attempt -------------------------------------------------------------------------------------------------
+
+_handed_over = False  # True while main() runs the normal path: the app's main() must not try the server again
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``suzent`` entry point: :func:`attempt`, then, when it did not answer, the app
+    (:func:`suzent_cli.cli.app.main`, imported only then). Returns the exit code."""
+    global _handed_over
+    argv = list(sys.argv[1:] if argv is None else argv)
+    code = attempt(argv)
+    if code is not None:
+        return code
+    from suzent_cli.cli.app import main as app_main
+
+    _handed_over = True
+    try:
+        return app_main(argv)
+    finally:
+        _handed_over = False
+
+
+def attempt(argv: list[str]) -> int | None:
+    """Answer the hook command line ``argv`` through the home's running server: the exit code (always 0) when it
+    did, None when the normal path must run (not a hook form, no server, or the server failed: then ``sys.stdin``
+    holds the payload's bytes again). Never raises for a server's or payload's problem."""
+    if _handed_over:
+        return None
+    line = parse(argv)
+    if line is None:
+        return None
+    from suzent_cli.config import resolve_home
+    from suzent_cli.server.client import connect
+
+    home = resolve_home(line.home)[0]
+    backend = connect(home, timeout=line.timeout)
+    if backend is None:
+        return None  # no server: stdin untouched, the cold path reads it itself
+    from suzent_cli.hooks.stdin import is_tty, read_stdin
+
+    if is_tty():
+        return None  # the normal path explains what the hook reads
+    _plain_output()
+    wait = max(line.timeout, STDIN_FLOOR)
+    raw = read_stdin(wait)
+    if raw is None:
+        what = "nothing captured" if line.command == "capture" else "no recall"
+        warn(f"no hook payload on stdin within {wait:g} s; {what}")
+        _hard_exit()
+    if line.command == "capture":
+        return _capture(backend, line, home, raw)
+    return _recall(backend, line, raw)
+
+
+def _capture(backend, line: HookLine, home, raw: bytes) -> int | None:
+    from suzent_cli.errors import SuzentError, describe
+    from suzent_cli.server.client import ServerTimeout, ServerUnavailable
+
+    budget = line.timeout - min(1.0, line.timeout / 4)  # the server stops in time to answer within --timeout
+    try:
+        answer = backend.hook_capture(payload_b64=_b64(raw), timeout=budget, extractor=line.extractor)
+    except ServerTimeout:
+        warn(f"the server did not finish the capture within {line.timeout:g} s; {_keep(home, raw)}")
+        return 0
+    except ServerUnavailable as exc:
+        warn(f"{describe(exc)}; capturing here instead")
+        return replay(raw)
+    except SuzentError as exc:
+        warn(f"the server could not capture ({describe(exc)}); capturing here instead")
+        return replay(raw)
+    for message in answer.get("warnings") or []:
+        warn(message)
+    report = answer.get("report")
+    if line.json_out and report is not None:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
+    return 0
+
+
+def _recall(backend, line: HookLine, raw: bytes) -> int | None:
+    from suzent_cli.errors import SuzentError, describe
+    from suzent_cli.server.client import ServerTimeout, ServerUnavailable
+
+    try:
+        if event_of(raw) == "SessionStart":
+            answer = backend.hook_session_start(payload_b64=_b64(raw))
+        else:
+            answer = backend.hook_recall(payload_b64=_b64(raw), mode=line.mode or "hybrid", limit=line.limit)
+    except ServerTimeout:
+        warn(f"recall skipped: no answer within {line.timeout:g} s")
+        return 0
+    except ServerUnavailable as exc:
+        warn(f"{describe(exc)}; recalling here instead")
+        return replay(raw)
+    except SuzentError as exc:
+        warn(f"recall skipped ({describe(exc)})")
+        return 0
+    if answer.get("warning"):
+        warn(answer["warning"])
+    if answer.get("output"):
+        sys.stdout.write(str(answer["output"]) + "\n")
+    return 0
+
+
+def event_of(raw: bytes) -> str | None:
+    """The payload's ``hook_event_name`` (None when it is no JSON object or has none)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    name = data.get("hook_event_name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def replay(raw: bytes) -> None:
+    """Put ``raw`` (the payload already read from stdin) back as ``sys.stdin`` for the normal path, which then
+    reads exactly these bytes (``sys.stdin.buffer``; not a terminal). Returns None: "run the normal path"."""
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace")
+    return None
+
+
+def _keep(home, raw: bytes) -> str:
+    """Keep a copy of a capture payload the server may not finish in ``<home>/spool/`` (the next hook call or
+    ``suzent run`` drains it; draining a payload twice captures nothing twice). Returns the warning's tail."""
+    from suzent_cli.hooks.spool import spool_without_settings
+
+    try:
+        return f"a copy of the payload is kept in {spool_without_settings(home, raw)} for the next run"
+    except OSError as exc:
+        return (f"the payload could not be kept ({exc.strerror or exc}); its turns stay in the transcript for the "
+                "session's next hook call")
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr, ``suzent: …`` (whitespace folded), as :func:`suzent_cli.cli.hooks.warn`."""
+    try:
+        sys.stderr.write(f"suzent: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _plain_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:  # as the app's main(): a console that cannot encode a memory must not fail the hook
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def _hard_exit() -> None:
+    """Leave now with 0 (a thread still blocked on stdin cannot be stopped)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(0)

@@ -1,0 +1,483 @@
+"""The operations of :class:`~suzent_cli.server.protocol.Backend`, done in this process on warm state
+(:class:`~suzent_cli.server.warm.Warm`): :class:`LocalBackend`.
+
+Every operation goes through the library the CLI uses — recall (:mod:`suzent_cli.recall`), the capture write path
+(:mod:`suzent_cli.capture`: the archive's appender, the classifier for turns), forget (:mod:`suzent_cli.forget`),
+status (:mod:`suzent_cli.status`), the Claude Code hooks (:mod:`suzent_cli.hooks`) — so the server is never a second
+writer and its answers are the CLI's. Index work runs on the warm index worker only (one thread, the indexer's lock).
+Results are JSON-ready dicts in the shapes of :mod:`~suzent_cli.server.protocol`'s docstring; errors are the CLI's
+:class:`~suzent_cli.errors.SuzentError` subclasses with one-line messages (bad input: :class:`InputInvalid`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from suzent_cli.errors import IndexMissing, IndexUnreadable, InputInvalid, describe
+from suzent_cli.server.warm import Warm
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 100
+MAX_FACTS = 100  # per remember call
+MAX_FACT_CHARS = 2000
+MAX_TURN_CHARS = 200_000
+MAX_PAYLOAD_BYTES = 1_000_000
+MAX_PAGE_BYTES = 1_000_000
+MAX_NAME_CHARS = 500
+REMEMBER_INDEX_WAIT = 5.0  # seconds remember waits for the reindex of what it wrote
+CAPTURE_INDEX_WAIT = 5.0  # at most this long (within the hook's timeout) for the captured turn's reindex
+SCORE_DIGITS = 4
+MEMORY_PAGE = "MEMORY.md"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_KINDS = {"archive_log": "log", "notebook": "vault", "core_file": "memory", "memory_md": "memory", "legacy": "legacy"}
+
+
+# --- shapes ------------------------------------------------------------------------------------------------------
+
+def plain_content(text: str) -> str:
+    """A row's text without suzent's claim markers: on every claim bullet ``(confirmed Nx, last D)``, ``(until D)``
+    and ``· source: F:L`` are dropped (:func:`suzent_cli.vault.pages.parse_claim`); other lines stay as they are."""
+    from suzent_cli.vault.pages import parse_claim
+
+    out = []
+    for line in str(text).split("\n"):
+        stripped = line.lstrip()
+        claim = parse_claim(stripped) if stripped[:2] in ("- ", "* ", "+ ") else None
+        out.append(line[: len(line) - len(stripped)] + stripped[:2] + claim.text if claim else line)
+    return "\n".join(out).strip()
+
+
+def hit_json(hit) -> dict[str, Any]:
+    """One recall hit (:class:`~suzent_cli.recall.Hit`) in the protocol's shape: ``content`` without markers,
+    ``source_type`` log|vault|memory|legacy, ``file`` (relative to its tier), ``line`` (a daily-log fact) or
+    ``chunk`` (a page), ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
+    factors = hit.factors or {}
+    stamped = "stamped" in factors or "confirmations" in factors
+    is_log = hit.source_type == "archive_log"
+    return {
+        "id": hit.id, "content": plain_content(hit.content), "score": round(float(hit.score), SCORE_DIGITS),
+        "source_type": _KINDS.get(hit.source_type or "", hit.source_type or "legacy"),
+        "file": hit.source_file, "line": hit.locator if is_log else None,
+        "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
+        "category": hit.category, "tags": list(hit.tags),
+        "confirmations": (int(factors["confirmations"]) if stamped and factors.get("confirmations") is not None
+                          else None),
+        "verified": bool(factors.get("human")), "status": factors.get("status"),
+    }
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    """``value`` as a non-empty one-argument string of at most ``limit`` characters without control characters
+    (tab and line breaks allowed). Raises :class:`InputInvalid`."""
+    if not isinstance(value, str):
+        raise InputInvalid(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InputInvalid(f"{name} is empty")
+    if len(value) > limit:
+        raise InputInvalid(f"{name} is too long ({len(value)} characters; at most {limit})")
+    if bad := _CONTROL.search(value.replace("\n", " ").replace("\r", " ")):
+        raise InputInvalid(f"{name} holds a control character (U+{ord(bad.group()):04X})")
+    return value
+
+
+def _payload(payload_b64: Any) -> bytes:
+    if not isinstance(payload_b64, str):
+        raise InputInvalid("payload_b64 must be a base64 string")
+    try:
+        raw = base64.b64decode(payload_b64.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise InputInvalid("payload_b64 is not valid base64") from None
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise InputInvalid(f"the hook payload is too large ({len(raw)} bytes; at most {MAX_PAYLOAD_BYTES})")
+    return raw
+
+
+def _log_state(archive_dir: Path) -> dict[Path, tuple[int, int]]:
+    """``{daily log: (size, mtime in ns)}``: compared before and after a capture to find the logs it appended to."""
+    out = {}
+    try:
+        for path in archive_dir.glob("*.md"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out[path] = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        pass
+    return out
+
+
+class LocalBackend:
+    """:class:`~suzent_cli.server.protocol.Backend` on warm state (module doc). Thread-safe: the transports call
+    it from several threads at once (writes serialize on the library's file locks)."""
+
+    def __init__(self, warm: Warm) -> None:
+        self.warm = warm
+
+    # --- recall --------------------------------------------------------------------------------------------------
+    def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
+               until: str | None = None, category: str | None = None) -> dict[str, Any]:
+        """Search memory (:func:`suzent_cli.recall.recall` on the warm store and embedder): ``mode``
+        hybrid|vector|fts, ``since``/``until`` ``YYYY-MM-DD`` inclusive and ``category`` applied before ``limit``
+        (1..100). Logged to the recall log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
+        error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
+        :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
+        from suzent_cli.recall import check_query, parse_filters, recall
+
+        query = _text(query, "query", MAX_QUERY_CHARS)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise InputInvalid(f"limit must be an integer, got {limit!r}")
+        if limit > MAX_LIMIT:
+            raise InputInvalid(f"limit must be at most {MAX_LIMIT}, got {limit}")
+        check_query(query, mode=mode, limit=limit)
+        filters = parse_filters(since, until, category)
+        settings = self.warm.settings()
+        result = {"query": query, "mode": mode, "hits": [], "note": None}
+        for attempt in (1, 2):
+            try:
+                store = self.warm.store()
+            except IndexMissing:
+                result["note"] = ("no search index yet: memories become searchable after the first index pass "
+                                  "(`suzent index`, or the server's own)")
+                return result
+            embedder = self.warm.embedder if mode != "fts" else None
+            try:
+                hits = recall(settings, embedder, query, mode=mode, limit=limit, filters=filters, store=store)
+                break
+            except IndexUnreadable:
+                self.warm.forget_store()  # e.g. old versions cleaned up under a long-lived store: open again once
+                if attempt == 2:
+                    raise
+        result["hits"] = [hit_json(h) for h in hits]
+        if not hits:
+            result["note"] = "nothing relevant found" + (" with these filters" if filters else "")
+        elif len(hits) < limit and filters:
+            result["note"] = f"only {len(hits)} hit(s) pass the filters"
+        return result
+
+    # --- remember ------------------------------------------------------------------------------------------------
+    def remember(self, *, facts: list[str] | None = None, turn: str | None = None, session: str | None = None,
+                 category: str | None = None) -> dict[str, Any]:
+        """Record ``facts`` (fact lines, ``[category] content `tags` ``: exactly ``suzent capture --fact``'s path,
+        logged as given) or one ``turn`` (extracted by the configured extractor — offline without an API key — and
+        classified against what is known, as ``suzent capture --turn-from``: a word-for-word restatement is a
+        ``confirmation``, not a new line). ``category``: for facts without a ``[category]`` of their own.
+        ``session``: the entry heading's id (default ``mcp``). Then the touched log is reindexed through the
+        index worker (waiting up to :data:`REMEMBER_INDEX_WAIT` s; ``indexed`` says whether it finished).
+
+        A bad fact (empty, too long, a control character, an unclosed ``[``) is ``rejected`` with its reason while
+        the good ones are written; when every input is bad, :class:`InputInvalid`. Raises :class:`LockTimeout` /
+        OSError with nothing written (the appender's contract), :class:`ExtractorUnavailable`."""
+        if (facts is None) == (turn is None):
+            raise InputInvalid("give either facts (a list of fact lines) or a turn, not both and not neither")
+        session_id = _text(session, "session", 200) if session is not None else "mcp"
+        if category is not None:
+            category = _text(category, "category", 100).strip()
+        settings = self.warm.settings()
+        if facts is not None:
+            outcomes, result = self._remember_facts(settings, facts, session_id, category)
+        else:
+            outcomes, result = self._remember_turn(settings, turn, session_id)
+        warnings = list(result.warnings) if result is not None else []
+        indexed = False
+        if result is not None and result.path is not None:
+            indexed = self.warm.index.reindex([result.path], wait=REMEMBER_INDEX_WAIT)
+            if not indexed:
+                error = self.warm.index.last_error
+                warnings.append("captured; not yet searchable: the reindex is still queued" if not error else
+                                f"captured; the reindex failed ({error['message']}); the next index pass retries")
+        return {"outcomes": outcomes, "captured": sum(o["outcome"] == "captured" for o in outcomes),
+                "indexed": indexed, "warnings": warnings}
+
+    def _remember_facts(self, settings, facts, session_id: str, category: str | None):
+        from suzent_cli.archive import DEFAULT_CATEGORY, Fact
+        from suzent_cli.capture import fact_lines, parse_fact, write_facts
+
+        if not isinstance(facts, list) or not facts:
+            raise InputInvalid("facts must be a non-empty list of fact lines")
+        if len(facts) > MAX_FACTS:
+            raise InputInvalid(f"too many facts in one call ({len(facts)}; at most {MAX_FACTS})")
+        outcomes: list[dict] = []
+        good: list[tuple[int, Fact]] = []
+        for raw in facts:
+            entry = {"text": raw if isinstance(raw, str) else repr(raw)[:200], "outcome": "rejected",
+                     "category": None, "file": None, "line": None, "reason": None}
+            outcomes.append(entry)
+            try:
+                fact = parse_fact(_text(raw, "fact", MAX_FACT_CHARS))
+                if fact is None:
+                    raise InputInvalid("fact has no content")
+            except InputInvalid as exc:
+                entry["reason"] = str(exc)
+                continue
+            if category and fact.category == DEFAULT_CATEGORY and not raw.lstrip("-*+ ").startswith("["):
+                fact = Fact(fact.content, category, fact.tags)
+            good.append((len(outcomes) - 1, fact.clean()))
+        if not good:
+            reasons = "; ".join(o["reason"] for o in outcomes[:3])
+            raise InputInvalid(f"no fact to remember: {reasons}")
+        result = write_facts(settings, [f for _, f in good], session=session_id)
+        lines = fact_lines(result)
+        name = result.path.name if result.path is not None else None
+        for (i, fact), line in zip(good, lines, strict=False):
+            outcomes[i].update(outcome="captured", text=fact.content, category=fact.category, file=name, line=line,
+                               reason="fact line: logged as given")
+        return outcomes, result
+
+    def _remember_turn(self, settings, turn, session_id: str):
+        from suzent_cli.capture import extract_and_write, fact_lines
+        from suzent_cli.capture.known import recall_set_for
+
+        text = _text(turn, "turn", MAX_TURN_CHARS)
+        result = extract_and_write(settings, text, known_facts=recall_set_for(settings, store=self.warm.store),
+                                   session=session_id)
+        name = result.path.name if result.path is not None else None
+        outcomes = []
+        for fact, c, line in zip(result.facts, result.outcomes or [None] * len(result.facts), fact_lines(result),
+                                 strict=False):
+            outcomes.append({"text": fact.content, "outcome": "captured", "category": fact.category, "file": name,
+                             "line": line, "classification": c.outcome if c else "new",
+                             "reason": c.reason if c else None})
+        for fact, c in result.confirmations:
+            outcomes.append({"text": fact.content, "outcome": "confirmation", "category": fact.category,
+                             "file": c.source, "line": c.locator, "classification": "confirmation",
+                             "reason": f"restates a recorded claim ({c.score:.2f}): counted, not logged again"})
+        return outcomes, result
+
+    # --- forget --------------------------------------------------------------------------------------------------
+    def forget(self, *, text: str | None = None, id: str | None = None, apply: bool = False) -> dict[str, Any]:
+        """``suzent forget`` (:mod:`suzent_cli.forget`) for ``text`` or the fact text of index row ``id`` (exactly
+        one). Without ``apply`` a dry run: nothing is written; ``matches`` lists what would go (no exact match:
+        ``matches`` empty and ``closest`` the nearest rows). With ``apply`` the real forget — tombstone, vault and
+        MEMORY.md scrub, recall-log purge — and its reindex and compaction on the index worker. Raises
+        :class:`InputInvalid`, :class:`NothingToForget` (unknown id; with ``apply``: no exact match),
+        :class:`DreamBusy`, :class:`LockTimeout`."""
+        from suzent_cli.forget import NoExactMatch, forget, plan_forget, text_of_row
+
+        if (text is None) == (id is None):
+            raise InputInvalid("give exactly one of text or id")
+        settings = self.warm.settings()
+        if text is not None:
+            target = _text(text, "text", MAX_FACT_CHARS)
+        else:
+            target = text_of_row(settings, _text(id, "id", 200).strip())
+        try:
+            plan = plan_forget(settings, target)
+        except NoExactMatch as exc:
+            if apply:
+                raise
+            return {"applied": False, "matches": [], "tombstoned": 0, "message": str(exc),
+                    "closest": [{"content": c.content, "id": c.id, "file": c.path, "where": c.where,
+                                 "score": c.score} for c in exc.closest], "warnings": []}
+        if apply:
+            report = self.warm.index.call(lambda: forget(settings, plan, embedder=self.warm._embedder_for_index()))
+        else:
+            report = forget(settings, plan, dry_run=True)
+        matches = []
+        for m in plan.matches:
+            number = int(m.where.split()[-1]) if m.where.split()[-1:] and m.where.split()[-1].isdigit() else None
+            is_line = m.where.startswith("line")
+            matches.append({"content": m.content, "source": m.source, "file": m.source.split(":", 1)[-1],
+                            "line": number if is_line else None, "chunk": None if is_line else number})
+        places = (f"{len(plan.matches)} row(s), {len(plan.claims)} vault claim(s), "
+                  f"{len(plan.memory_generated)} generated MEMORY.md line(s)")
+        if apply:
+            message = (f"forgotten: {places}; " + ("tombstone recorded" if report.tombstone_added
+                                                    else "it was already forgotten")
+                       + f"; {report.rows_removed} index row(s) removed")
+        else:
+            message = f"dry run, nothing changed: would forget {places}; call again with apply=true to forget it"
+        return {"applied": bool(apply), "matches": matches, "tombstoned": int(report.tombstone_added),
+                "message": message, "claims": [{"page": c["page"], "line": c["line"].strip()} for c in plan.claims],
+                "warnings": list(report.warnings)}
+
+    # --- status and pages ----------------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """The ``suzent status --json`` object (:func:`suzent_cli.status.status`)."""
+        from suzent_cli.config import dream_config
+        from suzent_cli.status import status
+
+        settings = self.warm.settings()
+        return status(settings, dream_config(settings))
+
+    def list_pages(self) -> dict[str, Any]:
+        """Every vault content page (:func:`suzent_cli.vault.content_pages`: hidden folders and symlinks leaving
+        the vault left out) and ``MEMORY.md``: ``{"pages": [{"name", "title", "claims", "bytes", "modified"}]}``,
+        ``claims`` the bullets of ``## Claims`` (None when the page does not parse), ``modified`` ISO UTC."""
+        from suzent_cli.vault import content_pages
+        from suzent_cli.vault.memory_md import memory_path
+
+        settings = self.warm.settings()
+        vault = settings.paths.vault_dir
+        pages = []
+        memory = memory_path(settings)
+        if memory.is_file():
+            pages.append(self._page_entry(memory, MEMORY_PAGE))
+        for path in content_pages(vault):
+            pages.append(self._page_entry(path, path.relative_to(vault).as_posix()))
+        return {"pages": [p for p in pages if p is not None]}
+
+    @staticmethod
+    def _page_entry(path: Path, name: str) -> dict | None:
+        from suzent_cli.vault.pages import parse_page
+
+        try:
+            st = path.stat()
+            data = path.read_bytes() if st.st_size <= MAX_PAGE_BYTES else b""
+        except OSError:
+            return None
+        title, claims = Path(name).stem, None
+        try:
+            page = parse_page(data, name)
+            meta_title = page.meta.get("title") if isinstance(page.meta, dict) else None
+            heading = next((ln[2:].strip() for ln in page.body.splitlines() if ln.startswith("# ")), None)
+            title = str(meta_title or heading or title)
+            claims = len(page.claims())
+        except Exception:  # noqa: BLE001 - a page that does not parse is still listed, without counts
+            pass
+        modified = dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).isoformat(timespec="seconds")
+        return {"name": name, "title": title, "claims": claims, "bytes": st.st_size, "modified": modified}
+
+    def read_page(self, name: str) -> dict[str, Any]:
+        """The text of vault page ``name`` (a vault-relative POSIX path, as :meth:`list_pages` gives) or of
+        ``MEMORY.md``: ``{"name", "content"}``. Raises :class:`InputInvalid` (one line) for ``..``, an absolute
+        path, a hidden folder (``.state``, ``.obsidian``), a name that is not a ``.md`` content page, a symlink
+        leaving the vault, a missing page, or one over :data:`MAX_PAGE_BYTES`."""
+        from suzent_cli.vault import inside, is_content_page
+        from suzent_cli.vault.memory_md import memory_path
+
+        name = _text(name, "name", MAX_NAME_CHARS).strip()
+        settings = self.warm.settings()
+        if name == MEMORY_PAGE:
+            path, root = memory_path(settings), settings.paths.memory_dir
+        else:
+            if "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+                raise InputInvalid(f"page name must be a vault-relative path like 3_Personal/Profile.md: {name!r}")
+            parts = name.split("/")
+            if any(p in ("", ".", "..") for p in parts):
+                raise InputInvalid(f"page name must not hold '..', '.' or empty parts: {name!r}")
+            if any(p.startswith(".") for p in parts):
+                raise InputInvalid(f"{name!r} is in a hidden folder: not a vault page")
+            if not name.lower().endswith(".md"):
+                raise InputInvalid(f"{name!r} is not a markdown page (.md)")
+            root = settings.paths.vault_dir
+            path = root / name
+            if not is_content_page(root, path):
+                raise InputInvalid(f"{name!r} is not a vault content page")
+        try:
+            if not inside(path.resolve(), (root.resolve(),)):
+                raise InputInvalid(f"{name!r} is a link leading out of the vault: refused")
+            st = path.stat()
+        except FileNotFoundError:
+            raise InputInvalid(f"no page {name!r} (list_pages names them)") from None
+        except OSError as exc:
+            raise InputInvalid(f"cannot read {name!r} ({exc.strerror or exc})") from None
+        if not path.is_file():
+            raise InputInvalid(f"{name!r} is not a file")
+        if st.st_size > MAX_PAGE_BYTES:
+            raise InputInvalid(f"{name!r} is too large to return ({st.st_size} bytes; at most {MAX_PAGE_BYTES})")
+        try:
+            content = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise InputInvalid(f"cannot read {name!r} ({exc.strerror or exc})") from None
+        return {"name": name, "content": content}
+
+    # --- hooks ---------------------------------------------------------------------------------------------------
+    def _warm_search(self, mode: str):
+        """``(embedder, store)`` for a hook search in ``mode``: the warm ones (store None: no index yet)."""
+        try:
+            store = self.warm.store()
+        except IndexMissing:
+            store = None
+        return (None if mode == "fts" else self.warm.embedder), store
+
+    def briefing(self, *, cwd: str | None = None) -> dict[str, Any]:
+        """The SessionStart briefing for ``cwd`` (:func:`suzent_cli.hooks.session_start.briefing`, hybrid on the
+        warm embedder): ``{"text": str | None}``."""
+        from suzent_cli.hooks.session_start import briefing
+
+        if cwd is not None:
+            cwd = _text(cwd, "cwd", 4096)
+        embedder, store = self._warm_search("hybrid")
+        return {"text": briefing(self.warm.settings(), cwd, embedder=embedder, store=store)}
+
+    def hook_session_start(self, *, payload_b64: str) -> dict[str, Any]:
+        """A ``SessionStart`` hook payload → ``{"output", "warning"}``: the hook's stdout line
+        (:func:`suzent_cli.hooks.session_start.session_start_output`) or None; a problem is the ``warning`` (the
+        hook never fails its agent). Raises :class:`InputInvalid` only for bad base64."""
+        from suzent_cli.hooks.session_start import session_start_output
+
+        raw = _payload(payload_b64)
+        try:
+            embedder, store = self._warm_search("hybrid")
+            return {"output": session_start_output(self.warm.settings(), raw, embedder=embedder, store=store),
+                    "warning": None}
+        except Exception as exc:  # noqa: BLE001 - a hook never fails its agent: the warning says why
+            return {"output": None, "warning": f"briefing skipped ({describe(exc)})"}
+
+    def hook_recall(self, *, payload_b64: str, mode: str = "hybrid", limit: int = 5) -> dict[str, Any]:
+        """A ``UserPromptSubmit`` hook payload → ``{"output", "warning"}``
+        (:func:`suzent_cli.hooks.recall.recall_context` on the warm store and embedder). A ``SessionStart`` payload
+        gets the briefing (:meth:`hook_session_start`). Raises :class:`InputInvalid` for bad base64, mode or
+        limit; any other problem is the ``warning``."""
+        from suzent_cli.hooks.recall import recall_context
+        from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload
+        from suzent_cli.recall import MODES
+
+        raw = _payload(payload_b64)
+        if mode not in MODES:
+            raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InputInvalid(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        try:
+            if decode_payload(raw).get("hook_event_name") == "SessionStart":
+                return self.hook_session_start(payload_b64=payload_b64)
+        except PayloadInvalid as exc:
+            return {"output": None, "warning": f"recall skipped ({describe(exc)})"}
+        try:
+            embedder, store = self._warm_search(mode)
+            output = recall_context(self.warm.settings(), raw, mode=mode, limit=limit, embedder=embedder,
+                                    store=store)
+            return {"output": output, "warning": None}
+        except Exception as exc:  # noqa: BLE001 - a hook never fails its agent: the warning says why
+            return {"output": None, "warning": f"recall skipped ({describe(exc)})"}
+
+    def hook_capture(self, *, payload_b64: str, timeout: float, extractor: str | None = None) -> dict[str, Any]:
+        """What ``suzent capture --from claude-code`` does, in this process: the payload is spooled before any
+        work (:func:`suzent_cli.hooks.claude_code.accept`), the spool drained within ``timeout`` seconds
+        (:func:`~suzent_cli.hooks.claude_code.capture_within`), then the daily logs it appended to are reindexed
+        on the index worker, waiting at most :data:`CAPTURE_INDEX_WAIT` s and never past the deadline, so the
+        next prompt's recall sees the turn. Returns ``{"report", "warnings", "indexed"}``: the drain report (None
+        when it did not finish; the payload then stays spooled for the next run), the warning lines, and whether
+        the reindex finished. Raises :class:`InputInvalid` for bad base64 or timeout."""
+        from suzent_cli.hooks import claude_code
+
+        raw = _payload(payload_b64)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:
+            raise InputInvalid(f"timeout must be seconds > 0, got {timeout!r}")
+        if extractor is not None:
+            extractor = _text(extractor, "extractor", 40)
+        deadline = time.monotonic() + float(timeout)
+        settings = self.warm.settings()
+        before = _log_state(settings.paths.archive_dir)
+        accepted = claude_code.accept(settings, raw)
+        warnings = list(accepted.warnings)
+        outcome = claude_code.capture_within(settings, accepted, deadline=deadline, timeout=float(timeout),
+                                             extractor=extractor)
+        warnings += outcome.warnings
+        after = _log_state(settings.paths.archive_dir)
+        touched = sorted(p for p, state in after.items() if before.get(p) != state)
+        indexed = False
+        if touched:
+            wait = max(0.0, min(CAPTURE_INDEX_WAIT, deadline - time.monotonic()))
+            indexed = self.warm.index.reindex(touched, wait=wait) if wait > 0 else self.warm.index.reindex(touched)
+        return {"report": outcome.report, "warnings": warnings, "indexed": indexed}
+
+
+__all__ = ["LocalBackend", "hit_json", "plain_content"]

@@ -1,0 +1,307 @@
+"""The warm state of a long-lived suzent process (``suzent serve``, ``suzent mcp`` standalone): the settings with
+today kept current, one shared embedder, one LanceDB read connection that follows every commit, and the index
+worker — the process's one path to the indexer.
+
+* **Settings.** :meth:`Warm.settings` moves ``today`` to the current UTC date on every call
+  (:func:`suzent_cli.run.refresh_today`), so a server running past midnight writes to and decays by the right day.
+* **Embedder.** :attr:`Warm.embedder` is made on first use, the one the index was built with
+  (:func:`suzent_cli.index.api.index_embedder`: lazy, so the model loads at the first encode, never at start-up).
+  Its ``encode`` is serialized by a lock: the model loads once even when a recall and an index pass ask together,
+  and the model is never entered from two threads at once.
+* **Store.** :meth:`Warm.store` returns one :class:`~suzent_cli.index.store.ReadStore` for many queries. Before each
+  use it compares :func:`~suzent_cli.index.store.table_stamp` (two ``stat`` calls, ~5 µs) with the stamp it last
+  saw: a new commit — by this process's index worker or by a CLI beside it — changes the ``_versions`` directory,
+  and the store then moves to the latest version (:meth:`ReadStore.refresh`, LanceDB ``checkout_latest``: one
+  manifest read, ~1 ms at 10k rows on this machine); a table that was moved aside and rebuilt (another inode) is
+  opened again (~5-10 ms). Chosen over ``read_consistency_interval=0``, which re-reads the manifest on every
+  query even when nothing changed (measured ~1 ms per query here, and several manifest reads per hybrid recall),
+  and over reopening per query (~5 ms).
+* **Index worker.** :attr:`Warm.index` is an :class:`IndexWorker`: one daemon thread that runs every index pass
+  of this process (:func:`suzent_cli.index.api.reindex_files` / :func:`~suzent_cli.index.api.run_index`, which
+  take the indexer's file lock themselves, so a ``suzent index`` run beside the server waits for the pass or the
+  pass waits for it: never two writers). Requests coalesce: a request made while a pass runs joins the next pass
+  (files are unioned; "everything changed" absorbs any files). Other index work of the process (``forget``'s
+  reindex and compaction) runs on the same thread through :meth:`IndexWorker.call`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from suzent_cli.config import Settings
+from suzent_cli.errors import describe
+
+SETTLE_NS = 200_000_000  # a _versions mtime younger than this is not trusted alone (file times are coarse)
+Runner = Callable[[Settings, "list[Path] | None", Any], Any]
+
+
+def _default_runner(settings: Settings, files: list[Path] | None, embedder) -> Any:
+    """One indexer pass: exactly ``files`` (their mtime aside), or every changed source when None."""
+    from suzent_cli.index.api import reindex_files, run_index
+
+    if files is None:
+        return run_index(settings, embedder=embedder)
+    return reindex_files(settings, files, embedder=embedder)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+class IndexWorker:
+    """The process's one index thread (module doc).
+
+    ``settings()`` is called at the start of each pass (today refreshed); ``embedder()`` gives the shared embedder
+    (None: the indexer makes its own); ``runner(settings, files | None, embedder)`` runs one pass (default:
+    :func:`suzent_cli.index.api.reindex_files` / :func:`~suzent_cli.index.api.run_index`) and returns its
+    :class:`~suzent_cli.index.indexer.IndexReport`.
+
+    A pass that raises records :attr:`last_error` (``{"time", "message"}``) and the thread goes on; the files of
+    that pass are not queued again (the next "everything changed" pass — ``suzent serve``'s chain, a ``suzent
+    index`` — hashes every source and catches up: the index is derived data, nothing is lost).
+    """
+
+    def __init__(self, settings: Callable[[], Settings], embedder: Callable[[], Any] | None = None, *,
+                 runner: Runner | None = None, name: str = "suzent-index") -> None:
+        self._settings = settings
+        self._embedder = embedder or (lambda: None)
+        self._runner = runner or _default_runner
+        self._cond = threading.Condition()
+        self._files: set[Path] = set()
+        self._everything = False
+        self._calls: list[tuple[Callable[[], Any], dict]] = []
+        self._requested = 0  # sequence number of the latest request
+        self._done = 0  # every request up to this number was covered by a pass that has finished
+        self._ok = 0  # ... by a pass that finished without raising
+        self._closing = False
+        self._running: dict | None = None
+        self.passes = 0
+        self.last_error: dict | None = None
+        self.last_pass: dict | None = None
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    # --- asking ---------------------------------------------------------------------------------------------
+    def reindex(self, files: list[Path] | None = None, *, wait: float | None = None) -> bool:
+        """Queue a pass over ``files`` (None: every changed source; the indexer hashes before it re-embeds) and
+        wait up to ``wait`` seconds (None or 0: do not wait). Returns True once a pass that started after this
+        request finished without raising; False on time-out, after a failed pass (see :attr:`last_error`), when
+        not waiting, or when the worker is closed."""
+        with self._cond:
+            if self._closing:
+                return False
+            if files is None:
+                self._everything = True
+            else:
+                self._files.update(Path(f).absolute() for f in files)
+            self._requested += 1
+            mine = self._requested
+            self._cond.notify_all()
+            if not wait or wait <= 0:
+                return False
+            end = time.monotonic() + wait
+            while self._done < mine and not self._closing:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return self._ok >= mine
+
+    def call(self, fn: Callable[[], Any], *, timeout: float | None = None) -> Any:
+        """Run ``fn()`` on the index thread, between passes, and return its result (or raise its exception): for
+        other index work that must not run beside a pass of this process (``forget``'s reindex and compaction).
+        Waits up to ``timeout`` seconds (None: until it is done). Raises :class:`TimeoutError` when it is not
+        done in time (it still runs later), :class:`RuntimeError` when the worker is closed."""
+        box: dict = {}
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("the index worker is closed")
+            self._calls.append((fn, box))
+            self._cond.notify_all()
+            end = None if timeout is None else time.monotonic() + timeout
+            while "done" not in box:
+                if self._closing and not self._thread.is_alive():
+                    raise RuntimeError("the index worker closed before the work ran")
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"index work not done within {timeout:g} s")
+                self._cond.wait(left if left is not None else 1.0)
+        if "error" in box:
+            raise box["error"]
+        return box.get("result")
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop the thread after the pass in progress (queued requests are dropped: their waiters get False).
+        Waits up to ``timeout`` seconds for it (None: until it stops)."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def state(self) -> dict[str, Any]:
+        """JSON-ready: ``{"alive", "passes", "pending" (requests not yet covered by a finished pass), "running"
+        ({"since", "files"} or None), "last_pass" ({"time", "seconds", "files", "ok", "report"} or None),
+        "last_error" ({"time", "message"} or None)}``; ``files`` is a count, or None for "everything"."""
+        with self._cond:
+            return {"alive": self.alive, "passes": self.passes, "pending": self._requested - self._done,
+                    "running": dict(self._running) if self._running else None,
+                    "last_pass": dict(self.last_pass) if self.last_pass else None,
+                    "last_error": dict(self.last_error) if self.last_error else None}
+
+    # --- the thread -----------------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closing and not self._calls and self._done >= self._requested:
+                    self._cond.wait()
+                if self._closing:
+                    self._cond.notify_all()
+                    return
+                if self._calls:
+                    fn, box = self._calls.pop(0)
+                    job = None
+                else:
+                    fn, box = None, None
+                    job = None if self._everything else sorted(self._files)
+                    covers = self._requested
+                    self._files, self._everything = set(), False
+                    self._running = {"since": _now(), "files": None if job is None else len(job)}
+            if fn is not None:
+                self._call(fn, box)
+                continue
+            self._pass(job, covers)
+
+    def _call(self, fn: Callable[[], Any], box: dict) -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, never kills the thread
+            box["error"] = exc
+        with self._cond:
+            box["done"] = True
+            self._cond.notify_all()
+
+    def _pass(self, files: list[Path] | None, covers: int) -> None:
+        started = time.monotonic()
+        ok, report, error = False, None, None
+        try:
+            result = self._runner(self._settings(), files, self._embedder())
+            report = result.as_dict() if hasattr(result, "as_dict") else result
+            ok = True
+        except BaseException as exc:  # noqa: BLE001 - recorded as last_error; the thread must live on
+            error = describe(exc)
+        with self._cond:
+            self.passes += 1
+            self._running = None
+            self._done = max(self._done, covers)
+            if ok:
+                self._ok = max(self._ok, covers)
+            else:
+                self.last_error = {"time": _now(), "message": error}
+            self.last_pass = {"time": _now(), "seconds": round(time.monotonic() - started, 3),
+                              "files": None if files is None else len(files), "ok": ok, "report": report}
+            self._cond.notify_all()
+
+
+class _SharedEmbedder:
+    """The index's embedder behind a lock: the model loads once, and one thread at a time encodes."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.name, self.dim = inner.name, inner.dim
+
+    @property
+    def loaded(self) -> bool:
+        return bool(getattr(self._inner, "loaded", True))
+
+    def encode(self, texts: list[str]):
+        with self._lock:
+            return self._inner.encode(texts)
+
+
+class Warm:
+    """Warm state for ``settings`` (module doc). ``embedder``: use this one instead of the index's (tests);
+    ``runner``: the index worker's pass (tests). Call :meth:`close` when done."""
+
+    def __init__(self, settings: Settings, *, embedder=None, runner: Runner | None = None) -> None:
+        self._base = settings
+        self._lock = threading.Lock()
+        self._embedder = _SharedEmbedder(embedder) if embedder is not None else None
+        self._store = None
+        self._stamp = None
+        self.index = IndexWorker(self.settings, self._embedder_for_index, runner=runner)
+
+    def settings(self) -> Settings:
+        """The settings with ``today`` moved to the current UTC date (unless a clock override fixed it)."""
+        from suzent_cli.run import refresh_today
+
+        return refresh_today(self._base)
+
+    @property
+    def embedder(self):
+        """The shared embedder the index was built with (made on first use; the model loads at the first encode).
+        Raises :class:`~suzent_cli.errors.EmbedderUnavailable` when it cannot be made."""
+        with self._lock:
+            if self._embedder is None:
+                from suzent_cli.index.api import index_embedder
+
+                self._embedder = _SharedEmbedder(index_embedder(self._base))
+            return self._embedder
+
+    @property
+    def embedder_loaded(self) -> bool:
+        """True once a model is in memory (False before the first encode)."""
+        return self._embedder is not None and self._embedder.loaded
+
+    def _embedder_for_index(self):
+        try:
+            return self.embedder
+        except Exception:  # noqa: BLE001 - the indexer makes its own and fails with the real message
+            return None
+
+    def store(self):
+        """The :class:`~suzent_cli.index.store.ReadStore`, at the latest committed version (module doc). Raises
+        :class:`~suzent_cli.errors.IndexMissing` when there is no index yet, :class:`IndexUnreadable`,
+        :class:`IndexIncompatible` (another tool's table)."""
+        from suzent_cli.errors import IndexMissing
+        from suzent_cli.index.store import ReadStore, table_stamp
+
+        paths = self._base.paths
+        stamp = table_stamp(paths.index_dir)
+        with self._lock:
+            if stamp is None:
+                self._store, self._stamp = None, None
+                raise IndexMissing(f"no search index at {paths.index_dir} yet: run `suzent index` first")
+            settled = time.time_ns() - stamp[2] > SETTLE_NS  # a commit in the same clock tick keeps the mtime
+            if self._store is not None and stamp == self._stamp and settled:
+                return self._store
+            if self._store is not None and self._stamp is not None and stamp[0] == self._stamp[0]:
+                try:
+                    self._store.refresh()
+                    self._stamp = stamp
+                    return self._store
+                except Exception:  # noqa: BLE001 - reopened below, which raises the real error
+                    self._store = None
+            self._store = ReadStore.open_existing(paths.index_dir, home=paths.home)
+            self._stamp = stamp
+            return self._store
+
+    def forget_store(self) -> None:
+        """Drop the open store: the next :meth:`store` opens the table again (after a read failed on it)."""
+        with self._lock:
+            self._store, self._stamp = None, None
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Stop the index worker after its current pass (up to ``timeout`` seconds) and drop the store."""
+        self.index.close(timeout)
+        self.forget_store()
