@@ -33,30 +33,53 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import sys
-from dataclasses import dataclass
+from pathlib import Path
 
 CAPTURE_TIMEOUT = 10.0  # = suzent_cli.hooks.claude_code.CAPTURE_TIMEOUT (tests/test_fasthook.py checks)
 RECALL_TIMEOUT = 2.0  # = suzent_cli.hooks.recall.RECALL_TIMEOUT
 RECALL_LIMIT = 5  # = suzent_cli.hooks.recall.RECALL_LIMIT
 STDIN_FLOOR = 1.0  # = suzent_cli.hooks.claude_code.STDIN_FLOOR
 MODES = ("hybrid", "vector", "fts")
+HOME_ENV = ("SUZENT_HOME", "SUZENT_DATA_DIR")  # = the home row of suzent_cli.config.SETTINGS (the test checks)
+HOME_DEFAULT = "~/.suzent"
 _OPTIONS = {"capture": {"--timeout": True, "--json": False, "--extractor": True},
             "recall": {"--timeout": True, "--mode": True, "--limit": True}}  # option -> takes a value
 
 
-@dataclass(frozen=True)
 class HookLine:
     """A recognised hook command line: ``command`` (capture|recall), ``home`` (the ``--home`` flag or None),
-    ``timeout`` (seconds), ``json_out``, ``extractor``, ``mode`` (None: not given), ``limit``."""
+    ``timeout`` (seconds), ``json_out``, ``extractor``, ``mode`` (None: not given), ``limit``. (A plain class:
+    :mod:`dataclasses` alone costs this path a tenth of its import time.)"""
 
-    command: str
-    home: str | None = None
-    timeout: float = RECALL_TIMEOUT
-    json_out: bool = False
-    extractor: str | None = None
-    mode: str | None = None
-    limit: int = RECALL_LIMIT
+    __slots__ = ("command", "home", "timeout", "json_out", "extractor", "mode", "limit")
+
+    def __init__(self, command: str, home: str | None = None, timeout: float = RECALL_TIMEOUT,
+                 json_out: bool = False, extractor: str | None = None, mode: str | None = None,
+                 limit: int = RECALL_LIMIT):
+        self.command, self.home, self.timeout, self.json_out = command, home, timeout, json_out
+        self.extractor, self.mode, self.limit = extractor, mode, limit
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, n) for n in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookLine) and self._key() == other._key()
+
+    def __repr__(self) -> str:
+        return "HookLine(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
+def resolve_home(flag: str | None, env=None) -> Path:
+    """The home exactly as :func:`suzent_cli.config.resolve_home` resolves it (``--home`` > ``SUZENT_HOME`` >
+    ``SUZENT_DATA_DIR`` > ``~/.suzent``; empty values skipped; expanded, absolute), without importing the
+    configuration module (a fifth of this path's import time). ``tests/test_fasthook.py`` checks both agree."""
+    env = os.environ if env is None else env
+    for value in (flag, *(env.get(name) for name in HOME_ENV)):
+        if value:
+            return Path(value).expanduser().absolute()
+    return Path(HOME_DEFAULT).expanduser().absolute()
 
 
 def parse(argv: list[str]) -> HookLine | None:
@@ -163,10 +186,9 @@ def attempt(argv: list[str]) -> int | None:
     line = parse(argv)
     if line is None:
         return None
-    from suzent_cli.config import resolve_home
     from suzent_cli.server.client import connect
 
-    home = resolve_home(line.home)[0]
+    home = resolve_home(line.home)
     backend = connect(home, timeout=line.timeout)
     if backend is None:
         return None  # no server: stdin untouched, the cold path reads it itself

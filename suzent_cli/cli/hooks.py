@@ -129,7 +129,7 @@ def session_start_within(settings: Settings, raw: bytes, *, timeout: float):
         try:
             from suzent_cli.hooks.session_start import session_start_output
 
-            box["out"] = session_start_output(settings, raw, mode="fts")
+            box["out"] = session_start_output(settings, raw)  # no embedder: full-text
         except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
             box["error"] = exc
 
