@@ -2,22 +2,29 @@
 
 Standalone (no server for the home): remember, recall, a resource, a tool error; stdout carries only the protocol
 (the client would fail on anything else); a closed stdin ends it with 0; a broken home or config is one line on
-stderr and a non-zero exit.
+stderr and a non-zero exit. With a real ``suzent serve`` running: ``suzent mcp`` relays every call (the server's
+request counters grow by exactly those calls), carries on in-process when the server stops mid-session, and the
+streamable-HTTP client reaches the server's ``/mcp`` with the token and is refused without it.
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from conftest import HASH_ENV, REPO, cli_env
+from suzent_cli.server import client
 from suzent_cli.server.mcp_surface import MEMORY_URI, RECALL_HEADER, TOOLS
+from suzent_cli.server.runtime import read_info
 
 
 def params(home: Path, *args: str) -> StdioServerParameters:
@@ -28,6 +35,17 @@ def params(home: Path, *args: str) -> StdioServerParameters:
 
 def text_of(result) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def recall_until_found(client, query: str, deadline: float = 120.0):
+    """``recall(query)`` until it has a hit (the reindex after a remember may still be queued on a loaded machine;
+    ``remember`` waits for it only a few seconds), or the last answer after ``deadline`` seconds."""
+    end = time.monotonic() + deadline
+    while True:
+        found = await client.call_tool("recall", {"query": query})
+        if found.is_error or found.structured_content["hits"] or time.monotonic() > end:
+            return found
+        await anyio.sleep(0.2)
 
 
 def session(home: Path, body, *args: str) -> tuple[object, str]:
@@ -49,7 +67,7 @@ def test_standalone_mcp_remembers_recalls_and_serves_resources(tmp_path):
         tools = {t.name for t in (await client.list_tools()).tools}
         kept = await client.call_tool("remember", {"facts": ["[preference] Takes the night train to Vienna"],
                                                    "session": "stdio-test"})
-        found = await client.call_tool("recall", {"query": "night train Vienna"})
+        found = await recall_until_found(client, "night train Vienna")
         bad = await client.call_tool("recall", {"query": "train", "limit": 1000})
         memory = await client.read_resource(MEMORY_URI)
         status = await client.call_tool("status", {})
@@ -59,7 +77,6 @@ def test_standalone_mcp_remembers_recalls_and_serves_resources(tmp_path):
     assert tools == set(TOOLS)
     assert not kept.is_error, text_of(kept)
     assert kept.structured_content["outcomes"][0]["outcome"] == "captured"
-    assert kept.structured_content["indexed"] is True
     assert not found.is_error, text_of(found)
     hit = found.structured_content["hits"][0]
     assert hit["content"] == "Takes the night train to Vienna" and hit["session"] == "stdio-test"
@@ -94,3 +111,136 @@ def test_a_broken_home_or_config_is_one_line_and_a_non_zero_exit(tmp_path):
         assert proc.stdout == ""
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
+
+
+# --- with a running `suzent serve` --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A real ``suzent serve --port 0 --no-chain --no-watch`` on a fresh home: ``(home, proc, info)`` once its
+    socket answers and ``serve.json`` names its port; stopped with SIGTERM (its own pid) at the end."""
+    home = tmp_path / "served"
+    log = (tmp_path / "serve.log").open("w+", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "--home", str(home), "serve", "--port", "0",
+                             "--no-chain", "--no-watch"], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                            cwd=REPO, env=cli_env(home, **HASH_ENV))
+    try:
+        deadline = time.monotonic() + 120
+        info = None
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"suzent serve exited {proc.returncode}: {log_text(log)}"
+            info = read_info(home)
+            if info and info.get("port") and client.connect(home, timeout=30) is not None:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"suzent serve did not come up: {log_text(log)}")
+        yield home, proc, info
+    finally:
+        stop(proc)
+        log.close()
+
+
+def log_text(log) -> str:
+    log.flush()
+    log.seek(0)
+    return log.read()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def served_requests(home: Path) -> dict[str, int]:
+    """The running server's request counters (its status, asked over the socket)."""
+    return client.RemoteBackend(home, timeout=30).status()["server"]["requests"]["by_op"]
+
+
+def test_mcp_relays_every_call_to_a_running_server(server):
+    home, _, _ = server
+    before = served_requests(home)
+
+    async def body(client):
+        kept = await client.call_tool("remember", {"facts": ["[personal] Keeps bees on the roof"]})
+        found = await recall_until_found(client, "bees roof")
+        status = await client.call_tool("status", {})
+        return kept, found, status
+
+    (kept, found, status), stderr = session(home, body)
+    assert not kept.is_error and not found.is_error, (text_of(kept), text_of(found))
+    assert found.structured_content["hits"][0]["content"] == "Keeps bees on the roof"
+    assert "server" in status.structured_content  # only the server's status has its own block
+    assert "relaying to the server" in stderr
+    after = served_requests(home)
+    assert after.get("remember", 0) == before.get("remember", 0) + 1, (before, after)
+    assert after.get("recall", 0) >= before.get("recall", 0) + 1, (before, after)
+    assert after.get("status", 0) == before.get("status", 0) + 2, (before, after)  # the tool's, then ours
+
+
+def test_mcp_carries_on_in_process_when_the_server_goes_away(server):
+    home, proc, _ = server
+
+    async def body(client):
+        kept = await client.call_tool("remember", {"facts": ["[preference] Reads poetry on Sundays"]})
+        await recall_until_found(client, "poetry Sundays")  # relayed: the server has indexed it
+        stop(proc)  # SIGTERM: the server stops and removes its socket
+        found = await client.call_tool("recall", {"query": "poetry Sundays"})
+        again = await client.call_tool("remember", {"facts": ["[preference] Plays chess on Mondays"]})
+        status = await client.call_tool("status", {})
+        return kept, found, again, status
+
+    (kept, found, again, status), stderr = session(home, body)
+    assert proc.returncode == 0
+    assert not kept.is_error and not found.is_error and not again.is_error, text_of(found) + text_of(again)
+    assert found.structured_content["hits"][0]["content"] == "Reads poetry on Sundays"
+    assert again.structured_content["captured"] == 1
+    assert "server" not in status.structured_content  # served in-process now
+    assert "the server went away" in stderr and "Traceback" not in stderr
+
+
+def test_streamable_http_needs_the_token(server):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    home, _, info = server
+    url = f"http://127.0.0.1:{info['port']}/mcp"
+    token = (home / "server" / "token").read_text(encoding="utf-8").strip()
+
+    async def with_token(value: str | None):
+        headers = {"Authorization": f"Bearer {value}"} if value is not None else None
+        async with create_mcp_http_client(headers=headers) as http, \
+                Client(streamable_http_client(url, http_client=http)) as mcp:
+            tools = {t.name for t in (await mcp.list_tools()).tools}
+            kept = await mcp.call_tool("remember", {"facts": ["[goal] Wants to learn the cello"]})
+            found = await recall_until_found(mcp, "cello")
+            return tools, kept, found
+
+    tools, kept, found = anyio.run(with_token, token)
+    assert tools == set(TOOLS)
+    assert not kept.is_error, text_of(kept)
+    assert found.structured_content["hits"], (text_of(kept), text_of(found))
+    assert found.structured_content["hits"][0]["content"] == "Wants to learn the cello"
+
+    async def refused(value: str | None) -> int:
+        headers = {"Authorization": f"Bearer {value}"} if value is not None else {}
+        async with httpx2.AsyncClient() as http:
+            answer = await http.post(url, headers={**headers, "Accept": "application/json, text/event-stream"},
+                                     json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            return answer.status_code
+
+    assert anyio.run(refused, "not-the-token") == 401
+    assert anyio.run(refused, None) == 401
+    from mcp.shared.exceptions import MCPError
+
+    for wrong in ("not-the-token", None):  # the SDK's own client cannot even connect
+        with pytest.raises(BaseExceptionGroup) as caught:
+            anyio.run(with_token, wrong)
+        assert caught.value.subgroup(MCPError) is not None, repr(caught.value)
