@@ -50,11 +50,14 @@ def mcp_cmd(
     # One plain stderr handler before the SDK adds its own (basicConfig is a no-op once the root has a handler).
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(message)s")
 
+    warms = []  # the in-process warm state, once made: closed at the end (its index worker finishes its pass)
+
     def in_process():
         from suzent_cli.server.ops import LocalBackend
         from suzent_cli.server.warm import Warm
 
-        return LocalBackend(Warm(settings))
+        warms.append(Warm(settings))
+        return LocalBackend(warms[-1])
 
     remote = client.connect(settings.paths.home, timeout=seconds) if relay else None
     backend = FallbackBackend(remote, in_process, lost=(client.ServerUnavailable,))
@@ -65,4 +68,5 @@ def mcp_cmd(
     try:
         anyio.run(build_mcp(backend).run_stdio_async)
     finally:
-        backend.close()
+        for warm in warms:
+            warm.close()

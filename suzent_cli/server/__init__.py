@@ -9,7 +9,9 @@ Modules (one job each):
   the hooks, the CLI and ``suzent mcp`` when a server runs; imports nothing heavy.
 * :mod:`.ops` — :class:`~.ops.LocalBackend`: the operations themselves, on warm state (:mod:`.warm`: the embedder
   and the LanceDB read connection held open, the index worker that is the process's one path to the indexer).
-* :mod:`.mcp_surface` — the MCP tools and resources over any backend (official ``mcp`` SDK).
+* :mod:`.mcp_surface` — the MCP tools and resources over any backend (official ``mcp`` SDK), and
+  :class:`~.mcp_surface.FallbackBackend`: ``suzent mcp``'s relay to a running server that carries on in-process when
+  the server goes away.
 * :mod:`.http` — the ASGI apps: the local API (Unix socket, no token: the socket is mode 0600) and MCP over
   streamable HTTP on 127.0.0.1 (bearer token required).
 * :mod:`.serve` — the process: one per home (a lock), both listeners, the watcher, the unattended chain on its

@@ -578,12 +578,6 @@ class FallbackBackend:
                                      "in-process)") from None
         return getattr(self.local(), op)(*args, **kwargs)
 
-    def close(self) -> None:
-        """Close the in-process backend, if one was made (and it has ``close``)."""
-        closer = getattr(self._local, "close", None)
-        if callable(closer):
-            closer()
-
     def recall(self, query: str, **kwargs: Any) -> dict[str, Any]:
         return self._run("recall", query, **kwargs)
 
