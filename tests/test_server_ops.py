@@ -338,3 +338,35 @@ def test_a_cli_index_beside_a_warm_store_is_seen_and_never_a_second_writer(tmp_p
         assert len(fresh.ids_by_source()) == 3
     finally:
         warm.close()
+
+
+def test_concurrent_agents_lose_and_duplicate_nothing(backend):
+    s = backend.warm.settings()
+    log(s, "2026-06-19", "[general] Seed fact about gardens")
+    indexed(backend)
+    errors: list[BaseException] = []
+
+    def agent(n: int) -> None:
+        try:
+            for i in range(5):
+                result = backend.remember(facts=[f"[general] Agent {n} remembers item {i}"], session=f"agent{n}")
+                assert result["captured"] == 1
+                backend.recall(f"agent {n} item", mode="hybrid", limit=3)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert errors == []
+    written = [ln for ln in s.paths.log_path(s.today).read_text(encoding="utf-8").splitlines() if ln.startswith("- [")]
+    assert sorted(written) == sorted(f"- [general] Agent {n} remembers item {i}" for n in range(4) for i in range(5))
+    indexed(backend)
+    total, derived = backend.warm.store().verify()
+    assert total == derived == 21
+    found = [h["content"] for h in backend.recall("agent remembers item", mode="fts", limit=50)["hits"]]
+    assert sorted(found) == sorted(f"Agent {n} remembers item {i}" for n in range(4) for i in range(5))
+    state = backend.warm.state()
+    assert state["index_worker"]["last_error"] is None and state["store_version"] is not None

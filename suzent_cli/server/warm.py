@@ -239,6 +239,7 @@ class Warm:
         self._base = settings
         self._lock = threading.Lock()
         self._embedder = _SharedEmbedder(embedder) if embedder is not None else None
+        self._fixed_embedder = embedder is not None
         self._store = None
         self._stamp = None
         self.index = IndexWorker(self.settings, self._embedder_for_index, runner=runner)
@@ -296,7 +297,22 @@ class Warm:
                     self._store = None
             self._store = ReadStore.open_existing(paths.index_dir, home=paths.home)
             self._stamp = stamp
+            recorded = self._store.recorded_embedder()
+            current = self._embedder
+            if current is not None and not self._fixed_embedder and recorded != (current.name, current.dim):
+                self._embedder = None  # the index was rebuilt with another embedder: the next use makes that one
             return self._store
+
+    def state(self) -> dict[str, Any]:
+        """JSON-ready, for ``status``: ``{"embedder" (name or None: not made yet), "model_loaded", "store_version"
+        (the table version the store reads, or None: not open), "index_worker"}`` (:meth:`IndexWorker.state`)."""
+        embedder, store = self._embedder, self._store
+        try:
+            version = store.version if store is not None else None
+        except Exception:  # noqa: BLE001 - a status line must not fail on a table being replaced
+            version = None
+        return {"embedder": embedder.name if embedder is not None else None, "model_loaded": self.embedder_loaded,
+                "store_version": version, "index_worker": self.index.state()}
 
     def forget_store(self) -> None:
         """Drop the open store: the next :meth:`store` opens the table again (after a read failed on it)."""
