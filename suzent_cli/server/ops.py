@@ -279,7 +279,7 @@ class LocalBackend:
                     "closest": [{"content": c.content, "id": c.id, "file": c.path, "where": c.where,
                                  "score": c.score} for c in exc.closest], "warnings": []}
         if apply:
-            report = self.warm.index.call(lambda: forget(settings, plan, embedder=self.warm._embedder_for_index()))
+            report = self.warm.index.call(lambda: forget(settings, plan, embedder=self.warm.embedder_or_none()))
         else:
             report = forget(settings, plan, dry_run=True)
         matches = []
@@ -479,7 +479,7 @@ class LocalBackend:
         indexed = False
         if touched:
             wait = max(0.0, min(CAPTURE_INDEX_WAIT, deadline - time.monotonic()))
-            indexed = self.warm.index.reindex(touched, wait=wait) if wait > 0 else self.warm.index.reindex(touched)
+            indexed = self.warm.index.reindex(touched, wait=wait)
         return {"report": outcome.report, "warnings": warnings, "indexed": indexed}
 
 

@@ -242,7 +242,7 @@ class Warm:
         self._fixed_embedder = embedder is not None
         self._store = None
         self._stamp = None
-        self.index = IndexWorker(self.settings, self._embedder_for_index, runner=runner)
+        self.index = IndexWorker(self.settings, self.embedder_or_none, runner=runner)
 
     def settings(self) -> Settings:
         """The settings with ``today`` moved to the current UTC date (unless a clock override fixed it)."""
@@ -266,7 +266,9 @@ class Warm:
         """True once a model is in memory (False before the first encode)."""
         return self._embedder is not None and self._embedder.loaded
 
-    def _embedder_for_index(self):
+    def embedder_or_none(self):
+        """:attr:`embedder`, or None when it cannot be made (the indexer then makes its own and fails with the
+        real message)."""
         try:
             return self.embedder
         except Exception:  # noqa: BLE001 - the indexer makes its own and fails with the real message
