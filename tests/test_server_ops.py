@@ -370,3 +370,18 @@ def test_concurrent_agents_lose_and_duplicate_nothing(backend):
     assert sorted(found) == sorted(f"Agent {n} remembers item {i}" for n in range(4) for i in range(5))
     state = backend.warm.state()
     assert state["index_worker"]["last_error"] is None and state["store_version"] is not None
+
+
+def test_a_pass_with_a_file_it_could_not_index_is_not_reported_as_indexed(settings):
+    from suzent_cli.index.indexer import IndexReport
+
+    def runner(settings, files, embedder):
+        return IndexReport(errors=[("archive:2026-06-20.md", "embedding failed")])
+
+    worker = IndexWorker(lambda: settings, runner=runner)
+    try:
+        assert worker.reindex([Path("2026-06-20.md")], wait=60) is False
+        assert "2026-06-20.md: embedding failed" in worker.state()["last_error"]["message"]
+        assert worker.state()["last_pass"]["report"]["errors"][0]["source"] == "archive:2026-06-20.md"
+    finally:
+        worker.close(30)

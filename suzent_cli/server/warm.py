@@ -92,8 +92,8 @@ class IndexWorker:
     def reindex(self, files: list[Path] | None = None, *, wait: float | None = None) -> bool:
         """Queue a pass over ``files`` (None: every changed source; the indexer hashes before it re-embeds) and
         wait up to ``wait`` seconds (None or 0: do not wait). Returns True once a pass that started after this
-        request finished without raising; False on time-out, after a failed pass (see :attr:`last_error`), when
-        not waiting, or when the worker is closed."""
+        request finished without raising and without a file it could not index; False on time-out, after a
+        failed pass (see :attr:`last_error`), when not waiting, or when the worker is closed."""
         with self._cond:
             if self._closing:
                 return False
@@ -198,7 +198,11 @@ class IndexWorker:
         try:
             result = self._runner(self._settings(), files, self._embedder())
             report = result.as_dict() if hasattr(result, "as_dict") else result
-            ok = True
+            failed = list(getattr(result, "errors", None) or [])
+            ok = not failed
+            if failed:  # the pass ran, but these files were left for the next one
+                source, message = failed[0]
+                error = f"{len(failed)} file(s) failed to index, first {source}: {message}"
         except BaseException as exc:  # noqa: BLE001 - recorded as last_error; the thread must live on
             error = describe(exc)
         with self._cond:
