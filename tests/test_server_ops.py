@@ -385,3 +385,26 @@ def test_a_pass_with_a_file_it_could_not_index_is_not_reported_as_indexed(settin
         assert worker.state()["last_pass"]["report"]["errors"][0]["source"] == "archive:2026-06-20.md"
     finally:
         worker.close(30)
+
+
+def test_a_pass_refused_by_a_busy_indexer_lock_runs_again_by_itself(settings):
+    from suzent_cli.errors import LockTimeout
+
+    calls: list = []
+    done = threading.Event()
+
+    def runner(settings, files, embedder):
+        calls.append([Path(f).name for f in files])
+        if len(calls) == 1:
+            raise LockTimeout("could not lock .indexer.lock within 30s (another suzent process holds it)")
+        done.set()
+        return {"ok": True}
+
+    worker = IndexWorker(lambda: settings, runner=runner)
+    try:
+        worker.reindex([Path("a.md")], wait=60)  # True or False: the retry may finish before this waiter wakes
+        assert done.wait(60) and calls == [["a.md"], ["a.md"]]
+        assert "could not lock" in worker.state()["last_error"]["message"]
+        assert worker.reindex([Path("b.md")], wait=60) is True and calls[-1] == ["b.md"]
+    finally:
+        worker.close(30)

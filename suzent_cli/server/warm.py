@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from suzent_cli.config import Settings
-from suzent_cli.errors import describe
+from suzent_cli.errors import LockTimeout, describe
 
 SETTLE_NS = 200_000_000  # a _versions mtime younger than this is not trusted alone (file times are coarse)
 Runner = Callable[[Settings, "list[Path] | None", Any], Any]
@@ -63,9 +63,11 @@ class IndexWorker:
     :func:`suzent_cli.index.api.reindex_files` / :func:`~suzent_cli.index.api.run_index`) and returns its
     :class:`~suzent_cli.index.indexer.IndexReport`.
 
-    A pass that raises records :attr:`last_error` (``{"time", "message"}``) and the thread goes on; the files of
-    that pass are not queued again (the next "everything changed" pass — ``suzent serve``'s chain, a ``suzent
-    index`` — hashes every source and catches up: the index is derived data, nothing is lost).
+    A pass that raises records :attr:`last_error` (``{"time", "message"}``) and the thread goes on. When the
+    indexer's lock was busy for ``lock_timeout`` (:class:`LockTimeout`: a CLI ``suzent index`` or the chain at
+    work) its files are queued again, so the pass runs once the lock is free; after any other failure they are
+    not (the next "everything changed" pass — ``suzent serve``'s chain, a ``suzent index`` — hashes every source
+    and catches up: the index is derived data, nothing is lost).
     """
 
     def __init__(self, settings: Callable[[], Settings], embedder: Callable[[], Any] | None = None, *,
@@ -205,7 +207,16 @@ class IndexWorker:
                 error = f"{len(failed)} file(s) failed to index, first {source}: {message}"
         except BaseException as exc:  # noqa: BLE001 - recorded as last_error; the thread must live on
             error = describe(exc)
+            busy = isinstance(exc, LockTimeout)
+        else:
+            busy = False
         with self._cond:
+            if busy and not self._closing:  # another indexer (a CLI, the chain) held the lock: try these again
+                if files is None:
+                    self._everything = True
+                else:
+                    self._files.update(files)
+                self._requested += 1
             self.passes += 1
             self._running = None
             self._done = max(self._done, covers)
