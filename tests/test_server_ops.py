@@ -99,6 +99,7 @@ def test_recall_filters_apply_before_the_limit_and_content_has_no_markers(backen
     assert "Drinks espresso every morning" in top["content"]
     assert "confirmed" not in top["content"] and "source:" not in top["content"]
     assert top["confirmations"] == 3 and top["verified"] is False and top["chunk"] is not None
+    assert top["date"] == "2026-06-09"  # the claims' latest confirmation
     recall_log = (s.paths.state_dir / "recall_log.jsonl").read_text(encoding="utf-8")
     assert "espresso morning" in recall_log  # logged as `suzent recall` logs
 

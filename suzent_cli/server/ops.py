@@ -53,10 +53,19 @@ def plain_content(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def claims_last_date(text: str) -> str | None:
+    """The latest ``last`` confirmation date among the claim bullets of ``text`` (ISO), or None."""
+    from suzent_cli.vault.pages import parse_claim
+
+    days = [c.last for ln in str(text).split("\n") if (c := parse_claim(ln.strip())) and c.last]
+    return max(days).isoformat() if days else None
+
+
 def hit_json(hit) -> dict[str, Any]:
     """One recall hit (:class:`~suzent_cli.recall.Hit`) in the protocol's shape: ``content`` without markers,
     ``source_type`` log|vault|memory|legacy, ``file`` (relative to its tier), ``line`` (a daily-log fact) or
-    ``chunk`` (a page), ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
+    ``chunk`` (a page), ``date`` the capture date (a page: its claims' latest confirmation),
+    ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
     factors = hit.factors or {}
     stamped = "stamped" in factors or "confirmations" in factors
     is_log = hit.source_type == "archive_log"
@@ -64,7 +73,8 @@ def hit_json(hit) -> dict[str, Any]:
         "id": hit.id, "content": plain_content(hit.content), "score": round(float(hit.score), SCORE_DIGITS),
         "source_type": _KINDS.get(hit.source_type or "", hit.source_type or "legacy"),
         "file": hit.source_file, "line": hit.locator if is_log else None,
-        "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
+        "chunk": None if is_log else hit.locator, "date": hit.date or claims_last_date(hit.content),
+        "session": hit.session,
         "category": hit.category, "tags": list(hit.tags),
         "confirmations": (int(factors["confirmations"]) if stamped and factors.get("confirmations") is not None
                           else None),
