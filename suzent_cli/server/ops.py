@@ -135,7 +135,8 @@ class LocalBackend:
                until: str | None = None, category: str | None = None) -> dict[str, Any]:
         """Search memory (:func:`suzent_cli.recall.recall` on the warm store and embedder): ``mode``
         hybrid|vector|fts, ``since``/``until`` ``YYYY-MM-DD`` inclusive and ``category`` applied before ``limit``
-        (1..100). Logged to the recall log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
+        (1..100; a date range keeps only rows with a capture date, i.e. daily-log facts). Logged to the recall
+        log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
         error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
         :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
         from suzent_cli.recall import check_query, parse_filters, recall
@@ -438,12 +439,14 @@ class LocalBackend:
         """A ``UserPromptSubmit`` hook payload → ``{"output", "warning"}``
         (:func:`suzent_cli.hooks.recall.recall_context` on the warm store and embedder). A ``SessionStart`` payload
         gets the briefing (:meth:`hook_session_start`). Raises :class:`InputInvalid` for bad base64, mode or
-        limit; any other problem is the ``warning``."""
+        limit (None: hybrid, 5); any other problem is the ``warning``."""
         from suzent_cli.hooks.recall import recall_context
         from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload
         from suzent_cli.recall import MODES
 
         raw = _payload(payload_b64)
+        mode = "hybrid" if mode is None else mode
+        limit = 5 if limit is None else limit
         if mode not in MODES:
             raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -468,10 +471,12 @@ class LocalBackend:
         on the index worker, waiting at most :data:`CAPTURE_INDEX_WAIT` s and never past the deadline, so the
         next prompt's recall sees the turn. Returns ``{"report", "warnings", "indexed"}``: the drain report (None
         when it did not finish; the payload then stays spooled for the next run), the warning lines, and whether
-        the reindex finished. Raises :class:`InputInvalid` for bad base64 or timeout."""
+        the reindex finished. ``timeout`` None: the hook's default (10 s). Raises :class:`InputInvalid` for bad
+        base64 or timeout."""
         from suzent_cli.hooks import claude_code
 
         raw = _payload(payload_b64)
+        timeout = claude_code.CAPTURE_TIMEOUT if timeout is None else timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:
             raise InputInvalid(f"timeout must be seconds > 0, got {timeout!r}")
         if extractor is not None:
