@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import HASH_ENV, log, settings_at
 
+from conftest import HASH_ENV, log, settings_at
 from suzent_cli.hooks.session_start import (
     BRIEFING_CLIP,
     HEADER,
