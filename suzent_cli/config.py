@@ -135,6 +135,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("claude.base_url", "url", None, "Any Anthropic-compatible server.", env=("ANTHROPIC_BASE_URL",),
             check="use", attr="anthropic_base_url", type_doc="URL", default_doc="not set (Anthropic's API)",
             example='"https://api.anthropic.com"'),
+    Setting("serve.port", "whole", 8767, "The TCP port of suzent serve's MCP endpoint on 127.0.0.1; 0 = any free "
+            "port.", more="The server binds 127.0.0.1 only, never another interface; MCP over HTTP also needs the "
+            "bearer token in `<home>/server/token` (`suzent serve --print-config`).", env=("SUZENT_SERVE_PORT",),
+            flags=("serve --port",), limits=(0, 65535), check="use", attr="serve_port"),
     Setting("dream.interval_seconds", "seconds", 1800.0, "Between ticks: the default --interval of suzent loop.",
             flags=("dream --interval", "loop --interval"), limits=(1, 7 * 86400), check="dream"),
     Setting("dream.min_hours", "number", 24.0, "Hours since the last attempt before a run (unless far behind).",
@@ -260,6 +264,7 @@ class Settings:
     anthropic_base_url: str | None = _default("claude.base_url")
     lock_timeout: float = _default("lock_timeout")
     context_window: int = _default("index.context_window")
+    serve_port: int = _default("serve.port")
     now: dt.datetime | None = _default("now")
     dream: Mapping[str, object] = field(default_factory=dict)
     config_errors: tuple[str, ...] = ()

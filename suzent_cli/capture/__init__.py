@@ -90,6 +90,20 @@ def parse_fact(text: str) -> Fact | None:
     return Fact(content=content, category=category, tags=tags)
 
 
+def parse_fact_args(raws: list[str], warnings: list[str]) -> list[tuple[Fact | None, str | None]]:
+    """Each given fact line (``capture --fact``'s values, ``remember``'s facts) parsed, in order: bad UTF-8 and
+    control bytes repaired with a warning (:func:`repair_input`), then :func:`parse_fact`. Per input
+    ``(fact, None)``; ``(None, reason)`` for a line :func:`parse_fact` refuses (one line; the others are still
+    captured); ``(None, None)`` for one with no content (nothing to capture)."""
+    out: list[tuple[Fact | None, str | None]] = []
+    for raw in raws:
+        try:
+            out.append((parse_fact(repair_input(raw, warnings)), None))
+        except InputInvalid as exc:
+            out.append((None, str(exc)))
+    return out
+
+
 def _shown(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 

@@ -12,7 +12,7 @@ from suzent_cli import errors
 from suzent_cli.capture import (
     extract_and_write,
     index_after_capture,
-    parse_fact,
+    parse_fact_args,
     parse_fact_lines,
     repair_input,
     resolve_day,
@@ -87,13 +87,9 @@ def capture_cmd(
         result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
                                    day=day, time=time, session=session, warnings=warnings)
     else:
-        facts = []
-        for raw in fact or []:
-            try:
-                if f := parse_fact(repair_input(raw, warnings)):
-                    facts.append(f)
-            except InputInvalid as exc:
-                rejected.append(f"--fact: {exc}")
+        parsed = parse_fact_args(fact or [], warnings)
+        facts = [f for f, _ in parsed if f is not None]
+        rejected += [f"--fact: {why}" for _, why in parsed if why]
         if facts_from:
             lines: list[str] = []
             facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings), lines)

@@ -197,32 +197,35 @@ class LocalBackend:
 
     def _remember_facts(self, settings, facts, session_id: str, category: str | None):
         from suzent_cli.archive import DEFAULT_CATEGORY, Fact
-        from suzent_cli.capture import fact_lines, parse_fact, write_facts
+        from suzent_cli.capture import fact_lines, parse_fact_args, write_facts
 
         if not isinstance(facts, list) or not facts:
             raise InputInvalid("facts must be a non-empty list of fact lines")
         if len(facts) > MAX_FACTS:
             raise InputInvalid(f"too many facts in one call ({len(facts)}; at most {MAX_FACTS})")
         outcomes: list[dict] = []
-        good: list[tuple[int, Fact]] = []
-        for raw in facts:
-            entry = {"text": raw if isinstance(raw, str) else repr(raw)[:200], "outcome": "rejected",
-                     "category": None, "file": None, "line": None, "reason": None}
-            outcomes.append(entry)
+        valid: list[int] = []
+        for i, raw in enumerate(facts):
+            outcomes.append({"text": raw if isinstance(raw, str) else repr(raw)[:200], "outcome": "rejected",
+                             "category": None, "file": None, "line": None, "reason": None})
             try:
-                fact = parse_fact(_text(raw, "fact", MAX_FACT_CHARS))
-                if fact is None:
-                    raise InputInvalid("fact has no content")
+                _text(raw, "fact", MAX_FACT_CHARS)
+                valid.append(i)
             except InputInvalid as exc:
-                entry["reason"] = str(exc)
+                outcomes[i]["reason"] = str(exc)
+        warnings: list[str] = []
+        good: list[tuple[int, Fact]] = []
+        for i, (fact, why) in zip(valid, parse_fact_args([facts[i] for i in valid], warnings), strict=True):
+            if fact is None:
+                outcomes[i]["reason"] = why or "fact has no content"
                 continue
-            if category and fact.category == DEFAULT_CATEGORY and not raw.lstrip("-*+ ").startswith("["):
+            if category and fact.category == DEFAULT_CATEGORY and not facts[i].lstrip("-*+ ").startswith("["):
                 fact = Fact(fact.content, category, fact.tags)
-            good.append((len(outcomes) - 1, fact.clean()))
+            good.append((i, fact.clean()))
         if not good:
             reasons = "; ".join(o["reason"] for o in outcomes[:3])
             raise InputInvalid(f"no fact to remember: {reasons}")
-        result = write_facts(settings, [f for _, f in good], session=session_id)
+        result = write_facts(settings, [f for _, f in good], session=session_id, warnings=warnings)
         lines = fact_lines(result)
         name = result.path.name if result.path is not None else None
         for (i, fact), line in zip(good, lines, strict=False):

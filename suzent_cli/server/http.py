@@ -1,0 +1,155 @@
+"""The two ASGI apps ``suzent serve`` runs on one event loop.
+
+* :func:`local_app` — the local API on the Unix socket: ``POST /v1/<op>`` for each op of
+  :data:`~suzent_cli.server.protocol.OPS`, the JSON body as the op's keyword arguments, the result object as the
+  answer. No token: the socket is mode 0600 in a 0700 folder, so only the home's owner reaches it.
+* :func:`mcp_http_app` — MCP over streamable HTTP at ``/mcp`` (the official SDK's app), behind a bearer token
+  (:class:`BearerToken`) and the SDK's DNS-rebinding guard (Host and Origin must be 127.0.0.1 or localhost).
+
+starlette and mcp are imported inside the functions: importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import json
+import logging
+from typing import Any
+
+from suzent_cli import errors
+from suzent_cli.server.protocol import API_PREFIX, OPS, error_json
+from suzent_cli.server.stats import Stats
+
+log = logging.getLogger("suzent.serve")
+
+MCP_PATH = "/mcp"
+SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status)
+ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*")
+ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
+
+
+def http_status(exc: BaseException) -> int:
+    """The HTTP status of an error answer: a :class:`SuzentError` of exit 2 (bad input) → 400, exit 3 (busy: a lock
+    not taken in time) → 409, any other → 422 (the operation failed); anything else → 500."""
+    if not isinstance(exc, errors.SuzentError):
+        return 500
+    return {errors.BAD_INPUT: 400, errors.BUSY: 409}.get(getattr(exc, "exit_code", errors.FAILED), 422)
+
+
+def _json_body(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def local_app(backend: Any, stats: Stats):
+    """The local API as a Starlette app over ``backend`` (any :class:`~suzent_cli.server.protocol.Backend`).
+
+    ``POST /v1/<op>`` with a JSON object body (empty body = no arguments). Answers:
+
+    * 200 and the op's result object (``status`` gains ``"server": stats.snapshot()``);
+    * ``POST /v1/server`` (no op: not counted) answers ``stats.snapshot()`` alone, at once: what ``suzent status``
+      asks (the ``status`` op computes the whole status, seconds on a cold server);
+    * 404 for an op not in :data:`OPS`; 400 for a body that is not a JSON object or arguments the op does not take;
+    * the :class:`SuzentError` the op raised, as :func:`~suzent_cli.server.protocol.error_json`, with
+      :func:`http_status`'s code (400/409/422);
+    * 500 ``InternalError`` for anything else: logged with its traceback once and kept as ``stats``' last error.
+
+    Every request to a known op is counted in ``stats``. The backend's methods are blocking: each call runs in a
+    worker thread (starlette's thread pool), so one slow recall never stalls the loop.
+    """
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    def answer(data: Any, status: int = 200) -> Response:
+        return Response(_json_body(data), status_code=status, media_type="application/json")
+
+    async def call(request: Request) -> Response:
+        op = request.path_params["op"]
+        if op not in OPS:
+            return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(OPS)})")), 404)
+        stats.count(op)
+        raw = await request.body()
+        try:
+            kwargs = json.loads(raw) if raw.strip() else {}
+        except (ValueError, RecursionError):
+            return answer(error_json(errors.InputInvalid(f"{op}: the body is not valid JSON")), 400)
+        if not isinstance(kwargs, dict):
+            return answer(error_json(errors.InputInvalid(f"{op}: the body must be a JSON object of arguments")), 400)
+        method = getattr(backend, op)
+        try:
+            inspect.signature(method).bind(**kwargs)
+        except TypeError as exc:
+            return answer(error_json(errors.InputInvalid(f"{op}: {exc}")), 400)
+        try:
+            result = await run_in_threadpool(method, **kwargs)
+            if op == "status" and isinstance(result, dict):
+                result = {**result, "server": stats.snapshot()}
+            return answer(result)
+        except errors.SuzentError as exc:
+            return answer(error_json(exc), http_status(exc))
+        except Exception as exc:
+            log.exception("%s failed", op)
+            stats.error(op, exc)
+            return answer(error_json(exc), 500)
+
+    async def server(request: Request) -> Response:
+        return answer(stats.snapshot())
+
+    return Starlette(routes=[Route(API_PREFIX + SERVER_ROUTE, server, methods=["POST"]),
+                             Route(API_PREFIX + "{op}", call, methods=["POST"])])
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (compared in constant time with
+    :func:`hmac.compare_digest`), else 401 with ``WWW-Authenticate: Bearer``. Lifespan events pass through (the
+    MCP app's session manager starts and stops with them); a websocket without the token is closed (1008)."""
+
+    def __init__(self, app: Any, token: str, stats: Stats | None = None) -> None:
+        if not token:
+            raise ValueError("an empty bearer token would let anyone in")
+        self.app = app
+        self._token = token.encode("utf-8")
+        self.stats = stats
+
+    def _authorized(self, scope: dict) -> bool:
+        for name, value in scope.get("headers") or ():
+            if name.lower() == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+        return False
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if not self._authorized(scope):
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT,
+                                         "message": "a bearer token is required (suzent serve --print-config)"}})
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if self.stats is not None:
+            self.stats.count("mcp")
+        await self.app(scope, receive, send)
+
+
+def mcp_http_app(mcp_server: Any, token: str, stats: Stats | None = None):
+    """MCP over streamable HTTP at :data:`MCP_PATH` for ``mcp_server`` (an ``mcp.server.mcpserver.MCPServer``),
+    behind :class:`BearerToken`. The SDK's transport security is on: a request whose Host is not 127.0.0.1/localhost
+    (any port) or whose Origin is another site is refused (DNS rebinding). The app's lifespan runs the SDK's session
+    manager: serve it with lifespan on (uvicorn's default), once per ``mcp_server``. Raises ValueError for an empty
+    token."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=list(ALLOWED_HOSTS),
+                                         allowed_origins=list(ALLOWED_ORIGINS))
+    inner = mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security)
+    return BearerToken(inner, token, stats)

@@ -1,0 +1,431 @@
+"""suzent serve's plumbing in-process: the local API's routing and error mapping, the bearer token, the runtime files
+(token, sockets, serve.json), the watcher's filter, and the whole :func:`serve` with a fake backend (a class with the
+protocol's methods) and a tiny real MCP server, stopped by its ``stop`` event. The real backend, signals and
+processes are tests/integration/test_serve_process.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import socket
+import stat
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from suzent_cli import errors
+from suzent_cli.server import paths, runtime
+from suzent_cli.server.http import BearerToken, http_status, local_app, mcp_http_app
+from suzent_cli.server.protocol import OPS, error_from_json
+from suzent_cli.server.stats import Stats
+
+DEADLINE = 60.0  # seconds: generous, only a ceiling for polling
+
+
+class FakeBackend:
+    """The protocol's ten methods with canned answers; ``forget`` fails unexpectedly, ``remember`` as bad input."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+
+    def recall(self, query, *, limit=10, mode="hybrid", since=None, until=None, category=None):
+        self.calls.append(("recall", {"query": query, "limit": limit, "mode": mode}))
+        return {"query": query, "mode": mode, "hits": [], "note": "no index yet"}
+
+    def remember(self, *, facts=None, turn=None, session=None, category=None):
+        if not facts and not turn:
+            raise errors.InputInvalid("remember needs facts or a turn")
+        return {"outcomes": [], "captured": len(facts or []), "indexed": False, "warnings": []}
+
+    def forget(self, *, text=None, id=None, apply=False):
+        raise RuntimeError("the disk caught fire")
+
+    def status(self):
+        return {"today": "2026-06-10"}
+
+    def list_pages(self):
+        raise errors.LockTimeout("the vault lock is busy")
+
+    def read_page(self, name):
+        return {"name": name, "content": "# page\n"}
+
+    def briefing(self, *, cwd=None):
+        return {"text": None}
+
+    def hook_capture(self, *, payload_b64, timeout, extractor=None):
+        return {"report": {"bytes": len(base64.b64decode(payload_b64))}, "warnings": []}
+
+    def hook_recall(self, *, payload_b64, mode="hybrid", limit=5):
+        return {"output": None, "warning": None}
+
+    def hook_session_start(self, *, payload_b64):
+        return {"output": None, "warning": None}
+
+
+def test_the_fake_backend_has_every_op():
+    assert all(callable(getattr(FakeBackend, op)) for op in OPS)
+
+
+def _post(app, path: str, body: bytes | None = None, headers: dict | None = None) -> httpx2.Response:
+    async def go():
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test") as client:
+            return await client.post(path, content=body if body is not None else b"", headers=headers or {})
+
+    return asyncio.run(go())
+
+
+def test_an_op_call_passes_the_body_as_keyword_arguments():
+    backend, stats = FakeBackend(), Stats()
+    r = _post(local_app(backend, stats), "/v1/recall", json.dumps({"query": "tea", "limit": 3}).encode())
+    assert r.status_code == 200
+    assert r.json() == {"query": "tea", "mode": "hybrid", "hits": [], "note": "no index yet"}
+    assert backend.calls == [("recall", {"query": "tea", "limit": 3, "mode": "hybrid"})]
+    assert _post(local_app(backend, stats), "/v1/briefing").json() == {"text": None}  # empty body: no arguments
+    assert stats.snapshot()["requests"] == {"total": 2, "by_op": {"briefing": 1, "recall": 1}}
+
+
+def test_status_gains_the_server_block():
+    stats = Stats(mcp_url="http://127.0.0.1:1/mcp", socket="/x.sock")
+    data = _post(local_app(FakeBackend(), stats), "/v1/status").json()
+    assert data["today"] == "2026-06-10"
+    server = data["server"]
+    assert server["pid"] == os.getpid() and server["mcp_url"] == "http://127.0.0.1:1/mcp"
+    assert server["requests"] == {"total": 1, "by_op": {"status": 1}} and server["last_error"] is None
+    assert {"started", "uptime_s", "socket", "chain", "watcher"} <= set(server)
+
+
+@pytest.mark.parametrize(("path", "body", "status", "kind", "says"), [
+    ("/v1/nosuchop", b"{}", 404, "InputInvalid", "unknown operation 'nosuchop'"),
+    ("/v1/recall", b"{not json", 400, "InputInvalid", "not valid JSON"),
+    ("/v1/recall", b"[1, 2]", 400, "InputInvalid", "must be a JSON object"),
+    ("/v1/recall", b'{"query": "x", "colour": "red"}', 400, "InputInvalid", "colour"),
+    ("/v1/read_page", b"{}", 400, "InputInvalid", "name"),
+    ("/v1/remember", b"{}", 400, "InputInvalid", "remember needs facts or a turn"),
+    ("/v1/list_pages", b"{}", 409, "LockTimeout", "the vault lock is busy"),
+])
+def test_bad_calls_and_suzent_errors_are_4xx_error_objects(path, body, status, kind, says):
+    stats = Stats()
+    r = _post(local_app(FakeBackend(), stats), path, body)
+    assert r.status_code == status
+    error = r.json()["error"]
+    assert error["type"] == kind and says in error["message"]
+    assert isinstance(error_from_json(r.json()), getattr(errors, kind))  # the client raises the same class again
+    assert stats.snapshot()["last_error"] is None  # a caller's mistake is no server error
+
+
+def test_an_unexpected_exception_is_a_500_internal_error_and_the_last_error():
+    stats = Stats()
+    r = _post(local_app(FakeBackend(), stats), "/v1/forget", b'{"text": "x"}')
+    assert r.status_code == 500
+    assert r.json() == {"error": {"type": "InternalError", "message": "RuntimeError: the disk caught fire",
+                                  "exit": errors.FAILED}}
+    last = stats.snapshot()["last_error"]
+    assert last["op"] == "forget" and "the disk caught fire" in last["message"] and last["time"].endswith("Z")
+
+
+def test_http_status_of_each_error_kind():
+    assert http_status(errors.ConfigInvalid("x")) == 400
+    assert http_status(errors.LockTimeout("x")) == 409
+    assert http_status(errors.IndexMissing("x")) == 422
+    assert http_status(ValueError("x")) == 500
+
+
+async def _inner(scope, receive, send):
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"in"})
+
+
+@pytest.mark.parametrize("header", [None, "Bearer wrong", "bearer s3cret-x", "Basic s3cret", "Bearer "])
+def test_the_token_middleware_refuses_without_the_right_bearer_token(header):
+    stats = Stats()
+    r = _post(BearerToken(_inner, "s3cret", stats), "/mcp", b"{}", {"Authorization": header} if header else {})
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"] == "Bearer"
+    assert r.json()["error"]["type"] == "Unauthorized"
+    assert stats.snapshot()["requests"]["total"] == 0
+
+
+def test_the_token_middleware_lets_the_right_token_through_and_counts_it():
+    stats = Stats()
+    for header in ("Bearer s3cret", "bearer s3cret"):
+        r = _post(BearerToken(_inner, "s3cret", stats), "/mcp", b"{}", {"Authorization": header})
+        assert (r.status_code, r.text) == (200, "in")
+    assert stats.snapshot()["requests"]["by_op"] == {"mcp": 2}
+    with pytest.raises(ValueError):
+        BearerToken(_inner, "")
+
+
+def _tiny_mcp():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("suzent-test")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return f"echo: {text}"
+
+    return server
+
+
+def test_the_mcp_app_needs_the_token_before_anything_reaches_the_sdk():
+    app = mcp_http_app(_tiny_mcp(), "s3cret")
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    assert _post(app, "/mcp", body, {"Host": "127.0.0.1:1"}).status_code == 401
+    assert _post(app, "/mcp", body, {"Authorization": "Bearer nope"}).status_code == 401
+
+
+# --- runtime files --------------------------------------------------------------------------------------------
+
+def test_the_token_is_made_once_private_and_reused(tmp_path):
+    home = tmp_path / "h"
+    token = runtime.ensure_token(home)
+    path = paths.token_path(home)
+    assert len(token) >= 40 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(paths.run_dir(home).stat().st_mode) == 0o700
+    assert runtime.ensure_token(home) == token
+    assert [p.name for p in paths.run_dir(home).iterdir()] == ["token"]  # no temp file left behind
+
+
+def test_a_token_readable_by_others_is_made_private_with_a_warning(tmp_path):
+    home = tmp_path / "h"
+    token = runtime.ensure_token(home)
+    os.chmod(paths.token_path(home), 0o644)
+    warnings: list[str] = []
+    assert runtime.ensure_token(home, warn=warnings.append) == token
+    assert stat.S_IMODE(paths.token_path(home).stat().st_mode) == 0o600
+    assert len(warnings) == 1 and "readable by others" in warnings[0]
+
+
+def test_an_empty_or_odd_token_file_is_refused(tmp_path):
+    home = tmp_path / "h"
+    paths.run_dir(home).mkdir(parents=True)
+    paths.token_path(home).write_text("\n")
+    os.chmod(paths.token_path(home), 0o600)
+    with pytest.raises(runtime.UnsafeRuntime, match="is empty"):
+        runtime.ensure_token(home)
+    paths.token_path(home).unlink()
+    paths.token_path(home).mkdir()
+    with pytest.raises(runtime.UnsafeRuntime, match="not a regular file"):
+        runtime.ensure_token(home)
+
+
+def test_the_run_dir_is_made_private_again(tmp_path):
+    run = paths.run_dir(tmp_path)
+    run.mkdir(mode=0o755)
+    os.chmod(run, 0o755)
+    runtime.prepare_run_dir(tmp_path)
+    assert stat.S_IMODE(run.stat().st_mode) == 0o700
+
+
+def test_the_unix_socket_is_0600_and_a_stale_one_is_replaced(tmp_path):
+    run = runtime.prepare_run_dir(tmp_path)
+    path = run / "serve.sock"
+    old = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old.bind(str(path))  # a dead server's leftover: bound, never cleaned up
+    old.close()
+    sock, ident = runtime.bind_unix(path, run)
+    try:
+        st = os.lstat(path)
+        assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+        assert ident == (st.st_dev, st.st_ino)
+    finally:
+        sock.close()
+    path.unlink()
+    path.write_text("not a socket")
+    with pytest.raises(runtime.UnsafeRuntime, match="not a socket"):
+        runtime.bind_unix(path, run)
+
+
+def test_the_long_path_fallback_folder_is_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    (tmp_path / "xdg").mkdir()
+    home = tmp_path / ("h" * 120)
+    path = paths.socket_path(home)
+    assert path.parent == tmp_path / "xdg" / "suzent"
+    sock, _ = runtime.bind_unix(path, runtime.prepare_run_dir(home))
+    sock.close()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_tcp_binds_loopback_only_and_a_taken_port_is_one_clear_error():
+    sock = runtime.bind_tcp(0)
+    try:
+        host, port = sock.getsockname()
+        assert host == "127.0.0.1" and port > 0
+        with pytest.raises(runtime.PortInUse, match=f"port {port} on 127.0.0.1 is in use") as caught:
+            runtime.bind_tcp(port)
+        assert caught.value.exit_code == errors.BAD_INPUT
+    finally:
+        sock.close()
+
+
+def test_client_config_quotes_for_the_shell(tmp_path):
+    import shlex
+
+    home = tmp_path / "my home"
+    config = runtime.client_config(home, 8767, "tok-en")
+    assert shlex.split(config["claude_code_http"]) == [
+        "claude", "mcp", "add", "--transport", "http", "suzent", "http://127.0.0.1:8767/mcp",
+        "--header", "Authorization: Bearer tok-en"]
+    assert shlex.split(config["claude_code_stdio"]) == ["claude", "mcp", "add", "suzent", "--", "suzent", "--home",
+                                                        str(home), "mcp"]
+    assert config["claude_desktop"]["mcpServers"]["suzent"]["args"] == ["--home", str(home), "mcp"]
+    assert config["cursor"]["mcpServers"]["suzent"]["headers"] == {"Authorization": "Bearer tok-en"}
+
+
+# --- the watcher's choices ------------------------------------------------------------------------------------
+
+def test_the_watcher_keeps_only_markdown_outside_hidden_folders_and_the_index(settings):
+    from watchfiles import Change
+
+    from suzent_cli.server.serve import changes_to_reindex, watch_filter
+
+    vault, archive = settings.paths.vault_dir, settings.paths.archive_dir
+    keep = watch_filter(settings, [archive, vault])
+    assert keep(Change.modified, str(vault / "people" / "ana.md"))
+    assert keep(Change.added, str(archive / "2026-06-10.md"))
+    assert not keep(Change.modified, str(vault / ".state" / "x.md"))
+    assert not keep(Change.modified, str(vault / ".obsidian" / "workspace.md"))
+    assert not keep(Change.modified, str(vault / "a.json"))
+    assert not keep(Change.added, str(vault / ".a.md.123.tmp"))
+    assert not keep(Change.added, str(vault / ".a.md"))
+    assert not keep(Change.modified, str(settings.paths.index_dir / "x.md"))
+    (vault / "new-zone").mkdir(parents=True)
+    assert keep(Change.added, str(vault / "new-zone"))  # a new folder: its first page may pass unseen by inotify
+    assert not keep(Change.modified, str(vault / "new-zone"))
+    assert changes_to_reindex({(Change.added, str(vault / "new-zone"))}) is None
+    assert changes_to_reindex({(Change.modified, str(vault / "b.md")), (Change.added, str(vault / "a.md"))}) == [
+        vault / "a.md", vault / "b.md"]
+    assert changes_to_reindex({(Change.modified, str(vault / "b.md")), (Change.deleted, str(vault / "a.md"))}) is None
+
+
+# --- the whole server, in-process ------------------------------------------------------------------------------
+
+class FakeIndex:
+    def __init__(self) -> None:
+        self.requests: list[list[Path] | None] = []
+
+    def reindex(self, files=None, *, wait=None) -> bool:
+        self.requests.append(files)
+        return False
+
+
+class FakeWarm:
+    def __init__(self, settings) -> None:
+        self._settings = settings
+        self.embedder = None
+        self.index = FakeIndex()
+        self.closed = False
+
+    def settings(self):
+        return self._settings
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _until(condition, what: str):
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _uds_post(sock_path: Path, op: str, body: dict) -> httpx2.Response:
+    with httpx2.Client(transport=httpx2.HTTPTransport(uds=str(sock_path)), base_url="http://suzent") as client:
+        return client.post(f"/v1/{op}", json=body, timeout=30)
+
+
+async def _mcp_echo(url: str, token: str) -> str:
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            result = await client.call_tool("echo", {"text": "hi"})
+    return result.content[0].text
+
+
+def test_serve_runs_both_listeners_the_watcher_and_cleans_up(settings):
+    from suzent_cli.server.runtime import is_running
+    from suzent_cli.server.serve import serve
+
+    home = settings.paths.home
+    settings.paths.vault_dir.mkdir(parents=True)
+    warm, backend, stop = FakeWarm(settings), FakeBackend(), threading.Event()
+    result: dict = {}
+    lines: list[str] = []
+
+    def run():
+        result["code"] = serve(settings, port=0, chain=False, watch=True, warm=warm, backend=backend,
+                               mcp_server=_tiny_mcp(), stop=stop, announce=lines.append)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        info = _until(lambda: runtime.read_info(home), "serve.json")
+        sock_path = paths.socket_path(home)
+        assert info["pid"] == os.getpid() and info["socket"] == str(sock_path)
+        assert info["mcp_url"] == f"http://127.0.0.1:{info['port']}/mcp"
+        assert stat.S_IMODE(os.lstat(sock_path).st_mode) == 0o600
+        assert is_running(home)
+
+        status = _uds_post(sock_path, "status", {}).json()
+        assert status["server"]["chain"]["state"] == "off"
+        _until(lambda: _uds_post(sock_path, "status", {}).json()["server"]["watcher"]["state"] == "watching",
+               "the watcher")
+
+        token = runtime.ensure_token(home)
+        assert asyncio.run(_mcp_echo(info["mcp_url"], token)) == "echo: hi"
+        refused = httpx2.post(info["mcp_url"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                              headers={"Authorization": "Bearer wrong"}, timeout=30)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+        rebinding = httpx2.post(info["mcp_url"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                headers={"Authorization": f"Bearer {token}", "Host": "evil.example:80"}, timeout=30)
+        assert rebinding.status_code in (400, 421)  # the SDK's DNS-rebinding guard
+
+        page = settings.paths.vault_dir / "people" / "ana.md"
+        page.parent.mkdir()
+        _until(lambda: None in warm.index.requests, "a whole pass after a new folder")
+        wholes = warm.index.requests.count(None)
+        (settings.paths.vault_dir / ".state").mkdir()
+        (settings.paths.vault_dir / ".state" / "noise.md").write_text("x")
+        page.write_text("# Ana\n")
+        _until(lambda: any(files and page in files for files in warm.index.requests), "a reindex of the page")
+        assert not any(files and any(".state" in str(f) for f in files) for files in warm.index.requests)
+        page.unlink()
+        _until(lambda: warm.index.requests.count(None) > wholes, "a whole pass after a deletion")
+        counts = _uds_post(sock_path, "status", {}).json()["server"]
+        assert counts["requests"]["by_op"]["status"] >= 3 and counts["requests"]["by_op"]["mcp"] >= 1
+        assert counts["watcher"]["events"] >= 3
+    finally:
+        stop.set()
+        thread.join(DEADLINE)
+    assert not thread.is_alive() and result["code"] == 0
+    assert warm.closed
+    assert not paths.socket_path(home).exists() and not paths.info_path(home).exists()
+    assert is_running(home) is False
+    assert any("suzent serve: pid" in line for line in lines)
+
+
+def test_a_second_server_on_the_same_home_is_refused_naming_the_first(settings):
+    from filelock import FileLock
+
+    from suzent_cli.server.serve import serve
+
+    runtime.prepare_run_dir(settings.paths.home)
+    runtime.write_info(settings.paths.home, {"pid": 4242})
+    with FileLock(str(paths.lock_path(settings.paths.home)), timeout=0):
+        with pytest.raises(runtime.ServerRunning, match=r"already running .*\(pid 4242\)") as caught:
+            serve(settings, port=0, chain=False, watch=False, warm=FakeWarm(settings), backend=FakeBackend(),
+                  mcp_server=_tiny_mcp())
+    assert caught.value.exit_code == errors.BUSY
+    assert runtime.read_info(settings.paths.home) == {"pid": 4242}  # the running server's file is left alone
