@@ -355,7 +355,8 @@ async def _mcp_echo(url: str, token: str) -> str:
 
 
 def test_serve_runs_both_listeners_the_watcher_and_cleans_up(settings):
-    from suzent_cli.server.serve import is_running, serve
+    from suzent_cli.server.runtime import is_running
+    from suzent_cli.server.serve import serve
 
     home = settings.paths.home
     settings.paths.vault_dir.mkdir(parents=True)

@@ -18,15 +18,18 @@ def recall_cmd(
     query: Optional[str] = typer.Argument(None, metavar="QUERY", help="What to remember (not with --from)."),
     mode: Optional[str] = typer.Option(None, "--mode", metavar="hybrid|vector|fts",
                                        help="hybrid (BM25 + vector, score fusion; the default) | vector | fts "
-                                            "(the default with --from: no model to load)."),
+                                            "(the default with --from when no suzent serve runs: no model to "
+                                            "load)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", metavar="N", help="How many hits (default 10; 5 with --from)."),
     model: Optional[str] = options.model("Embedder (must be the one the index was built with)."),
     json_out: bool = options.json_out("Print JSON hits."),
     explain: bool = typer.Option(False, "--explain", help="Show how each hit's score was made: every run's "
                                  "normalized score, date boost, neighbour share, importance and its factors."),
-    from_agent: Optional[str] = options.from_agent("Answer a Claude Code UserPromptSubmit hook: read the payload on "
-                                                   "stdin, print its prompt's memories as hookSpecificOutput JSON "
-                                                   "(nothing when none); never fails the agent (exit 0)."),
+    from_agent: Optional[str] = options.from_agent("Answer a Claude Code UserPromptSubmit or SessionStart hook: read "
+                                                   "the payload on stdin, print its prompt's memories (SessionStart: "
+                                                   "the session briefing) as hookSpecificOutput JSON (nothing when "
+                                                   "none), through a running suzent serve when there is one; never "
+                                                   "fails the agent (exit 0)."),
     timeout: Optional[str] = options.timeout("With --from: seconds before the hook gives up and prints nothing "
                                              "(default 2)."),
 ) -> None:

@@ -280,8 +280,46 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
                                                else "held" if info["held"] else "unknown" if info["held"] is None
                                                else "free")
                                  for name, info in data["locks"].items()))]
-    return [("capture buffer", capture), ("vault", knowledge), ("index", _index_rows(data["index"])), ("dream", dream),
-            ("queues", queue_rows), ("locks", locks)]
+    sections = [("capture buffer", capture), ("vault", knowledge), ("index", _index_rows(data["index"])),
+                ("dream", dream), ("queues", queue_rows), ("locks", locks)]
+    if "server" in data:
+        sections.append(("server", server_rows(data["server"])))
+    return sections
+
+
+def _duration(seconds: int | None) -> str:
+    if seconds is None:
+        return "?"
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    return (f"{days}d {hours}h" if days else f"{hours}h {rest // 60}m" if hours else f"{rest // 60}m {rest % 60}s")
+
+
+def server_rows(server: dict) -> list[tuple[str, str]]:
+    """The server's rows of ``suzent status`` (:func:`suzent_cli.server.runtime.server_state`'s shape)."""
+    if server.get("running") is None:
+        return [("server", f"unknown: {server.get('unknown')}")]
+    if not server["running"]:
+        return [("server", "not running: hooks and MCP use the cold path"
+                 + ("; a stopped server's socket is left (the next suzent serve replaces it)" if server.get("stale")
+                    else ""))]
+    rows = [("server", f"running, pid {server.get('pid')}, since {server.get('started')}"
+                       + (f", up {_duration(server.get('uptime_s'))}" if "uptime_s" in server else "")),
+            ("MCP", f"{server.get('mcp_url')} (bearer token: suzent serve --print-config)")]
+    if server.get("no_answer"):
+        return [*rows, ("answer", f"none: {server['no_answer']}")]
+    requests = server.get("requests") or {}
+    by_op = ", ".join(f"{op} {n}" for op, n in (requests.get("by_op") or {}).items())
+    last = server.get("last_error")
+    chain, watcher = server.get("chain") or {}, server.get("watcher") or {}
+    rows += [("requests", f"{requests.get('total', 0)}" + (f" ({by_op})" if by_op else "")),
+             ("last error", f"{last['time']} {last['op']}: {last['message']}" if last else "none"),
+             ("chain", f"{chain.get('state')}" + (f", {chain['passes']} pass{'es' if chain['passes'] != 1 else ''}" if chain.get("passes") else "")
+              + (f", next at {chain['next_pass']}" if chain.get("state") == "waiting" and chain.get("next_pass")
+                 else "")),
+             ("watcher", f"{watcher.get('state')}" + (f", {watcher['events']} change batch{'es' if watcher['events'] != 1 else ''}"
+                                                      if watcher.get("events") else ""))]
+    return rows
 
 
 def _index_rows(idx: dict | None) -> list[tuple[str, str]]:

@@ -52,7 +52,8 @@ def _print_config(settings, port_flag: str | None, json_out: bool) -> None:
     """The token, URL and client configs: the running server's port when one runs and no --port is given."""
     from suzent_cli.errors import InputInvalid
     from suzent_cli.server import runtime
-    from suzent_cli.server.serve import port_of, running_port
+    from suzent_cli.server.runtime import running_port
+    from suzent_cli.server.serve import port_of
 
     home = settings.paths.home
     port = running_port(home) if port_flag is None else None

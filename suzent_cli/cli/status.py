@@ -16,15 +16,18 @@ def status_cmd(
     no_index: bool = typer.Option(False, "--no-index", help="Skip the index row counts (no LanceDB import)."),
 ) -> None:
     """Every tier on one screen: daily logs and fact lines, vault pages and claims, MEMORY.md, index rows, queues,
-    the dream's watermark, pending work, next tick, retries and last results, and lock holders.
+    the dream's watermark, pending work, next tick, retries and last results, lock holders, and the server (pid,
+    uptime, requests, last error, MCP URL; or "not running": hooks and MCP then use the cold path).
 
     Example: suzent status --json
     """
     from suzent_cli.config import dream_config
+    from suzent_cli.server.runtime import server_state
     from suzent_cli.status import status
 
     settings = settings_of(ctx)
     data = status(settings, dream_config(settings), with_index=not no_index)
+    data["server"] = server_state(settings.paths.home)
     if json_out:
         emit_json(data)
     else:

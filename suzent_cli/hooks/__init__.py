@@ -9,6 +9,8 @@
   * :mod:`.capture` — each session's captured position (``<vault>/.state/claude_code.json``) and the capture of
     its new complete turns;
   * :mod:`.recall` — the recall hook: the prompt's memories as ``additionalContext``.
+* :mod:`.stdin` — the one rule for reading a hook's stdin (all of it within a time bound); stdlib only, so the
+  fast path that answers a hook through a running server (:mod:`suzent_cli.cli.fasthook`) uses it too.
 * :mod:`.spool` — payloads waiting to be captured (``<vault>/.state/spool/``, or ``<home>/spool/`` when that
   cannot be written or the config is broken): written before any capture work, removed only once their turns are
   captured, drained by the next hook call or ``suzent run``.

@@ -162,8 +162,11 @@ def connect(home: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
     replaces it). Only checks that the socket accepts a connection (within ``connect_timeout`` seconds; no request
     is sent). ``timeout``: the backend's per-call timeout in seconds. Never raises."""
     where = paths.socket_path(home)
+    family = getattr(socket, "AF_UNIX", None)  # absent on some Windows builds: no server can listen there either
+    if family is None:
+        return None
     try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = socket.socket(family, socket.SOCK_STREAM)
     except OSError:
         return None
     try:

@@ -24,6 +24,7 @@ from suzent_cli.server.stats import Stats
 log = logging.getLogger("suzent.serve")
 
 MCP_PATH = "/mcp"
+SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status)
 ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*")
 ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
 
@@ -46,6 +47,8 @@ def local_app(backend: Any, stats: Stats):
     ``POST /v1/<op>`` with a JSON object body (empty body = no arguments). Answers:
 
     * 200 and the op's result object (``status`` gains ``"server": stats.snapshot()``);
+    * ``POST /v1/server`` (no op: not counted) answers ``stats.snapshot()`` alone, at once: what ``suzent status``
+      asks (the ``status`` op computes the whole status, seconds on a cold server);
     * 404 for an op not in :data:`OPS`; 400 for a body that is not a JSON object or arguments the op does not take;
     * the :class:`SuzentError` the op raised, as :func:`~suzent_cli.server.protocol.error_json`, with
       :func:`http_status`'s code (400/409/422);
@@ -92,7 +95,11 @@ def local_app(backend: Any, stats: Stats):
             stats.error(op, exc)
             return answer(error_json(exc), 500)
 
-    return Starlette(routes=[Route(API_PREFIX + "{op}", call, methods=["POST"])])
+    async def server(request: Request) -> Response:
+        return answer(stats.snapshot())
+
+    return Starlette(routes=[Route(API_PREFIX + SERVER_ROUTE, server, methods=["POST"]),
+                             Route(API_PREFIX + "{op}", call, methods=["POST"])])
 
 
 class BearerToken:

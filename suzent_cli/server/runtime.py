@@ -7,9 +7,11 @@
 * :func:`write_info` / :func:`read_info` — ``serve.json`` (atomic rewrite; readers tolerate it missing or bad).
 * :func:`bind_unix` / :func:`bind_tcp` — the local API's socket (mode 0600; a leftover socket file is unlinked:
   the caller holds ``serve.lock``, so no live server owns it) and MCP's TCP socket on 127.0.0.1 only.
+* :func:`is_running` / :func:`server_state` — whether a server runs on a home (a probe of ``serve.lock``) and what
+  ``suzent status`` shows about it.
 * :func:`client_config` — the token, the MCP URL and ready-to-paste client configurations (``--print-config``).
 
-Stdlib only.
+Stdlib at import time (``filelock`` and the light client inside the functions that probe a running server).
 """
 
 from __future__ import annotations
@@ -123,6 +125,92 @@ def read_info(home: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def running_pid(home: Path) -> int | None:
+    """The pid ``serve.json`` names, when it names one (it may be stale: only ``serve.lock`` says a server runs)."""
+    info = read_info(home)
+    pid = info.get("pid") if info else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+
+
+def is_running(home: Path) -> bool | None:
+    """Whether a server holds ``serve.lock`` of ``home`` now (a probe: taken and released at once, never waits);
+    None when the lock cannot be probed (an unreadable folder)."""
+    from filelock import FileLock, Timeout
+
+    path = paths.lock_path(home)
+    if not path.exists():
+        return False
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    except OSError:
+        return None
+    lock.release()
+    return False
+
+
+def running_port(home: Path) -> int | None:
+    """The MCP port of the server running on ``home`` (from ``serve.json``), None when none runs."""
+    if not is_running(home):
+        return None
+    port = (read_info(home) or {}).get("port")
+    return port if isinstance(port, int) and not isinstance(port, bool) and port > 0 else None
+
+
+LIVE_KEYS = ("uptime_s", "requests", "last_error", "chain", "watcher")
+
+
+def server_state(home: Path, *, timeout: float = 3.0) -> dict[str, Any]:
+    """What ``suzent status`` shows about the server of ``home``; light: a probe of ``serve.lock``, ``serve.json``,
+    and one small request over the socket (at most ``timeout`` seconds). Never raises. Shapes:
+
+    * ``{"running": False, "stale": bool}`` — ``stale``: a killed server left its socket or ``serve.json`` (the
+      next ``suzent serve`` replaces them); hooks and MCP use the cold path;
+    * ``{"running": True, "pid", "started", "version", "mcp_url", "socket", "port"}`` from ``serve.json``, plus
+      the live ``"uptime_s", "requests", "last_error", "chain", "watcher"`` the server reports (``POST
+      /v1/server``: its counters alone, not a whole status), or ``"no_answer": str`` when it did not answer;
+    * ``{"running": None, "unknown": str}`` — the lock cannot be probed.
+    """
+    running = is_running(home)
+    if running is None:
+        return {"running": None, "unknown": f"cannot probe {paths.lock_path(home)}"}
+    if not running:
+        return {"running": False,
+                "stale": paths.info_path(home).exists() or os.path.lexists(paths.socket_path(home))}
+    info = read_info(home) or {}
+    state: dict[str, Any] = {"running": True, **{k: info.get(k) for k in ("pid", "started", "version", "mcp_url",
+                                                                          "socket", "port")}}
+    live = _ask_server_block(home, timeout)
+    if isinstance(live, str):
+        state["no_answer"] = live
+        return state
+    state.update({k: live.get(k) for k in LIVE_KEYS})
+    return state
+
+
+def _ask_server_block(home: Path, timeout: float) -> dict[str, Any] | str:
+    """``POST /v1/server`` over the socket (the light client's connection class): the server block, or why not."""
+    import http.client
+
+    from suzent_cli.server.client import UnixHTTPConnection
+
+    conn = UnixHTTPConnection(paths.socket_path(home), timeout=timeout)
+    try:
+        conn.request("POST", "/v1/server", body=b"{}", headers={"Content-Type": "application/json",
+                                                                "Connection": "close"})
+        response = conn.getresponse()
+        data = json.loads(response.read())
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return f"no usable answer on {paths.socket_path(home)} ({errors.describe(exc)})"
+    finally:
+        conn.close()
+    return data if isinstance(data, dict) and response.status == 200 else f"HTTP {response.status}"
 
 
 def remove_quietly(path: Path) -> None:

@@ -62,41 +62,6 @@ def port_of(settings: Settings, flag: str | None) -> int:
                            "--port" if flag is not None else row.key))
 
 
-def running_pid(home: Path) -> int | None:
-    """The pid ``serve.json`` names, when it names one (it may be stale: only ``serve.lock`` says a server runs)."""
-    info = runtime.read_info(home)
-    pid = info.get("pid") if info else None
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
-
-
-def is_running(home: Path) -> bool | None:
-    """Whether a server holds ``serve.lock`` of ``home`` now (a probe: taken and released at once); None when the
-    lock cannot be probed (an unreadable folder). Never waits."""
-    from filelock import FileLock, Timeout
-
-    path = paths.lock_path(home)
-    if not path.exists():
-        return False
-    lock = FileLock(str(path), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        return True
-    except OSError:
-        return None
-    lock.release()
-    return False
-
-
-def running_port(home: Path) -> int | None:
-    """The MCP port of the server running on ``home`` (from ``serve.json``), None when none runs."""
-    if not is_running(home):
-        return None
-    info = runtime.read_info(home) or {}
-    port = info.get("port")
-    return port if isinstance(port, int) and not isinstance(port, bool) and port > 0 else None
-
-
 def _acquire(home: Path):
     """``serve.lock`` of ``home``, held (a :class:`filelock.FileLock`); raises :class:`ServerRunning`."""
     from filelock import FileLock, Timeout
@@ -105,7 +70,7 @@ def _acquire(home: Path):
     try:
         lock.acquire()
     except Timeout:
-        pid = running_pid(home)
+        pid = runtime.running_pid(home)
         raise runtime.ServerRunning(f"a suzent serve is already running on {home}"
                                     + (f" (pid {pid})" if pid else "") + "; one server per home") from None
     return lock
@@ -380,7 +345,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
                 say(f"suzent serve: a listener failed: {errors.describe(exc)}; stopping")
                 code = errors.FAILED
             stopper.request()
-            if threads:
+            if chain:
                 say("suzent serve: stopping (the chain finishes its current stage)…")
             for thread in threads:
                 thread.join()

@@ -133,3 +133,103 @@ def test_the_fast_path_is_the_entry_point_of_the_module_run(tmp_path):
     r = subprocess.run([sys.executable, "-m", "suzent_cli", "--version"], capture_output=True, text=True, cwd=REPO,
                        env=cli_env(tmp_path / "home"), timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("suzent ")
+
+
+# --- against the real `suzent serve` ------------------------------------------------------------------------------
+
+def start_serve(home: Path) -> subprocess.Popen:
+    """``suzent serve`` on ``home`` (any free MCP port, no chain, no watcher), once its socket answers."""
+    import time
+
+    from suzent_cli.server.client import connect
+
+    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "serve", "--port", "0", "--no-chain", "--no-watch"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env=cli_env(home, **EMBEDDER))
+    deadline = time.monotonic() + 120
+    while connect(home, timeout=5) is None:
+        if proc.poll() is not None:
+            raise AssertionError(f"suzent serve exited {proc.returncode}: {proc.stderr.read()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("suzent serve did not listen within 120 s")
+        time.sleep(0.1)
+    return proc
+
+
+def stop_serve(proc: subprocess.Popen) -> None:
+    import signal
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_the_hooks_through_a_real_serve(tmp_path):
+    home = indexed_recall_home(tmp_path / "home")
+    question = prompt("What tea should I make for the morning?")
+    cold = hook(home, "recall", question, "--mode", "fts", "--timeout", "60")
+    start = json.dumps({"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/src/green-tea",
+                        "hook_event_name": "SessionStart", "source": "startup"})
+    cold_start = hook(home, "recall", start, "--timeout", "60")
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("Remember that my bicycle is a green Brompton folding bike.")
+    t.turn("Thanks.")
+    server = start_serve(home)
+    try:
+        up = hook(home, "recall", question, "--mode", "fts", "--timeout", "60")
+        hybrid = hook(home, "recall", question, "--timeout", "60")
+        up_start = hook(home, "recall", start, "--timeout", "60")
+        captured = hook(home, "capture", payload(t.path), "--timeout", "60")
+        bike = hook(home, "recall", prompt("Which folding bike do I ride to work?"), "--timeout", "60")
+    finally:
+        stop_serve(server)
+    for r in (cold, cold_start, up, hybrid, up_start, captured, bike):
+        assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert up.stdout == cold.stdout and json.loads(up.stdout)["hookSpecificOutput"]["hookEventName"] == \
+        "UserPromptSubmit"
+    assert "green tea" in json.loads(hybrid.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert json.loads(up_start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "green tea" in json.loads(cold_start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert captured.stdout == "" and spooled(home) == []
+    assert "Brompton" in json.loads(bike.stdout)["hookSpecificOutput"]["additionalContext"]  # no `suzent index`
+
+
+def test_serve_killed_while_a_capture_hook_waits_loses_no_turn(tmp_path):
+    """SIGKILL the real server while it captures a long session for a hook: the hook process gets no answer,
+    captures the same payload itself, and every turn lands (at most one twice: the one whose append the kill may
+    have separated from its recorded position, hooks/capture.py)."""
+    import signal
+    import time
+
+    home = tmp_path / "home"
+    t = Transcript(tmp_path / "s.jsonl")
+    n = 400
+    for i in range(n):
+        t.turn(f"Remember that my code word for step {i} is kiwi{i}.")
+    t.turn("Thanks.")
+    server = start_serve(home)
+    (tmp_path / "payload.json").write_text(payload(t.path), encoding="utf-8")
+    with (tmp_path / "payload.json").open("rb") as stdin:
+        hook_proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "capture", "--from", "claude-code",
+                                      "--timeout", "300"], stdin=stdin, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, cwd=REPO, env=cli_env(home, **EMBEDDER))
+    position = home / "notebook" / ".state" / "claude_code.json"
+    deadline = time.monotonic() + 120
+    while not position.exists() and hook_proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the server has captured its first turns: the request is in flight
+    killed_mid_request = hook_proc.poll() is None
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=30)
+    out, err = hook_proc.communicate(timeout=300)
+    assert hook_proc.returncode == 0 and out == "", err
+    if killed_mid_request:  # else the server finished first (a very fast machine): still no turn lost
+        assert len(err.splitlines()) == 1 and "capturing here instead" in err, err
+    got = facts(home, DAY)
+    want = {f"- [general] My code word for step {i} is kiwi{i}." for i in range(n)}
+    assert set(got) == want and len(got) - len(want) <= 1
+    assert spooled(home) == []
