@@ -181,3 +181,26 @@ def test_mcp_over_http_needs_the_token(served):
         assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", headers
     server = connect(home, timeout=60).status()["server"]
     assert server["requests"]["by_op"].get("mcp", 0) >= 2
+
+
+def test_the_chain_runs_in_the_server_and_sigterm_still_stops_it_cleanly(home):
+    assert run_cli(home, "init", env_extra=HASH_ENV).returncode == 0
+    assert run_cli(home, "capture", "--fact", "[fact] Owns a red bicycle", env_extra=HASH_ENV).returncode == 0
+    proc = start(home)
+    try:
+        ready(home, proc)
+        deadline = time.monotonic() + DEADLINE
+        while not ((state := runtime.server_state(home, timeout=30)).get("chain") or {}).get("passes"):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail(f"no chain pass recorded: {state} {stderr_of(proc)}")
+            time.sleep(0.2)
+        last = state["chain"]["last_pass"]
+        assert last["exit_code"] == 0 and last["outcomes"]["index"] in ("built", "updated", "unchanged"), last
+        assert state["last_error"] is None
+        hits = connect(home, timeout=120).recall("bicycle", mode="fts")["hits"]
+        assert any("bicycle" in h["content"] for h in hits)  # the chain's index stage built the index
+    finally:
+        code = stop(proc)
+    assert code == 0, stderr_of(proc)
+    assert "stopped (SIGTERM)" in stderr_of(proc)
+    assert not paths.info_path(home).exists()
