@@ -109,7 +109,7 @@ class RecallResult(BaseModel):
 class Outcome(BaseModel):
     text: str
     outcome: str = Field(description="captured | confirmation (restates a recorded claim: counted, not logged "
-                                     "again) | duplicate | rejected | skipped")
+                                     "again) | rejected (see reason)")
     category: str | None = None
     file: str | None = Field(None, description="The daily log (or page) it went to.")
     line: int | None = None
@@ -141,11 +141,17 @@ class Closest(BaseModel):
     score: float | None = None
 
 
+class ForgetClaim(BaseModel):
+    page: str
+    line: str
+
+
 class ForgetResult(BaseModel):
     applied: bool = Field(description="False: a dry run, nothing was changed.")
     matches: list[ForgetMatch] = Field(description="Every row holding the text (what goes, or would go).")
     tombstoned: int
     message: str
+    claims: list[ForgetClaim] = Field(default_factory=list, description="Vault claims that go (or would go).")
     closest: list[Closest] = Field(default_factory=list, description="No exact match: the nearest rows.")
     warnings: list[str] = Field(default_factory=list)
 
@@ -287,6 +293,8 @@ def forget_text(result: dict[str, Any]) -> str:
         ident = f" id {m['id']}" if m.get("id") else ""
         lines.append(f"- {errors.one_line(m.get('content', ''), 500)}" + (f" ({place}{spot})" if place else "")
                      + ident)
+    for c in result.get("claims") or []:
+        lines.append(f"- vault claim in {c.get('page')}: {errors.one_line(c.get('line', ''), 500)}")
     if result.get("message"):
         lines.append(errors.one_line(result["message"], 1000))
     closest = result.get("closest") or []
@@ -413,8 +421,9 @@ def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
                                                           "classifier decides).", max_length=MAX_NAME)] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Keep durable facts about the user (preferences, personal details, goals, project decisions) in their
-        long-term memory, through the same write path as `suzent capture`. Give facts, or a turn to extract them
-        from. Returns each fact's outcome: captured, duplicate, rejected or skipped, and why."""
+        long-term memory, through the same write path as `suzent capture`. Give facts or a turn to extract them
+        from (not both). Returns each fact's outcome and why: captured, confirmation (already recorded: counted, not
+        logged again) or rejected."""
         if not facts and not (turn and turn.strip()):
             raise _refuse("give facts or a turn: nothing to remember")
         result = _call(lambda: backend.remember(facts=facts or None, turn=turn, session=session, category=category))
@@ -440,6 +449,7 @@ def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
         result = _call(lambda: backend.forget(text=text, id=id, apply=apply))
         structured = _project(ForgetResult, {
             **result, "matches": [_fields(ForgetMatch, _id_str(m)) for m in result.get("matches") or []],
+            "claims": [_fields(ForgetClaim, c) for c in result.get("claims") or [] if isinstance(c, dict)],
             "closest": [_fields(Closest, _id_str(c)) for c in result.get("closest") or []]})
         return _text(forget_text(structured), structured)
 
