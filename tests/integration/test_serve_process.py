@@ -95,7 +95,10 @@ def test_lifecycle_modes_one_server_per_home_and_a_clean_sigterm(served):
     shown = run_cli(home, "status", "--json", "--no-index", env_extra=HASH_ENV)
     server = json.loads(shown.stdout)["server"]
     assert server["running"] is True and server["pid"] == proc.pid and server["mcp_url"] == info["mcp_url"]
-    assert server["requests"]["total"] >= 1 and server["last_error"] is None
+    # status waits 3 s for the counters: on a loaded machine it may say so, but never fail otherwise
+    assert "requests" in server or server["no_answer"].startswith("no answer within"), server
+    live = runtime.server_state(home, timeout=60)
+    assert live["requests"]["total"] >= 1 and live["last_error"] is None, live
 
     assert stop(proc) == 0, stderr_of(proc)
     assert "stopped (SIGTERM)" in stderr_of(proc)
