@@ -99,6 +99,7 @@ def test_recall_filters_apply_before_the_limit_and_content_has_no_markers(backen
     assert "Drinks espresso every morning" in top["content"]
     assert "confirmed" not in top["content"] and "source:" not in top["content"]
     assert top["confirmations"] == 3 and top["verified"] is False and top["chunk"] is not None
+    assert top["date"] == "2026-06-09"  # the claims' latest confirmation
     recall_log = (s.paths.state_dir / "recall_log.jsonl").read_text(encoding="utf-8")
     assert "espresso morning" in recall_log  # logged as `suzent recall` logs
 
@@ -338,3 +339,73 @@ def test_a_cli_index_beside_a_warm_store_is_seen_and_never_a_second_writer(tmp_p
         assert len(fresh.ids_by_source()) == 3
     finally:
         warm.close()
+
+
+def test_concurrent_agents_lose_and_duplicate_nothing(backend):
+    s = backend.warm.settings()
+    log(s, "2026-06-19", "[general] Seed fact about gardens")
+    indexed(backend)
+    errors: list[BaseException] = []
+
+    def agent(n: int) -> None:
+        try:
+            for i in range(5):
+                result = backend.remember(facts=[f"[general] Agent {n} remembers item {i}"], session=f"agent{n}")
+                assert result["captured"] == 1
+                backend.recall(f"agent {n} item", mode="hybrid", limit=3)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert errors == []
+    written = [ln for ln in s.paths.log_path(s.today).read_text(encoding="utf-8").splitlines() if ln.startswith("- [")]
+    assert sorted(written) == sorted(f"- [general] Agent {n} remembers item {i}" for n in range(4) for i in range(5))
+    indexed(backend)
+    total, derived = backend.warm.store().verify()
+    assert total == derived == 21
+    found = [h["content"] for h in backend.recall("agent remembers item", mode="fts", limit=50)["hits"]]
+    assert sorted(found) == sorted(f"Agent {n} remembers item {i}" for n in range(4) for i in range(5))
+    state = backend.warm.state()
+    assert state["index_worker"]["last_error"] is None and state["store_version"] is not None
+
+
+def test_a_pass_with_a_file_it_could_not_index_is_not_reported_as_indexed(settings):
+    from suzent_cli.index.indexer import IndexReport
+
+    def runner(settings, files, embedder):
+        return IndexReport(errors=[("archive:2026-06-20.md", "embedding failed")])
+
+    worker = IndexWorker(lambda: settings, runner=runner)
+    try:
+        assert worker.reindex([Path("2026-06-20.md")], wait=60) is False
+        assert "2026-06-20.md: embedding failed" in worker.state()["last_error"]["message"]
+        assert worker.state()["last_pass"]["report"]["errors"][0]["source"] == "archive:2026-06-20.md"
+    finally:
+        worker.close(30)
+
+
+def test_a_pass_refused_by_a_busy_indexer_lock_runs_again_by_itself(settings):
+    from suzent_cli.errors import LockTimeout
+
+    calls: list = []
+    done = threading.Event()
+
+    def runner(settings, files, embedder):
+        calls.append([Path(f).name for f in files])
+        if len(calls) == 1:
+            raise LockTimeout("could not lock .indexer.lock within 30s (another suzent process holds it)")
+        done.set()
+        return {"ok": True}
+
+    worker = IndexWorker(lambda: settings, runner=runner)
+    try:
+        worker.reindex([Path("a.md")], wait=60)  # True or False: the retry may finish before this waiter wakes
+        assert done.wait(60) and calls == [["a.md"], ["a.md"]]
+        assert "could not lock" in worker.state()["last_error"]["message"]
+        assert worker.reindex([Path("b.md")], wait=60) is True and calls[-1] == ["b.md"]
+    finally:
+        worker.close(30)

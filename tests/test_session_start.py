@@ -95,3 +95,17 @@ def test_briefing_is_capped_and_says_nothing_when_there_is_nothing(s, tmp_path):
 def test_a_bad_payload_is_payload_invalid(s):
     with pytest.raises(PayloadInvalid):
         session_start_output(s, b"[1, 2]")
+
+
+def test_the_recall_hook_command_answers_a_session_start_payload_with_the_briefing(tmp_path):
+    from conftest import invoke
+
+    home = tmp_path / "home"
+    s = settings_at(home, env=HASH_ENV)
+    log(s, "2026-06-19", "[technical] The acme billing service deploys with helm")
+    run_index(s)
+    r = invoke(home, "recall", "--from", "claude-code", input=start_payload(str(tmp_path / "acme-billing")).decode(),
+               env_extra=HASH_ENV)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)["hookSpecificOutput"]
+    assert data["hookEventName"] == "SessionStart" and "helm" in data["additionalContext"]

@@ -135,9 +135,15 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
                    model: str | None = None, embedder=None, store=None) -> str | None:
     """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
     prompt, no index, no hit). ``embedder`` / ``store``: an already loaded embedder and open
-    :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). Raises
+    :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). A
+    ``SessionStart`` payload gets the session briefing instead
+    (:func:`suzent_cli.hooks.session_start.session_start_output`), so one hook command serves both events. Raises
     :class:`PayloadInvalid` and whatever recall raises."""
     data = decode_payload(raw)
+    if data.get("hook_event_name") == "SessionStart":
+        from suzent_cli.hooks.session_start import session_start_output
+
+        return session_start_output(settings, raw, embedder=None if mode == "fts" else embedder, store=store)
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
         return None

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -248,13 +249,17 @@ def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
     """A cheap fingerprint of the table's committed state, without lancedb: ``(inode of the table dir, inode and
     mtime in ns of its ``_versions`` dir)``. Every commit (and every cleanup of old versions) adds or removes a
     manifest in ``_versions``, which changes that directory's mtime; a table moved aside and rebuilt has another
-    inode. Two ``stat`` calls (a few microseconds). None when there is no table."""
+    inode. Two ``stat`` calls (a few microseconds). None when there is no table; a table without ``_versions``
+    (not lance's usual layout) gets a stamp of "now", i.e. always changed."""
     table = index_dir / f"{TABLE}.lance"
     try:
         top = os.stat(table)
-        versions = os.stat(table / "_versions")
     except OSError:
         return None
+    try:
+        versions = os.stat(table / "_versions")
+    except OSError:  # not lance's usual layout: a stamp that always looks new, so the reader always refreshes
+        return top.st_ino, 0, time.time_ns()
     return top.st_ino, versions.st_ino, versions.st_mtime_ns
 
 

@@ -7,8 +7,13 @@ Modules (one job each):
   shapes, and how an error crosses the socket; light (no heavy import).
 * :mod:`.client` — the light client of the local API on the Unix socket (:class:`~.client.RemoteBackend`), used by
   the hooks, the CLI and ``suzent mcp`` when a server runs; imports nothing heavy.
-* :mod:`.ops` — :class:`~.ops.LocalBackend`: the operations themselves, on warm state (:mod:`.warm`: the embedder
-  and the LanceDB read connection held open, the index worker that is the process's one path to the indexer).
+* :mod:`.warm` — :class:`~.warm.Warm`: the warm state of a long-lived process: settings with today kept current,
+  one shared embedder (loaded at the first encode), one LanceDB read store that follows every commit (this
+  process's and a CLI's beside it), and :class:`~.warm.IndexWorker`, the one index thread that is the process's
+  only path to the indexer (requests coalesce; the indexer's file lock serializes it with a CLI ``suzent index``).
+* :mod:`.ops` — :class:`~.ops.LocalBackend`: the operations themselves, on warm state, through the library the CLI
+  uses (recall, the capture write path, forget, status, the vault read-only, the Claude Code hooks and the
+  SessionStart briefing of :mod:`suzent_cli.hooks.session_start`).
 * :mod:`.mcp_surface` — the MCP tools and resources over any backend (official ``mcp`` SDK).
 * :mod:`.http` — the ASGI apps: the local API (Unix socket, no token: the socket is mode 0600) and MCP over
   streamable HTTP on 127.0.0.1 (bearer token required).

@@ -53,10 +53,19 @@ def plain_content(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def claims_last_date(text: str) -> str | None:
+    """The latest ``last`` confirmation date among the claim bullets of ``text`` (ISO), or None."""
+    from suzent_cli.vault.pages import parse_claim
+
+    days = [c.last for ln in str(text).split("\n") if (c := parse_claim(ln.strip())) and c.last]
+    return max(days).isoformat() if days else None
+
+
 def hit_json(hit) -> dict[str, Any]:
     """One recall hit (:class:`~suzent_cli.recall.Hit`) in the protocol's shape: ``content`` without markers,
     ``source_type`` log|vault|memory|legacy, ``file`` (relative to its tier), ``line`` (a daily-log fact) or
-    ``chunk`` (a page), ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
+    ``chunk`` (a page), ``date`` the capture date (a page: its claims' latest confirmation),
+    ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
     factors = hit.factors or {}
     stamped = "stamped" in factors or "confirmations" in factors
     is_log = hit.source_type == "archive_log"
@@ -64,7 +73,8 @@ def hit_json(hit) -> dict[str, Any]:
         "id": hit.id, "content": plain_content(hit.content), "score": round(float(hit.score), SCORE_DIGITS),
         "source_type": _KINDS.get(hit.source_type or "", hit.source_type or "legacy"),
         "file": hit.source_file, "line": hit.locator if is_log else None,
-        "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
+        "chunk": None if is_log else hit.locator, "date": hit.date or claims_last_date(hit.content),
+        "session": hit.session,
         "category": hit.category, "tags": list(hit.tags),
         "confirmations": (int(factors["confirmations"]) if stamped and factors.get("confirmations") is not None
                           else None),
@@ -125,7 +135,8 @@ class LocalBackend:
                until: str | None = None, category: str | None = None) -> dict[str, Any]:
         """Search memory (:func:`suzent_cli.recall.recall` on the warm store and embedder): ``mode``
         hybrid|vector|fts, ``since``/``until`` ``YYYY-MM-DD`` inclusive and ``category`` applied before ``limit``
-        (1..100). Logged to the recall log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
+        (1..100; a date range keeps only rows with a capture date, i.e. daily-log facts). Logged to the recall
+        log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
         error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
         :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
         from suzent_cli.recall import check_query, parse_filters, recall
@@ -279,7 +290,7 @@ class LocalBackend:
                     "closest": [{"content": c.content, "id": c.id, "file": c.path, "where": c.where,
                                  "score": c.score} for c in exc.closest], "warnings": []}
         if apply:
-            report = self.warm.index.call(lambda: forget(settings, plan, embedder=self.warm._embedder_for_index()))
+            report = self.warm.index.call(lambda: forget(settings, plan, embedder=self.warm.embedder_or_none()))
         else:
             report = forget(settings, plan, dry_run=True)
         matches = []
@@ -428,12 +439,14 @@ class LocalBackend:
         """A ``UserPromptSubmit`` hook payload → ``{"output", "warning"}``
         (:func:`suzent_cli.hooks.recall.recall_context` on the warm store and embedder). A ``SessionStart`` payload
         gets the briefing (:meth:`hook_session_start`). Raises :class:`InputInvalid` for bad base64, mode or
-        limit; any other problem is the ``warning``."""
+        limit (None: hybrid, 5); any other problem is the ``warning``."""
         from suzent_cli.hooks.recall import recall_context
         from suzent_cli.hooks.transcript import PayloadInvalid, decode_payload
         from suzent_cli.recall import MODES
 
         raw = _payload(payload_b64)
+        mode = "hybrid" if mode is None else mode
+        limit = 5 if limit is None else limit
         if mode not in MODES:
             raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -458,10 +471,12 @@ class LocalBackend:
         on the index worker, waiting at most :data:`CAPTURE_INDEX_WAIT` s and never past the deadline, so the
         next prompt's recall sees the turn. Returns ``{"report", "warnings", "indexed"}``: the drain report (None
         when it did not finish; the payload then stays spooled for the next run), the warning lines, and whether
-        the reindex finished. Raises :class:`InputInvalid` for bad base64 or timeout."""
+        the reindex finished. ``timeout`` None: the hook's default (10 s). Raises :class:`InputInvalid` for bad
+        base64 or timeout."""
         from suzent_cli.hooks import claude_code
 
         raw = _payload(payload_b64)
+        timeout = claude_code.CAPTURE_TIMEOUT if timeout is None else timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:
             raise InputInvalid(f"timeout must be seconds > 0, got {timeout!r}")
         if extractor is not None:
@@ -479,7 +494,7 @@ class LocalBackend:
         indexed = False
         if touched:
             wait = max(0.0, min(CAPTURE_INDEX_WAIT, deadline - time.monotonic()))
-            indexed = self.warm.index.reindex(touched, wait=wait) if wait > 0 else self.warm.index.reindex(touched)
+            indexed = self.warm.index.reindex(touched, wait=wait)
         return {"report": outcome.report, "warnings": warnings, "indexed": indexed}
 
 

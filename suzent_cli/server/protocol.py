@@ -17,15 +17,21 @@ Results (keys always present unless marked optional):
   tier, or None), "line" (1-based line of a daily-log fact, or None), "chunk" (page chunk index, or None), "date",
   "session", "category", "tags", "confirmations" (int or None), "verified" (bool), "status" (claim status or
   None)}``. ``note`` says why the list is empty or short (no index yet, nothing relevant).
-* ``remember`` → ``{"outcomes": [{"text", "outcome" (captured|duplicate|rejected|skipped), "category", "file",
-  "line", "reason"}], "captured": int, "indexed": bool, "warnings": [str]}``.
-* ``forget`` → ``{"applied": bool, "matches": [{"id", "content", "file", "line"}], "tombstoned": int,
-  "message": str}``; without ``apply`` nothing is written (a dry run).
+* ``remember`` → ``{"outcomes": [{"text", "outcome" (captured|confirmation|rejected), "category", "file" (the
+  daily log's name; for a confirmation the recorded claim's source), "line" (1-based), "reason" (why rejected, or
+  how it was classified), "classification" (turns only: new|revision|confirmation)}], "captured": int,
+  "indexed": bool (the reindex of the touched log finished), "warnings": [str]}``; one outcome per given fact, in
+  order (facts), or per extracted fact (a turn).
+* ``forget`` → ``{"applied": bool, "matches": [{"content", "source" (label:file), "file", "line", "chunk"}],
+  "tombstoned": int, "message": str, "claims": [{"page", "line"}], "warnings": [str]}`` and, for a dry run whose
+  text matched no whole fact, ``"closest": [{"content", "id", "file", "where", "score"}]``; without ``apply``
+  nothing is written (a dry run).
 * ``status`` → the ``suzent status --json`` object (plus ``"server"`` when a server answers).
 * ``list_pages`` → ``{"pages": [{"name" (vault-relative path), "title", "claims", "bytes", "modified"}]}``.
 * ``read_page`` → ``{"name", "content"}`` (a vault page, or ``MEMORY.md`` by that name); read-only.
 * ``briefing`` → ``{"text": str | None}``: the SessionStart briefing for ``cwd`` (None: nothing to say).
-* ``hook_capture`` → ``{"report": dict | None, "warnings": [str]}`` (the capture hook's drain report).
+* ``hook_capture`` → ``{"report": dict | None, "warnings": [str], "indexed": bool}`` (the capture hook's drain
+  report; ``indexed``: the touched logs were reindexed before the answer).
 * ``hook_recall`` / ``hook_session_start`` → ``{"output": str | None, "warning": str | None}`` (the hook's stdout
   line, already in Claude Code's hook output format).
 """

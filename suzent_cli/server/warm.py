@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from suzent_cli.config import Settings
-from suzent_cli.errors import describe
+from suzent_cli.errors import LockTimeout, describe
 
 SETTLE_NS = 200_000_000  # a _versions mtime younger than this is not trusted alone (file times are coarse)
 Runner = Callable[[Settings, "list[Path] | None", Any], Any]
@@ -63,9 +63,11 @@ class IndexWorker:
     :func:`suzent_cli.index.api.reindex_files` / :func:`~suzent_cli.index.api.run_index`) and returns its
     :class:`~suzent_cli.index.indexer.IndexReport`.
 
-    A pass that raises records :attr:`last_error` (``{"time", "message"}``) and the thread goes on; the files of
-    that pass are not queued again (the next "everything changed" pass — ``suzent serve``'s chain, a ``suzent
-    index`` — hashes every source and catches up: the index is derived data, nothing is lost).
+    A pass that raises records :attr:`last_error` (``{"time", "message"}``) and the thread goes on. When the
+    indexer's lock was busy for ``lock_timeout`` (:class:`LockTimeout`: a CLI ``suzent index`` or the chain at
+    work) its files are queued again, so the pass runs once the lock is free; after any other failure they are
+    not (the next "everything changed" pass — ``suzent serve``'s chain, a ``suzent index`` — hashes every source
+    and catches up: the index is derived data, nothing is lost).
     """
 
     def __init__(self, settings: Callable[[], Settings], embedder: Callable[[], Any] | None = None, *,
@@ -92,8 +94,8 @@ class IndexWorker:
     def reindex(self, files: list[Path] | None = None, *, wait: float | None = None) -> bool:
         """Queue a pass over ``files`` (None: every changed source; the indexer hashes before it re-embeds) and
         wait up to ``wait`` seconds (None or 0: do not wait). Returns True once a pass that started after this
-        request finished without raising; False on time-out, after a failed pass (see :attr:`last_error`), when
-        not waiting, or when the worker is closed."""
+        request finished without raising and without a file it could not index; False on time-out, after a
+        failed pass (see :attr:`last_error`), when not waiting, or when the worker is closed."""
         with self._cond:
             if self._closing:
                 return False
@@ -198,10 +200,23 @@ class IndexWorker:
         try:
             result = self._runner(self._settings(), files, self._embedder())
             report = result.as_dict() if hasattr(result, "as_dict") else result
-            ok = True
+            failed = list(getattr(result, "errors", None) or [])
+            ok = not failed
+            if failed:  # the pass ran, but these files were left for the next one
+                source, message = failed[0]
+                error = f"{len(failed)} file(s) failed to index, first {source}: {message}"
         except BaseException as exc:  # noqa: BLE001 - recorded as last_error; the thread must live on
             error = describe(exc)
+            busy = isinstance(exc, LockTimeout)
+        else:
+            busy = False
         with self._cond:
+            if busy and not self._closing:  # another indexer (a CLI, the chain) held the lock: try these again
+                if files is None:
+                    self._everything = True
+                else:
+                    self._files.update(files)
+                self._requested += 1
             self.passes += 1
             self._running = None
             self._done = max(self._done, covers)
@@ -239,9 +254,10 @@ class Warm:
         self._base = settings
         self._lock = threading.Lock()
         self._embedder = _SharedEmbedder(embedder) if embedder is not None else None
+        self._fixed_embedder = embedder is not None
         self._store = None
         self._stamp = None
-        self.index = IndexWorker(self.settings, self._embedder_for_index, runner=runner)
+        self.index = IndexWorker(self.settings, self.embedder_or_none, runner=runner)
 
     def settings(self) -> Settings:
         """The settings with ``today`` moved to the current UTC date (unless a clock override fixed it)."""
@@ -265,7 +281,9 @@ class Warm:
         """True once a model is in memory (False before the first encode)."""
         return self._embedder is not None and self._embedder.loaded
 
-    def _embedder_for_index(self):
+    def embedder_or_none(self):
+        """:attr:`embedder`, or None when it cannot be made (the indexer then makes its own and fails with the
+        real message)."""
         try:
             return self.embedder
         except Exception:  # noqa: BLE001 - the indexer makes its own and fails with the real message
@@ -296,7 +314,22 @@ class Warm:
                     self._store = None
             self._store = ReadStore.open_existing(paths.index_dir, home=paths.home)
             self._stamp = stamp
+            recorded = self._store.recorded_embedder()
+            current = self._embedder
+            if current is not None and not self._fixed_embedder and recorded != (current.name, current.dim):
+                self._embedder = None  # the index was rebuilt with another embedder: the next use makes that one
             return self._store
+
+    def state(self) -> dict[str, Any]:
+        """JSON-ready, for ``status``: ``{"embedder" (name or None: not made yet), "model_loaded", "store_version"
+        (the table version the store reads, or None: not open), "index_worker"}`` (:meth:`IndexWorker.state`)."""
+        embedder, store = self._embedder, self._store
+        try:
+            version = store.version if store is not None else None
+        except Exception:  # noqa: BLE001 - a status line must not fail on a table being replaced
+            version = None
+        return {"embedder": embedder.name if embedder is not None else None, "model_loaded": self.embedder_loaded,
+                "store_version": version, "index_worker": self.index.state()}
 
     def forget_store(self) -> None:
         """Drop the open store: the next :meth:`store` opens the table again (after a read failed on it)."""
