@@ -29,8 +29,8 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
                        "listed); nothing already stored was lost"),
     (BAD_INPUT, "BAD_INPUT", "bad input or configuration: one line `Error: …` on stderr, never a traceback "
                              "(SUZENT_DEBUG=1 shows it)"),
-    (BUSY, "BUSY", "a lock could not be taken in time, or another dream holds the consolidation lock; "
-                   "nothing was written"),
+    (BUSY, "BUSY", "a lock could not be taken in time, or another dream holds the consolidation lock, or another "
+                   "suzent serve runs on the home; nothing was written"),
     (IDLE, "IDLE", "dream, lint, dry-run: nothing due (the gate stayed idle)"),
     (RUN_FAILED, "RUN_FAILED", "dream, lint, dry-run: the run failed (not productive) and was counted for a retry"),
     (LIVE_DATA_CHANGED, "LIVE_DATA_CHANGED", "dry-run: the live data changed while the dry run worked on its clone "

@@ -43,6 +43,7 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "lint": (("--engine", "rules"), {0}),
     "run": (("--engine", "rules"), {0}),
     "loop": (("--engine", "rules", "--passes", "1"), {0}),
+    "serve": (("--print-config",), {0}),
 }
 
 

@@ -429,3 +429,85 @@ def test_a_second_server_on_the_same_home_is_refused_naming_the_first(settings):
                   mcp_server=_tiny_mcp())
     assert caught.value.exit_code == errors.BUSY
     assert runtime.read_info(settings.paths.home) == {"pid": 4242}  # the running server's file is left alone
+
+
+# --- what suzent status shows, and the CLI's one-line refusals -------------------------------------------------
+
+def test_the_server_route_answers_the_counters_alone_uncounted():
+    stats = Stats(mcp_url="http://127.0.0.1:1/mcp")
+    app = local_app(FakeBackend(), stats)
+    first = _post(app, "/v1/server").json()
+    assert first["pid"] == os.getpid() and first["requests"]["total"] == 0 and "today" not in first
+    assert _post(app, "/v1/server").json()["requests"]["total"] == 0
+
+
+def test_server_state_when_none_runs_and_when_one_left_its_files(tmp_path):
+    home = tmp_path / "h"
+    assert runtime.server_state(home) == {"running": False, "stale": False}
+    runtime.prepare_run_dir(home)
+    runtime.write_info(home, {"pid": 4242})
+    paths.lock_path(home).touch()
+    assert runtime.server_state(home) == {"running": False, "stale": True}
+    assert runtime.running_port(home) is None
+
+
+def test_server_state_of_a_held_lock_without_a_listener_says_so(tmp_path):
+    from filelock import FileLock
+
+    home = tmp_path / "h"
+    runtime.prepare_run_dir(home)
+    runtime.write_info(home, {"pid": 4242, "port": 9, "mcp_url": "http://127.0.0.1:9/mcp"})
+    with FileLock(str(paths.lock_path(home)), timeout=0):
+        state = runtime.server_state(home, timeout=1)
+        assert runtime.running_port(home) == 9
+    assert state["running"] is True and state["pid"] == 4242 and "no usable answer" in state["no_answer"]
+
+
+@pytest.mark.parametrize(("server", "says"), [
+    ({"running": False, "stale": False}, ["server: not running: hooks and MCP use the cold path"]),
+    ({"running": False, "stale": True}, ["the next suzent serve replaces it"]),
+    ({"running": None, "unknown": "cannot probe x"}, ["server: unknown: cannot probe x"]),
+    ({"running": True, "pid": 7, "started": "2026-06-10T08:00:00Z", "mcp_url": "http://127.0.0.1:8767/mcp",
+      "no_answer": "no answer within 3 s"}, ["server: running, pid 7", "answer: none: no answer within 3 s"]),
+    ({"running": True, "pid": 7, "started": "2026-06-10T08:00:00Z", "mcp_url": "http://127.0.0.1:8767/mcp",
+      "uptime_s": 8040, "requests": {"total": 3, "by_op": {"mcp": 1, "recall": 2}},
+      "last_error": {"time": "2026-06-10T09:00:00Z", "op": "recall", "message": "RuntimeError: boom"},
+      "chain": {"state": "waiting", "passes": 1, "next_pass": "2026-06-10T10:00:00Z"},
+      "watcher": {"state": "watching", "events": 2}},
+     ["server: running, pid 7, since 2026-06-10T08:00:00Z, up 2h 14m", "MCP: http://127.0.0.1:8767/mcp",
+      "requests: 3 (mcp 1, recall 2)", "last error: 2026-06-10T09:00:00Z recall: RuntimeError: boom",
+      "chain: waiting, 1 pass, next at 2026-06-10T10:00:00Z", "watcher: watching, 2 change batches"]),
+])
+def test_status_words_the_server(server, says):
+    from suzent_cli.cli.render import server_rows
+
+    text = "\n".join(f"{label}: {value}" for label, value in server_rows(server))
+    for line in says:
+        assert line in text
+
+
+def test_print_config_with_port_zero_and_no_server_is_one_line(home):
+    from conftest import invoke
+
+    r = invoke(home, "serve", "--print-config", "--port", "0")
+    assert r.returncode == errors.BAD_INPUT and r.stderr.count("\n") == 1 and "start suzent serve" in r.stderr
+    r = invoke(home, "serve", "--print-config", "--port", "70000")
+    assert r.returncode == errors.BAD_INPUT and "--port must be between 0 and 65535" in r.stderr
+    r = invoke(home, "serve", "--print-config", "--port", "9999", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["url"] == "http://127.0.0.1:9999/mcp"
+
+
+def test_serve_on_a_taken_port_is_one_line_exit_2_and_leaves_nothing(home):
+    from conftest import invoke
+
+    taken = runtime.bind_tcp(0)
+    try:
+        r = invoke(home, "serve", "--no-chain", "--no-watch", "--port", str(taken.getsockname()[1]))
+    finally:
+        taken.close()
+    assert r.returncode == errors.BAD_INPUT, r.stderr
+    assert r.stderr.count("\n") == 1 and "is in use" in r.stderr and "--port" in r.stderr
+    assert not paths.socket_path(home).exists() and not paths.info_path(home).exists()
+    from suzent_cli.server.runtime import is_running
+
+    assert is_running(home) is False

@@ -19,6 +19,10 @@ Modules (one job each):
   streamable HTTP on 127.0.0.1 (bearer token required).
 * :mod:`.serve` — the process: one per home (a lock), both listeners, the watcher, the unattended chain on its
   interval, clean shutdown on SIGTERM/SIGINT.
+* :mod:`.runtime` — the runtime files and sockets: the private run folder, the token, ``serve.json``, binding the
+  0600 Unix socket and the 127.0.0.1 TCP socket, whether a server runs (``suzent status``), ``--print-config``.
+* :mod:`.stats` — what a running server knows about itself (requests per op, last error, chain and watcher state):
+  the ``server`` block of ``/v1/status`` and ``suzent status``.
 
 The server is never a second writer: every write goes through the same library path the CLI uses (the archive's
 appender, the indexer under its lock), so CLI commands keep working beside a running server.

@@ -27,6 +27,7 @@ MCP_PATH = "/mcp"
 SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status)
 ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*")
 ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
+DRAIN_LIMIT = 1 << 20  # bytes of a refused request's body read before the 401 (a larger one may see a reset)
 
 
 def http_status(exc: BaseException) -> int:
@@ -66,12 +67,14 @@ def local_app(backend: Any, stats: Stats):
     def answer(data: Any, status: int = 200) -> Response:
         return Response(_json_body(data), status_code=status, media_type="application/json")
 
+    # Every handler reads the whole body before it answers: an answer sent (and the connection closed, the client
+    # asks for Connection: close) while the client still writes its body breaks the client's pipe.
     async def call(request: Request) -> Response:
         op = request.path_params["op"]
+        raw = await request.body()
         if op not in OPS:
             return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(OPS)})")), 404)
         stats.count(op)
-        raw = await request.body()
         try:
             kwargs = json.loads(raw) if raw.strip() else {}
         except (ValueError, RecursionError):
@@ -96,6 +99,7 @@ def local_app(backend: Any, stats: Stats):
             return answer(error_json(exc), 500)
 
     async def server(request: Request) -> Response:
+        await request.body()
         return answer(stats.snapshot())
 
     return Starlette(routes=[Route(API_PREFIX + SERVER_ROUTE, server, methods=["POST"]),
@@ -129,6 +133,7 @@ class BearerToken:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
+            await _drain(receive)  # so the client reads a 401, not a reset, while it still sends its body
             body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT,
                                          "message": "a bearer token is required (suzent serve --print-config)"}})
             await send({"type": "http.response.start", "status": 401,
@@ -139,6 +144,18 @@ class BearerToken:
         if self.stats is not None:
             self.stats.count("mcp")
         await self.app(scope, receive, send)
+
+
+async def _drain(receive: Any, limit: int = DRAIN_LIMIT) -> None:
+    """Read and drop a request body, up to ``limit`` bytes."""
+    seen = 0
+    while seen <= limit:
+        message = await receive()
+        if message.get("type") != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body"):
+            return
 
 
 def mcp_http_app(mcp_server: Any, token: str, stats: Stats | None = None):

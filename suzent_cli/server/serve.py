@@ -160,7 +160,7 @@ def chain_thread(warm: Any, config: Any, engine: str, stop: threading.Event, sta
         stats.set_chain(state="running", pass_started=now_iso())
         behind = False
         try:
-            report = run_pass(warm.settings(), config, engine=engine, stop=stop.is_set, embedder=warm.embedder)
+            report = run_pass(warm.settings(), config, engine=engine, stop=stop.is_set, embedder=_embedder(warm))
             passes += 1
             behind = report.behind
             stats.set_chain(passes=passes, last_pass={"started": report.started, "exit_code": report.exit_code,
@@ -179,6 +179,15 @@ def chain_thread(warm: Any, config: Any, engine: str, stop: threading.Event, sta
             stats.set_chain(state="waiting", next_pass=_after(config.interval_seconds))
             stop.wait(config.interval_seconds)
     stats.set_chain(state="stopped")
+
+
+def _embedder(warm: Any):
+    """The warm embedder, or None when it cannot be made (the pass's index stage then reports why; the other
+    stages need none)."""
+    try:
+        return warm.embedder
+    except Exception:  # noqa: BLE001 - reported by the index stage, which makes its own and fails with the reason
+        return None
 
 
 def _after(seconds: float) -> str:
@@ -291,7 +300,9 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     made: list[Any] = []  # sockets to close if start-up fails
     threads: list[threading.Thread] = []
     unix_id = None
+    stopper = _Stopper(stop)
     try:
+        stopper.__enter__()  # from here a signal stops the start-up cleanly too (the finally below runs)
         token = runtime.ensure_token(home, warn=lambda m: say(f"warning: {m}"))
         tcp = runtime.bind_tcp(port)
         made.append(tcp)
@@ -315,45 +326,42 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
 
         listeners = [(_uvicorn_server(local_app(backend, stats), lifespan="off"), unix),
                      (_uvicorn_server(mcp_http_app(mcp_server, token, stats), lifespan="on"), tcp)]
+        stopper.servers = [server for server, _ in listeners]
         runtime.write_info(home, {"pid": os.getpid(), "started": stats.started, "version": __version__,
                                   "mcp_url": stats.mcp_url, "socket": str(sock_path), "port": real_port})
-        with _Stopper(stop) as stopper:
-            stopper.servers = [server for server, _ in listeners]
-            if chain:
-                threads.append(threading.Thread(target=chain_thread, args=(warm, config, engine, stop, stats),
-                                                name="suzent-chain", daemon=True))
-            else:
-                stats.set_chain(state="off")
-            if watch:
-                threads.append(threading.Thread(target=watcher_thread, args=(settings, warm, stop, stats),
-                                                name="suzent-watcher", daemon=True))
-            for thread in threads:
-                thread.start()
-            say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
-                f"(bearer token in {paths.token_path(home)}); chain {'on' if chain else 'off'}, "
-                f"watcher {'on' if watch else 'off'}")
-            code = errors.OK
-            try:
-                asyncio.run(_serve_both(stopper, listeners))
-            except SystemExit as exc:  # uvicorn exits 3 when an app's lifespan fails to start: not "busy"
-                if stopper.signum is not None and exc.code == 128 + stopper.signum:
-                    raise
-                say(f"suzent serve: a listener failed to start (exit {exc.code}); stopping")
-                code = errors.FAILED
-            except Exception as exc:
-                log.exception("listener failed")
-                say(f"suzent serve: a listener failed: {errors.describe(exc)}; stopping")
-                code = errors.FAILED
-            stopper.request()
-            if chain:
-                say("suzent serve: stopping (the chain finishes its current stage)…")
-            for thread in threads:
-                thread.join()
-            if stopper.signum is not None:
-                say(f"suzent serve: stopped ({signal.Signals(stopper.signum).name})")
-                if code == errors.OK and stopper.signum == signal.SIGINT:
-                    code = errors.INTERRUPTED
-            return code
+        if chain:
+            threads.append(threading.Thread(target=chain_thread, args=(warm, config, engine, stop, stats),
+                                            name="suzent-chain", daemon=True))
+        if watch:
+            threads.append(threading.Thread(target=watcher_thread, args=(settings, warm, stop, stats),
+                                            name="suzent-watcher", daemon=True))
+        for thread in threads:
+            thread.start()
+        say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
+            f"(bearer token in {paths.token_path(home)}); chain {'on' if chain else 'off'}, "
+            f"watcher {'on' if watch else 'off'}")
+        code = errors.OK
+        try:
+            asyncio.run(_serve_both(stopper, listeners))
+        except SystemExit as exc:  # uvicorn exits 3 when an app's lifespan fails to start: not "busy"
+            if stopper.signum is not None and exc.code == 128 + stopper.signum:
+                raise
+            say(f"suzent serve: a listener failed to start (exit {exc.code}); stopping")
+            code = errors.FAILED
+        except Exception as exc:
+            log.exception("listener failed")
+            say(f"suzent serve: a listener failed: {errors.describe(exc)}; stopping")
+            code = errors.FAILED
+        stopper.request()
+        if chain:
+            say("suzent serve: stopping (the chain finishes its current stage)…")
+        for thread in threads:
+            thread.join()
+        if stopper.signum is not None:
+            say(f"suzent serve: stopped ({signal.Signals(stopper.signum).name})")
+            if code == errors.OK and stopper.signum == signal.SIGINT:
+                code = errors.INTERRUPTED
+        return code
     finally:
         stop.set()
         for sock in made:
@@ -369,3 +377,4 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
                     os.unlink(sock_path)
         runtime.remove_quietly(paths.info_path(home))
         lock.release()
+        stopper.__exit__(None, None, None)
