@@ -224,10 +224,11 @@ def _capture(backend, line: HookLine, home, raw: bytes) -> int | None:
     except SuzentError as exc:
         warn(f"the server could not capture ({describe(exc)}); capturing here instead")
         return replay(raw)
-    for message in answer.get("warnings") or []:
+    warnings = answer.get("warnings")
+    for message in warnings if isinstance(warnings, list) else [warnings] if warnings else []:
         warn(message)
     report = answer.get("report")
-    if line.json_out and report is not None:
+    if line.json_out and isinstance(report, dict):
         sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
     return 0
 
