@@ -6,7 +6,8 @@ Life of the process (:func:`serve`):
    on the same home stops with :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3) naming the running pid.
 2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2), then the local API's Unix socket (mode 0600; a
    leftover socket file from a killed server is unlinked first: holding the lock proves nobody serves it).
-3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port); the chain and watcher threads start.
+3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port); the chain and watcher threads start,
+   and a daemon thread loads the model (:meth:`~suzent_cli.server.warm.Warm.preload`).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
@@ -337,6 +338,9 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
                                             name="suzent-watcher", daemon=True))
         for thread in threads:
             thread.start()
+        if hasattr(warm, "preload"):  # the model loads in the background now, so the first hybrid recall after a
+            # start does not wait for it; a daemon, never joined: a stop during the load does not wait for it
+            threading.Thread(target=warm.preload, name="suzent-preload", daemon=True).start()
         say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
             f"(bearer token in {paths.token_path(home)}); chain {'on' if chain else 'off'}, "
             f"watcher {'on' if watch else 'off'}")

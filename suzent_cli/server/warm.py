@@ -29,6 +29,7 @@ worker — the process's one path to the indexer.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -251,6 +252,11 @@ class Warm:
     ``runner``: the index worker's pass (tests). Call :meth:`close` when done."""
 
     def __init__(self, settings: Settings, *, embedder=None, runner: Runner | None = None) -> None:
+        # A long-lived process shares two cores with short hook processes: torch's OpenMP workers otherwise spin
+        # for a while after every encode and slow the next hook process down (recall hook p50 311 → 203 ms with
+        # the bundled model, measured during issue 15). Read once, when torch loads, so it is set before any encode;
+        # a person's own OMP_WAIT_POLICY wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._base = settings
         self._lock = threading.Lock()
         self._embedder = _SharedEmbedder(embedder) if embedder is not None else None
@@ -330,6 +336,17 @@ class Warm:
             version = None
         return {"embedder": embedder.name if embedder is not None else None, "model_loaded": self.embedder_loaded,
                 "store_version": version, "index_worker": self.index.state()}
+
+    def preload(self) -> bool:
+        """Open the store and load the model now (one encode of a short text), so the first recall after a start is
+        not the one that waits for the model. Returns True when the model is loaded; False when there is no index
+        yet or it could not be loaded (the first real use then reports why). Meant for a background thread."""
+        try:
+            self.store()
+            self.embedder.encode(["suzent warm-up"])
+        except Exception:  # noqa: BLE001 - best effort; the first real use raises the real error
+            return False
+        return self.embedder_loaded
 
     def forget_store(self) -> None:
         """Drop the open store: the next :meth:`store` opens the table again (after a read failed on it)."""
