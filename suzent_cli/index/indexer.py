@@ -61,6 +61,10 @@ BATCH_TEXTS = 4096
 # Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.
 COMPACT_FRAGMENTS = 64
 KEEP_VERSIONS = dt.timedelta(hours=1)
+# From this many rows on, the indexer keeps an ANN index on the vectors (TableWriter.ensure_vector_index): exact
+# search costs ~0.8 ms per 1k rows on this machine (80 ms at 100k), the index ~15-20 ms at any size (BENCHMARKS.md,
+# issue 15), so they cross near 20k rows. Below it, vector search stays exact.
+ANN_MIN_ROWS = 20_000
 Progress = Callable[[int, int, str], None]
 
 
@@ -78,6 +82,7 @@ class IndexReport:
     total_rows: int = 0
     full: bool = False
     fts_rebuilt: bool = False
+    vector_index: str | None = None  # "built" (trained) or "appended" (new rows added to it) by this pass
     fragments_compacted: tuple[int, int] | None = None
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)
@@ -265,7 +270,14 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
-        if (report.rows_added or report.rows_removed) and store.fragments() > COMPACT_FRAGMENTS:
+        if report.rows_added or report.rows_removed or report.full:
+            report.vector_index = store.ensure_vector_index(ANN_MIN_ROWS, state.get("ann_trained_rows"),
+                                                            keep_versions_for=KEEP_VERSIONS)
+            if report.vector_index == "built":
+                state["ann_trained_rows"] = store.count()
+                self._save_state(state)
+        if (report.rows_added or report.rows_removed) and report.vector_index != "appended" \
+                and store.fragments() > COMPACT_FRAGMENTS:
             report.fragments_compacted = store.compact(KEEP_VERSIONS)
         report.total_rows = store.count()
 

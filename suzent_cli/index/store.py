@@ -33,6 +33,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,6 +53,12 @@ MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) â†
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
 LEGACY_CHUNK = 1000  # ids per delete predicate
+# The ANN vector index (IVF_HNSW_SQ, cosine), built by the indexer once a table holds enough rows (see
+# suzent_cli.index.indexer.ANN_MIN_ROWS). A query asks its partitions for ANN_REFINE x limit candidates and re-ranks
+# them by exact distance: on 100k rows its top 10 matched exact search's in 60 of 60 queries (BENCHMARKS.md).
+ANN_NPROBES = 20
+ANN_REFINE = 5
+VECTOR_INDEX = "vector_idx"
 
 
 class IncompatibleNoLegacy(IndexIncompatible):
@@ -244,6 +251,62 @@ def table_exists(index_dir: Path) -> bool:
     return (index_dir / f"{TABLE}.lance").is_dir()
 
 
+class _Positions:
+    """Where every row sits within its file, for one table version: rows sorted by ``(source, locator, id)``
+    (rows without a source or locator left out), with each source's slice. Built from one arrow scan of
+    ``id, source, locator, _rowid``; only the few rows a query asks about become Python objects."""
+
+    def __init__(self, data):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        data = data.filter(pc.and_(pc.is_valid(data["source"]), pc.is_valid(data["locator"])))
+        data = data.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
+        self._ids = data["id"].combine_chunks()
+        self._locators = data["locator"].to_numpy()
+        self._row_ids = data["_rowid"].to_numpy()
+        self._slices: dict[str, tuple[int, int]] = {}
+        if data.num_rows:
+            encoded = data["source"].combine_chunks().dictionary_encode()
+            codes = encoded.indices.to_numpy()
+            names = encoded.dictionary.to_pylist()
+            cuts = np.flatnonzero(np.diff(codes)) + 1
+            starts = np.concatenate([[0], cuts])
+            ends = np.concatenate([cuts, [len(codes)]])
+            self._slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+    def _index(self, rid: str, source: str, locator: int) -> tuple[int, int, int] | None:
+        """``(index of the row, start, end of its source's slice)``, or None when this version lacks it."""
+        import numpy as np
+
+        span = self._slices.get(source)
+        if span is None:
+            return None
+        start, end = span
+        locs = self._locators[start:end]
+        i = start + int(np.searchsorted(locs, locator, side="left"))
+        while i < end and self._locators[i] == locator:
+            if self._ids[i].as_py() == rid:
+                return i, start, end
+            i += 1
+        return None
+
+    def around(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+        wanted: dict[int, str] = {}
+        for rid, source, locator in rows:
+            if source is None or locator is None:
+                continue
+            found = self._index(rid, source, int(locator))
+            if found is None:
+                continue
+            i, start, end = found
+            for j in (i - 1, i, i + 1):
+                if start <= j < end:
+                    wanted[j] = source
+        return [{"id": self._ids[j].as_py(), "source": source, "locator": int(self._locators[j]),
+                 "_rowid": int(self._row_ids[j])} for j, source in sorted(wanted.items())]
+
+
 class ReadStore:
     """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
@@ -254,6 +317,23 @@ class ReadStore:
         self.index_dir = index_dir
         self._table = table
         self.home = home  # the suzent home, for hints naming <home>/backups/ (None: the placeholder)
+        self._cache: dict[str, tuple[int, Any]] = {}  # what -> (table version, value): see _cached
+        self._cache_lock = threading.Lock()
+
+    def _cached(self, what: str, make: Callable[[], Any]) -> Any:
+        """``make()`` once per table version of this store (a version never changes once committed; a store
+        moved to a newer one, e.g. by ``checkout_latest``, computes it again). Thread-safe: concurrent queries on
+        one store build it once."""
+        version = self._table.version
+        hit = self._cache.get(what)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        with self._cache_lock:
+            hit = self._cache.get(what)
+            if hit is None or hit[0] != version:
+                hit = (version, make())
+                self._cache[what] = hit
+            return hit[1]
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
@@ -369,7 +449,18 @@ class ReadStore:
         return out
 
     def vector_search(self, vector, limit: int, where: str | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` rows nearest to ``vector`` by cosine distance (``_distance``: 1 - cosine similarity),
+        nearest first.
+
+        Without a vector index (tables under :data:`ANN_MIN_ROWS` rows) every vector is compared: exact. With one
+        (built by the indexer, see :meth:`TableWriter.ensure_vector_index`) the index proposes
+        ``ANN_REFINE * limit`` candidates from ``ANN_NPROBES`` partitions, and lance re-ranks them by their exact
+        distance, so ``_distance`` is always the exact one; rows added since the index was last refreshed are
+        compared exhaustively and merged in (lance's default, never ``fast_search``), so a new row is found at
+        once."""
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
+        if self.vector_index_kind() is not None:
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
         if where:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
@@ -383,9 +474,23 @@ class ReadStore:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
 
+    def _indices(self) -> list[tuple[tuple[str, ...], str]]:
+        """``[(columns, index type upper-cased)]`` of the table's indexes. Listed once per table version (an index
+        change is a new version), so a store kept open across queries (a warm server's) does not ask lance on every
+        query."""
+        return self._cached("indices", self._list_indices)
+
+    def _list_indices(self) -> list[tuple[tuple[str, ...], str]]:
+        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in self._table.list_indices()]
+
     def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
         """True when ``column`` has a full-text index."""
-        return any(column in idx.columns and str(idx.index_type).upper() == "FTS" for idx in self._table.list_indices())
+        return any(column in columns and kind == "FTS" for columns, kind in self._indices())
+
+    def vector_index_kind(self) -> str | None:
+        """The type of the ``vector`` column's ANN index as lance names it (e.g. ``IVFPQ``), or None (exact
+        search)."""
+        return next((kind for columns, kind in self._indices() if "vector" in columns), None)
 
     def positions(self, sources: list[str]) -> list[dict[str, Any]]:
         """``id, source, locator`` of every row of ``sources``: where each row sits within its file, so recall can
@@ -394,6 +499,28 @@ class ReadStore:
             return []
         where = "source IN (" + ", ".join(quote(s) for s in sorted(set(sources))) + ")"
         return self._table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
+
+    def neighbourhood(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+        """``id, source, locator, _rowid`` of each of ``rows`` (``(id, source, locator)``) and of the rows just
+        before and just after it in its file (ordered by locator, then id): all that recall's neighbour step
+        (:func:`suzent_cli.recall.spread_to_neighbours`) can read or change, without reading whole files.
+        ``_rowid`` addresses the row in this table version (for :meth:`rows_at`). A row this version does not
+        hold is left out. Reads ``id, source, locator`` of the whole table once per table version of this store
+        (about 3 MB of memory per 100k rows), then answers from memory."""
+        if not rows:
+            return []
+        return self._cached("positions", self._scan_positions).around(rows)
+
+    def _scan_positions(self) -> _Positions:
+        data = self._table.search().select(["id", "source", "locator"]).with_row_id(True).limit(None).to_arrow()
+        return _Positions(data)
+
+    def rows_at(self, row_ids: list[int]) -> list[dict[str, Any]]:
+        """The result columns of the rows at these ``_rowid`` addresses of this table version (from
+        :meth:`neighbourhood`; any order): a direct read, no scan."""
+        if not row_ids:
+            return []
+        return self._table.take_row_ids(sorted(set(row_ids))).select(_RESULT_COLUMNS).to_arrow().to_pylist()
 
     def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
         """The result columns of the rows with these ``ids`` (any order)."""
@@ -548,6 +675,39 @@ class TableWriter(ReadStore):
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
             self._table.optimize(cleanup_older_than=keep_versions_for)
         return before, self.fragments()
+
+    def ensure_vector_index(self, min_rows: int, trained_rows: int | None, *, keep_versions_for: dt.timedelta,
+                            append_ratio: float = 0.05, retrain_growth: float = 2.0) -> str | None:
+        """Keep the ANN index of the ``vector`` column fit for the table (called by the indexer after a pass).
+
+        * fewer than ``min_rows`` rows and no index: nothing (exact search is fast enough; returns None);
+        * ``min_rows`` or more and no index, or ``retrain_growth`` times the rows it was trained on
+          (``trained_rows``, from the index state; None: unknown): train a new one (``"built"``);
+        * more than ``append_ratio`` of the rows not in it yet: add them to it (``"appended"``, lance's
+          ``optimize``: :meth:`compact` with ``keep_versions_for``);
+        * else None. Until then rows not in the index are still found: lance compares them exhaustively and
+          merges them in on every query.
+
+        A table that shrinks under ``min_rows`` keeps its index (still correct). Raises lance's errors."""
+        total = self.count()
+        kind = next((k for columns, k in self._list_indices() if "vector" in columns), None)
+        if kind is None and total < min_rows:
+            return None
+        if kind is None or (trained_rows and total >= retrain_growth * trained_rows) or not trained_rows:
+            from lancedb.index import HnswSq
+
+            self._table.create_index("vector", config=HnswSq(distance_type="cosine"), replace=True,
+                                     name=VECTOR_INDEX)
+            return "built"
+        try:
+            stats = self._table.index_stats(VECTOR_INDEX)
+            unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
+        except Exception:  # noqa: BLE001 - stats are advisory: without them nothing is appended now
+            unindexed = 0
+        if unindexed > append_ratio * total:
+            self.compact(keep_versions_for)
+            return "appended"
+        return None
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
         """Create the BM25 indexes on ``search_text`` and ``content`` if missing; rebuild one when more than
