@@ -142,6 +142,61 @@ def build(cache: Path, rows: int, embedder, ann: str) -> tuple[object, float | N
     return settings, time.perf_counter() - t0
 
 
+def locomo_check(data: Path, cache: Path, model_spec: str, modes: list[str]) -> None:
+    """Recall@10 on LoCoMo with exact vector search vs the ANN index, in one run.
+
+    Each conversation's home is captured and indexed once with exact search (``<cache>/locomo-exact``, reused);
+    a copy of it (``<cache>/locomo-ann``) gets the ANN index from one indexer pass with ``ANN_MIN_ROWS = 1`` (a
+    conversation has ~600 rows, far under the product threshold: the index is forced). Both are then asked every
+    question of categories 1-4 with the same loaded model."""
+    import shutil
+    import tempfile
+
+    import locomo
+
+    convs = locomo.load_conversations(data)
+    model = load_embedder(model_spec)
+    exact = {m: locomo.ModeScores() for m in modes}
+    ann = {m: locomo.ModeScores() for m in modes}
+    same_top10 = total_q = 0
+    kinds = set()
+    for conv in convs:
+        indexer_mod.ANN_MIN_ROWS = 10**12
+        with tempfile.TemporaryDirectory(prefix="suzent-locomo-") as tmp:
+            settings, _c, _i = locomo.home_for(conv, Path(tmp), model, None, cache / "locomo-exact")
+        ann_home = cache / "locomo-ann" / settings.paths.home.name
+        if not ann_home.exists():
+            shutil.copytree(settings.paths.home, ann_home, symlinks=True)
+        ann_settings = resolve_settings(home=str(ann_home), env={})
+        indexer_mod.ANN_MIN_ROWS = 1
+        report = run_index(ann_settings, embedder=model)
+        assert not report.errors and report.rows_added == 0, report.as_dict()
+        stores = {}
+        for label, st in (("exact", settings), ("ann", ann_settings)):
+            stores[label] = ReadStore.open(st.paths.index_dir, model.name, model.dim)
+        kinds.add(stores["ann"].vector_index_kind())
+        assert stores["exact"].vector_index_kind() is None and stores["ann"].vector_index_kind() is not None
+        locomo.evaluate(stores["exact"], model, conv.questions, modes, exact)
+        locomo.evaluate(stores["ann"], model, conv.questions, modes, ann)
+        for q in conv.questions:
+            a = [h.id for h in search(stores["exact"], model, q.text, mode="hybrid", limit=10)]
+            b = [h.id for h in search(stores["ann"], model, q.text, mode="hybrid", limit=10)]
+            same_top10 += a == b
+            total_q += 1
+        print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions", flush=True)
+    print()
+    print(f"LoCoMo ({len(convs)} conversations, {total_q} questions, categories 1-4), {model.name}; ANN index "
+          f"{', '.join(sorted(k for k in kinds if k))} forced (ANN_MIN_ROWS=1), nprobes/refine as in store.py")
+    print()
+    print("| mode | R@10 exact | R@10 ANN | ANN - exact (points) | R@25 exact | R@25 ANN |")
+    print("|---|---|---|---|---|---|")
+    for m in modes:
+        e, a = exact[m].summary(), ann[m].summary()
+        print(f"| {m} | {e['recall']['@10']:.1f} | {a['recall']['@10']:.1f} | "
+              f"{a['recall']['@10'] - e['recall']['@10']:+.1f} | {e['recall']['@25']:.1f} | {a['recall']['@25']:.1f} |")
+    print(f"hybrid top-10 identical (same rows, same order) for {same_top10} of {total_q} questions")
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     k = (len(s) - 1) * q
@@ -166,7 +221,15 @@ def main() -> None:
     ap.add_argument("--cache", default="/tmp/suzent-recall-latency")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="cProfile hybrid at the largest size, print the top")
+    ap.add_argument("--locomo", type=Path, default=None, metavar="JSON",
+                    help="instead: recall@10 on LoCoMo (path to locomo-dev.json), exact vs the ANN index forced")
     args = ap.parse_args()
+    if args.locomo is not None:
+        if not args.locomo.is_file():
+            sys.exit(f"LoCoMo data not found at {args.locomo} (never copy it into this repository)")
+        print(f"command: python {shlex.join(['benchmarks/recall_latency.py', *sys.argv[1:]])}")
+        locomo_check(args.locomo, Path(args.cache), args.model, [m for m in args.modes.split(",") if m])
+        return
     command = "python " + " ".join(shlex.quote(a) for a in ["benchmarks/recall_latency.py", *sys.argv[1:]])
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     modes = [m for m in args.modes.split(",") if m]

@@ -110,13 +110,20 @@ def test_rows_added_after_the_index_are_found_at_once_and_a_reader_never_builds_
 def test_the_index_grows_with_the_table(tmp_path, monkeypatch):
     monkeypatch.setattr(indexer_mod, "ANN_MIN_ROWS", 100)
     s, emb = _home(tmp_path, days=3), CountingEmbedder()
+    assert run_index(s, embedder=emb).vector_index == "built"  # 120 rows, trained on them
+
+    def add(day: int, n: int) -> None:
+        archive.append_entry(s.paths.archive_dir, dt.date(2026, 6, 1) + dt.timedelta(days=day), "09:00", f"s{day}",
+                             [Fact(f"{WORDS[i % len(WORDS)]} grows {day} {i}") for i in range(n)], timeout=5)
+
+    add(3, 20)  # 20 of 140 rows outside the index: over 5%, folded into it
+    assert run_index(s, embedder=emb).vector_index == "appended"
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    assert store.vector_index_kind() is not None
+    assert store.vector_search(emb.encode([f"{WORDS[5]} grows 3 5"])[0], 1)[0]["content"] == f"{WORDS[5]} grows 3 5"
+    add(4, 110)  # 250 rows: over twice the 120 it was trained on, so it is trained again
     assert run_index(s, embedder=emb).vector_index == "built"
-    for d in range(3, 6):  # doubling the table retrains the index on the whole of it
-        day = dt.date(2026, 6, 1) + dt.timedelta(days=d)
-        archive.append_entry(s.paths.archive_dir, day, "09:00", f"s{d}",
-                             [Fact(f"{w} grows {d} {i}") for i, w in enumerate(WORDS)], timeout=5)
-    report = run_index(s, embedder=emb)
-    assert report.vector_index == "built"
+    assert run_index(s, embedder=emb).vector_index is None  # nothing to do on a pass without changes
 
 
 class _MainNeighbours:

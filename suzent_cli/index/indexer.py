@@ -19,6 +19,11 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
+5. Bring the BM25 indexes and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index up to date
+   (:meth:`TableWriter.ensure_vector_index`): trained when the table first reaches the threshold and again when it
+   has doubled since (``ann_trained_rows`` in the state), new rows folded into it (lance ``optimize``) once more
+   than 5% are outside it. Rows outside the index are still found: every vector query also compares them
+   exhaustively. A failure here is a warning: the rows are committed, and vector search stays exact.
 
 Crash at any point: the table holds the old or the new rows of each batch, and the state only names files whose
 rows are committed, so the next pass redoes exactly the unfinished files. Embedding failure: that file's old
@@ -49,7 +54,7 @@ from suzent_cli.errors import EmbeddingFailed, SuzentError
 from suzent_cli.files import atomic_write, locked
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
-from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, quote, temp_dir
+from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, lance_message, quote, temp_dir
 from suzent_cli.vault import skipped_warning as vault_skipped_warning
 from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
@@ -270,12 +275,17 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
-        if report.rows_added or report.rows_removed or report.full:
+        # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
+        # was built before suzent had one, gets its index at the next pass, changed rows or not.
+        try:
             report.vector_index = store.ensure_vector_index(ANN_MIN_ROWS, state.get("ann_trained_rows"),
                                                             keep_versions_for=KEEP_VERSIONS)
-            if report.vector_index == "built":
-                state["ann_trained_rows"] = store.count()
-                self._save_state(state)
+        except Exception as exc:  # noqa: BLE001 - the rows are committed; without the index search stays exact
+            report.warnings.append(f"the vector index was not brought up to date ({lance_message(exc)}); vector "
+                                   "search stays exact until the next pass")
+        if report.vector_index == "built":
+            state["ann_trained_rows"] = store.count()
+            self._save_state(state)
         if (report.rows_added or report.rows_removed) and report.vector_index != "appended" \
                 and store.fragments() > COMPACT_FRAGMENTS:
             report.fragments_compacted = store.compact(KEEP_VERSIONS)

@@ -15,13 +15,17 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn context) and one on ``content`` (the
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
+From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_HNSW_SQ, cosine) on
+``vector``; :meth:`ReadStore.vector_search` then re-ranks its candidates by exact distance. Below it, vector search
+compares every row (exact).
+
 The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
 ``suzent.dim``).
 
 Two types open the table. :class:`ReadStore` is what every reader gets (recall, forget, status, dryrun, legacy,
 hooks, …): searches, counts and scans, and no write method at all (the lance table itself is private to this
 module). :class:`TableWriter` adds the writes (create the table, commit rows, delete legacy ids, compact, build the
-BM25 indexes); only :mod:`suzent_cli.index.indexer` builds one, under its lock, and
+BM25 and vector indexes); only :mod:`suzent_cli.index.indexer` builds one, under its lock, and
 ``tests/test_index_writer.py`` fails when any other module names it or calls a write.
 """
 
