@@ -175,3 +175,20 @@ def test_a_kept_store_sees_new_rows_after_it_moves_to_the_new_version(tmp_path):
     assert hits[0].id in {p["id"] for p in store.neighbourhood([(hits[0].id, hits[0].source, hits[0].locator)])}
     near = store.neighbourhood([(hits[0].id, hits[0].source, hits[0].locator)])
     assert any(p["id"] != hits[0].id for p in near)
+
+
+def test_the_per_file_and_the_whole_table_neighbour_reads_agree(tmp_path):
+    s, emb = _home(tmp_path), CountingEmbedder()
+    run_index(s, embedder=emb)
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    placed = [(r["id"], r["source"], r["locator"]) for r in store.rows(["id", "source", "locator"])]
+    rng = random.Random(2)
+    for _ in range(10):
+        rows = rng.sample(placed, 12)
+        by_file = store._file_positions(rows).around(rows)
+        whole = store._table_positions().around(rows)
+        assert by_file == whole and len(by_file) > len(rows)
+    # the neighbourhood of a file's first row is that row and the next one
+    first = min((r for r in placed if r[1] == placed[0][1]), key=lambda r: r[2])
+    assert [p["id"] for p in store.neighbourhood([first])][0] == first[0]
+    assert len(store.neighbourhood([first])) == 2

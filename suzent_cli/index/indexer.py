@@ -19,7 +19,7 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
-5. Bring the BM25 indexes and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index up to date
+5. Bring the BM25 indexes, the BTree index on ``source`` and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index up to date
    (:meth:`TableWriter.ensure_vector_index`): trained when the table first reaches the threshold and again when it
    has doubled since (``ann_trained_rows`` in the state), new rows folded into it (lance ``optimize``) once more
    than 5% are outside it. Rows outside the index are still found: every vector query also compares them
@@ -275,6 +275,7 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
+        store.ensure_source_index()
         # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
         # was built before suzent had one, gets its index at the next pass, changed rows or not.
         try:

@@ -63,6 +63,9 @@ LEGACY_CHUNK = 1000  # ids per delete predicate
 ANN_NPROBES = 20
 ANN_REFINE = 5
 VECTOR_INDEX = "vector_idx"
+# recall's neighbour read: after this many queries on one table version, that version's row positions are read
+# whole and kept (ReadStore.neighbourhood)
+POSITIONS_CACHE_AFTER = 3
 
 
 class IncompatibleNoLegacy(IndexIncompatible):
@@ -256,9 +259,9 @@ def table_exists(index_dir: Path) -> bool:
 
 
 class _Positions:
-    """Where every row sits within its file, for one table version: rows sorted by ``(source, locator, id)``
-    (rows without a source or locator left out), with each source's slice. Built from one arrow scan of
-    ``id, source, locator, _rowid``; only the few rows a query asks about become Python objects."""
+    """Where rows sit within their files: ``id, source, locator, _rowid`` rows (an arrow table) sorted by
+    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice; only the few
+    rows a query asks about become Python objects."""
 
     def __init__(self, data):
         import numpy as np
@@ -322,6 +325,7 @@ class ReadStore:
         self._table = table
         self.home = home  # the suzent home, for hints naming <home>/backups/ (None: the placeholder)
         self._cache: dict[str, tuple[int, Any]] = {}  # what -> (table version, value): see _cached
+        self._seen: tuple[int, int] = (-1, 0)  # (table version, neighbourhood calls on it): see neighbourhood
         self._cache_lock = threading.Lock()
 
     def _cached(self, what: str, make: Callable[[], Any]) -> Any:
@@ -507,17 +511,39 @@ class ReadStore:
     def neighbourhood(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
         """``id, source, locator, _rowid`` of each of ``rows`` (``(id, source, locator)``) and of the rows just
         before and just after it in its file (ordered by locator, then id): all that recall's neighbour step
-        (:func:`suzent_cli.recall.spread_to_neighbours`) can read or change, without reading whole files.
-        ``_rowid`` addresses the row in this table version (for :meth:`rows_at`). A row this version does not
-        hold is left out. Reads ``id, source, locator`` of the whole table once per table version of this store
-        (about 3 MB of memory per 100k rows), then answers from memory."""
-        if not rows:
-            return []
-        return self._cached("positions", self._scan_positions).around(rows)
+        (:func:`suzent_cli.recall.spread_to_neighbours`) can read or change. ``_rowid`` addresses the row in this
+        table version (for :meth:`rows_at`). A row this version does not hold is left out.
 
-    def _scan_positions(self) -> _Positions:
-        data = self._table.search().select(["id", "source", "locator"]).with_row_id(True).limit(None).to_arrow()
-        return _Positions(data)
+        The first :data:`POSITIONS_CACHE_AFTER` calls on a table version read the files involved (three narrow
+        columns, through the indexer's BTree index on ``source``); from the next one on, the positions of the whole
+        table are read once and kept for that version, and answers come from memory. So a store kept open for many
+        queries (a server's) gets the fast path, while one that sees a new version after nearly every query (a
+        server indexing each capture, then recalling once) never pays the whole-table read. Only the rows returned
+        become Python objects."""
+        cached = self._cache.get("positions")
+        version = self._table.version
+        if cached is None or cached[0] != version:
+            with self._cache_lock:
+                seen = self._seen[1] + 1 if self._seen[0] == version else 1
+                self._seen = (version, seen)
+            if seen <= POSITIONS_CACHE_AFTER:
+                return self._file_positions(rows).around(rows)
+        return self._cached("positions", self._table_positions).around(rows)
+
+    def _file_positions(self, rows: list[tuple[str, str, int]]) -> _Positions:
+        import pyarrow as pa
+
+        sources = sorted({source for _, source, locator in rows if source is not None and locator is not None})
+        if not sources:
+            return _Positions(pa.table({"id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
+                                        "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
+        where = "source IN (" + ", ".join(quote(s) for s in sources) + ")"
+        return _Positions(self._table.search().where(where).select(["id", "source", "locator"]).with_row_id(True)
+                          .limit(None).to_arrow())
+
+    def _table_positions(self) -> _Positions:
+        return _Positions(self._table.search().select(["id", "source", "locator"]).with_row_id(True).limit(None)
+                          .to_arrow())
 
     def rows_at(self, row_ids: list[int]) -> list[dict[str, Any]]:
         """The result columns of the rows at these ``_rowid`` addresses of this table version (from
@@ -712,6 +738,17 @@ class TableWriter(ReadStore):
             self.compact(keep_versions_for)
             return "appended"
         return None
+
+    def ensure_source_index(self) -> bool:
+        """Create the BTree index on ``source`` if missing (recall's neighbour read filters on it; so do the
+        indexer's deletes). Rows added later are filtered by a scan of their fragments until :meth:`compact` folds
+        them in. True if it was built."""
+        if any(columns == ("source",) for columns, _kind in self._list_indices()) or not self.count():
+            return False
+        from lancedb.index import BTree
+
+        self._table.create_index("source", config=BTree(), replace=True)
+        return True
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
         """Create the BM25 indexes on ``search_text`` and ``content`` if missing; rebuild one when more than
