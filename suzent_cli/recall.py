@@ -292,9 +292,9 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
     missing = [rid for rid in best if rid not in rows]
-    for row in store.rows_at([addresses[rid] for rid in missing if rid in addresses]):
+    for row in _rows_at(store, {rid: addresses[rid] for rid in missing if rid in addresses}):
         rows[row["id"]] = row
-    for row in store.rows_by_id([rid for rid in missing if rid not in addresses]):
+    for row in store.rows_by_id([rid for rid in missing if rid not in rows]):
         rows[row["id"]] = row
     hits = []
     for rid in best:
@@ -307,6 +307,19 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
     return collapse_cited(hits)[:limit]
+
+
+def _rows_at(store: ReadStore, addresses: dict[str, int]) -> list[dict]:
+    """The rows at ``addresses`` (id -> ``_rowid`` from :meth:`ReadStore.neighbourhood`) whose id is the expected
+    one. A store moved to a newer table version in between (a server refreshing it for another request) may hold
+    other rows there, or none: those are left out (the caller looks them up by id)."""
+    if not addresses:
+        return []
+    try:
+        found = store.rows_at(list(addresses.values()))
+    except Exception:  # noqa: BLE001 - addresses of a version the store left: the caller falls back to ids
+        return []
+    return [row for row in found if row["id"] in addresses]
 
 
 _CITES = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")

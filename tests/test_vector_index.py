@@ -192,3 +192,29 @@ def test_the_per_file_and_the_whole_table_neighbour_reads_agree(tmp_path):
     first = min((r for r in placed if r[1] == placed[0][1]), key=lambda r: r[2])
     assert [p["id"] for p in store.neighbourhood([first])][0] == first[0]
     assert len(store.neighbourhood([first])) == 2
+
+
+class _MovedOn:
+    """A ReadStore whose row addresses went stale (another request refreshed it in between)."""
+
+    def __init__(self, inner: ReadStore, how: str):
+        self._inner, self._how = inner, how
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def rows_at(self, row_ids):
+        if self._how == "raise":
+            raise OSError("fragment gone")
+        return [dict(row, id=f"other-{row['id']}") for row in self._inner.rows_at(row_ids)]  # other rows there
+
+
+@pytest.mark.parametrize("how", ["raise", "other rows"])
+def test_stale_row_addresses_fall_back_to_ids(tmp_path, how):
+    s, emb = _home(tmp_path), CountingEmbedder()
+    run_index(s, embedder=emb)
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    for q in ("tea garden shed", "lunch harbour", "cello piano spring"):
+        want = search(store, emb, q, mode="hybrid", limit=30, today=s.today)
+        got = search(_MovedOn(store, how), emb, q, mode="hybrid", limit=30, today=s.today)
+        assert [(h.id, h.score, h.content) for h in got] == [(h.id, h.score, h.content) for h in want]
