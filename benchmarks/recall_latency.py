@@ -319,6 +319,20 @@ def main() -> None:
             model.encode([q])
             times.append(time.perf_counter() - t0)
         model_enc = {"name": model.name, "p50": pct(times, 0.5), "p95": pct(times, 0.95), "load": load_s}
+        try:  # one query is a tiny batch: on 2 busy cores a second torch thread mostly waits for the first
+            import torch
+
+            default_threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            one = []
+            for q in queries(args.queries, args.seed, 10):
+                t0 = time.perf_counter()
+                model.encode([q])
+                one.append(time.perf_counter() - t0)
+            torch.set_num_threads(default_threads)
+            model_enc.update(threads=default_threads, p50_1=pct(one, 0.5), p95_1=pct(one, 0.95))
+        except ImportError:
+            pass
 
     print()
     print(f"command: {command}")
@@ -347,7 +361,11 @@ def main() -> None:
                   f"{ms(res['positions_build'])} ms (once per version, after {store_mod.POSITIONS_CACHE_AFTER} queries)")
     if model_enc:
         print(f"query encode with {model_enc['name']} alone: p50 {ms(model_enc['p50'])} ms, p95 "
-              f"{ms(model_enc['p95'])} ms (model load {model_enc['load']:.1f} s, once per server)")
+              f"{ms(model_enc['p95'])} ms with torch's {model_enc.get('threads')} threads (model load "
+              f"{model_enc['load']:.1f} s, once per server)")
+        if "p50_1" in model_enc:
+            print(f"  the same with torch.set_num_threads(1): p50 {ms(model_enc['p50_1'])} ms, p95 "
+                  f"{ms(model_enc['p95_1'])} ms")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
     for n, res in results.items():
         if "profile" in res:
