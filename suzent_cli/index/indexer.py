@@ -19,11 +19,12 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
-5. Bring the BM25 indexes, the BTree index on ``source`` and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index up to date
-   (:meth:`TableWriter.ensure_vector_index`): trained when the table first reaches the threshold and again when it
-   has doubled since (``ann_trained_rows`` in the state), new rows folded into it (lance ``optimize``) once more
-   than 5% are outside it. Rows outside the index are still found: every vector query also compares them
-   exhaustively. A failure here is a warning: the rows are committed, and vector search stays exact.
+5. Bring the search indexes up to date: the BM25 indexes, the BTree index on ``source`` (recall's neighbour read),
+   and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index (:meth:`TableWriter.ensure_vector_index`): trained
+   when the table first reaches the threshold, again when it has doubled since (``ann_trained_rows`` in the state)
+   and on a full pass; new rows folded into it (lance ``optimize``) once more than 5% are outside it. Rows outside
+   the index are still found: every vector query also compares them exhaustively. A failure of the last two is a
+   warning: the rows are committed, and search stays correct (a filter scans, vector search stays exact).
 
 Crash at any point: the table holds the old or the new rows of each batch, and the state only names files whose
 rows are committed, so the next pass redoes exactly the unfinished files. Embedding failure: that file's old
@@ -275,15 +276,15 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
-        store.ensure_source_index()
         # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
-        # was built before suzent had one, gets its index at the next pass, changed rows or not.
+        # was built before suzent kept these indexes, gets them at the next pass, changed rows or not.
         try:
+            store.ensure_source_index()
             report.vector_index = store.ensure_vector_index(ANN_MIN_ROWS, state.get("ann_trained_rows"),
                                                             keep_versions_for=KEEP_VERSIONS)
-        except Exception as exc:  # noqa: BLE001 - the rows are committed; without the index search stays exact
-            report.warnings.append(f"the vector index was not brought up to date ({lance_message(exc)}); vector "
-                                   "search stays exact until the next pass")
+        except Exception as exc:  # noqa: BLE001 - the rows are committed; without these indexes search stays right
+            report.warnings.append(f"the source or vector index was not brought up to date ({lance_message(exc)}); "
+                                   "recall stays correct (exact vector search) until the next pass")
         if report.vector_index == "built":
             state["ann_trained_rows"] = store.count()
             self._save_state(state)
