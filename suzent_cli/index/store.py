@@ -695,15 +695,21 @@ class TableWriter(ReadStore):
         return int(result.num_inserted_rows), int(result.num_deleted_rows)
 
     def compact(self, keep_versions_for: dt.timedelta) -> tuple[int, int]:
-        """Merge small fragments, bring the BM25 indexes up to date and drop table versions older than
-        ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a query's
-        lifetime). Returns fragments ``(before, after)``."""
+        """Merge small fragments, bring the indexes (BM25, ``source``, vector) up to date and drop table versions
+        older than ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a
+        query's lifetime). Returns fragments ``(before, after)``.
+
+        lance drops old versions before it updates the indexes, and updating one commits a version of its own; so
+        with ``keep_versions_for`` of zero (forget: no old version may keep forgotten text) the drop runs once more
+        and only the latest version is left."""
         before = self.fragments()
         with warnings.catch_warnings():
             # lancedb warns that cleanup_older_than=0 can fail a concurrent reader; forget asks for exactly that on
             # purpose (old versions still hold the forgotten text: privacy wins), so the warning is not news
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
             self._table.optimize(cleanup_older_than=keep_versions_for)
+            if keep_versions_for <= dt.timedelta(0) and len(self._table.list_versions()) > 1:
+                self._table.optimize(cleanup_older_than=keep_versions_for)
         return before, self.fragments()
 
     def ensure_vector_index(self, min_rows: int, trained_rows: int | None, *, keep_versions_for: dt.timedelta,
