@@ -68,8 +68,8 @@ BATCH_TEXTS = 4096
 COMPACT_FRAGMENTS = 64
 KEEP_VERSIONS = dt.timedelta(hours=1)
 # From this many rows on, the indexer keeps an ANN index on the vectors (TableWriter.ensure_vector_index): exact
-# search costs ~0.8 ms per 1k rows on this machine (80 ms at 100k), the index ~15-20 ms at any size (BENCHMARKS.md,
-# issue 15), so they cross near 20k rows. Below it, vector search stays exact.
+# search costs ~0.8-1.2 ms per 1k rows on this machine (18 ms at 10k, 80-127 ms at 100k), the index 20-40 ms at
+# 100k (BENCHMARKS.md, issue 15), so they cross near 20k rows. Below it, vector search stays exact.
 ANN_MIN_ROWS = 20_000
 Progress = Callable[[int, int, str], None]
 
