@@ -218,3 +218,22 @@ def test_stale_row_addresses_fall_back_to_ids(tmp_path, how):
         want = search(store, emb, q, mode="hybrid", limit=30, today=s.today)
         got = search(_MovedOn(store, how), emb, q, mode="hybrid", limit=30, today=s.today)
         assert [(h.id, h.score, h.content) for h in got] == [(h.id, h.score, h.content) for h in want]
+
+
+@pytest.mark.parametrize("column", ["source", "vector"])
+def test_a_missing_source_or_vector_index_file_is_refused(tmp_path, monkeypatch, column):
+    from suzent_cli.errors import IndexUnreadable
+
+    monkeypatch.setattr(indexer_mod, "ANN_MIN_ROWS", 200)
+    s, emb = _home(tmp_path), CountingEmbedder()
+    run_index(s, embedder=emb)
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    uuids = {idx.columns[0]: idx.index_uuid for idx in store._table.list_indices()}
+    assert set(uuids) == {"content", "search_text", "source", "vector"}
+    files = [f for f in (s.paths.index_dir / "archival_memories.lance" / "_indices" / uuids[column]).rglob("*")
+             if f.is_file()]
+    assert files
+    for f in files:
+        f.unlink()
+    with pytest.raises(IndexUnreadable, match="--rebuild"):
+        run_index(s, embedder=emb)

@@ -424,8 +424,8 @@ class ReadStore:
 
     def verify(self, *, home: Path | None = None) -> tuple[int, int]:
         """Check that every data file of the table can be read: count the rows (manifest), scan the ``id`` and
-        ``source`` columns (which opens every fragment's data file) and run one tiny BM25 query per full-text
-        index. Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
+        ``source`` columns (which opens every fragment's data file) and run one tiny query through each index
+        (BM25, the BTree on ``source``, the ANN vector index). Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
         :class:`IndexUnreadable` naming the missing or cut-short file and ``suzent index --rebuild`` (or the
         directory's problem, see :func:`index_error`). Reads two string columns, never the vectors."""
         columns = [c for c in ("id", "source") if c in self._table.schema.names]
@@ -435,6 +435,16 @@ class ReadStore:
             for column in FTS_COLUMNS:
                 if total and self.has_fts_index(column):
                     self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
+            kinds = {columns: kind for columns, kind in self._list_indices()}
+            sources = data.column("source").drop_null() if "source" in columns else None
+            known = sources[0].as_py() if sources is not None and len(sources) else None
+            if known is not None and ("source",) in kinds:  # one lookup through the BTree index (lookup + page)
+                self._table.search().where(f"source = {quote(known)}").limit(1).select(["id"]).to_list()
+            dim = self.vector_dim()
+            if total and ("vector",) in kinds and dim:  # one query through the ANN index
+                probe = [1.0] + [0.0] * (dim - 1)
+                self._table.search(probe, vector_column_name="vector").distance_type("cosine").limit(1) \
+                    .select(["id"]).to_list()
         except Exception as exc:
             raise index_error(self.index_dir, exc, home=home or self.home) from exc
         if data.num_rows != total:
