@@ -345,15 +345,22 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 boosted.add(rid)
 
     own = dict(scores)
-    sources = sorted({row["source"] for row in rows.values() if row.get("source") is not None})
-    if NEIGHBOUR_SHARE > 0 and sources:
-        positions = [(p["id"], p["source"], p["locator"]) for p in store.positions(sources)]
-        scores = spread_to_neighbours(scores, positions)
+    placed = [(rid, row["source"], row["locator"]) for rid, row in rows.items()
+              if row.get("source") is not None and row.get("locator") is not None]
+    addresses: dict[str, int] = {}
+    if NEIGHBOUR_SHARE > 0 and placed:
+        # Only the candidates and the rows just before/after them can gain or give a share: reading those (not
+        # every row of their files) gives spread_to_neighbours the same adjacencies, so the same scores.
+        near = store.neighbourhood(placed)
+        addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
+        scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
 
     # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
     missing = [rid for rid in best if rid not in rows]
-    for row in store.rows_by_id(missing):
+    for row in _rows_at(store, {rid: addresses[rid] for rid in missing if rid in addresses}):
+        rows[row["id"]] = row
+    for row in store.rows_by_id([rid for rid in missing if rid not in rows]):
         rows[row["id"]] = row
     hits = []
     for rid in best:
@@ -368,6 +375,19 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     if filters:
         hits = [h for h in hits if filters.keeps(h)]
     return collapse_cited(hits)[:limit]
+
+
+def _rows_at(store: ReadStore, addresses: dict[str, int]) -> list[dict]:
+    """The rows at ``addresses`` (id -> ``_rowid`` from :meth:`ReadStore.neighbourhood`) whose id is the expected
+    one. A store moved to a newer table version in between (a server refreshing it for another request) may hold
+    other rows there, or none: those are left out (the caller looks them up by id)."""
+    if not addresses:
+        return []
+    try:
+        found = store.rows_at(list(addresses.values()))
+    except Exception:  # noqa: BLE001 - addresses of a version the store left: the caller falls back to ids
+        return []
+    return [row for row in found if row["id"] in addresses]
 
 
 _CITES = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")

@@ -19,6 +19,12 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
+5. Bring the search indexes up to date: the BM25 indexes, the BTree index on ``source`` (recall's neighbour read),
+   and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index (:meth:`TableWriter.ensure_vector_index`): trained
+   when the table first reaches the threshold, again when it has doubled since (``ann_trained_rows`` in the state)
+   and on a full pass; new rows folded into it (lance ``optimize``) once more than 5% are outside it. Rows outside
+   the index are still found: every vector query also compares them exhaustively. A failure of the last two is a
+   warning: the rows are committed, and search stays correct (a filter scans, vector search stays exact).
 
 Crash at any point: the table holds the old or the new rows of each batch, and the state only names files whose
 rows are committed, so the next pass redoes exactly the unfinished files. Embedding failure: that file's old
@@ -49,7 +55,7 @@ from suzent_cli.errors import EmbeddingFailed, SuzentError
 from suzent_cli.files import atomic_write, locked
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
-from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, quote, temp_dir
+from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, lance_message, quote, temp_dir
 from suzent_cli.vault import skipped_warning as vault_skipped_warning
 from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
@@ -61,6 +67,10 @@ BATCH_TEXTS = 4096
 # Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.
 COMPACT_FRAGMENTS = 64
 KEEP_VERSIONS = dt.timedelta(hours=1)
+# From this many rows on, the indexer keeps an ANN index on the vectors (TableWriter.ensure_vector_index): exact
+# search costs ~0.8-1.2 ms per 1k rows on this machine (18 ms at 10k, 80-127 ms at 100k), the index 20-40 ms at
+# 100k (BENCHMARKS.md, issue 15), so they cross near 20k rows. Below it, vector search stays exact.
+ANN_MIN_ROWS = 20_000
 Progress = Callable[[int, int, str], None]
 
 
@@ -78,6 +88,7 @@ class IndexReport:
     total_rows: int = 0
     full: bool = False
     fts_rebuilt: bool = False
+    vector_index: str | None = None  # "built" (trained) or "appended" (new rows added to it) by this pass
     fragments_compacted: tuple[int, int] | None = None
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)
@@ -265,7 +276,20 @@ class Indexer:
         self._save_state(state)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
             if (report.rows_added or report.full) else False
-        if (report.rows_added or report.rows_removed) and store.fragments() > COMPACT_FRAGMENTS:
+        # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
+        # was built before suzent kept these indexes, gets them at the next pass, changed rows or not.
+        try:
+            store.ensure_source_index()
+            report.vector_index = store.ensure_vector_index(ANN_MIN_ROWS, state.get("ann_trained_rows"),
+                                                            keep_versions_for=KEEP_VERSIONS)
+        except Exception as exc:  # noqa: BLE001 - the rows are committed; without these indexes search stays right
+            report.warnings.append(f"the source or vector index was not brought up to date ({lance_message(exc)}); "
+                                   "recall stays correct (exact vector search) until the next pass")
+        if report.vector_index == "built":
+            state["ann_trained_rows"] = store.count()
+            self._save_state(state)
+        if (report.rows_added or report.rows_removed) and report.vector_index != "appended" \
+                and store.fragments() > COMPACT_FRAGMENTS:
             report.fragments_compacted = store.compact(KEEP_VERSIONS)
         report.total_rows = store.count()
 

@@ -15,13 +15,17 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn context) and one on ``content`` (the
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
+From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_HNSW_SQ, cosine) on
+``vector``; :meth:`ReadStore.vector_search` then re-ranks its candidates by exact distance. Below it, vector search
+compares every row (exact).
+
 The embedder's name and dimension are stored in the table's schema metadata (``suzent.embedder``,
 ``suzent.dim``).
 
 Two types open the table. :class:`ReadStore` is what every reader gets (recall, forget, status, dryrun, legacy,
 hooks, â€¦): searches, counts and scans, and no write method at all (the lance table itself is private to this
 module). :class:`TableWriter` adds the writes (create the table, commit rows, delete legacy ids, compact, build the
-BM25 indexes); only :mod:`suzent_cli.index.indexer` builds one, under its lock, and
+BM25 and vector indexes); only :mod:`suzent_cli.index.indexer` builds one, under its lock, and
 ``tests/test_index_writer.py`` fails when any other module names it or calls a write.
 """
 
@@ -33,6 +37,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -53,6 +58,15 @@ MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) â†
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
 LEGACY_CHUNK = 1000  # ids per delete predicate
+# The ANN vector index (IVF_HNSW_SQ, cosine), built by the indexer once a table holds enough rows (see
+# suzent_cli.index.indexer.ANN_MIN_ROWS). A query asks its partitions for ANN_REFINE x limit candidates and re-ranks
+# them by exact distance: on 100k rows its top 10 matched exact search's in 60 of 60 queries (BENCHMARKS.md).
+ANN_NPROBES = 20
+ANN_REFINE = 5
+VECTOR_INDEX = "vector_idx"
+# recall's neighbour read: after this many queries on one table version, that version's row positions are read
+# whole and kept (ReadStore.neighbourhood)
+POSITIONS_CACHE_AFTER = 3
 
 
 class IncompatibleNoLegacy(IndexIncompatible):
@@ -263,6 +277,62 @@ def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
     return top.st_ino, versions.st_ino, versions.st_mtime_ns
 
 
+class _Positions:
+    """Where rows sit within their files: ``id, source, locator, _rowid`` rows (an arrow table) sorted by
+    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice; only the few
+    rows a query asks about become Python objects."""
+
+    def __init__(self, data):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        data = data.filter(pc.and_(pc.is_valid(data["source"]), pc.is_valid(data["locator"])))
+        data = data.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
+        self._ids = data["id"].combine_chunks()
+        self._locators = data["locator"].to_numpy()
+        self._row_ids = data["_rowid"].to_numpy()
+        self._slices: dict[str, tuple[int, int]] = {}
+        if data.num_rows:
+            encoded = data["source"].combine_chunks().dictionary_encode()
+            codes = encoded.indices.to_numpy()
+            names = encoded.dictionary.to_pylist()
+            cuts = np.flatnonzero(np.diff(codes)) + 1
+            starts = np.concatenate([[0], cuts])
+            ends = np.concatenate([cuts, [len(codes)]])
+            self._slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+    def _index(self, rid: str, source: str, locator: int) -> tuple[int, int, int] | None:
+        """``(index of the row, start, end of its source's slice)``, or None when this version lacks it."""
+        import numpy as np
+
+        span = self._slices.get(source)
+        if span is None:
+            return None
+        start, end = span
+        locs = self._locators[start:end]
+        i = start + int(np.searchsorted(locs, locator, side="left"))
+        while i < end and self._locators[i] == locator:
+            if self._ids[i].as_py() == rid:
+                return i, start, end
+            i += 1
+        return None
+
+    def around(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+        wanted: dict[int, str] = {}
+        for rid, source, locator in rows:
+            if source is None or locator is None:
+                continue
+            found = self._index(rid, source, int(locator))
+            if found is None:
+                continue
+            i, start, end = found
+            for j in (i - 1, i, i + 1):
+                if start <= j < end:
+                    wanted[j] = source
+        return [{"id": self._ids[j].as_py(), "source": source, "locator": int(self._locators[j]),
+                 "_rowid": int(self._row_ids[j])} for j, source in sorted(wanted.items())]
+
+
 class ReadStore:
     """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
@@ -273,6 +343,24 @@ class ReadStore:
         self.index_dir = index_dir
         self._table = table
         self.home = home  # the suzent home, for hints naming <home>/backups/ (None: the placeholder)
+        self._cache: dict[str, tuple[int, Any]] = {}  # what -> (table version, value): see _cached
+        self._seen: tuple[int, int] = (-1, 0)  # (table version, neighbourhood calls on it): see neighbourhood
+        self._cache_lock = threading.Lock()
+
+    def _cached(self, what: str, make: Callable[[], Any]) -> Any:
+        """``make()`` once per table version of this store (a version never changes once committed; a store
+        moved to a newer one, e.g. by ``checkout_latest``, computes it again). Thread-safe: concurrent queries on
+        one store build it once."""
+        version = self._table.version
+        hit = self._cache.get(what)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        with self._cache_lock:
+            hit = self._cache.get(what)
+            if hit is None or hit[0] != version:
+                hit = (version, make())
+                self._cache[what] = hit
+            return hit[1]
 
     # ---- opening -------------------------------------------------------------------------------------------
     @classmethod
@@ -355,8 +443,8 @@ class ReadStore:
 
     def verify(self, *, home: Path | None = None) -> tuple[int, int]:
         """Check that every data file of the table can be read: count the rows (manifest), scan the ``id`` and
-        ``source`` columns (which opens every fragment's data file) and run one tiny BM25 query per full-text
-        index. Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
+        ``source`` columns (which opens every fragment's data file) and run one tiny query through each index
+        (BM25, the BTree on ``source``, the ANN vector index). Returns ``(rows, rows derived from markdown)`` (the second: rows with a ``source``). Raises
         :class:`IndexUnreadable` naming the missing or cut-short file and ``suzent index --rebuild`` (or the
         directory's problem, see :func:`index_error`). Reads two string columns, never the vectors."""
         columns = [c for c in ("id", "source") if c in self._table.schema.names]
@@ -366,6 +454,16 @@ class ReadStore:
             for column in FTS_COLUMNS:
                 if total and self.has_fts_index(column):
                     self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
+            kinds = {columns: kind for columns, kind in self._list_indices()}
+            sources = data.column("source").drop_null() if "source" in columns else None
+            known = sources[0].as_py() if sources is not None and len(sources) else None
+            if known is not None and ("source",) in kinds:  # one lookup through the BTree index (lookup + page)
+                self._table.search().where(f"source = {quote(known)}").limit(1).select(["id"]).to_list()
+            dim = self.vector_dim()
+            if total and ("vector",) in kinds and dim:  # one query through the ANN index
+                probe = [1.0] + [0.0] * (dim - 1)
+                self._table.search(probe, vector_column_name="vector").distance_type("cosine").limit(1) \
+                    .select(["id"]).to_list()
         except Exception as exc:
             raise index_error(self.index_dir, exc, home=home or self.home) from exc
         if data.num_rows != total:
@@ -388,7 +486,18 @@ class ReadStore:
         return out
 
     def vector_search(self, vector, limit: int, where: str | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` rows nearest to ``vector`` by cosine distance (``_distance``: 1 - cosine similarity),
+        nearest first.
+
+        Without a vector index (tables under :data:`ANN_MIN_ROWS` rows) every vector is compared: exact. With one
+        (built by the indexer, see :meth:`TableWriter.ensure_vector_index`) the index proposes
+        ``ANN_REFINE * limit`` candidates from ``ANN_NPROBES`` partitions, and lance re-ranks them by their exact
+        distance, so ``_distance`` is always the exact one; rows added since the index was last refreshed are
+        compared exhaustively and merged in (lance's default, never ``fast_search``), so a new row is found at
+        once."""
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
+        if self.vector_index_kind() is not None:
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
         if where:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
@@ -402,9 +511,23 @@ class ReadStore:
             q = q.where(where, prefilter=True)
         return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
 
+    def _indices(self) -> list[tuple[tuple[str, ...], str]]:
+        """``[(columns, index type upper-cased)]`` of the table's indexes. Listed once per table version (an index
+        change is a new version), so a store kept open across queries (a warm server's) does not ask lance on every
+        query."""
+        return self._cached("indices", self._list_indices)
+
+    def _list_indices(self) -> list[tuple[tuple[str, ...], str]]:
+        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in self._table.list_indices()]
+
     def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
         """True when ``column`` has a full-text index."""
-        return any(column in idx.columns and str(idx.index_type).upper() == "FTS" for idx in self._table.list_indices())
+        return any(column in columns and kind == "FTS" for columns, kind in self._indices())
+
+    def vector_index_kind(self) -> str | None:
+        """The type of the ``vector`` column's ANN index as lance names it (e.g. ``IVFPQ``), or None (exact
+        search)."""
+        return next((kind for columns, kind in self._indices() if "vector" in columns), None)
 
     def positions(self, sources: list[str]) -> list[dict[str, Any]]:
         """``id, source, locator`` of every row of ``sources``: where each row sits within its file, so recall can
@@ -413,6 +536,50 @@ class ReadStore:
             return []
         where = "source IN (" + ", ".join(quote(s) for s in sorted(set(sources))) + ")"
         return self._table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
+
+    def neighbourhood(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+        """``id, source, locator, _rowid`` of each of ``rows`` (``(id, source, locator)``) and of the rows just
+        before and just after it in its file (ordered by locator, then id): all that recall's neighbour step
+        (:func:`suzent_cli.recall.spread_to_neighbours`) can read or change. ``_rowid`` addresses the row in this
+        table version (for :meth:`rows_at`). A row this version does not hold is left out.
+
+        The first :data:`POSITIONS_CACHE_AFTER` calls on a table version read the files involved (three narrow
+        columns, through the indexer's BTree index on ``source``); from the next one on, the positions of the whole
+        table are read once and kept for that version, and answers come from memory. So a store kept open for many
+        queries (a server's) gets the fast path, while one that sees a new version after nearly every query (a
+        server indexing each capture, then recalling once) never pays the whole-table read. Only the rows returned
+        become Python objects."""
+        cached = self._cache.get("positions")
+        version = self._table.version
+        if cached is None or cached[0] != version:
+            with self._cache_lock:
+                seen = self._seen[1] + 1 if self._seen[0] == version else 1
+                self._seen = (version, seen)
+            if seen <= POSITIONS_CACHE_AFTER:
+                return self._file_positions(rows).around(rows)
+        return self._cached("positions", self._table_positions).around(rows)
+
+    def _file_positions(self, rows: list[tuple[str, str, int]]) -> _Positions:
+        import pyarrow as pa
+
+        sources = sorted({source for _, source, locator in rows if source is not None and locator is not None})
+        if not sources:
+            return _Positions(pa.table({"id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
+                                        "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
+        where = "source IN (" + ", ".join(quote(s) for s in sources) + ")"
+        return _Positions(self._table.search().where(where).select(["id", "source", "locator"]).with_row_id(True)
+                          .limit(None).to_arrow())
+
+    def _table_positions(self) -> _Positions:
+        return _Positions(self._table.search().select(["id", "source", "locator"]).with_row_id(True).limit(None)
+                          .to_arrow())
+
+    def rows_at(self, row_ids: list[int]) -> list[dict[str, Any]]:
+        """The result columns of the rows at these ``_rowid`` addresses of this table version (from
+        :meth:`neighbourhood`; any order): a direct read, no scan."""
+        if not row_ids:
+            return []
+        return self._table.take_row_ids(sorted(set(row_ids))).select(_RESULT_COLUMNS).to_arrow().to_pylist()
 
     def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
         """The result columns of the rows with these ``ids`` (any order)."""
@@ -568,16 +735,66 @@ class TableWriter(ReadStore):
         return int(result.num_inserted_rows), int(result.num_deleted_rows)
 
     def compact(self, keep_versions_for: dt.timedelta) -> tuple[int, int]:
-        """Merge small fragments, bring the BM25 indexes up to date and drop table versions older than
-        ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a query's
-        lifetime). Returns fragments ``(before, after)``."""
+        """Merge small fragments, bring the indexes (BM25, ``source``, vector) up to date and drop table versions
+        older than ``keep_versions_for`` (readers holding an older version would lose it, so keep this well above a
+        query's lifetime). Returns fragments ``(before, after)``.
+
+        lance drops old versions before it updates the indexes, and updating one commits a version of its own; so
+        with ``keep_versions_for`` of zero (forget: no old version may keep forgotten text) the drop runs once more
+        and only the latest version is left."""
         before = self.fragments()
         with warnings.catch_warnings():
             # lancedb warns that cleanup_older_than=0 can fail a concurrent reader; forget asks for exactly that on
             # purpose (old versions still hold the forgotten text: privacy wins), so the warning is not news
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
             self._table.optimize(cleanup_older_than=keep_versions_for)
+            if keep_versions_for <= dt.timedelta(0) and len(self._table.list_versions()) > 1:
+                self._table.optimize(cleanup_older_than=keep_versions_for)
         return before, self.fragments()
+
+    def ensure_vector_index(self, min_rows: int, trained_rows: int | None, *, keep_versions_for: dt.timedelta,
+                            append_ratio: float = 0.05, retrain_growth: float = 2.0) -> str | None:
+        """Keep the ANN index of the ``vector`` column fit for the table (called by the indexer after a pass).
+
+        * fewer than ``min_rows`` rows and no index: nothing (exact search is fast enough; returns None);
+        * ``min_rows`` or more and no index, or ``retrain_growth`` times the rows it was trained on
+          (``trained_rows``, from the index state; None: unknown): train a new one (``"built"``);
+        * more than ``append_ratio`` of the rows not in it yet: add them to it (``"appended"``, lance's
+          ``optimize``: :meth:`compact` with ``keep_versions_for``);
+        * else None. Until then rows not in the index are still found: lance compares them exhaustively and
+          merges them in on every query.
+
+        A table that shrinks under ``min_rows`` keeps its index (still correct). Raises lance's errors."""
+        total = self.count()
+        kind = next((k for columns, k in self._list_indices() if "vector" in columns), None)
+        if kind is None and total < min_rows:
+            return None
+        if kind is None or (trained_rows and total >= retrain_growth * trained_rows) or not trained_rows:
+            from lancedb.index import HnswSq
+
+            self._table.create_index("vector", config=HnswSq(distance_type="cosine"), replace=True,
+                                     name=VECTOR_INDEX)
+            return "built"
+        try:
+            stats = self._table.index_stats(VECTOR_INDEX)
+            unindexed = int(getattr(stats, "num_unindexed_rows", 0) or 0)
+        except Exception:  # noqa: BLE001 - stats are advisory: without them nothing is appended now
+            unindexed = 0
+        if unindexed > append_ratio * total:
+            self.compact(keep_versions_for)
+            return "appended"
+        return None
+
+    def ensure_source_index(self) -> bool:
+        """Create the BTree index on ``source`` if missing (recall's neighbour read filters on it; so do the
+        indexer's deletes). Rows added later are filtered by a scan of their fragments until :meth:`compact` folds
+        them in. True if it was built."""
+        if any(columns == ("source",) for columns, _kind in self._list_indices()) or not self.count():
+            return False
+        from lancedb.index import BTree
+
+        self._table.create_index("source", config=BTree(), replace=True)
+        return True
 
     def ensure_fts_index(self, *, rebuild_ratio: float = 0.2) -> bool:
         """Create the BM25 indexes on ``search_text`` and ``content`` if missing; rebuild one when more than
