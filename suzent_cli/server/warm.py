@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -243,8 +244,20 @@ class _SharedEmbedder:
         return bool(getattr(self._inner, "loaded", True))
 
     def encode(self, texts: list[str]):
+        """``self._inner.encode(texts)``, one caller at a time. A query (one or two texts) is encoded on one torch
+        thread: a second thread saves ~5 ms on an idle machine but costs up to 230 ms when the two cores are busy
+        with the hook processes the server answers (MiniLM, one query: 12 vs 17 ms at load 1.3, 275 vs 42 ms at
+        load 3.4; benchmarks/recall_latency.py). Index batches keep every thread."""
         with self._lock:
-            return self._inner.encode(texts)
+            torch = sys.modules.get("torch") if len(texts) <= 2 else None
+            if torch is None:
+                return self._inner.encode(texts)
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return self._inner.encode(texts)
+            finally:
+                torch.set_num_threads(threads)
 
 
 class Warm:
