@@ -198,6 +198,9 @@ def _ask_server_block(home: Path, timeout: float) -> dict[str, Any] | str:
 
     from suzent_cli.server.client import UnixHTTPConnection
 
+    why = paths.untrusted_socket(paths.socket_path(home))
+    if why is not None:
+        return f"not asked: {why}"
     conn = UnixHTTPConnection(paths.socket_path(home), timeout=timeout)
     try:
         conn.request("POST", "/v1/server", body=b"{}", headers={"Content-Type": "application/json",
