@@ -269,14 +269,33 @@ def test_client_config_quotes_for_the_shell(tmp_path):
     import shlex
 
     home = tmp_path / "my home"
-    config = runtime.client_config(home, 8767, "tok-en")
+    command = str(tmp_path / "my bin" / "suzent")
+    config = runtime.client_config(home, 8767, "tok-en", command=command)
     assert shlex.split(config["claude_code_http"]) == [
         "claude", "mcp", "add", "--transport", "http", "suzent", "http://127.0.0.1:8767/mcp",
         "--header", "Authorization: Bearer tok-en"]
-    assert shlex.split(config["claude_code_stdio"]) == ["claude", "mcp", "add", "suzent", "--", "suzent", "--home",
+    assert shlex.split(config["claude_code_stdio"]) == ["claude", "mcp", "add", "suzent", "--", command, "--home",
                                                         str(home), "mcp"]
-    assert config["claude_desktop"]["mcpServers"]["suzent"]["args"] == ["--home", str(home), "mcp"]
+    assert config["claude_desktop"]["mcpServers"]["suzent"] == {"command": command, "args": ["--home", str(home),
+                                                                                             "mcp"]}
     assert config["cursor"]["mcpServers"]["suzent"]["headers"] == {"Authorization": "Bearer tok-en"}
+
+
+def test_client_config_names_the_suzent_command_by_its_absolute_path(tmp_path, monkeypatch):
+    # Claude Desktop and Cursor start the server without the user's shell PATH: a bare "suzent" would not be found.
+    script = tmp_path / "bin" / "suzent"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(script), "serve", "--print-config"])
+    assert runtime.suzent_command() == str(script)
+    config = runtime.client_config(tmp_path / "home", 8767, "tok")
+    assert config["claude_desktop"]["mcpServers"]["suzent"]["command"] == str(script)
+    monkeypatch.setattr("sys.argv", ["/somewhere/suzent_cli/__main__.py"])  # python -m suzent_cli
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert runtime.suzent_command() == str(script)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert runtime.suzent_command() == "suzent"
 
 
 # --- the watcher's choices ------------------------------------------------------------------------------------
