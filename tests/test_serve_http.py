@@ -450,6 +450,35 @@ def test_a_second_server_on_the_same_home_is_refused_naming_the_first(settings):
     assert runtime.read_info(settings.paths.home) == {"pid": 4242}  # the running server's file is left alone
 
 
+def test_while_it_starts_a_killed_servers_file_no_longer_speaks_for_it(settings):
+    # A server killed with SIGKILL leaves serve.json naming its pid and port. While the next one starts, a second
+    # serve, suzent status and --print-config must not read the dead server's pid and port from it.
+    from suzent_cli.server.serve import serve
+
+    home = settings.paths.home
+    runtime.prepare_run_dir(home)
+    runtime.write_info(home, {"pid": 4242, "port": 9, "mcp_url": "http://127.0.0.1:9/mcp"})
+    seen: dict = {}
+
+    class Probe:
+        """The tiny MCP server; records serve.json when serve() builds its HTTP app (mid start-up)."""
+
+        def __init__(self):
+            self.inner = _tiny_mcp()
+
+        def streamable_http_app(self, **kwargs):
+            seen["info"] = runtime.read_info(home)
+            seen["port"] = runtime.running_port(home)
+            return self.inner.streamable_http_app(**kwargs)
+
+    stop = threading.Event()
+    stop.set()  # stop as soon as it serves
+    serve(settings, port=0, chain=False, watch=False, warm=FakeWarm(settings), backend=FakeBackend(),
+          mcp_server=Probe(), stop=stop, announce=lambda line: None)
+    assert seen["info"]["pid"] == os.getpid() and "port" not in seen["info"]
+    assert seen["port"] is None
+
+
 # --- what suzent status shows, and the CLI's one-line refusals -------------------------------------------------
 
 def test_the_server_route_answers_the_counters_alone_uncounted():
