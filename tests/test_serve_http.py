@@ -79,6 +79,20 @@ def _post(app, path: str, body: bytes | None = None, headers: dict | None = None
     return asyncio.run(go())
 
 
+def test_a_body_over_the_limit_is_refused_without_being_held(monkeypatch):
+    # The local API read any body whole into memory: 300 MB posted to the socket took 300 MB of the server's memory.
+    from suzent_cli.server import http
+
+    monkeypatch.setattr(http, "MAX_BODY", 1000)
+    backend, stats = FakeBackend(), Stats()
+    app = local_app(backend, stats)
+    big = json.dumps({"query": "t" * 5000}).encode()
+    r = _post(app, "/v1/recall", big)
+    assert r.status_code == 413
+    assert r.json()["error"]["type"] == "InputInvalid" and "over 1000 bytes" in r.json()["error"]["message"]
+    assert _post(app, "/v1/recall", json.dumps({"query": "tea"}).encode()).status_code == 200
+
+
 def test_an_op_call_passes_the_body_as_keyword_arguments():
     backend, stats = FakeBackend(), Stats()
     r = _post(local_app(backend, stats), "/v1/recall", json.dumps({"query": "tea", "limit": 3}).encode())
