@@ -267,6 +267,25 @@ def test_the_long_path_fallback_folder_is_private(tmp_path, monkeypatch):
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
+def test_every_spelling_of_a_home_names_the_same_socket(tmp_path, monkeypatch):
+    # The fallback socket's name hashed the home as spelled: a hook whose SUZENT_HOME went through a symlink or ".."
+    # looked for another socket, never found the running server and took the slow cold path, silently.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    (tmp_path / "xdg").mkdir()
+    long_home = tmp_path / ("h" * 120)
+    long_home.mkdir()
+    short_link, long_link = tmp_path / "s", tmp_path / ("l" * 110)
+    short_link.symlink_to(long_home)
+    long_link.symlink_to(tmp_path)
+    spellings = [long_home, short_link, long_home / ".." / long_home.name, long_link / long_home.name]
+    assert len({paths.socket_path(home) for home in spellings}) == 1
+    short_home = tmp_path / "home"
+    short_home.mkdir()
+    (tmp_path / ("k" * 110)).symlink_to(short_home)
+    assert paths.socket_path(tmp_path / ("k" * 110)) == paths.socket_path(short_home)
+    assert paths.socket_path(short_home) == Path(os.path.realpath(short_home)) / "server" / "serve.sock"
+
+
 def test_tcp_binds_loopback_only_and_a_taken_port_is_one_clear_error():
     sock = runtime.bind_tcp(0)
     try:

@@ -54,8 +54,10 @@ def _short_dir() -> Path:
 
 def socket_path(home: Path | str) -> Path:
     """The local API's socket for ``home`` (absolute): ``<home>/server/serve.sock``, or, when that path is too long
-    for a Unix socket, ``<short dir>/<sha256(home)[:24]>.sock`` (see the module docstring)."""
-    home = Path(home).expanduser().absolute()
+    for a Unix socket, ``<short dir>/<sha256(home)[:24]>.sock`` (see the module docstring). ``home`` is resolved
+    first (symlinks, ``..``), so every spelling of one home (a symlink in a hook command, a relative path) names
+    the same socket as the server's."""
+    home = Path(os.path.realpath(Path(home).expanduser()))
     here = run_dir(home) / SOCKET
     if len(os.fsencode(str(here))) <= MAX_SOCKET_PATH:
         return here
