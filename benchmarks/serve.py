@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import shlex
@@ -51,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from capture_speed import build_history  # noqa: E402
 
-from suzent_cli.server import paths  # noqa: E402
+from suzent_cli.server import paths, runtime  # noqa: E402
 
 PY = Path(sys.executable)
 SCRIPT = PY.parent / "suzent"
@@ -120,7 +119,10 @@ class Server:
                 raise SystemExit(f"suzent serve did not come up; see {home / 'serve.log'}")
             time.sleep(0.1)
         self.backend = backend
-        info = json.loads(paths.info_path(home).read_text(encoding="utf-8"))
+        while "mcp_url" not in (info := runtime.read_info(home) or {}):  # the socket accepts before serve.json is whole
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"suzent serve did not write serve.json; see {home / 'serve.log'}")
+            time.sleep(0.1)
         self.mcp_url = info["mcp_url"]
         self.token = paths.token_path(home).read_text(encoding="utf-8").strip()
 

@@ -79,6 +79,20 @@ def _post(app, path: str, body: bytes | None = None, headers: dict | None = None
     return asyncio.run(go())
 
 
+def test_a_body_over_the_limit_is_refused_without_being_held(monkeypatch):
+    # The local API read any body whole into memory: 300 MB posted to the socket took 300 MB of the server's memory.
+    from suzent_cli.server import http
+
+    monkeypatch.setattr(http, "MAX_BODY", 1000)
+    backend, stats = FakeBackend(), Stats()
+    app = local_app(backend, stats)
+    big = json.dumps({"query": "t" * 5000}).encode()
+    r = _post(app, "/v1/recall", big)
+    assert r.status_code == 413
+    assert r.json()["error"]["type"] == "InputInvalid" and "over 1000 bytes" in r.json()["error"]["message"]
+    assert _post(app, "/v1/recall", json.dumps({"query": "tea"}).encode()).status_code == 200
+
+
 def test_an_op_call_passes_the_body_as_keyword_arguments():
     backend, stats = FakeBackend(), Stats()
     r = _post(local_app(backend, stats), "/v1/recall", json.dumps({"query": "tea", "limit": 3}).encode())
@@ -253,6 +267,25 @@ def test_the_long_path_fallback_folder_is_private(tmp_path, monkeypatch):
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
+def test_every_spelling_of_a_home_names_the_same_socket(tmp_path, monkeypatch):
+    # The fallback socket's name hashed the home as spelled: a hook whose SUZENT_HOME went through a symlink or ".."
+    # looked for another socket, never found the running server and took the slow cold path, silently.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    (tmp_path / "xdg").mkdir()
+    long_home = tmp_path / ("h" * 120)
+    long_home.mkdir()
+    short_link, long_link = tmp_path / "s", tmp_path / ("l" * 110)
+    short_link.symlink_to(long_home)
+    long_link.symlink_to(tmp_path)
+    spellings = [long_home, short_link, long_home / ".." / long_home.name, long_link / long_home.name]
+    assert len({paths.socket_path(home) for home in spellings}) == 1
+    short_home = tmp_path / "home"
+    short_home.mkdir()
+    (tmp_path / ("k" * 110)).symlink_to(short_home)
+    assert paths.socket_path(tmp_path / ("k" * 110)) == paths.socket_path(short_home)
+    assert paths.socket_path(short_home) == Path(os.path.realpath(short_home)) / "server" / "serve.sock"
+
+
 def test_tcp_binds_loopback_only_and_a_taken_port_is_one_clear_error():
     sock = runtime.bind_tcp(0)
     try:
@@ -269,14 +302,33 @@ def test_client_config_quotes_for_the_shell(tmp_path):
     import shlex
 
     home = tmp_path / "my home"
-    config = runtime.client_config(home, 8767, "tok-en")
+    command = str(tmp_path / "my bin" / "suzent")
+    config = runtime.client_config(home, 8767, "tok-en", command=command)
     assert shlex.split(config["claude_code_http"]) == [
         "claude", "mcp", "add", "--transport", "http", "suzent", "http://127.0.0.1:8767/mcp",
         "--header", "Authorization: Bearer tok-en"]
-    assert shlex.split(config["claude_code_stdio"]) == ["claude", "mcp", "add", "suzent", "--", "suzent", "--home",
+    assert shlex.split(config["claude_code_stdio"]) == ["claude", "mcp", "add", "suzent", "--", command, "--home",
                                                         str(home), "mcp"]
-    assert config["claude_desktop"]["mcpServers"]["suzent"]["args"] == ["--home", str(home), "mcp"]
+    assert config["claude_desktop"]["mcpServers"]["suzent"] == {"command": command, "args": ["--home", str(home),
+                                                                                             "mcp"]}
     assert config["cursor"]["mcpServers"]["suzent"]["headers"] == {"Authorization": "Bearer tok-en"}
+
+
+def test_client_config_names_the_suzent_command_by_its_absolute_path(tmp_path, monkeypatch):
+    # Claude Desktop and Cursor start the server without the user's shell PATH: a bare "suzent" would not be found.
+    script = tmp_path / "bin" / "suzent"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(script), "serve", "--print-config"])
+    assert runtime.suzent_command() == str(script)
+    config = runtime.client_config(tmp_path / "home", 8767, "tok")
+    assert config["claude_desktop"]["mcpServers"]["suzent"]["command"] == str(script)
+    monkeypatch.setattr("sys.argv", ["/somewhere/suzent_cli/__main__.py"])  # python -m suzent_cli
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert runtime.suzent_command() == str(script)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert runtime.suzent_command() == "suzent"
 
 
 # --- the watcher's choices ------------------------------------------------------------------------------------
@@ -429,6 +481,35 @@ def test_a_second_server_on_the_same_home_is_refused_naming_the_first(settings):
                   mcp_server=_tiny_mcp())
     assert caught.value.exit_code == errors.BUSY
     assert runtime.read_info(settings.paths.home) == {"pid": 4242}  # the running server's file is left alone
+
+
+def test_while_it_starts_a_killed_servers_file_no_longer_speaks_for_it(settings):
+    # A server killed with SIGKILL leaves serve.json naming its pid and port. While the next one starts, a second
+    # serve, suzent status and --print-config must not read the dead server's pid and port from it.
+    from suzent_cli.server.serve import serve
+
+    home = settings.paths.home
+    runtime.prepare_run_dir(home)
+    runtime.write_info(home, {"pid": 4242, "port": 9, "mcp_url": "http://127.0.0.1:9/mcp"})
+    seen: dict = {}
+
+    class Probe:
+        """The tiny MCP server; records serve.json when serve() builds its HTTP app (mid start-up)."""
+
+        def __init__(self):
+            self.inner = _tiny_mcp()
+
+        def streamable_http_app(self, **kwargs):
+            seen["info"] = runtime.read_info(home)
+            seen["port"] = runtime.running_port(home)
+            return self.inner.streamable_http_app(**kwargs)
+
+    stop = threading.Event()
+    stop.set()  # stop as soon as it serves
+    serve(settings, port=0, chain=False, watch=False, warm=FakeWarm(settings), backend=FakeBackend(),
+          mcp_server=Probe(), stop=stop, announce=lambda line: None)
+    assert seen["info"]["pid"] == os.getpid() and "port" not in seen["info"]
+    assert seen["port"] is None
 
 
 # --- what suzent status shows, and the CLI's one-line refusals -------------------------------------------------

@@ -4,6 +4,7 @@ or does not answer in time, and what importing it costs."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -141,3 +142,32 @@ def test_the_client_imports_nothing_heavy():
             "assert not bad and not own, (bad, own)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_socket_in_a_folder_others_can_write_is_no_server(home):
+    # Another local user who can write in the socket's folder (a world-writable home, or a shared fallback folder
+    # they made first) could put their own server there: the client would send them the user's prompts and print
+    # their answer into the agent's context. The client takes the cold path instead.
+    with serve(home, lambda op, args: {"op": op}) as fake:
+        folder = fake.path.parent
+        assert connect(home, timeout=5) is not None
+        folder.chmod(0o777)
+        try:
+            assert connect(home, timeout=5) is None
+            assert "writable by other users" in paths.untrusted_socket(fake.path)
+        finally:
+            folder.chmod(0o700)
+        assert connect(home, timeout=5) is not None
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to give a file to another uid")
+def test_a_socket_or_folder_of_another_user_is_no_server(home):
+    with serve(home, lambda op, args: {"op": op}) as fake:
+        os.chown(fake.path, 12345, -1)
+        assert connect(home, timeout=5) is None
+        assert "another user" in paths.untrusted_socket(fake.path)
+        os.chown(fake.path, 0, -1)
+        os.chown(fake.path.parent, 12345, -1)
+        assert connect(home, timeout=5) is None
+        os.chown(fake.path.parent, 0, -1)
+        assert connect(home, timeout=5) is not None

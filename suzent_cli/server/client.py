@@ -159,12 +159,13 @@ def connect(home: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
             connect_timeout: float = CONNECT_TIMEOUT) -> RemoteBackend | None:
     """A :class:`RemoteBackend` for ``home``'s running server, or None when none answers: no socket file, or a
     socket nobody listens on (a stale one left by a killed server is just "no server"; the next ``suzent serve``
-    replaces it). Only checks that the socket accepts a connection (within ``connect_timeout`` seconds; no request
-    is sent). ``timeout``: the backend's per-call timeout in seconds. Never raises."""
+    replaces it), or one that another user could have put there (:func:`~suzent_cli.server.paths.untrusted_socket`:
+    its folder or the socket is not ours, or the folder is writable by others). Only checks that the socket accepts
+    a connection (within ``connect_timeout`` seconds; no request is sent). ``timeout``: the backend's per-call timeout in seconds. Never raises."""
     where = paths.socket_path(home)
     family = getattr(socket, "AF_UNIX", None)  # absent on some Windows builds: no server can listen there either
-    if family is None:
-        return None
+    if family is None or paths.untrusted_socket(where) is not None:
+        return None  # another user's socket or folder is no server of ours: the caller takes the cold path
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
     except OSError:

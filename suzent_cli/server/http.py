@@ -28,6 +28,7 @@ SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent statu
 ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*")
 ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
 DRAIN_LIMIT = 1 << 20  # bytes of a refused request's body read before the 401 (a larger one may see a reset)
+MAX_BODY = 16 << 20  # bytes of a local API request body; the largest real one (a hook payload, 1 MB) is far below
 
 
 def http_status(exc: BaseException) -> int:
@@ -51,6 +52,7 @@ def local_app(backend: Any, stats: Stats):
     * ``POST /v1/server`` (no op: not counted) answers ``stats.snapshot()`` alone, at once: what ``suzent status``
       asks (the ``status`` op computes the whole status, seconds on a cold server);
     * 404 for an op not in :data:`OPS`; 400 for a body that is not a JSON object or arguments the op does not take;
+      413 for a body over :data:`MAX_BODY` bytes (read and dropped, never held whole);
     * the :class:`SuzentError` the op raised, as :func:`~suzent_cli.server.protocol.error_json`, with
       :func:`http_status`'s code (400/409/422);
     * 500 ``InternalError`` for anything else: logged with its traceback once and kept as ``stats``' last error.
@@ -71,7 +73,9 @@ def local_app(backend: Any, stats: Stats):
     # asks for Connection: close) while the client still writes its body breaks the client's pipe.
     async def call(request: Request) -> Response:
         op = request.path_params["op"]
-        raw = await request.body()
+        raw = await _read_body(request)
+        if raw is None:
+            return answer(error_json(errors.InputInvalid(f"{op}: the body is over {MAX_BODY} bytes")), 413)
         if op not in OPS:
             return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(OPS)})")), 404)
         stats.count(op)
@@ -99,11 +103,26 @@ def local_app(backend: Any, stats: Stats):
             return answer(error_json(exc), 500)
 
     async def server(request: Request) -> Response:
-        await request.body()
+        await _read_body(request)
         return answer(stats.snapshot())
 
     return Starlette(routes=[Route(API_PREFIX + SERVER_ROUTE, server, methods=["POST"]),
                              Route(API_PREFIX + "{op}", call, methods=["POST"])])
+
+
+async def _read_body(request: Any, limit: int | None = None) -> bytes | None:
+    """The whole body of ``request``, or None when it is over ``limit`` bytes (default :data:`MAX_BODY`): then the rest is read and dropped, not
+    kept (a client sending hundreds of megabytes cannot fill the server's memory, and still reads the answer)."""
+    limit = MAX_BODY if limit is None else limit
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+        elif chunks:
+            chunks.clear()
+    return b"".join(chunks) if size <= limit else None
 
 
 class BearerToken:

@@ -198,6 +198,9 @@ def _ask_server_block(home: Path, timeout: float) -> dict[str, Any] | str:
 
     from suzent_cli.server.client import UnixHTTPConnection
 
+    why = paths.untrusted_socket(paths.socket_path(home))
+    if why is not None:
+        return f"no usable answer: {why}"
     conn = UnixHTTPConnection(paths.socket_path(home), timeout=timeout)
     try:
         conn.request("POST", "/v1/server", body=b"{}", headers={"Content-Type": "application/json",
@@ -264,11 +267,27 @@ def bind_tcp(port: int) -> socket.socket:
     return sock
 
 
-def client_config(home: Path, port: int, token: str) -> dict[str, Any]:
+def suzent_command() -> str:
+    """The absolute path of the ``suzent`` command running now (``sys.argv[0]`` when it is the console script), else
+    the first ``suzent`` on ``PATH``, else the bare name. Claude Desktop and Cursor do not start a server from the
+    user's shell, so a bare ``suzent`` (e.g. in ``~/.local/bin``) is often not on their ``PATH``."""
+    import shutil
+    import sys
+
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "suzent" and argv0.is_file():
+        return str(argv0.absolute())
+    found = shutil.which("suzent")
+    return str(Path(found).absolute()) if found else "suzent"
+
+
+def client_config(home: Path, port: int, token: str, *, command: str | None = None) -> dict[str, Any]:
     """The MCP URL, the token and ready-to-paste configurations for Claude Code (HTTP, and stdio through
     ``suzent mcp``), Claude Desktop (stdio JSON) and Cursor (``~/.cursor/mcp.json``, HTTP with the header).
+    ``command``: the ``suzent`` to start (default :func:`suzent_command`, an absolute path when one is found).
     Returns ``{"url", "token", "token_file", "claude_code_http", "claude_code_stdio", "claude_desktop": dict,
     "cursor": dict}``; the shell lines are quoted with :func:`shlex.quote`."""
+    command = command or suzent_command()
     url = mcp_url(port)
     home_s = str(home)
     header = f"Authorization: Bearer {token}"
@@ -278,7 +297,7 @@ def client_config(home: Path, port: int, token: str) -> dict[str, Any]:
         "token": token,
         "token_file": str(paths.token_path(home)),
         "claude_code_http": f"claude mcp add --transport http suzent {q(url)} --header {q(header)}",
-        "claude_code_stdio": f"claude mcp add suzent -- suzent --home {q(home_s)} mcp",
-        "claude_desktop": {"mcpServers": {"suzent": {"command": "suzent", "args": ["--home", home_s, "mcp"]}}},
+        "claude_code_stdio": f"claude mcp add suzent -- {q(command)} --home {q(home_s)} mcp",
+        "claude_desktop": {"mcpServers": {"suzent": {"command": command, "args": ["--home", home_s, "mcp"]}}},
         "cursor": {"mcpServers": {"suzent": {"url": url, "headers": {"Authorization": f"Bearer {token}"}}}},
     }

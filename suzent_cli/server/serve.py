@@ -304,6 +304,9 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     stopper = _Stopper(stop)
     try:
         stopper.__enter__()  # from here a signal stops the start-up cleanly too (the finally below runs)
+        # A killed server's serve.json must not speak for this one while it starts (the model, mcp imports: seconds):
+        # a second serve would name the dead pid, status and --print-config its dead port. The full one follows.
+        runtime.write_info(home, {"pid": os.getpid(), "started": now_iso(), "version": __version__})
         token = runtime.ensure_token(home, warn=lambda m: say(f"warning: {m}"))
         tcp = runtime.bind_tcp(port)
         made.append(tcp)

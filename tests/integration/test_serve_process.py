@@ -50,7 +50,7 @@ def ready(home: Path, proc: subprocess.Popen) -> dict:
         if proc.poll() is not None:
             pytest.fail(f"suzent serve exited {proc.returncode}: {stderr_of(proc)}")
         info = runtime.read_info(home)
-        if info and info.get("pid") == proc.pid and (remote := connect(home, timeout=60)) is not None:
+        if info and info.get("pid") == proc.pid and "socket" in info and (remote := connect(home, timeout=60)):
             remote.list_pages()  # answers: both listeners run on one loop, so MCP's is up too
             return info
         time.sleep(0.1)
