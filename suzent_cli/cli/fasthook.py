@@ -203,6 +203,10 @@ def attempt(argv: list[str]) -> int | None:
         what = "nothing captured" if line.command == "capture" else "no recall"
         warn(f"no hook payload on stdin within {wait:g} s; {what}")
         _hard_exit()
+    from suzent_cli.server.protocol import MAX_PAYLOAD_BYTES
+
+    if len(raw) > MAX_PAYLOAD_BYTES:  # no payload is this big: not worth sending; the cold path keeps or drops it
+        return replay(raw)
     if line.command == "capture":
         return _capture(backend, line, home, raw)
     return _recall(backend, line, raw)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from suzent_cli.errors import IndexMissing, IndexUnreadable, InputInvalid, describe
+from suzent_cli.server.protocol import MAX_PAYLOAD_BYTES
 from suzent_cli.server.warm import Warm
 
 MAX_QUERY_CHARS = 2000
@@ -27,7 +28,6 @@ MAX_LIMIT = 100
 MAX_FACTS = 100  # per remember call
 MAX_FACT_CHARS = 2000
 MAX_TURN_CHARS = 200_000
-MAX_PAYLOAD_BYTES = 1_000_000
 MAX_PAGE_BYTES = 1_000_000
 MAX_NAME_CHARS = 500
 REMEMBER_INDEX_WAIT = 5.0  # seconds remember waits for the reindex of what it wrote

@@ -45,6 +45,8 @@ from suzent_cli import errors
 OPS = ("recall", "remember", "forget", "status", "list_pages", "read_page", "briefing", "hook_capture",
        "hook_recall", "hook_session_start")
 API_PREFIX = "/v1/"
+MAX_PAYLOAD_BYTES = 1_000_000  # a hook payload (a few hundred bytes in practice): larger ones are refused by the server
+# and never sent by the hooks' fast path (the cold path keeps such bytes in the spool's failed/ folder)
 PROTOCOL_VERSION = 1
 
 
