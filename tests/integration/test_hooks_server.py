@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from claude_code_session import DAY, Transcript, facts, indexed_recall_home, payload, prompt, spooled
 from fake_server import CLOSE, FakeServer
+from serve_process import ready, start, stop
 
 from conftest import REPO, cli_env, run_cli
 from suzent_cli.server import paths
@@ -138,35 +139,10 @@ def test_the_fast_path_is_the_entry_point_of_the_module_run(tmp_path):
 # --- against the real `suzent serve` ------------------------------------------------------------------------------
 
 def start_serve(home: Path) -> subprocess.Popen:
-    """``suzent serve`` on ``home`` (any free MCP port, no chain, no watcher), once its socket answers."""
-    import time
-
-    from suzent_cli.server.client import connect
-
-    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "serve", "--port", "0", "--no-chain", "--no-watch"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env=cli_env(home, **EMBEDDER))
-    deadline = time.monotonic() + 120
-    while connect(home, timeout=5) is None:
-        if proc.poll() is not None:
-            raise AssertionError(f"suzent serve exited {proc.returncode}: {proc.stderr.read()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError("suzent serve did not listen within 120 s")
-        time.sleep(0.1)
+    """``suzent serve`` on ``home`` (any free MCP port, no chain, no watcher), once it serves."""
+    proc = start(home, "--no-chain", "--no-watch")
+    ready(home, proc)
     return proc
-
-
-def stop_serve(proc: subprocess.Popen) -> None:
-    import signal
-
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def test_the_hooks_through_a_real_serve(tmp_path):
@@ -187,7 +163,7 @@ def test_the_hooks_through_a_real_serve(tmp_path):
         captured = hook(home, "capture", payload(t.path), "--timeout", "60")
         bike = hook(home, "recall", prompt("Which folding bike do I ride to work?"), "--timeout", "60")
     finally:
-        stop_serve(server)
+        stop(server)
     for r in (cold, cold_start, up, hybrid, up_start, captured, bike):
         assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert up.stdout == cold.stdout and json.loads(up.stdout)["hookSpecificOutput"]["hookEventName"] == \

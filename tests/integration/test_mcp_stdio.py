@@ -9,7 +9,6 @@ streamable-HTTP client reaches the server's ``/mcp`` with the token and is refus
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,11 +19,11 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from serve_process import ready, start, stop
 
 from conftest import HASH_ENV, REPO, cli_env
 from suzent_cli.server import client
 from suzent_cli.server.mcp_surface import MEMORY_URI, RECALL_HEADER, TOOLS
-from suzent_cli.server.runtime import read_info
 
 
 def params(home: Path, *args: str) -> StdioServerParameters:
@@ -121,41 +120,12 @@ def server(tmp_path):
     """A real ``suzent serve --port 0 --no-chain --no-watch`` on a fresh home: ``(home, proc, info)`` once its
     socket answers and ``serve.json`` names its port; stopped with SIGTERM (its own pid) at the end."""
     home = tmp_path / "served"
-    log = (tmp_path / "serve.log").open("w+", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "--home", str(home), "serve", "--port", "0",
-                             "--no-chain", "--no-watch"], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            cwd=REPO, env=cli_env(home, **HASH_ENV))
+    proc = start(home, "--no-chain", "--no-watch")
     try:
-        deadline = time.monotonic() + 120
-        info = None
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, f"suzent serve exited {proc.returncode}: {log_text(log)}"
-            info = read_info(home)
-            if info and info.get("port") and client.connect(home, timeout=30) is not None:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail(f"suzent serve did not come up: {log_text(log)}")
-        yield home, proc, info
+        yield home, proc, ready(home, proc)
     finally:
-        stop(proc)
-        log.close()
-
-
-def log_text(log) -> str:
-    log.flush()
-    log.seek(0)
-    return log.read()
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        if proc.poll() is None:
+            stop(proc)
 
 
 def served_requests(home: Path) -> dict[str, int]:
