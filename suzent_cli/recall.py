@@ -75,6 +75,9 @@ class Hit:
     score, 0..1, before :data:`WEIGHTS`; plus ``date_boost`` and ``neighbour``, the share a neighbouring row
     added); ``importance`` the row's importance at recall (stale decay applied); ``factors`` how that importance
     was made (the indexer's ``importance_factors`` plus ``stale_factor`` and ``ranked``: False for a legacy row).
+    ``content`` is the row as indexed (a vault claim with its markers); ``text`` what a person reads, and the
+    lifecycle fields (``confirmations``, ``verified``, ``status``, ``until``, ``cites``) are read from it when the
+    hit is made; :func:`fill_provenance` adds a vault hit's session and a claim-less page's date.
     """
 
     id: str

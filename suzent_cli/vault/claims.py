@@ -24,6 +24,9 @@ expire sooner than facts that almost never do; a page's ``stale_after`` is the s
 value (:func:`human_stamp`) or written into a MEMORY.md line by ``suzent verify-fact`` (:func:`memory_stamp`). Only a
 ``human:`` actor qualifies: ``agent:x`` or any other actor is ignored, or an agent stamping itself would launder its
 own output into the strongest evidence.
+
+**A stored row read back** (recall, the CLI and the MCP server): :func:`plain_content` is its text without the claim
+markers, :func:`row_claims` its claims, :func:`claims_last_date` their latest confirmation.
 """
 
 from __future__ import annotations
