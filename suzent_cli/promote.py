@@ -6,7 +6,12 @@ manual zone through, never touches an unmarked file it did not write, and enforc
 * :func:`promote` — after a productive dream (and ``suzent promote``): the current claims of the ``3_Personal/``
   pages. Engines: ``offline`` (deterministic: every current claim, most recalled first, then importance, then
   confirmations, then last date; grouped by page, pages ordered by their best claim) and ``claude`` (one Messages
-  API call summarising the claims and the recent recall signal; an API error falls back to ``offline``).
+  API call summarising the claims and the recent recall signal; an API error falls back to ``offline``). Either
+  engine's body is followed by a ``## Recent (not yet consolidated)`` section (:func:`recent_facts`): the
+  personal/preference/goal/interaction facts the dream has not folded yet — the logs after its watermark (today's
+  included) and late lines — newest first, leaving out those already a current claim. The vault only holds past
+  days, so without it the newest facts would vanish from MEMORY.md at every dream. The section takes at most half
+  the body's bound (and :data:`LEGACY_MAX_FACTS` facts); the claims fill the rest.
 * :func:`legacy_refresh` — after a capture of a personal/preference/goal/interaction fact, from the most recent
   such facts in the daily logs. It stands down on its own as soon as the vault has any personal page: no flag.
 
@@ -32,6 +37,7 @@ LEGACY_MAX_FACTS = 50
 CLAUDE_CLAIMS_CHARS = 12000
 CLAUDE_SNIPPETS = 30
 RECALL_LOG_WINDOW = 5000  # most recent recall_log.jsonl lines counted by the offline ranking
+RECENT = "Recent (not yet consolidated)"  # promote's section of the facts the dream has not folded yet
 MIN_MATCH = 6  # a normalized text shorter than this never counts as containing/contained (no "a" matches all)
 MAX_LINES, MAX_BYTES = 200, 16000
 FRAME_LINES, FRAME_BYTES = 4, 200  # what write_generated's header and footer take out of the bound (generous)
@@ -59,8 +65,9 @@ preamble, no closing remarks, no code fences. Hard limit: {max_lines} lines.
 @dataclass
 class PromoteResult:
     """``status``: ``written``/``unchanged``/``manual`` (from :func:`write_generated`) or ``nothing`` (no personal
-    page or no current claim: nothing written). ``engine``: the engine that produced the body (``offline`` after
-    a claude fallback). ``claims``/``pages``: what the body was built from. ``write``: the WriteResult or None."""
+    page, or neither a current claim nor a fact not yet consolidated: nothing written). ``engine``: the engine that
+    produced the body (``offline`` after a claude fallback). ``claims``/``pages``: what the body was built from; ``recent``: the not yet consolidated
+    facts after them (:func:`recent_facts`). ``write``: the WriteResult or None."""
 
     status: str
     engine: str | None
@@ -69,11 +76,12 @@ class PromoteResult:
     reason: str | None = None
     write: Any = None
     warnings: list[str] = field(default_factory=list)
+    recent: int = 0  # facts of the Recent section (not yet consolidated by the dream)
 
     def to_json(self) -> dict[str, Any]:
         w = self.write
         return {"status": self.status, "engine": self.engine, "claims": self.claims, "pages": self.pages,
-                "reason": self.reason, "path": str(w.path) if w is not None and w.path else None,
+                "recent": self.recent, "reason": self.reason, "path": str(w.path) if w is not None and w.path else None,
                 "lines": getattr(w, "lines", None), "bytes": getattr(w, "bytes", None), "warnings": self.warnings}
 
 
@@ -166,7 +174,7 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
     seen: set[str] = set()
     unique = []
     for c in out:
-        key = normalize(c.text).rstrip(" .")
+        key = _key(c.text)
         if key not in seen:
             seen.add(key)
             unique.append(c)
@@ -276,13 +284,22 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     claims, n_pages = ranked_claims(settings, warnings)
     if not n_pages:
         return PromoteResult("nothing", name, reason=f"the vault has no {PERSONAL}/ page", warnings=warnings)
-    if not claims:
+    recent = recent_facts(settings, {_key(c.text) for c in claims})
+    if not claims and not recent:
         return PromoteResult("nothing", name, pages=n_pages, reason=f"no current claim on the {PERSONAL}/ pages",
                              warnings=warnings)
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    # the newest facts first take up to half the bound; the claims fill the rest (a blank line between the two)
+    tail, used_recent, _ = grouped_body([(RECENT, text) for text in recent], max_lines=lines_budget // 2,
+                                        max_bytes=bytes_budget // 2)
+    if used_recent < len(recent):
+        warnings.append(f"the size bound kept the {used_recent} newest of {len(recent)} facts not yet "
+                        f"consolidated; {len(recent) - used_recent} were left out")
+    if tail:
+        lines_budget, bytes_budget = lines_budget - tail.count("\n") - 1, bytes_budget - len(tail.encode()) - 1
     body = None
     used_claims, used_pages = len(claims), len({c.rel for c in claims})
-    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
-    if name == "claude":
+    if name == "claude" and claims:
         try:
             body = bound_text(claude_body(settings, claims, max_lines=lines_budget), max_lines=lines_budget,
                               max_bytes=bytes_budget)
@@ -298,11 +315,12 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         if used_claims < len(claims):
             warnings.append(f"the size bound ({max_lines} lines, {max_bytes} bytes) kept the {used_claims} best of "
                             f"{len(claims)} personal claims; {len(claims) - used_claims} were left out")
+    body = "\n".join(part for part in (body, tail) if part)
     write = _write(settings, body, "promote", max_lines, max_bytes)
     reason = write.reason
     if write.status == "manual":
         reason = reason or "MEMORY.md has no generated zone we wrote: it is manual and was left untouched"
-    return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings)
+    return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings, used_recent)
 
 
 # --- legacy refresh ----------------------------------------------------------------------------------------
@@ -312,16 +330,52 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
     newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
-    from suzent_cli.archive import list_logs, parse_fact_line
+    from suzent_cli.archive import list_logs
+
+    return _scan_facts(settings, [(path, 1) for _, path in reversed(list_logs(settings.paths.archive_dir))], limit)
+
+
+def recent_facts(settings: Settings, skip: set[str], limit: int = LEGACY_MAX_FACTS) -> list[str]:
+    """The personal/preference/goal/interaction facts the dream has not folded yet, newest first: every line of the
+    daily logs dated after the ledger's watermark (all logs when there is none; today's included) and, older than
+    those, the late lines of days at or below it (``.state/late_lines.jsonl`` minus what the last run read: what
+    the dream's gate counts as pending). Deduplicated by normalized text; a fact whose normalized text is in
+    ``skip`` (the current vault claims) or that holds a forgotten text is left out; at most ``limit``, reading at
+    most LEGACY_READ_BYTES in all. Read-only: a bad late-lines record is ignored, an unreadable log skipped."""
+    from suzent_cli.archive import list_logs
+    from suzent_cli.dream.gate import late_days
+    from suzent_cli.vault import ledger
+    from suzent_cli.vault.dream_state import peek_state
+    from suzent_cli.vault.state.handoff import read_late_lines
+
+    paths = settings.paths
+    mark = ledger.watermark(ledger.read_ledger(paths.vault_dir))
+    logs = [(path, 1) for day, path in reversed(list_logs(paths.archive_dir)) if mark is None or day > mark]
+    if mark is not None:
+        late = late_days(read_late_lines(paths.state_dir), mark, settings.today,
+                         peek_state(paths.state_dir, settings.clock).logs_read)
+        logs += [(paths.log_path(day), first) for day, first in reversed(late.items())]
+    return [text for _, text in _scan_facts(settings, logs, limit, skip)]
+
+
+def _scan_facts(settings: Settings, logs: list[tuple[Path, int]], limit: int,
+                skip: set[str] | None = None) -> list[tuple[str, str]]:
+    """The facts of LEGACY_CATEGORIES in ``logs`` (``(path, first line)``, newest first; each read from its end
+    to ``first line``), last line first; see :func:`legacy_facts` for the rules."""
+    from suzent_cli.archive import parse_fact_line
     from suzent_cli.vault.forgotten import Forgotten
 
     forgotten = Forgotten.from_state(settings.paths.state_dir)
-    seen: set[str] = set()
+    seen: set[str] = set(skip or ())
     out: list[tuple[str, str]] = []
     budget = LEGACY_READ_BYTES  # it runs after a capture: its cost must not grow with the history
-    for _, path in reversed(list_logs(settings.paths.archive_dir)):
+    for path, first in logs:
         try:
-            lines, budget = _tail_lines(path, budget)
+            if first > 1:  # late lines: from a known line on (a backfill, usually a few lines)
+                data = path.read_bytes()
+                lines, budget = data.decode("utf-8", errors="replace").split("\n")[first - 1:], budget - len(data)
+            else:
+                lines, budget = _tail_lines(path, budget)
         except OSError:
             continue
         for line in reversed(lines):
@@ -330,7 +384,7 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
                 continue
             category, content, _tags = parsed
             category = category.strip().lower()
-            key = normalize(content).rstrip(" .")
+            key = _key(content)
             if category not in LEGACY_CATEGORIES or not key or key in seen or forgotten.covers(content):
                 continue
             seen.add(key)
@@ -340,6 +394,13 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
         if budget <= 0:
             break
     return out
+
+
+def _key(text: str) -> str:
+    """A fact's or claim's identity for deduplication (:func:`suzent_cli.vault.forgotten.fact_key`)."""
+    from suzent_cli.vault.forgotten import fact_key
+
+    return fact_key(text)
 
 
 LEGACY_READ_BYTES = 512 * 1024
