@@ -325,6 +325,53 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
 
 # --- legacy refresh ----------------------------------------------------------------------------------------
 
+def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """Refresh only the Recent section of the zone promote wrote, after a capture (the vault has personal pages):
+    the rest of the current body is kept, the section is rebuilt from :func:`recent_facts` leaving out any fact
+    that is a bullet of that rest. The section takes at most half the body's bound, as in :func:`promote`; when
+    the kept part and the new section do not fit, the kept part loses its last lines (whole lines). Reads no
+    vault page and calls no API: a capture stays fast. Returns ``{"status", "reason", "path", "facts"}``
+    (``rewrite_generated``'s status; ``facts``: the section's facts). Raises like ``write_generated``."""
+    from suzent_cli.vault.memory_md import rewrite_generated
+
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    candidates = recent_facts(settings, set(), limit=2 * LEGACY_MAX_FACTS)  # read once: make() must be pure
+    taken = [0]
+
+    def make(current: str) -> str:
+        kept = _without_section(current, RECENT)
+        shown = {_key(line[2:]) for line in kept.split("\n") if line.startswith("- ")}
+        fresh = [text for text in candidates if _key(text) not in shown][:LEGACY_MAX_FACTS]
+        tail, taken[0], _ = grouped_body([(RECENT, text) for text in fresh], max_lines=lines_budget // 2,
+                                         max_bytes=bytes_budget // 2)
+        if kept.strip():
+            room_lines = lines_budget - (tail.count("\n") + 1 if tail else 0)
+            room_bytes = bytes_budget - (len(tail.encode()) + 1 if tail else 0)
+            kept = bound_text(kept, max_lines=room_lines, max_bytes=room_bytes)
+        return "\n".join(part for part in (kept, tail) if part)
+
+    write = rewrite_generated(settings, make, writer="promote", max_lines=max_lines, max_bytes=max_bytes)
+    return {"status": write.status, "reason": write.reason, "path": str(write.path), "facts": taken[0]}
+
+
+def _without_section(body: str, title: str) -> str:
+    """``body`` without its ``## title`` section (the heading up to the next ``#``/``##`` heading), blank lines
+    around it squeezed."""
+    out: list[str] = []
+    inside = False
+    for line in body.split("\n"):
+        if line.startswith("#") and _heading_level(line) in (1, 2):
+            inside = line[3:].strip() == title and line.startswith("## ")
+        if not inside:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def _heading_level(line: str) -> int:
+    hashes = len(line) - len(line.lstrip("#"))
+    return hashes if line[hashes:hashes + 1] == " " else 0
+
+
 def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
     """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
     newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
@@ -422,13 +469,13 @@ def _tail_lines(path, budget: int) -> tuple[list[str], int]:
 
 
 def legacy_refresh(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
-    """The legacy per-capture refresh (call it after capturing an important fact). Returns ``{"status",
-    "reason", "path", "facts"}``: ``skipped`` when the vault has a personal page (promote owns the zone now) or
-    no qualifying fact exists, else the ``write_generated`` status. Raises like ``write_generated``."""
-    if has_personal_page(settings.paths.vault_dir):
-        return {"status": "skipped", "reason": f"the vault has {PERSONAL}/ pages: promote owns MEMORY.md",
-                "path": None, "facts": 0}
+    """The per-capture refresh (call it after capturing an important fact). Returns ``{"status", "reason",
+    "path", "facts"}``. Once the vault has a personal page, promote owns the zone and only its Recent section is
+    refreshed (:func:`refresh_recent`). Before that: ``skipped`` when no qualifying fact exists, else the
+    ``write_generated`` status of the most recent facts by category. Raises like ``write_generated``."""
     _check_bounds(max_lines, max_bytes)
+    if has_personal_page(settings.paths.vault_dir):
+        return refresh_recent(settings, max_lines=max_lines, max_bytes=max_bytes)
     facts = legacy_facts(settings)
     if not facts:
         return {"status": "skipped", "reason": "no personal fact in the daily logs", "path": None, "facts": 0}

@@ -62,8 +62,11 @@ def test_refresh_writes_until_the_first_personal_page_then_promote_owns_the_zone
     before = memory_path(settings).read_bytes()
     put(settings, "3_Personal/Profile.md", page("Profile", ["Lives in Berlin (confirmed 2x, last 2026-06-09)"]))
     r = write_facts(settings, [Fact("Wants to learn Rust", "goal")], time="10:02")
-    assert r.refresh["status"] == "skipped" and "promote owns" in r.refresh["reason"]
-    assert memory_path(settings).read_bytes() == before  # the legacy path stood down: untouched
+    # promote owns the zone now: a capture only refreshes its Recent section, the rest is kept as it was
+    assert (r.refresh["status"], r.refresh["facts"]) == ("written", 1)
+    kept = before.split(b"\n\n*Generated")[0]
+    assert memory_path(settings).read_bytes().startswith(kept + b"\n\n## Recent (not yet consolidated)\n"
+                                                          b"- Wants to learn Rust\n")
 
     result = promote(settings, engine="offline")
     assert (result.status, result.engine, result.claims, result.pages) == ("written", "offline", 1, 1)
@@ -86,7 +89,8 @@ def test_hand_over_through_a_real_rules_dream(home):
     tick = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
     assert tick.outcome == "ingested" and any(p.startswith("3_Personal/") for p in tick.pages_changed)
     r = write_facts(s, [Fact("Prefers dark mode", "preference")], time="10:00")
-    assert r.refresh["status"] == "skipped" and memory_path(s).read_bytes() == refreshed
+    assert r.refresh["status"] == "written" and r.refresh["facts"] == 1  # only the Recent section was rebuilt
+    assert memory_path(s).read_bytes().startswith(refreshed.split(b"\n\n*Generated")[0] + b"\n\n## Recent")
     assert promote(s, engine="offline").status == "written"
     zone = generated(s)
     assert "Lives in Berlin" in zone and "Likes tea" in zone
@@ -288,7 +292,7 @@ def test_cli_promote_and_capture_json(home):
     s = resolve_settings(home=home, today="2026-06-10", env={})
     put(s, "3_Personal/Profile.md", page("Profile", ["Lives in Berlin", "Works at ACME"]))
     proc = invoke(home, "capture", "--fact", "[goal] Learn Rust", "--json")
-    assert json.loads(proc.stdout)["refresh"]["status"] == "skipped"
+    assert json.loads(proc.stdout)["refresh"]["status"] == "written"  # the Recent section only
     proc = invoke(home, "promote", "--engine", "offline", "--max-lines", "20", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -66,6 +66,16 @@ def test_todays_facts_survive_a_dream_and_promote_as_a_new_user_runs_them(home):
     assert r.returncode == 0 and "unchanged" in r.stdout and "2 recent fact(s)" in r.stdout, r.stdout
     assert generated(s) == zone
 
+    # a capture after the dream refreshes the Recent section; promote then agrees with it
+    capture(home, "2026-06-15T14:00", "[preference] Switched to light mode in the evening",
+            "[personal] Lives in Lisbon")
+    zone = generated(s)
+    assert section(zone, RECENT) == ["Switched to light mode in the evening", "Wants to run a marathon in October",
+                                     "Adopted a cat named Miso"]
+    assert zone.count("Lives in Lisbon") == 1
+    r = invoke(home, "--now", "2026-06-15T14:01", "promote", "--engine", "offline")
+    assert r.returncode == 0 and "unchanged" in r.stdout, r.stdout
+
     # the next day's dream folds 06-15: its facts move to the vault, the Recent section goes
     r = invoke(home, "--now", "2026-06-16T08:00", "dream", "--force", "--engine", "offline")
     assert r.returncode == 0, r.stderr
@@ -153,3 +163,43 @@ def test_size_bound_is_shared_half_and_half_at_most(settings, max_lines, max_byt
             assert result.recent == 50  # the section's own limit, as the per-capture refresh has it
         else:
             assert any("facts not yet consolidated" in w for w in result.warnings)
+
+
+def test_capture_refresh_keeps_any_body_promote_wrote_and_bounds_the_whole_zone(settings):
+    from suzent_cli.vault.memory_md import write_generated
+
+    bootstrap(settings.paths.vault_dir)
+    page = settings.paths.vault_dir / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Profile\n---\n# Profile\n\n## Claims\n\n- Lives in Lisbon\n", encoding="utf-8")
+    digest = "## Who\n- Ana, a designer in Lisbon\n\n## Health\n" + "".join(f"- Note {i}\n" for i in range(20))
+    write_generated(settings, digest, writer="promote", max_lines=30, max_bytes=3000)  # e.g. the claude digest
+    memory_path(settings).write_text(memory_path(settings).read_text() + "- my own line\n", encoding="utf-8")
+    r = write_facts(settings, [Fact("Ana, a designer in Lisbon", "personal")] +
+                    [Fact(f"Fresh fact {i}", "goal") for i in range(12)], time="10:00", refresh=False)
+    from suzent_cli.promote import legacy_refresh
+
+    out = legacy_refresh(settings, max_lines=30, max_bytes=3000)
+    assert r.path is not None and out["status"] == "written"
+    data = memory_path(settings).read_text(encoding="utf-8")
+    zone, manual = data.split(MARKER)
+    assert manual == "\n- my own line\n"  # the manual zone, byte for byte
+    assert zone.count("\n") <= 30 and len(zone.encode()) <= 3000 and "cut to the size bound" not in zone
+    assert zone.startswith("# Long-term Memory\n\n## Who\n- Ana, a designer in Lisbon\n\n## Health\n- Note 0\n")
+    recent = section(zone, RECENT)
+    assert recent and recent == [f"Fresh fact {i}" for i in range(11, 11 - len(recent), -1)]
+    assert zone.count("Ana, a designer in Lisbon") == 1  # already a bullet of the digest
+    assert "Note 19" not in zone  # the digest's last lines made room for the newest facts
+    assert legacy_refresh(settings, max_lines=30, max_bytes=3000)["status"] == "unchanged"
+
+
+def test_capture_refresh_never_touches_an_unmarked_manual_memory_md(settings):
+    bootstrap(settings.paths.vault_dir)
+    page = settings.paths.vault_dir / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Profile\n---\n# Profile\n\n## Claims\n\n- Lives in Lisbon\n", encoding="utf-8")
+    memory_path(settings).parent.mkdir(parents=True, exist_ok=True)
+    memory_path(settings).write_text("# Long-term Memory\n\nmy notes\n", encoding="utf-8")
+    r = write_facts(settings, [Fact("Plays the cello", "personal")], time="10:00")
+    assert r.refresh["status"] == "manual" and r.warnings == []
+    assert memory_path(settings).read_text(encoding="utf-8") == "# Long-term Memory\n\nmy notes\n"
