@@ -203,3 +203,24 @@ def test_capture_refresh_never_touches_an_unmarked_manual_memory_md(settings):
     r = write_facts(settings, [Fact("Plays the cello", "personal")], time="10:00")
     assert r.refresh["status"] == "manual" and r.warnings == []
     assert memory_path(settings).read_text(encoding="utf-8") == "# Long-term Memory\n\nmy notes\n"
+
+
+def test_the_claude_digest_is_followed_by_the_recent_section_within_the_bound(settings):
+    import dataclasses
+
+    from fake_anthropic import running, text_reply
+
+    bootstrap(settings.paths.vault_dir)
+    page = settings.paths.vault_dir / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Profile\n---\n# Profile\n\n## Claims\n\n- Lives in Lisbon\n", encoding="utf-8")
+    log(settings, settings.today, "[personal] Lives in Lisbon", "[goal] Wants a garden")
+    claude = dataclasses.replace(settings, anthropic_api_key="test-key", claude_model="claude-promote-test")
+    reply = "## Identity\n- Lives in Lisbon\n" + "".join(f"- filler {i}\n" for i in range(500))
+    with running([(200, text_reply(reply))]) as api:
+        result = promote(dataclasses.replace(claude, anthropic_base_url=api.url), max_lines=40)
+    assert (result.status, result.engine, result.recent) == ("written", "claude", 1)
+    assert "Hard limit: 33 lines" in api.last["messages"][0]["content"]  # the bound minus the Recent section
+    zone = memory_path(settings).read_bytes().split(MARKER.encode())[0].decode()
+    assert zone.count("\n") <= 40 and zone.startswith("# Long-term Memory\n\n## Identity\n- Lives in Lisbon\n")
+    assert section(zone, RECENT) == ["Wants a garden"] and "cut to the size bound" not in zone
