@@ -13,7 +13,8 @@ manual zone through, never touches an unmarked file it did not write, and enforc
   days, so without it the newest facts would vanish from MEMORY.md at every dream. The section takes at most half
   the body's bound (and :data:`LEGACY_MAX_FACTS` facts); the claims fill the rest.
 * :func:`legacy_refresh` — after a capture of a personal/preference/goal/interaction fact, from the most recent
-  such facts in the daily logs. It stands down on its own as soon as the vault has any personal page: no flag.
+  such facts in the daily logs. As soon as the vault has any personal page (no flag), promote owns the zone and a
+  capture only rebuilds its Recent section (:func:`refresh_recent`), keeping whatever body promote wrote.
 
 Both bound the body in code to whole claims/lines within ``max_lines``/``max_bytes`` minus the zone's header and
 footer, so ``write_generated`` (which bounds the whole zone again, header and footer included) never has to cut. Nothing here imports ``anthropic`` unless the claude engine runs.
@@ -330,18 +331,21 @@ def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
     the rest of the current body is kept, the section is rebuilt from :func:`recent_facts` leaving out any fact
     that is a bullet of that rest. The section takes at most half the body's bound, as in :func:`promote`; when
     the kept part and the new section do not fit, the kept part loses its last lines (whole lines). Reads no
-    vault page and calls no API: a capture stays fast. Returns ``{"status", "reason", "path", "facts"}``
+    vault page and calls no API: a capture stays fast. The logs are read under the MEMORY.md lock, so of two
+    concurrent captures the second refresh sees both facts. Returns ``{"status", "reason", "path", "facts"}``
     (``rewrite_generated``'s status; ``facts``: the section's facts). Raises like ``write_generated``."""
     from suzent_cli.vault.memory_md import rewrite_generated
 
     lines_budget, bytes_budget = _budget(max_lines, max_bytes)
-    candidates = recent_facts(settings, set(), limit=2 * LEGACY_MAX_FACTS)  # read once: make() must be pure
+    read: dict[str, list[str]] = {}
     taken = [0]
 
     def make(current: str) -> str:
+        if "facts" not in read:  # once, under the lock (so a capture that appended and locked first is seen);
+            read["facts"] = recent_facts(settings, set(), limit=2 * LEGACY_MAX_FACTS)  # a retry reuses it
         kept = _without_section(current, RECENT)
         shown = {_key(line[2:]) for line in kept.split("\n") if line.startswith("- ")}
-        fresh = [text for text in candidates if _key(text) not in shown][:LEGACY_MAX_FACTS]
+        fresh = [text for text in read["facts"] if _key(text) not in shown][:LEGACY_MAX_FACTS]
         tail, taken[0], _ = grouped_body([(RECENT, text) for text in fresh], max_lines=lines_budget // 2,
                                          max_bytes=bytes_budget // 2)
         if kept.strip():
