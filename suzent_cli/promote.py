@@ -394,10 +394,9 @@ def recent_facts(settings: Settings, skip: set[str], limit: int = LEGACY_MAX_FAC
     ``skip`` (the current vault claims) or that holds a forgotten text is left out; at most ``limit``, reading at
     most LEGACY_READ_BYTES in all. Read-only: a bad late-lines record is ignored, an unreadable log skipped."""
     from suzent_cli.archive import list_logs
-    from suzent_cli.dream.gate import late_days
     from suzent_cli.vault import ledger
     from suzent_cli.vault.dream_state import peek_state
-    from suzent_cli.vault.state.handoff import read_late_lines
+    from suzent_cli.vault.state.handoff import late_days, read_late_lines
 
     paths = settings.paths
     mark = ledger.watermark(ledger.read_ledger(paths.vault_dir))
