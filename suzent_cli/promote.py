@@ -67,8 +67,9 @@ preamble, no closing remarks, no code fences. Hard limit: {max_lines} lines.
 class PromoteResult:
     """``status``: ``written``/``unchanged``/``manual`` (from :func:`write_generated`) or ``nothing`` (no personal
     page, or neither a current claim nor a fact not yet consolidated: nothing written). ``engine``: the engine that
-    produced the body (``offline`` after a claude fallback). ``claims``/``pages``: what the body was built from; ``recent``: the not yet consolidated
-    facts after them (:func:`recent_facts`). ``write``: the WriteResult or None."""
+    produced the body (``offline`` after a claude fallback, or with no claim to summarise). ``claims``/``pages``:
+    what the body was built from; ``recent``: the not yet consolidated facts after them (:func:`recent_facts`).
+    ``write``: the WriteResult or None."""
 
     status: str
     engine: str | None
@@ -300,7 +301,9 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         lines_budget, bytes_budget = lines_budget - tail.count("\n") - 1, bytes_budget - len(tail.encode()) - 1
     body = None
     used_claims, used_pages = len(claims), len({c.rel for c in claims})
-    if name == "claude" and claims:
+    if not claims:
+        name = "offline"  # only the Recent section: nothing for claude to summarise, no API call
+    if name == "claude":
         try:
             body = bound_text(claude_body(settings, claims, max_lines=lines_budget), max_lines=lines_budget,
                               max_bytes=bytes_budget)
