@@ -277,6 +277,7 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
     except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         result["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    print(f"  {scenario['id']}: {result.get('error') or 'done'} ({result['seconds']} s)", file=sys.stderr, flush=True)
     return result
 
 
@@ -350,9 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     lint_false = t["false_flags"]
     print(f"\nlint contradiction lines naming a distractor: {lint_false}; statements absent from the vault: "
           f"{t['absent']}")
+    print("\nper scenario: top-1 before → after (✓ current answer first), old statement's state after the dream")
     for r in results:
         if "error" in r:
             print(f"- {r['id']}: ERROR {r['error']}")
+            continue
+        old = [r["states"][st["fact"]] for s in scenarios if s["id"] == r["id"] for st in s["old"]]
+        mark = {True: "✓", False: "✗"}
+        print(f"- {r['id']} ({r['kind']}): {mark[r['top1_before']]} → {mark[r['top1_after']]}; old: {', '.join(old)}"
+              f"{'; lint flagged' if r['flagged'] else ''}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 1 if t["errors"] else 0
