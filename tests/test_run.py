@@ -243,7 +243,7 @@ def test_refresh_today_moves_only_an_unpinned_clock(home):
 
 # --- loop --------------------------------------------------------------------------------------------------
 def test_a_second_signal_exits_at_once():
-    from suzent_cli.cli.signals import Signals
+    from suzent_cli.signals import Signals
 
     with Signals() as signals:
         signals._handle(signal.SIGTERM, None)

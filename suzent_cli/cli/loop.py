@@ -11,7 +11,7 @@ import typer
 from suzent_cli.cli import options
 from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import Progress, emit_json, err, escape, out, pass_json, print_pass
-from suzent_cli.cli.signals import Signals
+from suzent_cli.signals import Signals
 
 LOOP_EXIT_HELP = ("Exit codes: 0 stopped by SIGTERM (the current stage finishes, the rest of the pass is skipped), "
                   "130 stopped by SIGINT (Ctrl-C), a second signal exits at once with 143/130; with --passes N, the "

@@ -41,7 +41,7 @@ def run_cmd(
     settings = settings_of(ctx)
     config = dream_config(settings, engine=engine)
     engine_name = check_engine(settings, config)
-    from suzent_cli.cli.signals import Signals
+    from suzent_cli.signals import Signals
 
     with Signals() as signals, Progress(out.is_terminal and not json_out) as progress:
         report = run_pass(settings, config, force=force, engine=engine_name, stop=signals, progress=progress)

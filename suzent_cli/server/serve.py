@@ -38,6 +38,7 @@ from suzent_cli import __version__, errors
 from suzent_cli.config import Settings, check_value, setting
 from suzent_cli.server import paths, runtime
 from suzent_cli.server.stats import Stats, now_iso
+from suzent_cli.signals import Signals
 
 log = logging.getLogger("suzent.serve")
 
@@ -77,15 +78,16 @@ def _acquire(home: Path):
     return lock
 
 
-class _Stopper:
-    """SIGTERM/SIGINT for the server: the first one asks every part to stop (the listeners, the watcher, the
-    chain); a second one exits at once with 128+signal. A context manager; the old handlers come back on exit."""
+class _Stopper(Signals):
+    """SIGTERM/SIGINT for the server (:class:`suzent_cli.signals.Signals`): the first one asks every part to stop
+    (the listeners, the watcher, the chain); a second one exits at once with 128+signal."""
+
+    second_note = ""
 
     def __init__(self, stop: threading.Event) -> None:
+        super().__init__()
         self.stop = stop
-        self.signum: int | None = None
         self.servers: list[Any] = []
-        self._old: dict[int, Any] = {}
 
     def request(self) -> None:
         """Stop everything (also called when a listener ends on its own)."""
@@ -93,23 +95,8 @@ class _Stopper:
         for server in self.servers:
             server.should_exit = True
 
-    def _handle(self, signum, frame) -> None:
-        if self.signum is not None:
-            print(f"second {signal.Signals(signum).name}: exiting now with {128 + signum}", file=sys.stderr,
-                  flush=True)
-            raise SystemExit(128 + signum)
-        self.signum = signum
+    def on_first(self) -> None:
         self.request()
-
-    def __enter__(self) -> _Stopper:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
 
 
 def _uvicorn_server(app: Any, *, lifespan: str):
