@@ -43,6 +43,7 @@ from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index import rank
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
+from suzent_cli.text import STOP_WORDS
 from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
@@ -108,12 +109,19 @@ class Hit:
 
 
 def fts_query(text: str) -> str:
-    """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax."""
-    return " ".join(_WORD.findall(text))
+    """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax, without the
+    stop and question words (:data:`suzent_cli.text.STOP_WORDS`: "which", "does", "use", …) that would let any
+    row sharing one outrank the answer, and single letters (the "s" of "user's"). A query made only of such words keeps them all (nothing else to search
+    for). The vector run always embeds the full query."""
+    words = _WORD.findall(text)
+    content = [w for w in words if w.lower() not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    return " ".join(content or words)
 
 
-def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
-    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score."""
+def _hit(row: dict, relevance: float, today: dt.date | None, top: float | None = None) -> Hit:
+    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score
+    (:func:`rank.final_score`, the importance term scaled by ``relevance / top``, ``top`` the query's best
+    relevance; None: unscaled)."""
     meta = row_metadata(row)
     tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
     stored = row.get("importance")
@@ -122,7 +130,7 @@ def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
     ranked = row.get("source") is not None  # a legacy row's importance is another tool's scale: neutral here
     factors = {**stamped, "indexed": None if stored is None else float(stored), "stale_factor": stale,
                "ranked": ranked}
-    score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL)
+    score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL, top)
     return Hit(
         id=row["id"], content=row["content"], score=score,
         source=row.get("source"), source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
@@ -171,6 +179,13 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
 
 
 MIN_POOL = 10
+# Minimum relevance (see :func:`relevant`). A row the vector run alone found must have a cosine of at least
+# VECTOR_FLOOR with the query, and at least VECTOR_SHARE of the best cosine of the query. Calibrated on the bundled
+# MiniLM: unrelated sentences score about -0.1..0.15 ("quantum chromodynamics lattice" against a home of everyday
+# facts: best 0.12), a paraphrase that answers 0.3 and more (BENCHMARKS.md, issue 16).
+VECTOR_FLOOR = 0.2
+VECTOR_SHARE = 0.5
+_BM25_RUNS = ("fts_content", "fts")
 
 
 def normalize_scores(scores: list[float]) -> list[float]:
@@ -186,6 +201,19 @@ def normalize_scores(scores: list[float]) -> list[float]:
     if hi <= lo:
         return [1.0] * len(scores)
     return [(x - lo) / (hi - lo) for x in scores]
+
+
+def relevant(runs: dict[str, dict[str, float]], similarity: dict[str, float], dated: set[str]) -> set[str]:
+    """The candidates that share meaning with the query, so may be returned: those a BM25 run matched (the query's
+    content words, :func:`fts_query`, in the fact or its context), those in a date the query names (``dated``), and
+    those whose vector cosine (``similarity``: row id -> raw cosine) is at least :data:`VECTOR_FLOOR` and
+    :data:`VECTOR_SHARE` of the best cosine. ``runs``: row id -> {run name: normalized score}. The others are
+    padding: every vector search returns its pool whatever the distance. A row left out may still come back as the
+    neighbour of a relevant one (:func:`spread_to_neighbours`)."""
+    best = max(similarity.values(), default=0.0)
+    bar = max(VECTOR_FLOOR, VECTOR_SHARE * best)
+    return {rid for rid, named in runs.items()
+            if rid in dated or any(name in named for name in _BM25_RUNS) or similarity.get(rid, -1.0) >= bar}
 
 
 def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str, str, int]],
@@ -344,13 +372,16 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     runs: dict[str, dict[str, float]] = {}
+    similarity: dict[str, float] = {}  # the vector run's raw cosine of each row it returned
     for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where), strict=True):
-        for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
+        for position, ((row, raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
             scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
             ranks.setdefault(rid, {})[name] = position
             runs.setdefault(rid, {})[name] = norm
+            if name == "vector":
+                similarity[rid] = raw
     if not rows:
         return []
 
@@ -367,6 +398,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 scores[rid] += DATE_BOOST
                 boosted.add(rid)
 
+    keep = relevant(runs, similarity, boosted)
+    scores = {rid: score for rid, score in scores.items() if rid in keep}
+    if not scores:
+        return []
     own = dict(scores)
     placed = [(rid, row["source"], row["locator"]) for rid, row in rows.items()
               if row.get("source") is not None and row.get("locator") is not None]
@@ -385,10 +420,11 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         rows[row["id"]] = row
     for row in store.rows_by_id([rid for rid in missing if rid not in rows]):
         rows[row["id"]] = row
+    top = scores[best[0]] if best else 0.0
     hits = []
     for rid in best:
         if rid in rows:
-            hit = _hit(rows[rid], scores[rid], today)
+            hit = _hit(rows[rid], scores[rid], today, top)
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0

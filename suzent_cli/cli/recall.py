@@ -11,6 +11,8 @@ from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, escape, out
 from suzent_cli.errors import InputInvalid
 
+NOTHING_RELEVANT = "nothing relevant found"  # no row shares meaning with the query (suzent_cli.recall.relevant)
+
 
 @app.command("recall")
 def recall_cmd(
@@ -57,11 +59,12 @@ def recall_cmd(
 
         embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
+    note = None if hits else NOTHING_RELEVANT
     if json_out:
-        emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits]})
+        emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits], "note": note})
         return
     if not hits:
-        out.print("no memories found")
+        out.print(note)
         return
     if explain or not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):

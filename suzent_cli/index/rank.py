@@ -152,9 +152,13 @@ def effective_importance(stored: float | None, factors: Mapping[str, Any] | None
     return base * factor, factor
 
 
-def final_score(relevance: float, importance: float) -> float:
-    """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL)``: exactly ``relevance`` for a neutral row."""
-    return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL)
+def final_score(relevance: float, importance: float, top: float | None = None) -> float:
+    """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL) · relevance / top``: exactly ``relevance`` for a
+    neutral row. ``top`` is the best relevance of the query (None or ≤ 0: the factor is 1), so importance moves
+    the best-matching rows by up to ±0.2 and a row of a tenth of the best relevance by a tenth of that: it
+    reorders relevant rows and cannot lift an unrelated one."""
+    share = 1.0 if top is None or top <= 0 else min(1.0, max(0.0, relevance / top))
+    return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL) * share
 
 
 def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any] | None]:
