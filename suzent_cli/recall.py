@@ -15,13 +15,20 @@ three). Ranking, in every mode:
    candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
    after it in the same file. This can surface a row that no run returned.
 
-The sum of 1-3 is the row's **relevance**.
+The sum of 1-3 is the row's **relevance**. Only rows that share meaning with the query take part (step 1½,
+:func:`relevant`): a BM25 match on one of the query's content words (stop and question words such as "which",
+"does", "use" are left out of the BM25 query, :func:`fts_query`; the vector run embeds the whole query), a date the
+query names, or a vector cosine of at least :data:`VECTOR_FLOOR` and :data:`VECTOR_SHARE` of the best one; the rest
+is padding any vector search returns and is dropped, and a row's neighbours (3) only gain from relevant rows. When
+no row is relevant, recall returns no hit ("nothing relevant found").
 
-4. **Importance.** ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (:func:`rank.final_score`),
-   with the importance the indexer stamped (confirmations, status, history section, human verification) times the
-   stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank` documents
-   the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is relevance alone;
-   legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
+4. **Importance.** :func:`rank.final_score`: above neutral, ``final = relevance · (1 + IMPORTANCE_WEIGHT ·
+   (importance − 0.5))`` (at most +20 % of the row's own relevance: it reorders comparably relevant rows and never
+   lifts an unrelated one); below neutral, ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (a fixed
+   demotion, at most −0.2). The importance is the one the indexer stamped (confirmations, status, history section, human verification)
+   times the stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank`
+   documents the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is
+   relevance alone; legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
 Ties are broken by importance, then source and locator. A daily-log row and the vault claim citing it
 (``· source: F:L``) are one statement: only the better-ranked of the two is returned (:func:`collapse_cited`). Each returned hit is appended (best-effort) to
@@ -118,10 +125,8 @@ def fts_query(text: str) -> str:
     return " ".join(content or words)
 
 
-def _hit(row: dict, relevance: float, today: dt.date | None, top: float | None = None) -> Hit:
-    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score
-    (:func:`rank.final_score`, the importance term scaled by ``relevance / top``, ``top`` the query's best
-    relevance; None: unscaled)."""
+def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
+    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score."""
     meta = row_metadata(row)
     tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
     stored = row.get("importance")
@@ -130,7 +135,7 @@ def _hit(row: dict, relevance: float, today: dt.date | None, top: float | None =
     ranked = row.get("source") is not None  # a legacy row's importance is another tool's scale: neutral here
     factors = {**stamped, "indexed": None if stored is None else float(stored), "stale_factor": stale,
                "ranked": ranked}
-    score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL, top)
+    score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL)
     return Hit(
         id=row["id"], content=row["content"], score=score,
         source=row.get("source"), source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
@@ -183,7 +188,7 @@ MIN_POOL = 10
 # VECTOR_FLOOR with the query, and at least VECTOR_SHARE of the best cosine of the query. Calibrated on the bundled
 # MiniLM: unrelated sentences score about -0.1..0.15 ("quantum chromodynamics lattice" against a home of everyday
 # facts: best 0.12), a paraphrase that answers 0.3 and more (BENCHMARKS.md, issue 16).
-VECTOR_FLOOR = 0.2
+VECTOR_FLOOR = 0.15
 VECTOR_SHARE = 0.5
 _BM25_RUNS = ("fts_content", "fts")
 
@@ -413,18 +418,17 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
 
-    # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
+    # Importance lifts a row by at most 20 % of its relevance, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
     missing = [rid for rid in best if rid not in rows]
     for row in _rows_at(store, {rid: addresses[rid] for rid in missing if rid in addresses}):
         rows[row["id"]] = row
     for row in store.rows_by_id([rid for rid in missing if rid not in rows]):
         rows[row["id"]] = row
-    top = scores[best[0]] if best else 0.0
     hits = []
     for rid in best:
         if rid in rows:
-            hit = _hit(rows[rid], scores[rid], today, top)
+            hit = _hit(rows[rid], scores[rid], today)
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0

@@ -81,15 +81,15 @@ def capture_one_by_one(s, facts: list[str]) -> None:
 
 
 # --- 1. importance reorders relevant hits, never lifts irrelevant ones ------------------------------------------
-def test_importance_is_scaled_by_relevance_so_an_unrelated_verified_row_gains_almost_nothing():
-    top = 1.0
-    assert final_score(0.9, 0.9, top) > final_score(1.0, 0.5, top)      # comparably relevant: importance decides
-    assert final_score(0.1, 0.9, top) < final_score(0.3, 0.5, top)      # unrelated: cannot pass a relevant row
-    assert final_score(0.1, 0.9, top) - 0.1 == pytest.approx(0.02)     # a tenth of the best relevance, a tenth
-    assert final_score(1.0, 0.9, top) - 1.0 == pytest.approx(0.2)      # of the lift; the best row gets it all
-    assert final_score(0.5, 0.1, top) - 0.5 == pytest.approx(-0.1)     # penalties scale the same way
-    assert final_score(0.7312, 0.5, top) == 0.7312                     # neutral rows: exactly their relevance
-    assert final_score(0.4, 0.9) == pytest.approx(0.6)                 # no top given: the unscaled formula
+def test_a_lift_is_a_share_of_relevance_so_an_unrelated_verified_row_cannot_pass_a_match():
+    assert final_score(0.9, 0.9) > final_score(1.0, 0.5)          # comparably relevant: importance decides
+    assert final_score(0.244, 0.9) < final_score(0.343, 0.5)      # a weak query (every hit ~0.3-0.4): +0.2 used to
+    assert final_score(0.1, 0.9) == pytest.approx(0.12)           # lift 0.244 over 0.343; now +20 % of its own
+    assert final_score(1.0, 0.9) == pytest.approx(1.2)
+    assert final_score(0.5, 0.1) == pytest.approx(0.3)            # a demotion stays a fixed amount (−0.2):
+    assert final_score(0.45, 0.18) < final_score(0.33, 0.63)      # history under the current claim
+    assert final_score(0.7312, 0.5) == 0.7312                     # neutral rows: exactly their relevance
+    assert final_score(0.0, 0.9) == 0.0                           # nothing relevant stays nothing
 
 
 def test_a_verified_memory_line_does_not_win_an_unrelated_query(settings):

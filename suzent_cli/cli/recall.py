@@ -103,7 +103,7 @@ def explain_lines(hit) -> list[str]:
     """How ``hit``'s final score was made, as display lines: relevance (each run's normalized score and weight,
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
     the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
-    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL
+    from suzent_cli.index.rank import NEUTRAL
     from suzent_cli.recall import RUNS, WEIGHTS
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
@@ -129,12 +129,20 @@ def explain_lines(hit) -> list[str]:
     used = hit.importance if f.get("ranked", True) else NEUTRAL
     if getattr(hit, "stands_for", None):
         lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
-                     f"{hit.stands_for} (one statement, one hit); its own: relevance {hit.relevance:.4f} + "
-                     f"{IMPORTANCE_WEIGHT:g} × (importance {used:.4f} − {NEUTRAL:g})")
+                     f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
         return lines
-    lines.append(f"final {hit.score:.4f} = relevance {hit.relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance"
-                 f" {used:.4f} − {NEUTRAL:g})")
+    lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
     return lines
+
+
+def _combination(relevance: float, importance: float) -> str:
+    """How :func:`suzent_cli.index.rank.final_score` combined the two, as text."""
+    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL
+
+    if importance > NEUTRAL:
+        return (f"relevance {relevance:.4f} × (1 + {IMPORTANCE_WEIGHT:g} × (importance {importance:.4f} − "
+                f"{NEUTRAL:g}))")
+    return f"relevance {relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance {importance:.4f} − {NEUTRAL:g})"
 
 
 def where(hit) -> str:
