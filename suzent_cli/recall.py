@@ -25,8 +25,8 @@ no row is relevant, recall returns no hit ("nothing relevant found").
 4. **Importance.** :func:`rank.final_score`: above neutral, ``final = relevance · (1 + IMPORTANCE_WEIGHT ·
    (importance − 0.5))`` (at most +20 % of the row's own relevance: it reorders comparably relevant rows and never
    lifts an unrelated one); below neutral, ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (a fixed
-   demotion, at most −0.2). The importance is the one the indexer stamped (confirmations, status, history section, human verification)
-   times the stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank`
+   demotion, at most −0.2). The importance is the one the indexer stamped (confirmations, status, history section,
+   human verification) times the stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank`
    documents the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is
    relevance alone; legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
@@ -118,8 +118,8 @@ class Hit:
 def fts_query(text: str) -> str:
     """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax, without the
     stop and question words (:data:`suzent_cli.text.STOP_WORDS`: "which", "does", "use", …) that would let any
-    row sharing one outrank the answer, and single letters (the "s" of "user's"). A query made only of such words keeps them all (nothing else to search
-    for). The vector run always embeds the full query."""
+    row sharing one outrank the answer, and single letters (the "s" of "user's"). A query made only of such words
+    keeps them all (nothing else to search for). The vector run always embeds the full query."""
     words = _WORD.findall(text)
     content = [w for w in words if w.lower() not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
     return " ".join(content or words)
@@ -186,8 +186,9 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
 MIN_POOL = 10
 # Minimum relevance (see :func:`relevant`). A row the vector run alone found must have a cosine of at least
 # VECTOR_FLOOR with the query, and at least VECTOR_SHARE of the best cosine of the query. Calibrated on the bundled
-# MiniLM: unrelated sentences score about -0.1..0.15 ("quantum chromodynamics lattice" against a home of everyday
-# facts: best 0.12), a paraphrase that answers 0.3 and more (BENCHMARKS.md, issue 16).
+# MiniLM: against a home of 33 everyday facts, "quantum chromodynamics lattice" scores at best 0.14, while the
+# README's "I switched to neovim last month." (embedded with its two context facts) scores 0.18 for "which editor
+# does the user use". LoCoMo dev did not move between 0.15 and 0.2 (BENCHMARKS.md, issue 16).
 VECTOR_FLOOR = 0.15
 VECTOR_SHARE = 0.5
 _BM25_RUNS = ("fts_content", "fts")
