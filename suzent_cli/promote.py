@@ -6,9 +6,15 @@ manual zone through, never touches an unmarked file it did not write, and enforc
 * :func:`promote` — after a productive dream (and ``suzent promote``): the current claims of the ``3_Personal/``
   pages. Engines: ``offline`` (deterministic: every current claim, most recalled first, then importance, then
   confirmations, then last date; grouped by page, pages ordered by their best claim) and ``claude`` (one Messages
-  API call summarising the claims and the recent recall signal; an API error falls back to ``offline``).
+  API call summarising the claims and the recent recall signal; an API error falls back to ``offline``). Either
+  engine's body is followed by a ``## Recent (not yet consolidated)`` section (:func:`recent_facts`): the
+  personal/preference/goal/interaction facts the dream has not folded yet — the logs after its watermark (today's
+  included) and late lines — newest first, leaving out those already a current claim. The vault only holds past
+  days, so without it the newest facts would vanish from MEMORY.md at every dream. The section takes at most half
+  the body's bound (and :data:`LEGACY_MAX_FACTS` facts); the claims fill the rest.
 * :func:`legacy_refresh` — after a capture of a personal/preference/goal/interaction fact, from the most recent
-  such facts in the daily logs. It stands down on its own as soon as the vault has any personal page: no flag.
+  such facts in the daily logs. As soon as the vault has any personal page (no flag), promote owns the zone and a
+  capture only rebuilds its Recent section (:func:`refresh_recent`), keeping whatever body promote wrote.
 
 Both bound the body in code to whole claims/lines within ``max_lines``/``max_bytes`` minus the zone's header and
 footer, so ``write_generated`` (which bounds the whole zone again, header and footer included) never has to cut. Nothing here imports ``anthropic`` unless the claude engine runs.
@@ -32,6 +38,7 @@ LEGACY_MAX_FACTS = 50
 CLAUDE_CLAIMS_CHARS = 12000
 CLAUDE_SNIPPETS = 30
 RECALL_LOG_WINDOW = 5000  # most recent recall_log.jsonl lines counted by the offline ranking
+RECENT = "Recent (not yet consolidated)"  # promote's section of the facts the dream has not folded yet
 MIN_MATCH = 6  # a normalized text shorter than this never counts as containing/contained (no "a" matches all)
 MAX_LINES, MAX_BYTES = 200, 16000
 FRAME_LINES, FRAME_BYTES = 4, 200  # what write_generated's header and footer take out of the bound (generous)
@@ -59,8 +66,10 @@ preamble, no closing remarks, no code fences. Hard limit: {max_lines} lines.
 @dataclass
 class PromoteResult:
     """``status``: ``written``/``unchanged``/``manual`` (from :func:`write_generated`) or ``nothing`` (no personal
-    page or no current claim: nothing written). ``engine``: the engine that produced the body (``offline`` after
-    a claude fallback). ``claims``/``pages``: what the body was built from. ``write``: the WriteResult or None."""
+    page, or neither a current claim nor a fact not yet consolidated: nothing written). ``engine``: the engine that
+    produced the body (``offline`` after a claude fallback, or with no claim to summarise). ``claims``/``pages``:
+    what the body was built from; ``recent``: the not yet consolidated facts after them (:func:`recent_facts`).
+    ``write``: the WriteResult or None."""
 
     status: str
     engine: str | None
@@ -69,11 +78,12 @@ class PromoteResult:
     reason: str | None = None
     write: Any = None
     warnings: list[str] = field(default_factory=list)
+    recent: int = 0  # facts of the Recent section (not yet consolidated by the dream)
 
     def to_json(self) -> dict[str, Any]:
         w = self.write
         return {"status": self.status, "engine": self.engine, "claims": self.claims, "pages": self.pages,
-                "reason": self.reason, "path": str(w.path) if w is not None and w.path else None,
+                "recent": self.recent, "reason": self.reason, "path": str(w.path) if w is not None and w.path else None,
                 "lines": getattr(w, "lines", None), "bytes": getattr(w, "bytes", None), "warnings": self.warnings}
 
 
@@ -166,7 +176,7 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
     seen: set[str] = set()
     unique = []
     for c in out:
-        key = normalize(c.text).rstrip(" .")
+        key = _key(c.text)
         if key not in seen:
             seen.add(key)
             unique.append(c)
@@ -276,12 +286,23 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     claims, n_pages = ranked_claims(settings, warnings)
     if not n_pages:
         return PromoteResult("nothing", name, reason=f"the vault has no {PERSONAL}/ page", warnings=warnings)
-    if not claims:
+    recent = recent_facts(settings, {_key(c.text) for c in claims})
+    if not claims and not recent:
         return PromoteResult("nothing", name, pages=n_pages, reason=f"no current claim on the {PERSONAL}/ pages",
                              warnings=warnings)
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    # the newest facts first take up to half the bound; the claims fill the rest (a blank line between the two)
+    tail, used_recent, _ = grouped_body([(RECENT, text) for text in recent], max_lines=lines_budget // 2,
+                                        max_bytes=bytes_budget // 2)
+    if used_recent < len(recent):
+        warnings.append(f"the size bound kept the {used_recent} newest of {len(recent)} facts not yet "
+                        f"consolidated; {len(recent) - used_recent} were left out")
+    if tail:
+        lines_budget, bytes_budget = lines_budget - tail.count("\n") - 1, bytes_budget - len(tail.encode()) - 1
     body = None
     used_claims, used_pages = len(claims), len({c.rel for c in claims})
-    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    if not claims:
+        name = "offline"  # only the Recent section: nothing for claude to summarise, no API call
     if name == "claude":
         try:
             body = bound_text(claude_body(settings, claims, max_lines=lines_budget), max_lines=lines_budget,
@@ -298,30 +319,116 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
         if used_claims < len(claims):
             warnings.append(f"the size bound ({max_lines} lines, {max_bytes} bytes) kept the {used_claims} best of "
                             f"{len(claims)} personal claims; {len(claims) - used_claims} were left out")
+    body = "\n".join(part for part in (body, tail) if part)
     write = _write(settings, body, "promote", max_lines, max_bytes)
     reason = write.reason
     if write.status == "manual":
         reason = reason or "MEMORY.md has no generated zone we wrote: it is manual and was left untouched"
-    return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings)
+    return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings, used_recent)
 
 
 # --- legacy refresh ----------------------------------------------------------------------------------------
+
+def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """Refresh only the Recent section of the zone promote wrote, after a capture (the vault has personal pages):
+    the rest of the current body is kept, the section is rebuilt from :func:`recent_facts` leaving out any fact
+    that is a bullet of that rest. The section takes at most half the body's bound, as in :func:`promote`; when
+    the kept part and the new section do not fit, the kept part loses its last lines (whole lines). Reads no
+    vault page and calls no API: a capture stays fast. The logs are read under the MEMORY.md lock, so of two
+    concurrent captures the second refresh sees both facts. Returns ``{"status", "reason", "path", "facts"}``
+    (``rewrite_generated``'s status; ``facts``: the section's facts). Raises like ``write_generated``."""
+    from suzent_cli.vault.memory_md import rewrite_generated
+
+    lines_budget, bytes_budget = _budget(max_lines, max_bytes)
+    read: dict[str, list[str]] = {}
+    taken = [0]
+
+    def make(current: str) -> str:
+        if "facts" not in read:  # once, under the lock (so a capture that appended and locked first is seen);
+            read["facts"] = recent_facts(settings, set(), limit=2 * LEGACY_MAX_FACTS)  # a retry reuses it
+        kept = _without_section(current, RECENT)
+        shown = {_key(line[2:]) for line in kept.split("\n") if line.startswith("- ")}
+        fresh = [text for text in read["facts"] if _key(text) not in shown][:LEGACY_MAX_FACTS]
+        tail, taken[0], _ = grouped_body([(RECENT, text) for text in fresh], max_lines=lines_budget // 2,
+                                         max_bytes=bytes_budget // 2)
+        if kept.strip():
+            room_lines = lines_budget - (tail.count("\n") + 1 if tail else 0)
+            room_bytes = bytes_budget - (len(tail.encode()) + 1 if tail else 0)
+            kept = bound_text(kept, max_lines=room_lines, max_bytes=room_bytes)
+        return "\n".join(part for part in (kept, tail) if part)
+
+    write = rewrite_generated(settings, make, writer="promote", max_lines=max_lines, max_bytes=max_bytes)
+    return {"status": write.status, "reason": write.reason, "path": str(write.path), "facts": taken[0]}
+
+
+def _without_section(body: str, title: str) -> str:
+    """``body`` without its ``## title`` section (the heading up to the next ``#``/``##`` heading), blank lines
+    around it squeezed."""
+    out: list[str] = []
+    inside = False
+    for line in body.split("\n"):
+        if line.startswith("#") and _heading_level(line) in (1, 2):
+            inside = line[3:].strip() == title and line.startswith("## ")
+        if not inside:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def _heading_level(line: str) -> int:
+    hashes = len(line) - len(line.lstrip("#"))
+    return hashes if line[hashes:hashes + 1] == " " else 0
+
 
 def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
     """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
     newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
-    from suzent_cli.archive import list_logs, parse_fact_line
+    from suzent_cli.archive import list_logs
+
+    return _scan_facts(settings, [(path, 1) for _, path in reversed(list_logs(settings.paths.archive_dir))], limit)
+
+
+def recent_facts(settings: Settings, skip: set[str], limit: int = LEGACY_MAX_FACTS) -> list[str]:
+    """The personal/preference/goal/interaction facts the dream has not folded yet, newest first: every line of the
+    daily logs dated after the ledger's watermark (all logs when there is none; today's included) and, older than
+    those, the late lines of days at or below it (``.state/late_lines.jsonl`` minus what the last run read: what
+    the dream's gate counts as pending). Deduplicated by normalized text; a fact whose normalized text is in
+    ``skip`` (the current vault claims) or that holds a forgotten text is left out; at most ``limit``, reading at
+    most LEGACY_READ_BYTES in all. Read-only: a bad late-lines record is ignored, an unreadable log skipped."""
+    from suzent_cli.archive import list_logs
+    from suzent_cli.vault import ledger
+    from suzent_cli.vault.dream_state import peek_state
+    from suzent_cli.vault.state.handoff import late_days, read_late_lines
+
+    paths = settings.paths
+    mark = ledger.watermark(ledger.read_ledger(paths.vault_dir))
+    logs = [(path, 1) for day, path in reversed(list_logs(paths.archive_dir)) if mark is None or day > mark]
+    if mark is not None:
+        late = late_days(read_late_lines(paths.state_dir), mark, settings.today,
+                         peek_state(paths.state_dir, settings.clock).logs_read)
+        logs += [(paths.log_path(day), first) for day, first in reversed(late.items())]
+    return [text for _, text in _scan_facts(settings, logs, limit, skip)]
+
+
+def _scan_facts(settings: Settings, logs: list[tuple[Path, int]], limit: int,
+                skip: set[str] | None = None) -> list[tuple[str, str]]:
+    """The facts of LEGACY_CATEGORIES in ``logs`` (``(path, first line)``, newest first; each read from its end
+    to ``first line``), last line first; see :func:`legacy_facts` for the rules."""
+    from suzent_cli.archive import parse_fact_line
     from suzent_cli.vault.forgotten import Forgotten
 
     forgotten = Forgotten.from_state(settings.paths.state_dir)
-    seen: set[str] = set()
+    seen: set[str] = set(skip or ())
     out: list[tuple[str, str]] = []
     budget = LEGACY_READ_BYTES  # it runs after a capture: its cost must not grow with the history
-    for _, path in reversed(list_logs(settings.paths.archive_dir)):
+    for path, first in logs:
         try:
-            lines, budget = _tail_lines(path, budget)
+            if first > 1:  # late lines: from a known line on (a backfill, usually a few lines)
+                data = path.read_bytes()
+                lines, budget = data.decode("utf-8", errors="replace").split("\n")[first - 1:], budget - len(data)
+            else:
+                lines, budget = _tail_lines(path, budget)
         except OSError:
             continue
         for line in reversed(lines):
@@ -330,7 +437,7 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
                 continue
             category, content, _tags = parsed
             category = category.strip().lower()
-            key = normalize(content).rstrip(" .")
+            key = _key(content)
             if category not in LEGACY_CATEGORIES or not key or key in seen or forgotten.covers(content):
                 continue
             seen.add(key)
@@ -340,6 +447,13 @@ def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tupl
         if budget <= 0:
             break
     return out
+
+
+def _key(text: str) -> str:
+    """A fact's or claim's identity for deduplication (:func:`suzent_cli.vault.forgotten.fact_key`)."""
+    from suzent_cli.vault.forgotten import fact_key
+
+    return fact_key(text)
 
 
 LEGACY_READ_BYTES = 512 * 1024
@@ -361,13 +475,13 @@ def _tail_lines(path, budget: int) -> tuple[list[str], int]:
 
 
 def legacy_refresh(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
-    """The legacy per-capture refresh (call it after capturing an important fact). Returns ``{"status",
-    "reason", "path", "facts"}``: ``skipped`` when the vault has a personal page (promote owns the zone now) or
-    no qualifying fact exists, else the ``write_generated`` status. Raises like ``write_generated``."""
-    if has_personal_page(settings.paths.vault_dir):
-        return {"status": "skipped", "reason": f"the vault has {PERSONAL}/ pages: promote owns MEMORY.md",
-                "path": None, "facts": 0}
+    """The per-capture refresh (call it after capturing an important fact). Returns ``{"status", "reason",
+    "path", "facts"}``. Once the vault has a personal page, promote owns the zone and only its Recent section is
+    refreshed (:func:`refresh_recent`). Before that: ``skipped`` when no qualifying fact exists, else the
+    ``write_generated`` status of the most recent facts by category. Raises like ``write_generated``."""
     _check_bounds(max_lines, max_bytes)
+    if has_personal_page(settings.paths.vault_dir):
+        return refresh_recent(settings, max_lines=max_lines, max_bytes=max_bytes)
     facts = legacy_facts(settings)
     if not facts:
         return {"status": "skipped", "reason": "no personal fact in the daily logs", "path": None, "facts": 0}

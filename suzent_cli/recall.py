@@ -83,6 +83,9 @@ class Hit:
     score, 0..1, before :data:`WEIGHTS`; plus ``date_boost`` and ``neighbour``, the share a neighbouring row
     added); ``importance`` the row's importance at recall (stale decay applied); ``factors`` how that importance
     was made (the indexer's ``importance_factors`` plus ``stale_factor`` and ``ranked``: False for a legacy row).
+    ``content`` is the row as indexed (a vault claim with its markers); ``text`` what a person reads, and the
+    lifecycle fields (``confirmations``, ``verified``, ``status``, ``until``, ``cites``) are read from it when the
+    hit is made; :func:`fill_provenance` adds a vault hit's session and a claim-less page's date.
     """
 
     id: str
@@ -104,10 +107,49 @@ class Hit:
     neighbour: float = 0.0
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
+    # The lifecycle, read from ``content`` and ``factors`` when the hit is made (:meth:`__post_init__`):
+    text: str = ""  # ``content`` without markers (vault.claims.plain_content): what a person reads
+    confirmations: int | None = None  # a vault row: its claims' highest "confirmed Nx"; None: no lifecycle
+    verified: bool = False  # a human verification stamp (a page's ``verified``, a MEMORY.md line's comment)
+    status: str | None = None  # a vault row: "superseded" (a history claim), else its page's status
+    until: str | None = None  # a superseded claim: the day it stopped holding (ISO)
+    cites: list[str] = field(default_factory=list)  # the daily-log lines (``F:L``) the row's claims cite
+
+    def __post_init__(self) -> None:
+        """Fill the lifecycle fields from ``content`` and ``factors``; ``content`` stays as stored (markers and
+        all: :func:`collapse_cited` reads its ``· source:``). A vault row without a capture ``date`` gets its
+        claims' latest confirmation; a human-verified MEMORY.md line the day of its stamp."""
+        from suzent_cli.vault.claims import claims_last_date, plain_content, row_claims, stamp_date
+
+        if not self.text:
+            self.text = plain_content(self.content)
+        factors = self.factors or {}
+        self.verified = self.verified or bool(factors.get("human"))
+        if self.source_type != "notebook":
+            if self.date is None and self.verified:
+                self.date = stamp_date(self.content)
+            return
+        claims = row_claims(self.content)
+        counts = [c.count for c in claims if c.count is not None]
+        if self.confirmations is None:
+            stamped = factors.get("confirmations")
+            self.confirmations = max(counts) if counts else (int(stamped) if stamped is not None else None)
+        self.cites = self.cites or [c.source for c in claims if c.source]
+        until = [c.until for c in claims if c.until]
+        self.until = self.until or (max(until).isoformat() if until else None)
+        if self.status is None:
+            history = rank.is_history(factors.get("section")) or (bool(claims) and len(until) == len(claims))
+            self.status = "superseded" if history else factors.get("status")
+        if self.date is None:
+            self.date = claims_last_date(self.content)
 
     def as_dict(self, explain: bool = False) -> dict:
-        """The hit as a JSON-ready dict; the ranking factors (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
+        """The hit as a JSON-ready dict (``suzent recall --json``, the recall log): ``content`` is the text without
+        markers (:attr:`text`), ``stored`` the row's text as indexed (markers included); the lifecycle fields
+        ``confirmations``, ``verified``, ``status``, ``until``, ``cites``; the ranking factors
+        (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
         d = asdict(self)
+        d["stored"], d["content"] = d["content"], d.pop("text")
         d["importance"] = round(float(d["importance"]), 4)  # stored as float32: 0.1 would print 0.10000000149
         if not explain:
             for key in EXPLAIN_FIELDS:
@@ -485,11 +527,56 @@ def collapse_cited(hits: list[Hit]) -> list[Hit]:
     return out
 
 
+def fill_provenance(hits: list[Hit], archive_dir, vault_dir) -> list[Hit]:
+    """Complete what the index does not hold for a vault hit, from the markdown itself: ``session``, the session
+    of the first daily-log line its claims cite (the ``## HH:MM — session`` entry above that line in
+    ``archive_dir``), and ``date``, when its text has no claim confirmation date, the page's ``updated``
+    frontmatter date (``vault_dir``/``source_file``). Best-effort and read-only: a file that cannot be read or
+    parsed leaves the field None. Each file is read at most once. Returns ``hits`` (changed in place)."""
+    from suzent_cli.archive import parse_log
+    from suzent_cli.files import read_text
+    from suzent_cli.vault import frontmatter
+    from suzent_cli.vault.pages import meta_date
+
+    sessions: dict[str, dict[int, str | None]] = {}
+    updated: dict[str, str | None] = {}
+
+    def session_of(cite: str) -> str | None:
+        name, _, line = cite.rpartition(":")
+        if name not in sessions:
+            try:
+                day = dt.date.fromisoformat(name.removesuffix(".md"))
+                facts = parse_log(read_text(archive_dir / name), day)
+                sessions[name] = {f.line: f.session for f in facts}
+            except (OSError, ValueError):
+                sessions[name] = {}
+        return sessions[name].get(int(line)) if line.isdigit() else None
+
+    def page_date(name: str) -> str | None:
+        if name not in updated:
+            try:
+                meta, _ = frontmatter.parse(read_text(vault_dir / name), lenient=True)
+                day = meta_date(meta.get("updated"))
+                updated[name] = day.isoformat() if day else None
+            except OSError:
+                updated[name] = None
+        return updated[name]
+
+    for hit in hits:
+        if hit.source_type != "notebook":
+            continue
+        if hit.session is None:
+            hit.session = next((s for c in hit.cites if (s := session_of(c))), None)
+        if hit.date is None and hit.source_file:
+            hit.date = page_date(hit.source_file)
+    return hits
+
+
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            log: bool = True, filters: Filters | None = None, store: ReadStore | None = None) -> list[Hit]:
     """Open the index of ``settings`` (or use ``store``, an already open one: a server's) and :func:`search` it
-    (stale decay as of ``settings.today``; ``filters`` before the limit); log returned hits to
-    ``recall_log.jsonl``.
+    (stale decay as of ``settings.today``; ``filters`` before the limit); complete the vault hits' session and
+    date from the markdown (:func:`fill_provenance`); log returned hits to ``recall_log.jsonl``.
 
     Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
@@ -505,6 +592,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
         raise
     except Exception as exc:
         raise unreadable(settings.paths.index_dir, exc, home=settings.paths.home) from exc
+    fill_provenance(hits, settings.paths.archive_dir, settings.paths.vault_dir)
     if log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
     return hits

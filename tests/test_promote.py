@@ -62,13 +62,18 @@ def test_refresh_writes_until_the_first_personal_page_then_promote_owns_the_zone
     before = memory_path(settings).read_bytes()
     put(settings, "3_Personal/Profile.md", page("Profile", ["Lives in Berlin (confirmed 2x, last 2026-06-09)"]))
     r = write_facts(settings, [Fact("Wants to learn Rust", "goal")], time="10:02")
-    assert r.refresh["status"] == "skipped" and "promote owns" in r.refresh["reason"]
-    assert memory_path(settings).read_bytes() == before  # the legacy path stood down: untouched
+    # promote owns the zone now: a capture only refreshes its Recent section, the rest is kept as it was
+    assert (r.refresh["status"], r.refresh["facts"]) == ("written", 1)
+    kept = before.split(b"\n\n*Generated")[0]
+    assert memory_path(settings).read_bytes().startswith(kept + b"\n\n## Recent (not yet consolidated)\n"
+                                                          b"- Wants to learn Rust\n")
 
     result = promote(settings, engine="offline")
     assert (result.status, result.engine, result.claims, result.pages) == ("written", "offline", 1, 1)
     zone = generated(settings)
-    assert "suzent promote" in zone and "## Profile\n- Lives in Berlin\n" in zone and "Wants to learn" not in zone
+    assert "suzent promote" in zone and "## Profile\n- Lives in Berlin\n" in zone
+    # no dream folded the logs yet: their other facts stay, after the claims (tests/test_promote_today.py)
+    assert "## Recent (not yet consolidated)\n- Wants to learn Rust\n- Likes green tea\n" in zone
     assert "confirmed" not in zone  # no markers or provenance in MEMORY.md
     assert promote(settings, engine="offline").status == "unchanged"
 
@@ -84,10 +89,12 @@ def test_hand_over_through_a_real_rules_dream(home):
     tick = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
     assert tick.outcome == "ingested" and any(p.startswith("3_Personal/") for p in tick.pages_changed)
     r = write_facts(s, [Fact("Prefers dark mode", "preference")], time="10:00")
-    assert r.refresh["status"] == "skipped" and memory_path(s).read_bytes() == refreshed
+    assert r.refresh["status"] == "written" and r.refresh["facts"] == 1  # only the Recent section was rebuilt
+    assert memory_path(s).read_bytes().startswith(refreshed.split(b"\n\n*Generated")[0] + b"\n\n## Recent")
     assert promote(s, engine="offline").status == "written"
     zone = generated(s)
-    assert "Lives in Berlin" in zone and "Likes tea" in zone and "Prefers dark mode" not in zone
+    assert "Lives in Berlin" in zone and "Likes tea" in zone
+    assert zone.count("Prefers dark mode") == 1  # today's fact, not folded yet, is kept (issue 16)
 
 
 def test_refresh_failure_never_fails_the_capture(settings, monkeypatch):
@@ -285,7 +292,7 @@ def test_cli_promote_and_capture_json(home):
     s = resolve_settings(home=home, today="2026-06-10", env={})
     put(s, "3_Personal/Profile.md", page("Profile", ["Lives in Berlin", "Works at ACME"]))
     proc = invoke(home, "capture", "--fact", "[goal] Learn Rust", "--json")
-    assert json.loads(proc.stdout)["refresh"]["status"] == "skipped"
+    assert json.loads(proc.stdout)["refresh"]["status"] == "written"  # the Recent section only
     proc = invoke(home, "promote", "--engine", "offline", "--max-lines", "20", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -216,7 +216,8 @@ def _late_recorder(settings: Settings, day: dt.date, warnings: list[str]) -> Cal
 
 def refresh_memory_md(settings: Settings, facts: list[Fact], warnings: list[str]) -> dict | None:
     """The legacy MEMORY.md refresh after a capture that logged a personal/preference/goal/interaction fact
-    (:func:`suzent_cli.promote.legacy_refresh`; it stands down once the vault has a personal page). Best-effort:
+    (:func:`suzent_cli.promote.legacy_refresh`; once the vault has a personal page, only the Recent section of
+    the zone promote wrote is rebuilt). Best-effort:
     any failure is a warning and ``{"status": "failed"}``, never a failed capture. None when no fact qualifies."""
     from suzent_cli.promote import LEGACY_CATEGORIES, legacy_refresh  # light: no model, no API
 

@@ -40,5 +40,5 @@ def promote_cmd(
     else:
         w = result.write
         verb = "wrote" if result.status == "written" else "unchanged:"
-        out.print(escape(f"{verb} {w.path} ({result.engine}: {result.claims} claim(s) from {result.pages} page(s); "
-                         f"{w.lines} lines, {w.bytes} bytes)"))
+        out.print(escape(f"{verb} {w.path} ({result.engine}: {result.claims} claim(s) from {result.pages} page(s), "
+                         f"{result.recent} recent fact(s); {w.lines} lines, {w.bytes} bytes)"))

@@ -35,7 +35,11 @@ def recall_cmd(
     timeout: Optional[str] = options.timeout("With --from: seconds before the hook gives up and prints nothing "
                                              "(default 2)."),
 ) -> None:
-    """Search memory; every hit names its source file, line or chunk, date and session.
+    """Search memory; every hit names its source file, line or chunk, date and session, and its lifecycle.
+
+    A vault hit shows its claim text; its lifecycle is in fields (--json: confirmations, verified, status, until,
+    cites; the table: the lifecycle column), its date is the claim's last confirmation and its session the one
+    of the daily-log line it cites.
 
     Example: suzent recall "what does the user drink in the morning" --limit 5
 
@@ -68,19 +72,38 @@ def recall_cmd(
         return
     if explain or not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):
-            typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.content.split())}")
+            typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.text.split())}"
+                       f"\t{lifecycle(h)}")
             for line in explain_lines(h) if explain else ():
                 typer.echo(f"    {line}")
         return
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold", expand=False)
-    for col in ("#", "score", "memory", "source", "date", "session"):
+    for col in ("#", "score", "memory", "source", "date", "session", "lifecycle"):
         table.add_column(col, overflow="fold")
     for i, h in enumerate(hits, 1):
-        table.add_row(str(i), f"{h.score:.4f}", escape(clip(h.content)), escape(where(h)), h.date or "",
-                      escape(h.session or ""))
+        table.add_row(str(i), f"{h.score:.4f}", escape(clip(h.text)), escape(where(h)), h.date or "",
+                      escape(h.session or ""), escape(lifecycle(h)))
     out.print(table)
+
+
+def lifecycle(hit) -> str:
+    """A hit's lifecycle for display, ``""`` when it has none (a daily-log fact, a core file): "confirmed 2x",
+    "verified", the status when it is not "active" ("superseded until 2026-05-02", "draft", "deprecated"), and
+    "cites 2026-06-01.md:5" (the daily-log lines its claims cite), joined by " · "."""
+    parts = []
+    if hit.confirmations:
+        parts.append(f"confirmed {hit.confirmations}x")
+    if hit.verified:
+        parts.append("verified")
+    if hit.status and hit.status != "active":
+        parts.append(hit.status + (f" until {hit.until}" if hit.until else ""))
+    elif hit.until:
+        parts.append(f"until {hit.until}")
+    if hit.cites:
+        parts.append("cites " + ", ".join(hit.cites))
+    return " · ".join(parts)
 
 
 def _recall_hook(settings, source: str, query: Optional[str], mode: Optional[str], limit: Optional[int],

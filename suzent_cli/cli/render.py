@@ -94,7 +94,8 @@ def step_summary(step) -> str:
                 + ("" if d.get("index_built", True) else " (no index yet)"))
     if step.name == "promote":
         status = d.get("status")
-        return {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims",
+        return {"written": f"MEMORY.md generated zone rewritten from {d.get('claims')} claims"
+                              f" and {d.get('recent') or 0} recent facts",
                 "unchanged": "MEMORY.md unchanged",
                 "manual": "MEMORY.md is manual (no marker suzent wrote): left untouched",
                 "nothing": "nothing to promote to MEMORY.md"}.get(status, f"MEMORY.md {status}")

@@ -25,6 +25,7 @@ from pathlib import Path
 from suzent_cli.archive import list_logs
 from suzent_cli.config import DreamConfig
 from suzent_cli.files import read_text
+from suzent_cli.vault.state.handoff import late_days  # noqa: F401 - the dream's name for it
 
 FACT_LINE_RE = re.compile(r"^\s*-\s*\[", re.M)
 LINT_BACKOFF = dt.timedelta(hours=24)
@@ -63,27 +64,6 @@ class Decision:
 def pending_logs(archive_dir: Path, watermark: dt.date | None, today: dt.date) -> list[tuple[dt.date, Path]]:
     """Daily logs dated after ``watermark`` (exclusive; None = all) and before ``today`` (exclusive), oldest first."""
     return [(d, p) for d, p in list_logs(archive_dir) if d < today and (watermark is None or d > watermark)]
-
-
-def late_days(records: list[dict | None], watermark: dt.date | None, today: dt.date,
-              read: dict[str, int] | None = None) -> dict[dt.date, int]:
-    """``{day: first new line}`` of the ``late_lines.jsonl`` records about days at or below ``watermark`` and
-    before ``today`` (records about later days are covered by the ordinary pending logs). ``read``: lines of each
-    log the last productive run already read (``dream_state.logs_read``); those are not new. Malformed records
-    are ignored."""
-    out: dict[dt.date, int] = {}
-    if watermark is None:
-        return out
-    for record in records:
-        try:
-            day = dt.date.fromisoformat(str(record["day"]))  # type: ignore[index]
-            line = int(record["from_line"])  # type: ignore[index]
-        except (TypeError, KeyError, ValueError):
-            continue
-        if day <= watermark and day < today:
-            line = max(line, 1, (read or {}).get(day.isoformat(), 0) + 1)
-            out[day] = min(out.get(day, line), line)
-    return dict(sorted(out.items()))
 
 
 def count_late_facts(archive_dir: Path, late: dict[dt.date, int]) -> int:

@@ -90,13 +90,16 @@ class Hit(BaseModel):
     file: str | None = Field(None, description="Source file, relative to its tier.")
     line: int | None = Field(None, description="1-based line of a daily-log fact.")
     chunk: int | None = Field(None, description="Chunk index within a vault page.")
-    date: str | None = Field(None, description="Date the memory was captured (YYYY-MM-DD).")
-    session: str | None = Field(None, description="Session that captured it.")
+    date: str | None = Field(None, description="Date the memory was captured, or a vault claim's last "
+                             "confirmation (YYYY-MM-DD).")
+    session: str | None = Field(None, description="Session that captured it (a vault claim: of the line it cites).")
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     confirmations: int | None = Field(None, description="How many sessions confirmed it (vault claims).")
     verified: bool = Field(False, description="True only when a person verified it with the CLI.")
-    status: str | None = Field(None, description="Claim status, if it is a vault claim.")
+    status: str | None = Field(None, description="Claim status, if it is a vault claim (superseded: replaced).")
+    until: str | None = Field(None, description="The day a superseded claim stopped holding (YYYY-MM-DD).")
+    cites: list[str] = Field(default_factory=list, description="Daily-log lines (file:line) a vault claim cites.")
 
 
 class RecallResult(BaseModel):
@@ -237,7 +240,9 @@ def _where(hit: dict[str, Any]) -> str:
         bits.append(f"confirmations {hit['confirmations']}")
     bits.append("verified by the user" if hit.get("verified") else "not verified")
     if hit.get("status"):
-        bits.append(f"status {hit['status']}")
+        bits.append(f"status {hit['status']}" + (f" until {hit['until']}" if hit.get("until") else ""))
+    if hit.get("cites"):
+        bits.append("cites " + ", ".join(str(c) for c in hit["cites"]))
     bits.append(f"score {float(hit.get('score') or 0):.4f}")
     if hit.get("id"):
         bits.append(f"id {hit['id']}")

@@ -22,6 +22,7 @@ from typing import Any
 from suzent_cli.errors import IndexMissing, IndexUnreadable, InputInvalid, describe
 from suzent_cli.server.protocol import MAX_PAYLOAD_BYTES
 from suzent_cli.server.warm import Warm
+from suzent_cli.vault.claims import plain_content
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -40,45 +41,22 @@ _KINDS = {"archive_log": "log", "notebook": "vault", "core_file": "memory", "mem
 
 # --- shapes ------------------------------------------------------------------------------------------------------
 
-def plain_content(text: str) -> str:
-    """A row's text without suzent's claim markers: on every claim bullet ``(confirmed Nx, last D)``, ``(until D)``
-    and ``· source: F:L`` are dropped (:func:`suzent_cli.vault.pages.parse_claim`); other lines stay as they are."""
-    from suzent_cli.vault.pages import parse_claim
-
-    out = []
-    for line in str(text).split("\n"):
-        stripped = line.lstrip()
-        claim = parse_claim(stripped) if stripped[:2] in ("- ", "* ", "+ ") else None
-        out.append(line[: len(line) - len(stripped)] + stripped[:2] + claim.text if claim else line)
-    return "\n".join(out).strip()
-
-
-def claims_last_date(text: str) -> str | None:
-    """The latest ``last`` confirmation date among the claim bullets of ``text`` (ISO), or None."""
-    from suzent_cli.vault.pages import parse_claim
-
-    days = [c.last for ln in str(text).split("\n") if (c := parse_claim(ln.strip())) and c.last]
-    return max(days).isoformat() if days else None
-
-
 def hit_json(hit) -> dict[str, Any]:
-    """One recall hit (:class:`~suzent_cli.recall.Hit`) in the protocol's shape: ``content`` without markers,
-    ``source_type`` log|vault|memory|legacy, ``file`` (relative to its tier), ``line`` (a daily-log fact) or
-    ``chunk`` (a page), ``date`` the capture date (a page: its claims' latest confirmation),
-    ``confirmations``/``verified``/``status`` from the importance the indexer stamped."""
-    factors = hit.factors or {}
-    stamped = "stamped" in factors or "confirmations" in factors
+    """One recall hit (:class:`~suzent_cli.recall.Hit`) in the protocol's shape: ``content`` the text without
+    markers (:attr:`Hit.text <suzent_cli.recall.Hit>`), ``source_type`` log|vault|memory|legacy, ``file``
+    (relative to its tier), ``line`` (a daily-log fact) or ``chunk`` (a page), ``date`` the capture date (a vault
+    row: its claims' latest confirmation, else the page's ``updated``), ``session`` (a vault row: the session of
+    the log line it cites), and the lifecycle fields the hit carries: ``confirmations``, ``verified``,
+    ``status``, ``until``, ``cites``."""
     is_log = hit.source_type == "archive_log"
     return {
-        "id": hit.id, "content": plain_content(hit.content), "score": round(float(hit.score), SCORE_DIGITS),
+        "id": hit.id, "content": hit.text, "score": round(float(hit.score), SCORE_DIGITS),
         "source_type": _KINDS.get(hit.source_type or "", hit.source_type or "legacy"),
         "file": hit.source_file, "line": hit.locator if is_log else None,
-        "chunk": None if is_log else hit.locator, "date": hit.date or claims_last_date(hit.content),
-        "session": hit.session,
+        "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
         "category": hit.category, "tags": list(hit.tags),
-        "confirmations": (int(factors["confirmations"]) if stamped and factors.get("confirmations") is not None
-                          else None),
-        "verified": bool(factors.get("human")), "status": factors.get("status"),
+        "confirmations": hit.confirmations, "verified": hit.verified, "status": hit.status,
+        "until": hit.until, "cites": list(hit.cites),
     }
 
 

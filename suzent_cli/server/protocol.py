@@ -16,7 +16,8 @@ Results (keys always present unless marked optional):
   fact text, no lifecycle markers), "score", "source_type" (log|vault|memory|legacy), "file" (path relative to its
   tier, or None), "line" (1-based line of a daily-log fact, or None), "chunk" (page chunk index, or None), "date",
   "session", "category", "tags", "confirmations" (int or None), "verified" (bool), "status" (claim status or
-  None)}``. ``note`` says why the list is empty or short (no index yet, nothing relevant).
+  None), "until" (the day a superseded claim stopped holding, or None), "cites" (the ``F:L`` daily-log lines a
+  claim cites)}``. ``note`` says why the list is empty or short (no index yet, nothing relevant).
 * ``remember`` → ``{"outcomes": [{"text", "outcome" (captured|confirmation|rejected), "category", "file" (the
   daily log's name; for a confirmation the recorded claim's source), "line" (1-based), "reason" (why rejected, or
   how it was classified), "classification" (turns only: new|revision|confirmation)}], "captured": int,

@@ -24,6 +24,9 @@ expire sooner than facts that almost never do; a page's ``stale_after`` is the s
 value (:func:`human_stamp`) or written into a MEMORY.md line by ``suzent verify-fact`` (:func:`memory_stamp`). Only a
 ``human:`` actor qualifies: ``agent:x`` or any other actor is ignored, or an agent stamping itself would launder its
 own output into the strongest evidence.
+
+**A stored row read back** (recall, the CLI and the MCP server): :func:`plain_content` is its text without the claim
+markers, :func:`row_claims` its claims, :func:`claims_last_date` their latest confirmation.
 """
 
 from __future__ import annotations
@@ -232,3 +235,51 @@ def memory_stamp(chunk: str) -> str | None:
         if stamp and not stamp[len("human:"):].lower().startswith("agent"):
             return stamp
     return None
+
+
+# --- a stored row read back: its text without markers, its claims' lifecycle --------------------------------------
+
+_VERIFIED_COMMENT = re.compile(r"\s*<!--\s*verified:[^>]*-->")
+
+
+def row_claims(text: str) -> list:
+    """The claims (:class:`suzent_cli.vault.pages.Claim`) on the top-level bullet lines of a stored row's ``text``
+    (a vault chunk: one claim, or several in a chunk of another section), in order; [] for prose or a log fact."""
+    from suzent_cli.vault.pages import parse_claim
+
+    return [c for line in str(text).split("\n") if line[:2] in ("- ", "* ", "+ ") and (c := parse_claim(line))]
+
+
+def plain_content(text: str) -> str:
+    """A row's text as a person reads it, without suzent's markers.
+
+    On every top-level bullet, ``(confirmed Nx, last D)``, ``(until D)``, ``· source: F:L``
+    (:func:`suzent_cli.vault.pages.parse_claim`) and a ``<!-- verified: … -->`` stamp are dropped; other lines stay
+    as they are. A row that is one bullet line (a vault claim's own row) reads as the claim text alone, without
+    its bullet: "- Likes tea (confirmed 2x, last 2026-06-02) · source: 2026-06-01.md:5" → "Likes tea". The
+    lifecycle is not lost: :func:`suzent_cli.recall.Hit` carries it in fields."""
+    from suzent_cli.vault.pages import parse_claim
+
+    out = []
+    for line in str(text).split("\n"):
+        if line[:2] in ("- ", "* ", "+ "):
+            line = _VERIFIED_COMMENT.sub("", line).rstrip()
+            claim = parse_claim(line)
+            line = line[:2] + claim.text if claim else line
+        out.append(line)
+    plain = "\n".join(out).strip()
+    if "\n" not in plain and plain[:2] in ("- ", "* ", "+ "):
+        return plain[2:].strip()
+    return plain
+
+
+def claims_last_date(text: str) -> str | None:
+    """The latest ``last`` confirmation date (ISO) among the claims of a stored row's ``text``, or None."""
+    days = [c.last for c in row_claims(text) if c.last]
+    return max(days).isoformat() if days else None
+
+
+def stamp_date(text: str) -> str | None:
+    """The date (ISO) of the first qualifying human verification stamp in ``text`` (:func:`memory_stamp`), or None."""
+    stamp = memory_stamp(str(text))
+    return stamp.split("@", 1)[1] if stamp and "@" in stamp else None

@@ -36,7 +36,7 @@ def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
     coffee = out.split("how does the user take their coffee")[1].split("$ suzent")[0]
     first_hit = next(line for line in coffee.splitlines() if line.startswith("1\t"))
     # the vault claim stands for the log line it cites (one statement, one hit), with that line as provenance
-    assert "coffee black" in first_hit and "3_Personal/Profile.md" in first_hit and "source: 2026-03-02.md:6" in first_hit
+    assert "coffee black" in first_hit and "3_Personal/Profile.md" in first_hit and "cites 2026-03-02.md:6" in first_hit  # the claim text, its lifecycle in a column
     assert re.search(r"ingested 2026-03-02\.\.2026-03-03 \(offline\): \d+ facts", out)  # the dream, before the index
     assert "--- notebook/3_Personal/Profile.md ---" in out and "· source: 2026-03-02.md:6" in out
     assert out.rstrip().endswith("vault page it came from.")

@@ -114,7 +114,7 @@ def test_recall_finds_the_editor_by_meaning_with_provenance(newcomer):
     plain = step(newcomer, "Quick start", 'suzent recall "which editor')
     hits = plain["out"].splitlines()
     assert 1 <= len(hits) <= 5
-    rank, score, where, date, session, content = hits[0].split("\t")
+    rank, score, where, date, session, content, _lifecycle = hits[0].split("\t")
     assert rank == "1" and "neovim" in content and re.fullmatch(r"\d{4}-\d{2}-\d{2}\.md:\d+", where)
     data = json.loads(step(newcomer, "Quick start", 'suzent recall "editor" --json')["out"])
     top = data["hits"][0]

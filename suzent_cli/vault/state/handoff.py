@@ -218,6 +218,28 @@ def read_late_lines(state_dir: Path, *, warnings: list[str] | None = None, timeo
     return read_jsonl(state_dir, LATE_LINES, check, warnings=warnings, timeout=timeout)
 
 
+def late_days(records: list[dict | None], watermark: dt.date | None, today: dt.date,
+              read: dict[str, int] | None = None) -> dict[dt.date, int]:
+    """``{day: first new line}`` of the ``late_lines.jsonl`` records (the dream's pending late lines, which
+    promote also shows as not yet consolidated) about days at or below ``watermark`` and
+    before ``today`` (records about later days are covered by the ordinary pending logs). ``read``: lines of each
+    log the last productive run already read (``dream_state.logs_read``); those are not new. Malformed records
+    are ignored."""
+    out: dict[dt.date, int] = {}
+    if watermark is None:
+        return out
+    for record in records:
+        try:
+            day = dt.date.fromisoformat(str(record["day"]))  # type: ignore[index]
+            line = int(record["from_line"])  # type: ignore[index]
+        except (TypeError, KeyError, ValueError):
+            continue
+        if day <= watermark and day < today:
+            line = max(line, 1, (read or {}).get(day.isoformat(), 0) + 1)
+            out[day] = min(out.get(day, line), line)
+    return dict(sorted(out.items()))
+
+
 def truncate_late_lines(state_dir: Path, shown: int, *, timeout: float) -> int:
     """Drop the first ``shown`` records of ``late_lines.jsonl`` (the ones a dream folded). Returns the number
     dropped."""

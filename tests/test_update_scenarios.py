@@ -1,0 +1,91 @@
+"""The knowledge-update scenario set (benchmarks/data/update_scenarios.json) and its harness (benchmarks/updates.py):
+the set's shape, the scoring rules, and two scenarios end to end through the real CLI with the hash:64 embedder."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import importlib.util
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def _harness():
+    spec = importlib.util.spec_from_file_location("update_scenarios_bench", REPO / "benchmarks" / "updates.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+U = _harness()
+
+
+def test_the_set_has_30_scenarios_over_10_kinds_each_with_query_expected_and_distractors():
+    base, scenarios = U.load()
+    assert isinstance(base, dt.date)
+    assert len(scenarios) >= 30
+    assert len({s["kind"] for s in scenarios}) >= 10
+    for s in scenarios:
+        assert s["query"].strip() and s["expected"], s["id"]
+        assert s["old"] and s["new"] and s["distractors"], s["id"]
+    assert U.problems(scenarios) == []
+
+
+def test_problems_names_a_broken_scenario():
+    _, scenarios = U.load()
+    broken = copy.deepcopy(scenarios)
+    broken[0]["expected"] = ["tea"]  # occurs in the old statement: an old answer would count as current
+    broken[1]["distractors"] = []
+    broken[2]["new"][0]["day"] = broken[2]["old"][0]["day"]
+    found = U.problems(broken)
+    assert any(p.startswith(f"{broken[0]['id']}: an expected string occurs in an old") for p in found)
+    assert any(p.startswith(f"{broken[1]['id']}: needs old, new and distractor") for p in found)
+    assert any(p.startswith(f"{broken[2]['id']}: a new statement is not later") for p in found)
+    assert any("fewer than 30" in p for p in U.problems(scenarios[:5]))
+
+
+def test_top1_reads_the_claim_text_without_markers_or_the_previously_tail():
+    s = {"old": [{"day": 1, "fact": "[personal] Lives in Berlin"}],
+         "new": [{"day": 9, "fact": "[personal] Moved to Lisbon"}],
+         "distractors": [{"day": 2, "fact": "[personal] Visited Lisbon for a conference"}],
+         "expected": ["lisbon"]}
+    current = "- Moved to Lisbon (since 2026-03-10); previously: Lives in Berlin (confirmed 1x, last 2026-03-10)"
+    assert U.top1_right([{"content": current + " · source: 2026-03-10.md:5"}], s)
+    assert not U.top1_right([{"content": "Visited Lisbon for a conference"}], s)  # a distractor, not the answer
+    assert not U.top1_right([{"content": "- Lives in Berlin (until 2026-03-10)"}], s)
+    assert not U.top1_right([], s)
+
+
+def test_supersession_scoring_counts_an_early_replacement_as_wrong(tmp_path):
+    page = tmp_path / "3_Personal" / "Profile.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntype: personal\n---\n\n# Profile\n\n## Claims\n\n- Moved to Lisbon · source: 2026-03-10.md:5\n"
+                    "- Misses Berlin\n\n## Previously\n\n- Lives in Berlin (until 2026-03-03)\n", encoding="utf-8")
+    s = {"old": [{"day": 1, "fact": "[personal] Lives in Berlin"}],
+         "new": [{"day": 9, "fact": "[personal] Moved to Lisbon"}],
+         "distractors": [{"day": 2, "fact": "[personal] Misses Berlin"}, {"day": 3, "fact": "[personal] Owns a bike"}]}
+    got = U.score_vault(s, dt.date(2026, 3, 2), U.vault_claims(tmp_path))
+    # superseded on day 2 (2026-03-03), before the change was said on day 9: a miss and a wrong supersession
+    assert (got["tp"], got["fn"], got["fp"], got["absent"]) == (0, 1, 1, 1)
+    lint = U.score_lint(s, {"[personal] Lives in Berlin": "current", "[personal] Moved to Lisbon": "current"},
+                        ["residence: Lives in Berlin (3_Personal/Profile.md) / Moved to Lisbon (3_Personal/Profile.md)"])
+    assert (lint["undecided"], lint["flagged"], lint["false_flags"]) == (1, 1, 0)
+
+
+@pytest.mark.integration
+def test_two_scenarios_end_to_end_through_the_cli(tmp_path):
+    base, scenarios = U.load()
+    chosen = {s["id"]: s for s in scenarios if s["id"] in ("tea-to-coffee", "berlin-to-lisbon")}
+    results = {sid: U.run_scenario(s, base, "hash:64", tmp_path) for sid, s in chosen.items()}
+    for sid, r in results.items():
+        assert "error" not in r, (sid, r.get("error"))
+        assert r["absent"] == 0, r["states"]  # every statement reached the vault
+        assert r["fp"] == 0, r["states"]  # no distractor and no new statement was superseded
+        assert set(r["states"]) == {st["fact"] for role in U.ROLES for st in chosen[sid][role]}
+    lisbon = results["berlin-to-lisbon"]  # residence is a subject the rules engine already knows
+    assert lisbon["tp"] == 1 and lisbon["states"]["[personal] Lives in Berlin"] == "superseded until 2026-03-21"
+    assert lisbon["top1_after"] is True
