@@ -18,8 +18,9 @@ three). Ranking, in every mode:
 The sum of 1-3 is the row's **relevance**. Only rows that share meaning with the query take part (step 1½,
 :func:`relevant`): a BM25 match on one of the query's content words (stop and question words such as "which",
 "does", "use" are left out of the BM25 query, :func:`fts_query`; the vector run embeds the whole query), a date the
-query names, or a vector cosine of at least :data:`VECTOR_FLOOR` and :data:`VECTOR_SHARE` of the best one; the rest
-is padding any vector search returns and is dropped, and a row's neighbours (3) only gain from relevant rows. When
+query names, or a vector cosine that stands out from what unrelated text scores for the query, by as much as the
+best of that many unrelated rows would not (:mod:`suzent_cli.index.unrelated`: the same rule under every
+embedder, whatever its cosine scale); the rest is padding any vector search returns and is dropped, and a row's neighbours (3) only gain from relevant rows. When
 no row is relevant, recall returns no hit ("nothing relevant found").
 
 4. **Importance.** :func:`rank.final_score`: above neutral, ``final = relevance · (1 + IMPORTANCE_WEIGHT ·
@@ -39,6 +40,7 @@ Ties are broken by importance, then source and locator. A daily-log row and the 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import threading
 from collections.abc import Iterable
@@ -47,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
-from suzent_cli.index import rank
+from suzent_cli.index import rank, unrelated
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.text import STOP_WORDS
@@ -226,13 +228,16 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
 
 
 MIN_POOL = 10
-# Minimum relevance (see :func:`relevant`). A row the vector run alone found must have a cosine of at least
-# VECTOR_FLOOR with the query, and at least VECTOR_SHARE of the best cosine of the query. Calibrated on the bundled
-# MiniLM: against a home of 33 everyday facts, "quantum chromodynamics lattice" scores at best 0.14, while the
-# README's "I switched to neovim last month." (embedded with its two context facts) scores 0.18 for "which editor
-# does the user use". LoCoMo dev did not move between 0.15 and 0.2 (BENCHMARKS.md, issue 16).
-VECTOR_FLOOR = 0.15
-VECTOR_SHARE = 0.5
+NOTHING_RELEVANT = "nothing relevant found"  # what every surface says when :func:`relevant` keeps no row
+# Minimum relevance (see :func:`relevant`), in spreads of what unrelated text scores for the query
+# (:mod:`suzent_cli.index.unrelated`), so the same for every embedder. A row the vector run alone found must stand
+# out at least as far as the best of the index's rows would if none related to the query (``expected_max`` of
+# their number: 0.9 for 3 rows, 2.1 for 34, 3.1 for 600), and never less than Z_MIN (a home of one or two rows).
+# Measured with MiniLM: in a home of 3 facts, "editor" puts "I switched to neovim last month." 1.6 spreads above
+# unrelated text and "quantum chromodynamics lattice" its best row 0.2; in a home of 34, the latter's best row is at
+# 1.8 and answers are at 2.7-6.5 (docs/ranking.md).
+Z_MIN = 1.0
+Z_MARGIN = 0.5
 _BM25_RUNS = ("fts_content", "fts")
 
 
@@ -251,17 +256,18 @@ def normalize_scores(scores: list[float]) -> list[float]:
     return [(x - lo) / (hi - lo) for x in scores]
 
 
-def relevant(runs: dict[str, dict[str, float]], similarity: dict[str, float], dated: set[str]) -> set[str]:
+def relevant(runs: dict[str, dict[str, float]], surprise: dict[str, float], dated: set[str], compared: int) -> set[str]:
     """The candidates that share meaning with the query, so may be returned: those a BM25 run matched (the query's
     content words, :func:`fts_query`, in the fact or its context), those in a date the query names (``dated``), and
-    those whose vector cosine (``similarity``: row id -> raw cosine) is at least :data:`VECTOR_FLOOR` and
-    :data:`VECTOR_SHARE` of the best cosine. ``runs``: row id -> {run name: normalized score}. The others are
-    padding: every vector search returns its pool whatever the distance. A row left out may still come back as the
-    neighbour of a relevant one (:func:`spread_to_neighbours`)."""
-    best = max(similarity.values(), default=0.0)
-    bar = max(VECTOR_FLOOR, VECTOR_SHARE * best)
+    those whose vector cosine stands out from what unrelated text scores for the query: ``surprise`` (row id ->
+    :meth:`~suzent_cli.index.unrelated.Null.z` of its cosine) at least the expected best of ``compared`` unrelated
+    rows (:func:`~suzent_cli.index.unrelated.expected_max`; ``compared``: the rows the vector run searched) and at
+    least :data:`Z_MIN`. ``runs``: row id -> {run name: normalized score}. The others are padding: every vector
+    search returns its pool whatever the distance. A row left out may still come back as the neighbour of a
+    relevant one (:func:`spread_to_neighbours`)."""
+    bar = max(Z_MIN, unrelated.expected_max(compared) + Z_MARGIN)
     return {rid for rid, named in runs.items()
-            if rid in dated or any(name in named for name in _BM25_RUNS) or similarity.get(rid, -1.0) >= bar}
+            if rid in dated or any(name in named for name in _BM25_RUNS) or surprise.get(rid, -math.inf) >= bar}
 
 
 def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str, str, int]],
@@ -314,8 +320,10 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
-        rows = store.vector_search(embedder.encode([query])[0], pool, where=where)
-        return [(r, 1.0 - float(r.get("_distance") or 0.0)) for r in rows]
+        vector = embedder.encode([query])[0]
+        rows = store.vector_search(vector, pool, where=where)
+        null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
+        return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]
     words = fts_query(query)
     if not words:
         return []
@@ -420,7 +428,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     runs: dict[str, dict[str, float]] = {}
-    similarity: dict[str, float] = {}  # the vector run's raw cosine of each row it returned
+    surprise: dict[str, float] = {}  # the vector run's score of each row it returned (unrelated.Null.z)
     for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where), strict=True):
         for position, ((row, raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
@@ -429,7 +437,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             ranks.setdefault(rid, {})[name] = position
             runs.setdefault(rid, {})[name] = norm
             if name == "vector":
-                similarity[rid] = raw
+                surprise[rid] = raw
     if not rows:
         return []
 
@@ -446,7 +454,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 scores[rid] += DATE_BOOST
                 boosted.add(rid)
 
-    keep = relevant(runs, similarity, boosted)
+    keep = relevant(runs, surprise, boosted, store.count(where) if surprise else 0)
     scores = {rid: score for rid, score in scores.items() if rid in keep}
     if not scores:
         return []

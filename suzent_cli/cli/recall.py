@@ -11,8 +11,6 @@ from suzent_cli.cli.app import app, settings_of
 from suzent_cli.cli.render import clip, emit_json, escape, out
 from suzent_cli.errors import InputInvalid
 
-NOTHING_RELEVANT = "nothing relevant found"  # no row shares meaning with the query (suzent_cli.recall.relevant)
-
 
 @app.command("recall")
 def recall_cmd(
@@ -49,7 +47,7 @@ def recall_cmd(
     if from_agent is not None:
         _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
         return
-    from suzent_cli.recall import check_query, recall
+    from suzent_cli.recall import NOTHING_RELEVANT, check_query, recall
 
     if query is None:
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
