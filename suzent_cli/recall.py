@@ -262,8 +262,8 @@ def relevant(runs: dict[str, dict[str, float]], surprise: dict[str, float], date
     content words, :func:`fts_query`, in the fact or its context), those in a date the query names (``dated``), and
     those whose vector cosine stands out from what unrelated text scores for the query: ``surprise`` (row id ->
     :meth:`~suzent_cli.index.unrelated.Null.z` of its cosine) at least the expected best of ``compared`` unrelated
-    rows (:func:`~suzent_cli.index.unrelated.expected_max`; ``compared``: the rows the vector run searched) and at
-    least :data:`Z_MIN`. ``runs``: row id -> {run name: normalized score}. The others are padding: every vector
+    rows plus :data:`Z_MARGIN` (:func:`~suzent_cli.index.unrelated.expected_max`; ``compared``: how many rows the
+    vector run searched, 0 without one) and at least :data:`Z_MIN`. ``runs``: row id -> {run name: normalized score}. The others are padding: every vector
     search returns its pool whatever the distance. A row left out may still come back as the neighbour of a
     relevant one (:func:`spread_to_neighbours`)."""
     bar = max(Z_MIN, unrelated.expected_max(compared) + Z_MARGIN)
