@@ -15,13 +15,21 @@ three). Ranking, in every mode:
    candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
    after it in the same file. This can surface a row that no run returned.
 
-The sum of 1-3 is the row's **relevance**.
+The sum of 1-3 is the row's **relevance**. Only rows that share meaning with the query take part (step 1½,
+:func:`relevant`): a BM25 match on one of the query's content words (stop and question words such as "which",
+"does", "use" are left out of the BM25 query, :func:`fts_query`; the vector run embeds the whole query), a date the
+query names, or a vector cosine that stands out from what unrelated text scores for the query, by more than the
+best of that many unrelated rows would (:mod:`suzent_cli.index.unrelated`: the same rule under every embedder,
+whatever its cosine scale); the rest is padding any vector search returns and is dropped, and a row's neighbours
+(3) only gain from relevant rows. When no row is relevant, recall returns no hit (:data:`NOTHING_RELEVANT`).
 
-4. **Importance.** ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (:func:`rank.final_score`),
-   with the importance the indexer stamped (confirmations, status, history section, human verification) times the
-   stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank` documents
-   the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is relevance alone;
-   legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
+4. **Importance.** :func:`rank.final_score`: above neutral, ``final = relevance · (1 + IMPORTANCE_WEIGHT ·
+   (importance − 0.5))`` (at most +20 % of the row's own relevance: it reorders comparably relevant rows and never
+   lifts an unrelated one); below neutral, ``final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)`` (a fixed
+   demotion, at most −0.2). The importance is the one the indexer stamped (confirmations, status, history section,
+   human verification) times the stale decay once the settings' today is past the page's ``stale_after`` (:mod:`suzent_cli.index.rank`
+   documents the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is
+   relevance alone; legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
 Ties are broken by importance, then source and locator. A daily-log row and the vault claim citing it
 (``· source: F:L``) are one statement: only the better-ranked of the two is returned (:func:`collapse_cited`). Each returned hit is appended (best-effort) to
@@ -32,6 +40,7 @@ Ties are broken by importance, then source and locator. A daily-log row and the 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import threading
 from collections.abc import Iterable
@@ -40,9 +49,10 @@ from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
-from suzent_cli.index import rank
+from suzent_cli.index import rank, unrelated
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
+from suzent_cli.text import STOP_WORDS
 from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
@@ -150,8 +160,13 @@ class Hit:
 
 
 def fts_query(text: str) -> str:
-    """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax."""
-    return " ".join(_WORD.findall(text))
+    """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax, without the
+    stop and question words (:data:`suzent_cli.text.STOP_WORDS`: "which", "does", "use", …) that would let any
+    row sharing one outrank the answer, and single letters (the "s" of "user's"). A query made only of such words
+    keeps them all (nothing else to search for). The vector run always embeds the full query."""
+    words = _WORD.findall(text)
+    content = [w for w in words if w.lower() not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    return " ".join(content or words)
 
 
 def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
@@ -213,6 +228,18 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
 
 
 MIN_POOL = 10
+NOTHING_RELEVANT = "nothing relevant found"  # what every surface says when :func:`relevant` keeps no row
+# Minimum relevance (see :func:`relevant`), in spreads of what unrelated text scores for the query
+# (:mod:`suzent_cli.index.unrelated`), so the same for every embedder. A row the vector run alone found must stand
+# out further than the best of the index's rows would if none related to the query: ``expected_max`` of their
+# number (0.9 for 3 rows, 2.1 for 34, 3.1 for 600) plus Z_MARGIN, and at least Z_MIN (a home of one or two rows).
+# Measured with MiniLM: in the README's home of 3 facts, "editor" puts "I switched to neovim last month." 1.6
+# spreads above unrelated text (bar 1.37) and "quantum chromodynamics lattice" its best row 0.2; in a home of 33,
+# the latter's best row is at 1.6 (bar 2.58) and the answers of 15 everyday questions at 2.8-14.8, all but one.
+# A margin of 0.5 leaves 3 of 16 off-topic queries with a hit there; 1.0 would fail the home of 3 (docs/ranking.md).
+Z_MIN = 1.0
+Z_MARGIN = 0.5
+_BM25_RUNS = ("fts_content", "fts")
 
 
 def normalize_scores(scores: list[float]) -> list[float]:
@@ -228,6 +255,20 @@ def normalize_scores(scores: list[float]) -> list[float]:
     if hi <= lo:
         return [1.0] * len(scores)
     return [(x - lo) / (hi - lo) for x in scores]
+
+
+def relevant(runs: dict[str, dict[str, float]], surprise: dict[str, float], dated: set[str], compared: int) -> set[str]:
+    """The candidates that share meaning with the query, so may be returned: those a BM25 run matched (the query's
+    content words, :func:`fts_query`, in the fact or its context), those in a date the query names (``dated``), and
+    those whose vector cosine stands out from what unrelated text scores for the query: ``surprise`` (row id ->
+    :meth:`~suzent_cli.index.unrelated.Null.z` of its cosine) at least the expected best of ``compared`` unrelated
+    rows plus :data:`Z_MARGIN` (:func:`~suzent_cli.index.unrelated.expected_max`; ``compared``: how many rows the
+    vector run searched, 0 without one) and at least :data:`Z_MIN`. ``runs``: row id -> {run name: normalized score}. The others are padding: every vector
+    search returns its pool whatever the distance. A row left out may still come back as the neighbour of a
+    relevant one (:func:`spread_to_neighbours`)."""
+    bar = max(Z_MIN, unrelated.expected_max(compared) + Z_MARGIN)
+    return {rid for rid, named in runs.items()
+            if rid in dated or any(name in named for name in _BM25_RUNS) or surprise.get(rid, -math.inf) >= bar}
 
 
 def spread_to_neighbours(scores: dict[str, float], positions: Iterable[tuple[str, str, int]],
@@ -280,8 +321,10 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
-        rows = store.vector_search(embedder.encode([query])[0], pool, where=where)
-        return [(r, 1.0 - float(r.get("_distance") or 0.0)) for r in rows]
+        vector = embedder.encode([query])[0]
+        rows = store.vector_search(vector, pool, where=where)
+        null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
+        return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]
     words = fts_query(query)
     if not words:
         return []
@@ -386,13 +429,16 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     runs: dict[str, dict[str, float]] = {}
+    surprise: dict[str, float] = {}  # the vector run's score of each row it returned (unrelated.Null.z)
     for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where), strict=True):
-        for position, ((row, _raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
+        for position, ((row, raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
             scores[rid] = scores.get(rid, 0.0) + WEIGHTS[name] * norm
             ranks.setdefault(rid, {})[name] = position
             runs.setdefault(rid, {})[name] = norm
+            if name == "vector":
+                surprise[rid] = raw
     if not rows:
         return []
 
@@ -409,6 +455,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 scores[rid] += DATE_BOOST
                 boosted.add(rid)
 
+    keep = relevant(runs, surprise, boosted, store.count(where) if surprise else 0)
+    scores = {rid: score for rid, score in scores.items() if rid in keep}
+    if not scores:
+        return []
     own = dict(scores)
     placed = [(rid, row["source"], row["locator"]) for rid, row in rows.items()
               if row.get("source") is not None and row.get("locator") is not None]
@@ -420,7 +470,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
 
-    # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
+    # Importance lifts a row by at most 20 % of its relevance, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
     missing = [rid for rid in best if rid not in rows]
     for row in _rows_at(store, {rid: addresses[rid] for rid in missing if rid in addresses}):

@@ -1,4 +1,5 @@
-"""Text hygiene shared by every tier: input repair, one-line folding and the tombstone normalization."""
+"""Text hygiene shared by every tier: input repair, one-line folding, the tombstone normalization, and the stop
+words that recall's BM25 query and the hooks' prompt filter leave out."""
 
 from __future__ import annotations
 
@@ -8,6 +9,33 @@ import re
 # C1 (but NEL, U+0085). They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns
 # them into a space like a newline (dropping them would glue two words: "tea\vwith" -> "teawith").
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+
+
+# Words that carry no meaning of their own in a question or a prompt ("which", "does", "use", "the"): recall drops
+# them from its BM25 query (:func:`suzent_cli.recall.fts_query`) and the hooks from the words a hit must share
+# (:func:`content_words`). "use" is one: "which editor does the user use" must not rank "We use ClickHouse" first;
+# "user" too: every question of a memory is about the user, so the word tells no fact from another.
+STOP_WORDS = frozenset("""
+a about above after again all also am an and any are aren as at be been before being below between both but by
+can cannot could couldn did didn do does doesn doing don down during each else ever few for from further get gets
+got had has have having he her here hers him his how however i if in into is isn it its itself just let lets like
+me might more most much must my myself need no nor not now of off on once only or other our ours out over own
+please pls really same say says she should so some such than thank thanks that the their theirs them then there
+these they this those through thing things to too try under until up us use used user users using very want was wasn way we
+well were what when where which while who whom why will with without would yes yet you your yours ok okay hey hi
+hello sure right also still just maybe perhaps something anything everything make makes made know think tell
+""".split())
+WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` worth searching for, lowercased, first occurrence order: :data:`STOP_WORDS` and words
+    under 3 characters dropped."""
+    seen: dict[str, None] = {}
+    for w in WORD.findall(text.lower()):
+        if len(w) >= 3 and w not in STOP_WORDS:
+            seen.setdefault(w, None)
+    return list(seen)
 
 
 def normalize(text: str) -> str:

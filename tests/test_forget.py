@@ -95,6 +95,7 @@ def test_forget_after_a_dream_removes_it_from_recall_vault_memory_md_and_recall_
     s, emb = dreamed
     hits = recall(s, emb, "secret diary", limit=3)
     assert hits[0].source_type == "notebook" and SECRET in hits[0].content  # the vault claim, top-1
+    assert recall(s, emb, "green tea", limit=3)  # a recall-log entry the purge must keep
     assert SECRET in memory(s) and SECRET in (s.paths.state_dir / RECALL_LOG).read_text()
     before = logs_bytes(s)
 

@@ -88,7 +88,7 @@ def test_page_signals_read_yaml_values_and_never_raise():
 def test_final_score_is_relevance_for_a_neutral_row():
     assert final_score(0.7312, 0.5) == 0.7312  # exactly: raw-log ranking cannot change
     assert final_score(0.6, 0.75) > final_score(0.6, 0.5) > final_score(0.6, 0.25) > final_score(0.6, 0.1)
-    assert final_score(0.0, 0.9) - final_score(0.0, 0.5) == pytest.approx(0.2)  # the largest possible lift
+    assert final_score(1.0, 0.9) - final_score(1.0, 0.5) == pytest.approx(0.2)  # the largest lift: 20 % of relevance
 
 
 # --- per-section chunks ----------------------------------------------------------------------------------------
@@ -182,7 +182,8 @@ def test_current_confirmed_claim_outranks_its_history_and_raw_logs_stay_neutral(
     claims, previously = by_section["Claims"], by_section["Previously"]
     assert hits.index(claims) < hits.index(previously)
     assert claims.importance > 0.5 > previously.importance
-    assert claims.score == pytest.approx(claims.relevance + 0.5 * (claims.importance - 0.5))
+    assert claims.score == pytest.approx(claims.relevance * (1 + 0.5 * (claims.importance - 0.5)))  # a share
+    assert previously.score == pytest.approx(previously.relevance + 0.5 * (previously.importance - 0.5))
     for h in hits:
         if h.source_type == "archive_log":
             assert h.importance == 0.5 and h.score == h.relevance and h.factors.get("stamped") is None

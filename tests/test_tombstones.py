@@ -152,7 +152,7 @@ def test_capture_and_recall_keep_working_with_an_unreadable_tombstone_file(forgo
     (s.paths.state_dir / TOMBSTONES).mkdir()
     write_facts(s, [Fact(content="Owns a bicycle", category="personal")])
     assert "Owns a bicycle" in (s.paths.archive_dir / "2026-06-20.md").read_text()
-    hits = recall(s, CountingEmbedder(), "secret diary", limit=5)
+    hits = recall(s, CountingEmbedder(), "secret diary in Berlin", limit=5)  # Berlin: a relevant row to return
     assert hits and all(SECRET not in h.content for h in hits)
 
 

@@ -47,7 +47,7 @@ def recall_cmd(
     if from_agent is not None:
         _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
         return
-    from suzent_cli.recall import check_query, recall
+    from suzent_cli.recall import NOTHING_RELEVANT, check_query, recall
 
     if query is None:
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
@@ -61,11 +61,12 @@ def recall_cmd(
 
         embedder = load_embedder(embedder_name(settings, model))
     hits = recall(settings, embedder, query, mode=mode, limit=limit)
+    note = None if hits else NOTHING_RELEVANT
     if json_out:
-        emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits]})
+        emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits], "note": note})
         return
     if not hits:
-        out.print("no memories found")
+        out.print(note)
         return
     if explain or not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):
@@ -123,7 +124,7 @@ def explain_lines(hit) -> list[str]:
     """How ``hit``'s final score was made, as display lines: relevance (each run's normalized score and weight,
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
     the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
-    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL
+    from suzent_cli.index.rank import NEUTRAL
     from suzent_cli.recall import RUNS, WEIGHTS
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
@@ -149,12 +150,20 @@ def explain_lines(hit) -> list[str]:
     used = hit.importance if f.get("ranked", True) else NEUTRAL
     if getattr(hit, "stands_for", None):
         lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
-                     f"{hit.stands_for} (one statement, one hit); its own: relevance {hit.relevance:.4f} + "
-                     f"{IMPORTANCE_WEIGHT:g} × (importance {used:.4f} − {NEUTRAL:g})")
+                     f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
         return lines
-    lines.append(f"final {hit.score:.4f} = relevance {hit.relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance"
-                 f" {used:.4f} − {NEUTRAL:g})")
+    lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
     return lines
+
+
+def _combination(relevance: float, importance: float) -> str:
+    """How :func:`suzent_cli.index.rank.final_score` combined the two, as text."""
+    from suzent_cli.index.rank import IMPORTANCE_WEIGHT, NEUTRAL
+
+    if importance > NEUTRAL:
+        return (f"relevance {relevance:.4f} × (1 + {IMPORTANCE_WEIGHT:g} × (importance {importance:.4f} − "
+                f"{NEUTRAL:g}))")
+    return f"relevance {relevance:.4f} + {IMPORTANCE_WEIGHT:g} × (importance {importance:.4f} − {NEUTRAL:g})"
 
 
 def where(hit) -> str:

@@ -28,12 +28,15 @@ would launder its own output into the strongest evidence.
 
 Recall's final score (see :func:`final_score`)::
 
-    final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)        IMPORTANCE_WEIGHT = 0.5
+    importance ≥ 0.5:  final = relevance · (1 + IMPORTANCE_WEIGHT · (importance − 0.5))     IMPORTANCE_WEIGHT = 0.5
+    importance < 0.5:  final = relevance + IMPORTANCE_WEIGHT · (importance − 0.5)
 
-so a neutral row (every daily-log fact: 0.5) gets exactly +0 and raw-log ranking is unchanged by construction,
-while importance moves a row by at most ±0.2 — half a date boost: it decides between comparably relevant rows
-(a confirmed current claim 3x: +0.063 over an equal raw fact; a history chunk: −0.2; deprecated: −0.2;
-human-verified: +0.2) but cannot lift an irrelevant row over a strong match.
+so a neutral row (every daily-log fact: 0.5) gets exactly its relevance and raw-log ranking is unchanged by
+construction. A lift is a share of the row's own relevance (at most +20 %: a confirmed current claim 3x +3.2 %,
+human-verified +20 %): it decides between comparably relevant rows but cannot lift an irrelevant row over a match
+(issue 16: a fixed +0.2 let a verified MEMORY.md line win unrelated queries). A demotion is a fixed amount (a
+history chunk −0.18, deprecated −0.2), so a replaced claim ranks under the current one even when its words match
+the query better.
 """
 
 from __future__ import annotations
@@ -153,8 +156,15 @@ def effective_importance(stored: float | None, factors: Mapping[str, Any] | None
 
 
 def final_score(relevance: float, importance: float) -> float:
-    """``relevance + IMPORTANCE_WEIGHT · (importance − NEUTRAL)``: exactly ``relevance`` for a neutral row."""
-    return relevance + IMPORTANCE_WEIGHT * (importance - NEUTRAL)
+    """The row's score from its ``relevance`` (≥ 0) and ``importance`` (0..1): exactly ``relevance`` for a neutral
+    row (0.5). Above neutral, a share of the row's own relevance is added, ``relevance · IMPORTANCE_WEIGHT ·
+    (importance − NEUTRAL)`` (at most +20 %): importance reorders rows whose relevance is within a fifth of each
+    other and cannot lift an unrelated row, however weak the query's best match (a fixed +0.2 let a human-verified
+    line win a query whose answers all scored about 0.4). Below neutral, ``IMPORTANCE_WEIGHT · (importance −
+    NEUTRAL)`` is subtracted as a fixed amount (at most −0.2): history and deprecated rows are demoted whatever
+    their relevance, and a demotion never lifts anything."""
+    delta = IMPORTANCE_WEIGHT * (importance - NEUTRAL)
+    return relevance + (relevance * delta if delta > 0 else delta)
 
 
 def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any] | None]:

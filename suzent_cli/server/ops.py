@@ -117,7 +117,7 @@ class LocalBackend:
         log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
         error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
         :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
-        from suzent_cli.recall import check_query, parse_filters, recall
+        from suzent_cli.recall import NOTHING_RELEVANT, check_query, parse_filters, recall
 
         query = _text(query, "query", MAX_QUERY_CHARS)
         if isinstance(limit, bool) or not isinstance(limit, int):
@@ -145,7 +145,7 @@ class LocalBackend:
                     raise
         result["hits"] = [hit_json(h) for h in hits]
         if not hits:
-            result["note"] = "nothing relevant found" + (" with these filters" if filters else "")
+            result["note"] = NOTHING_RELEVANT + (" with these filters" if filters else "")
         elif len(hits) < limit and filters:
             result["note"] = f"only {len(hits)} hit(s) pass the filters"
         return result
