@@ -25,7 +25,10 @@ one process per step, ``SUZENT_*``/``ANTHROPIC_*`` removed from the environment,
 
 Prints one row per kind of change and the totals; ``--json FILE`` writes every scenario's result.
 
-Usage: python benchmarks/updates.py [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
+``--scenarios benchmarks/data/update_scenarios_heldout.json`` runs the held-out set (14 scenarios, 12 kinds,
+other wording and subjects, written before the update handling was tuned; report it separately, never tune on it).
+
+Usage: python benchmarks/updates.py [--scenarios FILE] [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
        (``--model all-MiniLM-L6-v2`` runs the bundled model)
 """
 
@@ -56,7 +59,8 @@ from suzent_cli.vault.pages import CLAIMS, PREVIOUSLY, parse_claim, read_page  #
 
 SCENARIOS = ROOT / "benchmarks" / "data" / "update_scenarios.json"
 ROLES = ("old", "new", "distractors")
-MIN_SCENARIOS, MIN_KINDS = 30, 10
+MIN_SCENARIOS, MIN_KINDS = 30, 10  # the tuning set (the issue's bar)
+HELDOUT_MIN = (10, 6)  # any other file given with --scenarios (a held-out set: report only, never tune on it)
 STEP_TIMEOUT = 300  # seconds one CLI step may take before the scenario is recorded as an error
 MAX_DREAMS = 10  # dream ticks per scenario (a scenario spans a few weeks: one 14-day batch or two)
 
@@ -65,11 +69,13 @@ MAX_DREAMS = 10  # dream ticks per scenario (a scenario spans a few weeks: one 1
 
 def load(path: Path = SCENARIOS) -> tuple[dt.date, list[dict]]:
     """``(base_day, scenarios)`` from the scenario file (JSON: ``{"base_day": "YYYY-MM-DD", "scenarios": [...]}``).
+    The tuning set must hold 30 scenarios over 10 kinds; any other file (a held-out set) 10 over 6.
     Raises ``ValueError`` when the file breaks a rule of :func:`problems`."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     base = dt.date.fromisoformat(doc["base_day"])
     scenarios = doc["scenarios"]
-    found = problems(scenarios)
+    minimum = (MIN_SCENARIOS, MIN_KINDS) if path.resolve() == SCENARIOS.resolve() else HELDOUT_MIN
+    found = problems(scenarios, *minimum)
     if found:
         raise ValueError(f"{path}: " + "; ".join(found))
     return base, scenarios
@@ -83,18 +89,19 @@ def content_of(fact: str) -> str:
     return parsed.content
 
 
-def problems(scenarios: list[dict]) -> list[str]:
-    """Every rule of the set that ``scenarios`` breaks (empty when sound): at least 30 scenarios over 10 kinds,
+def problems(scenarios: list[dict], min_scenarios: int = MIN_SCENARIOS, min_kinds: int = MIN_KINDS) -> list[str]:
+    """Every rule of the set that ``scenarios`` breaks (empty when sound): at least ``min_scenarios`` scenarios
+    over ``min_kinds`` kinds,
     unique ids; each has a query, expected strings, at least one old, new and distractor statement, each a
     ``[category] text`` fact on a day ≥ 1; every new statement is said after every old one; an expected string
     occurs in a new statement and in no old one; no old or distractor statement is contained in a new one (the
     top-1 rule would then reject a right answer)."""
     out: list[str] = []
-    if len(scenarios) < MIN_SCENARIOS:
-        out.append(f"{len(scenarios)} scenarios, fewer than {MIN_SCENARIOS}")
+    if len(scenarios) < min_scenarios:
+        out.append(f"{len(scenarios)} scenarios, fewer than {min_scenarios}")
     kinds = {s.get("kind") for s in scenarios}
-    if len(kinds) < MIN_KINDS:
-        out.append(f"{len(kinds)} kinds of change, fewer than {MIN_KINDS}")
+    if len(kinds) < min_kinds:
+        out.append(f"{len(kinds)} kinds of change, fewer than {min_kinds}")
     ids = [s.get("id") for s in scenarios]
     if len(set(ids)) != len(ids):
         out.append("duplicate scenario ids")

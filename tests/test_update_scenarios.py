@@ -89,3 +89,13 @@ def test_two_scenarios_end_to_end_through_the_cli(tmp_path):
     lisbon = results["berlin-to-lisbon"]  # residence is a subject the rules engine already knows
     assert lisbon["tp"] == 1 and lisbon["states"]["[personal] Lives in Berlin"] == "superseded until 2026-03-21"
     assert lisbon["top1_after"] is True
+
+
+def test_the_held_out_set_is_sound_and_shares_no_scenario_with_the_tuning_set():
+    base, held = U.load(REPO / "benchmarks" / "data" / "update_scenarios_heldout.json")
+    _, tuning = U.load()
+    assert isinstance(base, dt.date)
+    assert len(held) >= 10 and len({s["kind"] for s in held}) >= 6
+    assert not {s["id"] for s in held} & {s["id"] for s in tuning}
+    tuned = {st["fact"].lower() for s in tuning for role in U.ROLES for st in s[role]}
+    assert not {st["fact"].lower() for s in held for role in U.ROLES for st in s[role]} & tuned
