@@ -168,7 +168,7 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
         return Verdict(COMPATIBLE, score, "one refines the other")
     if specifics(a.key) != specifics(b.key) and _without_specifics(a) == _without_specifics(b):
         return Verdict(UNDECIDED, score, "the same statement with another number or date, no cue")
-    return Verdict(UNDECIDED, score, f"same subject ({', '.join(sorted(shared))}), different values, no cue")
+    return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
 
 
 def _without_specifics(s: Statement) -> frozenset[str]:
