@@ -72,6 +72,7 @@ _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
     "drove rode sang read heard told thought brought caught fought sent lent kept slept felt".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#:'’-]*")
+_LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
 
@@ -116,12 +117,13 @@ def read(text: str) -> Statement:
     """The :class:`Statement` of a claim text (its :func:`.claims.base_text`: a ``(since D); previously: …`` tail
     is not part of it)."""
     key = claim_key(base_text(text))
-    cue = CUES.search(key)
-    raw = [w for w in _WORD.findall(key)]
+    body = _LABEL.sub("", key)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
+    cue = CUES.search(body)
+    raw = _WORD.findall(body)
     content = [w for w in raw if w.strip(".'’-") not in _STOP]
     words = frozenset(stem(w) for w in content)
     anchors = frozenset(stem(w) for w in content if w not in _CUE_WORDS) - _LIGHT
-    lead = _LEAD.sub("", key)
+    lead = _LEAD.sub("", body)
     first = (_WORD.findall(lead) or [""])[0]
     event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
     return Statement(key, words, anchors, cue.group(0) if cue else None, event)
