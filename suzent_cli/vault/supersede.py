@@ -17,7 +17,8 @@ test looks at three things, all computed from the two texts alone (no model, no 
 
 The verdict (:func:`compare`) for ``(older, newer)``:
 
-* ``replaces`` — the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
+* ``replaces`` — both are about the same single-valued subject the claim rules know (:func:`.claims.subject_of`:
+  where the user lives, works, …) with different values; or the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
   → "Our cat Miso died in April"). ``score`` ranks several candidates: shared anchors, plus the rapidfuzz
   ``token_set_ratio`` of the two texts (0..1) as a tie-breaker.
 * ``compatible`` — the same frame and one's words contain the other's ("Likes tea" / "Likes green tea"): a
@@ -39,7 +40,7 @@ from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
-from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics
+from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics, subject_of
 
 REPLACES, COMPATIBLE, UNDECIDED, UNRELATED = "replaces", "compatible", "undecided", "unrelated"
 
@@ -156,6 +157,8 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     b = newer if isinstance(newer, Statement) else read(newer)
     if a.key == b.key or is_repeat(a.key, b.key):
         return Verdict(UNRELATED, 0.0, "a restatement")
+    if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
+        return Verdict(REPLACES, 1.0 + fuzz.token_set_ratio(a.key, b.key) / 100.0, f"a new {sa[0]}")
     if a.event:
         return Verdict(UNRELATED, 0.0, "the older one is a past event")
     shared = a.anchors & b.anchors
