@@ -17,6 +17,9 @@ test looks at three things, all computed from the two texts alone (no model, no 
 
 The verdict (:func:`compare`) for ``(older, newer)``:
 
+Every verdict but ``unrelated`` needs shared anchors making up at least :data:`COVERAGE` of the shorter
+statement's anchors.
+
 * ``replaces`` — both are about the same single-valued subject the claim rules know (:func:`.claims.subject_of`:
   where the user lives, works, …) with different values; or the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
   → "Our cat Miso died in April"). ``score`` ranks several candidates: shared anchors, plus the rapidfuzz
@@ -43,6 +46,9 @@ from rapidfuzz import fuzz
 from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics, subject_of
 
 REPLACES, COMPATIBLE, UNDECIDED, UNRELATED = "replaces", "compatible", "undecided", "unrelated"
+# The shared anchors must be at least this share of the shorter statement's anchors: two long utterances that
+# happen to share one word ("…the kids…", "…now…") are not about the same subject.
+COVERAGE = 0.25
 
 # A change said in words. Matched on the normalized newer statement (lower case), whole words.
 CUES = re.compile(
@@ -165,6 +171,8 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     if not shared:
         return Verdict(UNRELATED)
     score = len(shared) + fuzz.token_set_ratio(a.key, b.key) / 100.0
+    if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
+        return Verdict(UNRELATED, score, "one shared word among many")
     if b.cue:
         return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
     if not same_frame(a, b):
@@ -231,7 +239,9 @@ class RankedRow(Protocol):
     score: float
 
 
-PREFER_WINDOW = 20  # only the best rows are compared: a swap below them cannot reach the top of a result
+# Only the first rows are reordered: the set of the first PREFER_WINDOW hits (and of any longer prefix) is the
+# same as without the preference, so recall@k for k >= PREFER_WINDOW cannot change; only the order inside does.
+PREFER_WINDOW = 5
 
 
 def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[RankedRow]:
