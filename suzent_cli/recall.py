@@ -438,7 +438,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
-    hits = prefer_newer(hits)  # issue 16: of two rows on the same subject, the newer first (vault.supersede)
+    if not dates:  # issue 16: of two same-subject rows the newer first (vault.supersede); a dated query asks about then
+        hits = prefer_newer(hits)
     if filters:
         hits = [h for h in hits if filters.keeps(h)]
     return collapse_cited(hits)[:limit]

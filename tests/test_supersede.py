@@ -165,11 +165,20 @@ def test_prefer_newer_swaps_a_same_subject_pair_and_leaves_the_rest():
     rows = [Row("Plays tennis on Wednesdays", "2026-06-01", 0.9),
             Row("Watches chess streams", "2026-06-08", 0.8),
             Row("No longer plays tennis, the club closed", "2026-06-05", 0.7),
-            Row("Visited the tennis museum", "2026-06-09", 0.6)]
+            Row("Visited the tennis museum", "2026-06-09", 0.6),
+            Row("Plays tennis on Fridays", None, 0.5)]
     out = supersede.prefer_newer(rows)
     assert [r.text for r in out] == ["No longer plays tennis, the club closed", "Watches chess streams",
-                                     "Plays tennis on Wednesdays", "Visited the tennis museum"]
-    assert sorted(r.score for r in out) == [0.6, 0.7, 0.8, 0.9]  # scores exchanged, none invented or dropped
+                                     "Plays tennis on Wednesdays", "Visited the tennis museum",
+                                     "Plays tennis on Fridays"]
+    assert [r.score for r in out] == [0.7, 0.8, 0.9, 0.6, 0.5]  # each row keeps its own score
+    assert [r.text for r in rows][0] == "Plays tennis on Wednesdays"  # the input list is left as it was
+
+
+def test_prefer_newer_reorders_only_the_first_rows():
+    rows = [Row(f"Reads the paper on page {i}", "2026-06-01", 1 - i / 10) for i in range(6)] + \
+        [Row("Switched from the paper to a news app", "2026-06-09", 0.2)]
+    assert supersede.prefer_newer(rows, window=5) == rows  # the newer row is 7th: outside the window, no change
 
 
 def test_recall_prefers_the_newer_near_duplicate_before_any_dream(home):

@@ -232,11 +232,10 @@ def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]]) -> list[t
 
 class RankedRow(Protocol):
     """What :func:`prefer_newer` reads of a recall hit: ``text`` (claim text without markers), ``date`` (ISO day it
-    was said or last confirmed, or None), ``score`` (higher is better; rewritten)."""
+    was said or last confirmed, or None)."""
 
     text: str
     date: str | None
-    score: float
 
 
 # Only the first rows are reordered: the set of the first PREFER_WINDOW hits (and of any longer prefix) is the
@@ -245,19 +244,20 @@ PREFER_WINDOW = 5
 
 
 def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[RankedRow]:
-    """Of two rows on the same subject (:func:`compare` says the newer :data:`REPLACES` the older, or the two are
-    :data:`UNDECIDED` near-duplicates), the newer ranks first: when the older scores higher, the two exchange
-    scores. Only rows with a date are compared, among the first ``window`` of ``rows`` (sorted best first).
-    Returns the rows re-sorted by score (stable); ``rows`` is left as it was. Nothing is dropped."""
-    head = list(rows[:window])
-    dated = [(r, read(r.text), r.date) for r in head if r.date]
-    for i in range(len(dated)):
-        for j in range(len(dated)):
-            ri, si, di = dated[i]
-            rj, sj, dj = dated[j]
-            if di >= dj or ri.score <= rj.score:  # i must be the older one and rank above j
-                continue
-            if compare(si, sj).relation in (REPLACES, UNDECIDED):
-                ri.score, rj.score = rj.score, ri.score
-    head.sort(key=lambda r: -r.score)
-    return head + list(rows[window:])
+    """``rows`` (best first) with, among the first ``window``, each pair on the same subject in time order: when an
+    older row ranks above a newer one and :func:`compare` says the newer :data:`REPLACES` it (or the two are
+    :data:`UNDECIDED` near-duplicates), the two exchange places. Rows without a date stay where they are. Scores
+    are not touched (each row keeps the score its relevance and importance gave it), so inside the first
+    ``window`` the order may differ from the score order; the rest is as given. Returns a new list; nothing is
+    dropped or added."""
+    out = list(rows)
+    head = min(window, len(out))
+    reads = {id(r): read(r.text) for r in out[:head] if r.date}
+    for i in range(head):
+        for j in range(i + 1, head):
+            upper, lower = out[i], out[j]
+            if id(upper) not in reads or id(lower) not in reads or upper.date >= lower.date:
+                continue  # the upper one must be the older
+            if compare(reads[id(upper)], reads[id(lower)]).relation in (REPLACES, UNDECIDED):
+                out[i], out[j] = lower, upper
+    return out
