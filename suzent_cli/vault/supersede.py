@@ -74,7 +74,7 @@ _STOP = frozenset(
     "was were do does did done doing will would can could should shall may might must not no yes one two".split())
 # Verbs that carry little subject of their own ("Uses X", "Likes Y"): part of a frame, never its anchor.
 _LIGHT = frozenset("ha has hav have had use lik like prefer want get got tak take mak make go keep".split())
-_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv", "hom": "hom"}
+_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv"}
 _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
     "drove rode sang read heard told thought brought caught fought sent lent kept slept felt".split())
