@@ -25,14 +25,23 @@ one process per step, ``SUZENT_*``/``ANTHROPIC_*`` removed from the environment,
 
 Prints one row per kind of change and the totals; ``--json FILE`` writes every scenario's result.
 
-Usage: python benchmarks/updates.py [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
+``--scenarios benchmarks/data/update_scenarios_heldout.json`` runs the held-out set (14 scenarios, 12 kinds,
+other wording and subjects, written before the update handling was tuned; report it separately, never tune on it).
+
+``--in-process`` runs each step as ``suzent_cli.cli.app.main(argv)`` inside ``--jobs`` worker processes instead of
+one interpreter per step: the same commands on the same homes, several times faster on a loaded machine.
+
+Usage: python benchmarks/updates.py [--scenarios FILE] [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
+                                    [--in-process]
        (``--model all-MiniLM-L6-v2`` runs the bundled model)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import io
 import json
 import os
 import shlex
@@ -41,7 +50,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +65,8 @@ from suzent_cli.vault.pages import CLAIMS, PREVIOUSLY, parse_claim, read_page  #
 
 SCENARIOS = ROOT / "benchmarks" / "data" / "update_scenarios.json"
 ROLES = ("old", "new", "distractors")
-MIN_SCENARIOS, MIN_KINDS = 30, 10
+MIN_SCENARIOS, MIN_KINDS = 30, 10  # the tuning set (the issue's bar)
+HELDOUT_MIN = (10, 6)  # any other file given with --scenarios (a held-out set: report only, never tune on it)
 STEP_TIMEOUT = 300  # seconds one CLI step may take before the scenario is recorded as an error
 MAX_DREAMS = 10  # dream ticks per scenario (a scenario spans a few weeks: one 14-day batch or two)
 
@@ -65,11 +75,13 @@ MAX_DREAMS = 10  # dream ticks per scenario (a scenario spans a few weeks: one 1
 
 def load(path: Path = SCENARIOS) -> tuple[dt.date, list[dict]]:
     """``(base_day, scenarios)`` from the scenario file (JSON: ``{"base_day": "YYYY-MM-DD", "scenarios": [...]}``).
+    The tuning set must hold 30 scenarios over 10 kinds; any other file (a held-out set) 10 over 6.
     Raises ``ValueError`` when the file breaks a rule of :func:`problems`."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     base = dt.date.fromisoformat(doc["base_day"])
     scenarios = doc["scenarios"]
-    found = problems(scenarios)
+    minimum = (MIN_SCENARIOS, MIN_KINDS) if path.resolve() == SCENARIOS.resolve() else HELDOUT_MIN
+    found = problems(scenarios, *minimum)
     if found:
         raise ValueError(f"{path}: " + "; ".join(found))
     return base, scenarios
@@ -83,18 +95,19 @@ def content_of(fact: str) -> str:
     return parsed.content
 
 
-def problems(scenarios: list[dict]) -> list[str]:
-    """Every rule of the set that ``scenarios`` breaks (empty when sound): at least 30 scenarios over 10 kinds,
+def problems(scenarios: list[dict], min_scenarios: int = MIN_SCENARIOS, min_kinds: int = MIN_KINDS) -> list[str]:
+    """Every rule of the set that ``scenarios`` breaks (empty when sound): at least ``min_scenarios`` scenarios
+    over ``min_kinds`` kinds,
     unique ids; each has a query, expected strings, at least one old, new and distractor statement, each a
     ``[category] text`` fact on a day ≥ 1; every new statement is said after every old one; an expected string
     occurs in a new statement and in no old one; no old or distractor statement is contained in a new one (the
     top-1 rule would then reject a right answer)."""
     out: list[str] = []
-    if len(scenarios) < MIN_SCENARIOS:
-        out.append(f"{len(scenarios)} scenarios, fewer than {MIN_SCENARIOS}")
+    if len(scenarios) < min_scenarios:
+        out.append(f"{len(scenarios)} scenarios, fewer than {min_scenarios}")
     kinds = {s.get("kind") for s in scenarios}
-    if len(kinds) < MIN_KINDS:
-        out.append(f"{len(kinds)} kinds of change, fewer than {MIN_KINDS}")
+    if len(kinds) < min_kinds:
+        out.append(f"{len(kinds)} kinds of change, fewer than {min_kinds}")
     ids = [s.get("id") for s in scenarios]
     if len(set(ids)) != len(ids):
         out.append("duplicate scenario ids")
@@ -218,10 +231,37 @@ def _env(model: str) -> dict:
     return env
 
 
+IN_PROCESS = False  # --in-process: each step is suzent's ``main(argv)`` in a worker process, not a new interpreter
+
+
+def _in_process(cmd: list[str], model: str) -> subprocess.CompletedProcess:
+    """``suzent ARGS`` (``cmd`` without the interpreter) run by :func:`suzent_cli.cli.app.main` in this process,
+    under the same environment a step process gets, stdout and stderr captured. The worker is single-threaded, so
+    changing ``os.environ`` for the call is safe; it is restored afterwards."""
+    from suzent_cli.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(_env(model))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(cmd)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
+
+
 def _cli(home: Path, now: str, model: str, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
-    """One ``python -m suzent_cli`` process on ``home`` at ``now``; RuntimeError on an exit code not in ``ok``."""
-    cmd = [sys.executable, "-m", "suzent_cli", "--home", str(home), "--now", now, *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(model), timeout=STEP_TIMEOUT)
+    """One ``python -m suzent_cli`` process on ``home`` at ``now`` (or one in-process call with ``--in-process``);
+    RuntimeError on an exit code not in ``ok``."""
+    argv = ["--home", str(home), "--now", now, *args]
+    if IN_PROCESS:
+        proc = _in_process(argv, model)
+    else:
+        cmd = [sys.executable, "-m", "suzent_cli", *argv]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(model), timeout=STEP_TIMEOUT)
     if proc.returncode not in ok:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
         raise RuntimeError(f"`{' '.join(args[:2])}` exited {proc.returncode}: {tail[0]}")
@@ -320,6 +360,12 @@ def table(results: list[dict], scenarios: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def _go_in_process() -> None:
+    global IN_PROCESS
+    IN_PROCESS = True
+    os.chdir(ROOT)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", type=Path, default=SCENARIOS, help="scenario file (JSON)")
@@ -327,6 +373,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=[], metavar="ID", help="run only this scenario (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="scenarios run at once (each in its own home)")
     ap.add_argument("--json", type=Path, metavar="FILE", help="write every scenario's result here")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run each step as suzent's main() in a worker process (same results, no interpreter start "
+                         "per step; the model and lancedb load once per worker)")
     args = ap.parse_args(argv)
     try:
         base, scenarios = load(args.scenarios)
@@ -341,9 +390,14 @@ def main(argv: list[str] | None = None) -> int:
         scenarios = [s for s in scenarios if s["id"] in args.only]
     print("$ " + shlex.join([Path(sys.executable).name, *sys.argv]))
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="suzent-updates-") as tmp, \
-            ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda s: run_scenario(s, base, args.model, Path(tmp)), scenarios))
+    with tempfile.TemporaryDirectory(prefix="suzent-updates-") as tmp:
+        if args.in_process:
+            with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_go_in_process) as pool:
+                results = list(pool.map(run_scenario, scenarios, [base] * len(scenarios),
+                                        [args.model] * len(scenarios), [Path(tmp)] * len(scenarios)))
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                results = list(pool.map(lambda s: run_scenario(s, base, args.model, Path(tmp)), scenarios))
     t = totals(results)
     print(f"\n{len(scenarios)} scenarios, {len({s['kind'] for s in scenarios})} kinds, embedder {args.model}, "
           f"engine offline (rules), {time.perf_counter() - t0:.0f} s\n")

@@ -54,6 +54,7 @@ from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.text import STOP_WORDS
 from suzent_cli.vault.state import append_recall_log
+from suzent_cli.vault.supersede import prefer_newer
 
 MODES = ("hybrid", "vector", "fts")
 RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
@@ -487,6 +488,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
+    if not dates:  # issue 16: of two same-subject rows the newer first (vault.supersede); a dated query asks about then
+        hits = prefer_newer(hits)
     if filters:
         hits = [h for h in hits if filters.keeps(h)]
     return collapse_cited(hits)[:limit]

@@ -5,7 +5,9 @@ orphan pages, and makes two safe fixes — a missing reciprocal ``## Related`` l
 ``stale_after`` is flagged ``review: needs-review``. The engine then looks for contradictions
 (:meth:`Engine.lint`); the rules engine's check is :func:`rules_contradictions`: two *current* claims (``## Claims``,
 not ``## Previously``) about the same single-valued subject with different values get a
-``> [!warning] Conflicting claims: …`` callout and ``review: needs-review``.
+``> [!warning] Conflicting claims: …`` callout and ``review: needs-review``; so do two current claims the shared
+same-subject test (:mod:`suzent_cli.vault.supersede`) cannot decide: near-duplicates with different values and no
+change cue, or a change the dream could not place (it matched two claims equally well).
 
 Links resolve the way Obsidian resolves them: a target is a vault-relative path with or without ``.md``, or a page
 name (or a trailing part of a page's path) matching exactly one page, case-insensitively; a markdown link is first
@@ -222,7 +224,8 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
     lives, or one statement affirmed and negated) conflict — pooled across all
     ``3_Personal/`` pages, within one page elsewhere. Every page holding a conflicting claim gets the callout
     ``> [!warning] Conflicting claims: A / B`` after its title heading (or at the top; never twice) and
-    ``review: needs-review``. Returns one line per conflict, the pages written and warnings for skipped pages."""
+    ``review: needs-review``. Then the pairs of :func:`_undecided_pairs` the same way. Returns one line per
+    conflict, the pages written and warnings for skipped pages."""
     findings = LintFindings()
     _, pages = _load(vault_dir, findings.warnings)
     groups: dict[tuple[str, str], list[tuple[str, str, Claim]]] = {}
@@ -247,10 +250,46 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
             if _add_callout(pages[rel], callout) | _flag(pages[rel]):
                 changed.add(rel)
 
+    for rel, callout in _undecided_pairs(pages, findings.contradictions):
+        if _add_callout(pages[rel], callout) | _flag(pages[rel]):
+            changed.add(rel)
+
     findings.pages = [rel for rel in sorted(changed) if write_page(vault_dir / rel, pages[rel])]
     n = len(findings.contradictions)
     findings.summary = f"{n} contradiction{'s' * (n != 1)}, {len(findings.pages)} page(s) marked"
     return findings
+
+
+def _undecided_pairs(pages: dict[str, Page], contradictions: list[str]) -> list[tuple[str, str]]:
+    """Pairs of current claims on the same subject that the rules engine could not decide
+    (:func:`suzent_cli.vault.supersede.pairs_to_review`), in the same scopes as the single-valued check: an
+    ``undecided`` near-duplicate ("Prefers tea in the morning" / "Prefers coffee in the morning"), or a newer claim
+    that ``replaces`` an older one but replaced nothing at ingest (it has no ``previously:`` note: two claims
+    matched it equally well, or it was folded before this test existed). Appends one line per pair to
+    ``contradictions`` (``same subject: OLD (page) / NEW (page)``, skipping pairs a line already names) and
+    returns ``(page, callout)`` for each page holding one of them."""
+    from suzent_cli.dream.rules import claim_since
+    from suzent_cli.vault import supersede
+    from suzent_cli.vault.claims import base_text
+
+    scopes: dict[str, list[tuple[tuple[str, Claim], str, dt.date | None]]] = {}
+    for rel, page in pages.items():
+        scope = "3_Personal/" if is_personal(rel) else rel
+        for claim in page.claims(CLAIMS):
+            if not claim.until:
+                scopes.setdefault(scope, []).append(((rel, claim), claim.text, claim_since(claim)))
+    out: list[tuple[str, str]] = []
+    for members in scopes.values():
+        for (old_rel, old), (new_rel, new), verdict in supersede.pairs_to_review(members):
+            if verdict.relation == supersede.REPLACES and base_text(new.text) != new.text:
+                continue  # the newer claim already replaced the one it matched best
+            a, b = base_text(old.text), base_text(new.text)
+            if any(a in line and b in line for line in contradictions):
+                continue
+            contradictions.append(f"same subject ({verdict.why}): {a} ({old_rel}) / {b} ({new_rel})")
+            callout = CALLOUT + f"{a} / {b}"
+            out.extend((rel, callout) for rel in dict.fromkeys((old_rel, new_rel)))
+    return out
 
 
 def _add_callout(page: Page, callout: str) -> bool:

@@ -6,8 +6,11 @@ and folded into that page's ``## Claims``:
 * **repeat** — the same claim word for word after normalisation, or near-identical (rapidfuzz ``ratio`` ≥ 97)
   with the same numbers/dates: the claim's ``(confirmed Nx, last D)`` marker is bumped and the fact's log line is
   handed off as *superseded* (reconcile retires its index row; the page keeps the claim).
-* **change** — a claim about a single-valued subject (where the user lives, works, …) with a new value: the old
-  claim moves to ``## Previously`` with ``(until D)``, the new one becomes current.
+* **change** — a claim about a single-valued subject (where the user lives, works, …) with a new value, or a
+  statement that replaces one current claim by the shared same-subject test (:mod:`suzent_cli.vault.supersede`:
+  a change cue such as "switched", "no longer", "passed away" about an entity both name; the same statement with
+  a new number or date): the old claim moves to ``## Previously`` with ``(until D)``, the new one becomes current.
+  A statement that would replace two claims equally well replaces neither (lint reports the pairs).
 * **new** — added with its provenance ``· source: YYYY-MM-DD.md:LINE``.
 * **late** — a line appended to a day already consolidated (``batch.late``: a backfill, an exported legacy row) is
   folded the same way, except that when it conflicts with a current claim that became true *after* its day, it
@@ -37,6 +40,7 @@ from rapidfuzz import fuzz, process
 from suzent_cli.archive import parse_fact_line
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.errors import DreamFailed, LockTimeout
+from suzent_cli.vault import supersede
 from suzent_cli.vault.claims import (
     NEAR_IDENTICAL,
     PERSONAL_PAGES,
@@ -82,7 +86,7 @@ _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of th
 _NOT_TOPIC_PREFIXES = ("legacy:",)  # an exported legacy row's id
 
 
-def _since(claim: Claim) -> dt.date | None:
+def claim_since(claim: Claim) -> dt.date | None:
     """The day a current claim became true: its ``(since D)``, else the day of the log line it cites."""
     m = _SINCE_RE.search(claim.text)
     if m:
@@ -166,6 +170,7 @@ class _PageWork:
         self.changed = fresh
         self.tags: list[str] = []
         self._keys = [claim_key(c.text) for c in self.current]
+        self._reads = [supersede.read(c.text) for c in self.current]  # what the same-subject test reads of each
         self._conflicts = [conflict_key(c.text) for c in self.current]  # computed once per claim, not per fact
         # Lookups that keep a fold linear in the page's size: exact keys (rebuilt only after a claim is replaced,
         # which shifts positions) and how many current claims each subject has (most facts have none).
@@ -216,7 +221,7 @@ class _PageWork:
         subject, value = conflict_key(content)
         rivals = self._subjects[subject] > 0
         newer = [s for j, other in enumerate(self._conflicts) if other[0] == subject and other[1] != value
-                 and (s := _since(self.current[j])) is not None and s > day] if rivals else []
+                 and (s := claim_since(self.current[j])) is not None and s > day] if rivals else []
         if subject and newer:
             # A late line (a backfill, an exported legacy row) older than the claim it conflicts with: it was true
             # before, so it is history, not the current value.
@@ -226,25 +231,15 @@ class _PageWork:
         for j in reversed(range(len(self.current)) if rivals else ()):
             other = self._conflicts[j]
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
-                old = self.current.pop(j)
-                self._keys.pop(j)
-                self._conflicts.pop(j)
-                self._subjects[subject] -= 1
-                self._exact = None  # positions shifted
-                at = next(k for k, e in enumerate(self.claims) if e is old)
-                end = at + 1
-                while end < len(self.claims) and _nested(self.claims[end]):
-                    end += 1  # the notes nested under a claim go with it
-                moved = self.claims[at:end]
-                del self.claims[at:end]
-                old.until = day
-                old.text = base_text(old.text)
-                replaced.append(old)
-                if old.source:
-                    self.replaced.append(old.source)
-                while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
-                    self.history.pop()  # keep ## Previously a tight list
-                self.history.extend(moved)
+                replaced.append(self._retire(j, day))
+        if not replaced:
+            # Beyond the single-valued subjects: the one current claim this statement replaces by the shared
+            # same-subject test (a change cue about a shared entity, a new number for the same statement). Only
+            # claims that became true no later than this statement compete; a tie replaces nothing (lint asks).
+            said = [j for j, c in enumerate(self.current) if (s := claim_since(c)) is None or s <= day]
+            j = supersede.best_replaced(supersede.read(content), [self._reads[k] for k in said])
+            if j is not None:
+                replaced.append(self._retire(said[j], day))
         text = content
         if replaced:  # the schema's change-over-time form, so the current claim answers for the old one too
             text = f"{content.rstrip(' .')} (since {day.isoformat()}); previously: {replaced[0].text}"
@@ -261,11 +256,36 @@ class _PageWork:
         self.claims.insert(at, new)
         self.current.append(new)
         self._keys.append(claim_key(content))
+        self._reads.append(supersede.read(content))
         self._conflicts.append((subject, value))
         self._subjects[subject] += 1
         if self._exact is not None:
             self._exact.setdefault(self._keys[-1], len(self._keys) - 1)
         return False
+
+    def _retire(self, j: int, day: dt.date) -> Claim:
+        """Move current claim ``j`` (and the notes nested under it) to ``## Previously`` with ``(until day)``: a
+        replaced claim becomes history, never deleted. Returns it."""
+        old = self.current.pop(j)
+        self._keys.pop(j)
+        self._reads.pop(j)
+        subject = self._conflicts.pop(j)[0]
+        self._subjects[subject] -= 1
+        self._exact = None  # positions shifted
+        at = next(k for k, e in enumerate(self.claims) if e is old)
+        end = at + 1
+        while end < len(self.claims) and _nested(self.claims[end]):
+            end += 1  # the notes nested under a claim go with it
+        moved = self.claims[at:end]
+        del self.claims[at:end]
+        old.until = day
+        old.text = base_text(old.text)
+        if old.source:
+            self.replaced.append(old.source)
+        while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():
+            self.history.pop()  # keep ## Previously a tight list
+        self.history.extend(moved)
+        return old
 
     def _add_history(self, claim: Claim) -> None:
         while self.history and isinstance(self.history[-1], str) and not self.history[-1].strip():

@@ -5,6 +5,8 @@ This package is the vault's format, read and written by every stage through it:
 * this module: the layout (zones, root files, which files are content pages) and :func:`bootstrap`;
 * :mod:`.pages` (a page: frontmatter, ``## Claims``, ``## Previously``, the heading rule; read, render, write,
   ``index.md`` links) and :mod:`.claims` (claim keys, subjects, polarity, ``stale_after``, human stamps);
+  :mod:`.supersede` (the offline same-subject test: does a newer statement replace an older one; shared by the
+  rules engine, lint and recall);
   :mod:`.frontmatter` (the one bounded YAML loader and page parser, strict or lenient);
 * :mod:`.ledger` (``log.md``: the watermark and lint entries);
 * :mod:`.memory_md` (MEMORY.md's zones and its writer);

@@ -1,0 +1,263 @@
+"""Does a newer statement replace an older one? The offline "same subject" test, shared by the dream's rules engine
+(supersession), lint (contradictions it cannot decide) and recall (the newer of two near-duplicates first).
+
+Statements are claim texts ("Prefers tea in the morning", "I switched to coffee, now I drink a flat white"). The
+test looks at three things, all computed from the two texts alone (no model, no list of subjects):
+
+* **Words.** Each statement's content words, lower-cased and lightly stemmed (``drives``/``driving`` → ``driv``),
+  without function words. *Anchors* are the content words that are not light verbs (is, has, uses, likes,
+  prefers, wants, takes, …): the entity and the attribute ("biscuit", "backend", "python", "deadline"). A few
+  synonyms of the common single-valued frames are folded together (job/work, boss/manager, reside/live).
+* **Change cues** in the newer statement (:data:`CUES`): "now", "switched", "moved", "upgraded", "quit",
+  "gave up", "sold", "no longer", "any more", "passed away", "died", "was moved to", "instead of", "replaced",
+  "changed", "new", "left", "dropped", "promoted", "pushed back", "took over", … The cue words themselves are not
+  anchors.
+* **Events.** An older statement that reports a past event without a change cue ("Visited Lisbon for a
+  conference", "Adopted Biscuit from a shelter") was true when it happened and stays true: nothing replaces it.
+
+The verdict (:func:`compare`) for ``(older, newer)``:
+
+Every verdict but ``unrelated`` needs shared anchors making up at least :data:`COVERAGE` of the shorter
+statement's anchors.
+
+* ``replaces`` — both are about the same single-valued subject the claim rules know (:func:`.claims.subject_of`:
+  where the user lives, works, …) with different values; or the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
+  → "Our cat Miso died in April"). ``score`` ranks several candidates: shared anchors, plus the rapidfuzz
+  ``token_set_ratio`` of the two texts (0..1) as a tie-breaker.
+* ``compatible`` — the same frame and one's words contain the other's ("Likes tea" / "Likes green tea"): a
+  refinement, both hold.
+* ``undecided`` — the same frame, different values, no cue ("Prefers tea in the morning" / "Prefers coffee in the
+  morning"; "Has 3 cats" / "Has 4 cats"): a person should look (lint reports it as a contradiction).
+* ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included.
+
+Pure functions of their arguments; no I/O. Deterministic: the same texts give the same verdict.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rapidfuzz import fuzz
+
+from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics, subject_of
+
+REPLACES, COMPATIBLE, UNDECIDED, UNRELATED = "replaces", "compatible", "undecided", "unrelated"
+# The shared anchors must be at least this share of the shorter statement's anchors: two long utterances that
+# happen to share one word ("…the kids…", "…now…") are not about the same subject.
+COVERAGE = 0.25
+
+# A change said in words. Matched on the normalized newer statement (lower case), whole words.
+CUES = re.compile(
+    r"\b(?:now|nowadays|these days|from now on|any ?more|no longer|no more|not any ?more|instead(?: of)?|"
+    r"switched|switching|swapped|changed|moved|relocated|migrated|upgraded|downgraded|updated to|replaced|"
+    r"rewrote|rewritten|quit|quitting|gave up|given up|stopped|dropped|left|sold|retired|passed away|died|"
+    r"lost (?:our|my|his|her|their)|put down|new|promoted|took over|taken over|pushed back|postponed|"
+    r"brought forward|delayed|extended|rescheduled|was moved|got (?:engaged|married|divorced|promoted|fired|hired)|"
+    r"divorced|separated|broke up|became|is now|are now|not anymore)\b")
+# Words of the cues: never anchors (a shared "now" says nothing about the subject).
+_CUE_WORDS = frozenset(
+    "now nowadays these days from on any more anymore no longer instead of switched switching swapped changed "
+    "moved relocated migrated upgraded downgraded updated to replaced rewrote rewritten quit quitting gave up "
+    "given stopped dropped left sold retired passed away died lost put down new promoted took over taken pushed "
+    "back postponed brought forward delayed extended rescheduled was got engaged married divorced fired hired "
+    "separated broke became is are not".split())
+_STOP = frozenset(
+    "a an the and or but if then so of to in on at by for with from into onto over under about as than that this "
+    "these those there here it its it's i i'm i've me my mine we we're we've us our ours you your he him his she "
+    "her they them their user user's who whom which what when where why how all any some each every most many "
+    "much more very really just also too still even only again ago last week weeks day days month months year "
+    "years today yesterday tomorrow time please since after before until while because be been being am is are "
+    "was were do does did done doing will would can could should shall may might must not no yes one two".split())
+# Verbs that carry little subject of their own ("Uses X", "Likes Y"): part of a frame, never its anchor.
+_LIGHT = frozenset("ha has hav have had use lik like prefer want get got tak take mak make go keep".split())
+_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv"}
+_PAST_IRREGULAR = frozenset(
+    "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
+    "drove rode sang read heard told thought brought caught fought sent lent kept slept felt".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9.+#:'’-]*")
+_LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
+_LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
+
+
+def stem(word: str) -> str:
+    """A light stem: ``drives``/``driving``/``drive`` → ``driv``; ``replies``/``reply`` → ``reply``; an
+    apostrophe-s dropped. Digits and dotted versions are kept as they are."""
+    w = word.strip(".'’-").replace("’", "'")
+    w = w[:-2] if w.endswith("'s") else w
+    if any(c.isdigit() for c in w) or len(w) <= 3:
+        return _SYNONYMS.get(w, w)
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("es") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    if len(w) > 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "stopp(ed)" → "stop", "planned" → "plan"
+    return _SYNONYMS.get(w, w)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What the test reads of one statement: ``key`` (normalized text), ``words`` (stems of its content words,
+    light verbs included), ``anchors`` (``words`` without light verbs and cue words), ``cue`` (a change cue
+    matched, or None) and ``event`` (a past event without a cue)."""
+
+    key: str
+    words: frozenset[str]
+    anchors: frozenset[str]
+    cue: str | None
+    event: bool
+
+
+def read(text: str) -> Statement:
+    """The :class:`Statement` of a claim text (its :func:`.claims.base_text`: a ``(since D); previously: …`` tail
+    is not part of it)."""
+    key = claim_key(base_text(text))
+    body = _LABEL.sub("", key)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
+    cue = CUES.search(body)
+    raw = _WORD.findall(body)
+    content = [w for w in raw if w.strip(".'’-") not in _STOP]
+    words = frozenset(stem(w) for w in content)
+    anchors = frozenset(stem(w) for w in content if w not in _CUE_WORDS) - _LIGHT
+    lead = _LEAD.sub("", body)
+    first = (_WORD.findall(lead) or [""])[0]
+    event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
+    return Statement(key, words, anchors, cue.group(0) if cue else None, event)
+
+
+def same_frame(a: Statement, b: Statement) -> bool:
+    """Two statements about the same entity and attribute: at least two shared content words, one an anchor,
+    making up at least 60% of the longer statement's words (what differs is the value, not the attribute:
+    "prefers tea in the morning" / "prefers coffee in the morning", not "the project uses Stripe" / "the project
+    ships every two weeks")."""
+    shared = a.words & b.words
+    return len(shared) >= 2 and bool(shared & a.anchors & b.anchors) and \
+        len(shared) >= 0.6 * max(len(a.words), len(b.words))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The test's answer for an (older, newer) pair: ``relation`` (:data:`REPLACES`, :data:`COMPATIBLE`,
+    :data:`UNDECIDED` or :data:`UNRELATED`), ``score`` (≥ 0; higher is a closer match: shared anchors plus a
+    fuzzy similarity in 0..1) and ``why`` (one short phrase for a person)."""
+
+    relation: str
+    score: float = 0.0
+    why: str = ""
+
+
+def compare(older: str | Statement, newer: str | Statement) -> Verdict:
+    """Whether ``newer`` (said later) replaces ``older``, both claim texts or :func:`read` results (module doc)."""
+    a = older if isinstance(older, Statement) else read(older)
+    b = newer if isinstance(newer, Statement) else read(newer)
+    if a.key == b.key or is_repeat(a.key, b.key):
+        return Verdict(UNRELATED, 0.0, "a restatement")
+    if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
+        return Verdict(REPLACES, 1.0 + fuzz.token_set_ratio(a.key, b.key) / 100.0, f"a new {sa[0]}")
+    if a.event:
+        return Verdict(UNRELATED, 0.0, "the older one is a past event")
+    shared = a.anchors & b.anchors
+    if not shared:
+        return Verdict(UNRELATED)
+    score = len(shared) + fuzz.token_set_ratio(a.key, b.key) / 100.0
+    if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
+        return Verdict(UNRELATED, score, "one shared word among many")
+    if b.cue:
+        return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
+    if not same_frame(a, b):
+        return Verdict(UNRELATED, score)
+    if a.words <= b.words or b.words <= a.words:
+        return Verdict(COMPATIBLE, score, "one refines the other")
+    if specifics(a.key) != specifics(b.key) and _without_specifics(a) == _without_specifics(b):
+        return Verdict(UNDECIDED, score, "the same statement with another number or date, no cue")
+    return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
+
+
+def _without_specifics(s: Statement) -> frozenset[str]:
+    return frozenset(w for w in s.anchors if not any(c.isdigit() for c in w))
+
+
+def best_replaced(newer: str | Statement, older: Sequence[str | Statement]) -> int | None:
+    """The index in ``older`` of the one statement ``newer`` replaces: the single best-scored :data:`REPLACES`
+    verdict. None when there is none, or when two candidates tie on shared anchors and their fuzzy scores are
+    within 0.05 (a person decides: lint reports the pairs)."""
+    b = newer if isinstance(newer, Statement) else read(newer)
+    olds = [o if isinstance(o, Statement) else read(o) for o in older]
+    scored = sorted(((v.score, i) for i, o in enumerate(olds)
+                     if o.anchors & b.anchors and (v := compare(o, b)).relation == REPLACES), reverse=True)
+    if not scored:
+        return None
+    if len(scored) > 1 and int(scored[0][0]) == int(scored[1][0]) and scored[0][0] - scored[1][0] < 0.05:
+        return None
+    return scored[0][1]
+
+
+def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]]) -> list[tuple[Any, Any, Verdict]]:
+    """The (older, newer) pairs among current ``claims`` a person should decide: :data:`REPLACES` or
+    :data:`UNDECIDED` verdicts between two claims both still current. ``claims`` are ``(handle, text, day)``
+    (``day`` when the claim became true; None sorts first); the handles come back as ``(older, newer, verdict)``,
+    in input order. Only pairs sharing an anchor are compared (an inverted index), so a page of n claims costs far
+    less than n² comparisons."""
+    items = [(h, read(t), d) for h, t, d in claims]
+    by_anchor: dict[str, list[int]] = {}
+    for i, (_, s, _) in enumerate(items):
+        for w in s.anchors:
+            by_anchor.setdefault(w, []).append(i)
+    seen: set[tuple[int, int]] = set()
+    out: list[tuple[int, int, Verdict]] = []
+    for members in by_anchor.values():
+        for x in members:
+            for y in members:
+                if x >= y or (x, y) in seen:
+                    continue
+                seen.add((x, y))
+                dx, dy = items[x][2], items[y][2]
+                first, second = (x, y) if (dx or dt.date.min) <= (dy or dt.date.min) else (y, x)
+                verdict = compare(items[first][1], items[second][1])
+                if verdict.relation in (REPLACES, UNDECIDED):
+                    out.append((first, second, verdict))
+    return [(items[o][0], items[n][0], v) for o, n, v in sorted(out, key=lambda p: (p[0], p[1]))]
+
+
+class RankedRow(Protocol):
+    """What :func:`prefer_newer` reads of a recall hit: ``text`` (claim text without markers), ``date`` (ISO day it
+    was said or last confirmed, or None)."""
+
+    text: str
+    date: str | None
+
+
+# Only the first rows are reordered: the set of the first PREFER_WINDOW hits (and of any longer prefix) is the
+# same as without the preference, so recall@k for k >= PREFER_WINDOW cannot change; only the order inside does.
+PREFER_WINDOW = 5
+
+
+def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[RankedRow]:
+    """``rows`` (best first) with, among the first ``window``, each pair on the same subject in time order: when an
+    older row ranks above a newer one and :func:`compare` says the newer :data:`REPLACES` it (or the two are
+    :data:`UNDECIDED` near-duplicates), the two exchange places. Rows without a date stay where they are. Scores
+    are not touched (each row keeps the score its relevance and importance gave it), so inside the first
+    ``window`` the order may differ from the score order; the rest is as given. Returns a new list; nothing is
+    dropped or added."""
+    out = list(rows)
+    head = min(window, len(out))
+    reads = {id(r): read(r.text) for r in out[:head] if r.date}
+    for i in range(head):
+        for j in range(i + 1, head):
+            upper, lower = out[i], out[j]
+            if id(upper) not in reads or id(lower) not in reads or upper.date >= lower.date:
+                continue  # the upper one must be the older
+            if compare(reads[id(upper)], reads[id(lower)]).relation in (REPLACES, UNDECIDED):
+                out[i], out[j] = lower, upper
+    return out

@@ -1,0 +1,196 @@
+"""The offline same-subject test (suzent_cli/vault/supersede.py) and its three users: the rules engine supersedes
+the claim a newer statement replaces and keeps distractors current, lint reports the pairs it cannot decide, and
+recall ranks the newer of two same-subject rows first before any dream. Wording here is not from the benchmark's
+scenario files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from conftest import invoke, log, settings_at
+from suzent_cli.config import DreamConfig
+from suzent_cli.dream.lint import rules_contradictions
+from suzent_cli.dream.runner import DreamRunner
+from suzent_cli.vault import bootstrap, supersede
+from suzent_cli.vault.pages import read_page
+from suzent_cli.vault.supersede import COMPATIBLE, REPLACES, UNDECIDED, UNRELATED, best_replaced, compare
+
+D = dt.date.fromisoformat
+
+REPLACING = [
+    # (older, newer): a change cue about an entity both name
+    ("Plays tennis on Wednesdays", "No longer plays tennis, the club closed"),
+    ("Our team uses Trello for planning", "We switched planning from Trello to a whiteboard"),
+    ("The staging server runs Ubuntu 20.04", "The staging server was upgraded to Ubuntu 24.04"),
+    ("Has a parrot called Kiwi", "Kiwi passed away in the night"),
+    ("Rides a scooter to the lab", "Sold the scooter, walking to the lab now"),
+    ("The design review is on Friday", "The design review was moved to Monday"),
+    ("Drinks energy drinks while coding", "Gave up energy drinks"),
+    ("Reads the news on the tablet", "Reads the news on paper instead of the tablet"),
+]
+NOT_REPLACING = [
+    # (older, newer, expected relation): refinements, events, other entities, no change said
+    ("Likes tea", "Likes green tea", COMPATIBLE),
+    ("Visited Oslo for a workshop", "Now lives in Oslo", UNRELATED),  # a past event stays true
+    ("Adopted Kiwi from a breeder", "Kiwi passed away in the night", UNRELATED),
+    ("Works at Acme", "Visited the Initech office", UNRELATED),
+    ("Plays tennis on Wednesdays", "Watches chess streams in the evening", UNRELATED),
+    ("Plays tennis on Wednesdays", "Plays tennis on Wednesdays.", UNRELATED),  # a restatement
+    ("Prefers tea in the afternoon", "Prefers coffee in the afternoon", UNDECIDED),  # no cue: a person decides
+    ("The project uses Stripe", "The project ships every two weeks", UNRELATED),  # same entity, other attribute
+]
+
+
+@pytest.mark.parametrize(("older", "newer"), REPLACING)
+def test_a_change_cue_about_a_shared_entity_replaces(older, newer):
+    verdict = compare(older, newer)
+    assert verdict.relation == REPLACES, verdict
+    assert verdict.score > 1 and verdict.why
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), NOT_REPLACING)
+def test_distractors_do_not_replace(older, newer, relation):
+    assert compare(older, newer).relation == relation
+
+
+def test_the_older_statement_never_replaces_the_newer():
+    for older, newer in REPLACING:
+        assert compare(newer, older).relation != REPLACES or supersede.read(older).cue, (older, newer)
+
+
+def test_best_replaced_picks_the_closest_claim_and_refuses_a_tie():
+    olds = ["Owns a cargo bike", "The cargo bike has a child seat", "Keeps a kayak in the garage"]
+    assert best_replaced("Sold the cargo bike last spring", olds) == 0
+    assert best_replaced("Sold the kayak", olds) == 2
+    assert best_replaced("Learned to juggle", olds) is None
+    tie = ["Uses a Kindle for novels", "Uses a Kindle for papers"]
+    assert best_replaced("Replaced the Kindle with a Kobo", tie) is None
+
+
+def test_stem_folds_inflections_and_frame_synonyms():
+    assert supersede.stem("driving") == supersede.stem("drives") == supersede.stem("drive")
+    assert supersede.stem("replies") == supersede.stem("reply")
+    assert supersede.stem("job") == supersede.stem("works")
+    assert supersede.stem("3.12") == "3.12"
+
+
+# --- the rules engine ------------------------------------------------------------------------------------------
+
+def _dream(s) -> None:
+    DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
+
+
+def test_rules_engine_supersedes_a_generic_pair_and_keeps_distractors(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[personal] Plays tennis on Wednesdays", "[personal] Visited the tennis museum in Paris")
+    log(s, "2026-06-02", "[personal] Watches tennis with friends")
+    log(s, "2026-06-05", "[personal] No longer plays tennis on Wednesdays, the club closed")
+    _dream(s)
+    page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    current = [c.text for c in page.claims()]
+    assert "Visited the tennis museum in Paris" in current and "Watches tennis with friends" in current
+    assert "No longer plays tennis on Wednesdays, the club closed (since 2026-06-05); previously: Plays tennis on " \
+           "Wednesdays" in current
+    assert [(c.text, c.until) for c in page.claims("Previously")] == [("Plays tennis on Wednesdays", D("2026-06-05"))]
+
+
+def test_rules_engine_replaces_nothing_on_a_tie_and_lint_reports_both_pairs(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[technical] Uses a Kindle for novels", "[technical] Uses a Kindle for papers")
+    log(s, "2026-06-04", "[technical] Replaced the Kindle with a Kobo")
+    _dream(s)
+    rel = "2_Wiki/Concepts/Technical.md"
+    page = read_page(s.paths.vault_dir / rel)
+    assert [c.text for c in page.claims()] == ["Uses a Kindle for novels", "Uses a Kindle for papers",
+                                               "Replaced the Kindle with a Kobo"]
+    assert page.claims("Previously") == []
+    found = rules_contradictions(s.paths.vault_dir, D("2026-06-10")).contradictions
+    for old in ("Uses a Kindle for novels", "Uses a Kindle for papers"):  # each (old, new) pair, by name
+        assert any(old in line and "Replaced the Kindle with a Kobo" in line for line in found), found
+    assert read_page(s.paths.vault_dir / rel).meta["review"] == "needs-review"
+
+
+# --- lint ------------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def vault(tmp_path):
+    v = tmp_path / "notebook"
+    bootstrap(v)
+    return v
+
+
+def test_lint_flags_an_undecided_pair_and_not_a_refinement(vault):
+    (vault / "3_Personal").mkdir(exist_ok=True)
+    (vault / "3_Personal/Preferences.md").write_text(
+        "# Preferences\n\n## Claims\n\n"
+        "- Prefers tea in the afternoon · source: 2026-06-01.md:3\n"
+        "- Likes jazz · source: 2026-06-01.md:4\n"
+        "- Likes modal jazz · source: 2026-06-02.md:3\n"
+        "- Prefers coffee in the afternoon · source: 2026-06-03.md:3\n", encoding="utf-8")
+    findings = rules_contradictions(vault, D("2026-06-10"))
+    assert len(findings.contradictions) == 1
+    line = findings.contradictions[0]
+    assert "Prefers tea in the afternoon" in line and "Prefers coffee in the afternoon" in line
+    assert "jazz" not in line
+    page = read_page(vault / "3_Personal/Preferences.md")
+    assert "> [!warning] Conflicting claims: Prefers tea in the afternoon / Prefers coffee in the afternoon" in page.body
+    again = rules_contradictions(vault, D("2026-06-10"))
+    assert again.contradictions == findings.contradictions and again.pages == []  # the callout is not added twice
+
+
+def test_lint_leaves_a_change_the_dream_already_placed(vault):
+    (vault / "3_Personal").mkdir(exist_ok=True)
+    (vault / "3_Personal/Profile.md").write_text(
+        "# Profile\n\n## Claims\n\n"
+        "- Watches tennis with friends · source: 2026-06-02.md:3\n"
+        "- No longer plays tennis (since 2026-06-05); previously: Plays tennis · source: 2026-06-05.md:3\n"
+        "\n## Previously\n\n- Plays tennis (until 2026-06-05) · source: 2026-06-01.md:3\n", encoding="utf-8")
+    assert rules_contradictions(vault, D("2026-06-10")).contradictions == []
+
+
+# --- recall before any dream -----------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    text: str
+    date: str | None
+    score: float
+
+
+def test_prefer_newer_swaps_a_same_subject_pair_and_leaves_the_rest():
+    rows = [Row("Plays tennis on Wednesdays", "2026-06-01", 0.9),
+            Row("Watches chess streams", "2026-06-08", 0.8),
+            Row("No longer plays tennis, the club closed", "2026-06-05", 0.7),
+            Row("Visited the tennis museum", "2026-06-09", 0.6),
+            Row("Plays tennis on Fridays", None, 0.5)]
+    out = supersede.prefer_newer(rows)
+    assert [r.text for r in out] == ["No longer plays tennis, the club closed", "Watches chess streams",
+                                     "Plays tennis on Wednesdays", "Visited the tennis museum",
+                                     "Plays tennis on Fridays"]
+    assert [r.score for r in out] == [0.7, 0.8, 0.9, 0.6, 0.5]  # each row keeps its own score
+    assert [r.text for r in rows][0] == "Plays tennis on Wednesdays"  # the input list is left as it was
+
+
+def test_prefer_newer_reorders_only_the_first_rows():
+    rows = [Row(f"Reads the paper on page {i}", "2026-06-01", 1 - i / 10) for i in range(6)] + \
+        [Row("Switched from the paper to a news app", "2026-06-09", 0.2)]
+    assert supersede.prefer_newer(rows, window=5) == rows  # the newer row is 7th: outside the window, no change
+
+
+def test_recall_prefers_the_newer_near_duplicate_before_any_dream(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[preference] Listens to podcasts on the morning run")
+    log(s, "2026-06-06", "[preference] Switched to audiobooks on the morning run")
+    env = {"SUZENT_EMBEDDER": "hash:64"}
+    assert invoke(home, "index", env_extra=env).returncode == 0
+    out = invoke(home, "recall", "listens to podcasts on the morning run", "--mode", "hybrid", "--json",
+                 env_extra=env)
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)["hits"]
+    texts = [h["content"] for h in hits]
+    assert texts.index("Switched to audiobooks on the morning run") < \
+        texts.index("Listens to podcasts on the morning run")
