@@ -4,24 +4,36 @@ Usage::
 
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
                                 [--skip N] [--context-window N] [--cache DIR] [--json OUT]
+                                [--capture fact,extractor] [--dream [after|both]]
 
 ``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
 half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
-captured logs and index) under ``DIR/<sample_id>-cw<window>`` and reuses it on the next run, so ranking changes
-can be measured without re-embedding; delete the directory after changing capture or indexing code.
+captured logs and index) under ``DIR/<sample_id>-cw<window>[-extractor][-dream]`` and reuses it on the next run, so
+ranking changes can be measured without re-embedding; delete the directory after changing capture, indexing or
+dream code.
 
 The data set (Maharana et al., ACL 2024; CC BY-NC 4.0) is NOT part of this repository: it is read from the path
 given, and the benchmark exits with a message when that file is absent.
 
-For each conversation, in a fresh temporary home: every turn is captured as one fact on its session's date and
-time (``session`` = the turn's dia_id, so a hit maps back to its turn), the index is built with the library API,
-and every question of categories 1-4 is recalled in each mode. Scores, averaged over questions:
+For each conversation, in a fresh temporary home, the turns are captured on their session's date and time with
+``session`` = the turn's dia_id, so a hit maps back to its turn:
 
-* ``recall@k``: share of the question's evidence turns among the top k hits;
-* ``any@k``: 1 if at least one evidence turn is among the top k hits.
+* ``--capture fact`` (default): every turn is one fact ``"<speaker>: <text>"`` (plus a shared photo's caption);
+* ``--capture extractor``: every turn goes through the offline extractor and the write-path classifier as a hook
+  hands it over (:mod:`locomo_e2e`); a turn may leave several facts, a reworded one, or none. The report then
+  says how many evidence turns left at least one fact (per category) and the recall ceiling that allows.
+
+The index is built with the library API, and every question of categories 1-4 is recalled in each mode. With
+``--dream`` the rules dream (and its reconcile follow-up) runs over the home first; ``--dream both`` recalls before
+and after it on the same capture. A hit shows the turns it carries (:func:`hit_turns`): a log row its session, a
+vault claim the turns its ``source: F:L`` citations point at, any other row (MEMORY.md) the turns that logged its
+lines' exact text. Scores, averaged over questions, overall and per category:
+
+* ``recall@k``: share of the question's evidence turns among the turns the top hits show (the first k);
+* ``any@k``: 1 if at least one evidence turn is among them.
 
 Malformed or dangling evidence ids are skipped (a question left with none is skipped) and counted in the report.
-Nothing in the product knows about LoCoMo: this script only formats turns as facts (capture-side formatting).
+Nothing in the product knows about LoCoMo: this script only hands turns to capture (capture-side formatting).
 """
 
 from __future__ import annotations
