@@ -4,24 +4,36 @@ Usage::
 
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
                                 [--skip N] [--context-window N] [--cache DIR] [--json OUT]
+                                [--capture fact,extractor] [--dream [after|both]]
 
 ``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
 half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
-captured logs and index) under ``DIR/<sample_id>-cw<window>`` and reuses it on the next run, so ranking changes
-can be measured without re-embedding; delete the directory after changing capture or indexing code.
+captured logs and index) under ``DIR/<sample_id>-cw<window>[-extractor][-dream]`` and reuses it on the next run, so
+ranking changes can be measured without re-embedding; delete the directory after changing capture, indexing or
+dream code.
 
 The data set (Maharana et al., ACL 2024; CC BY-NC 4.0) is NOT part of this repository: it is read from the path
 given, and the benchmark exits with a message when that file is absent.
 
-For each conversation, in a fresh temporary home: every turn is captured as one fact on its session's date and
-time (``session`` = the turn's dia_id, so a hit maps back to its turn), the index is built with the library API,
-and every question of categories 1-4 is recalled in each mode. Scores, averaged over questions:
+For each conversation, in a fresh temporary home, the turns are captured on their session's date and time with
+``session`` = the turn's dia_id, so a hit maps back to its turn:
 
-* ``recall@k``: share of the question's evidence turns among the top k hits;
-* ``any@k``: 1 if at least one evidence turn is among the top k hits.
+* ``--capture fact`` (default): every turn is one fact ``"<speaker>: <text>"`` (plus a shared photo's caption);
+* ``--capture extractor``: every turn goes through the offline extractor and the write-path classifier as a hook
+  hands it over (:mod:`locomo_e2e`); a turn may leave several facts, a reworded one, or none. The report then
+  says how many evidence turns left at least one fact (per category) and the recall ceiling that allows.
+
+The index is built with the library API, and every question of categories 1-4 is recalled in each mode. With
+``--dream`` the rules dream (and its reconcile follow-up) runs over the home first; ``--dream both`` recalls before
+and after it on the same capture. A hit shows the turns it carries (:func:`hit_turns`): a log row its session, a
+vault claim the turns its ``source: F:L`` citations point at, any other row (MEMORY.md) the turns that logged its
+lines' exact text. Scores, averaged over questions, overall and per category:
+
+* ``recall@k``: share of the question's evidence turns among the turns the top hits show (the first k);
+* ``any@k``: 1 if at least one evidence turn is among them.
 
 Malformed or dangling evidence ids are skipped (a question left with none is skipped) and counted in the report.
-Nothing in the product knows about LoCoMo: this script only formats turns as facts (capture-side formatting).
+Nothing in the product knows about LoCoMo: this script only hands turns to capture (capture-side formatting).
 """
 
 from __future__ import annotations
@@ -39,6 +51,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import locomo_e2e  # the sibling module: the extractor capture
 
 from suzent_cli.archive import Fact
 from suzent_cli.capture import write_facts
@@ -66,24 +80,29 @@ class Question:
 
 @dataclass
 class Conversation:
-    """Turns as ``(session date, HH:MM, dia_id, fact content)`` in conversation order, and the questions."""
+    """Turns as ``(session date, HH:MM, dia_id, fact content)`` in conversation order, and the questions.
+    ``said`` maps each dia_id to ``(session number, the speaker's words)``: what a hook would hand the extractor."""
 
     sample_id: str
     turns: list[tuple[dt.date, str, str, str]]
     questions: list[Question]
     skipped_ids: int = 0
     skipped_questions: int = 0
+    said: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 @dataclass
 class ModeScores:
-    """Sums of per-question scores of one mode (divide by ``n``), per-category recall@10 sums, recall seconds."""
+    """Sums of per-question scores of one mode (divide by ``n``), the same per category, recall seconds."""
 
     n: int = 0
     recall: dict[int, float] = field(default_factory=lambda: {k: 0.0 for k in KS})
     any: dict[int, float] = field(default_factory=lambda: {k: 0.0 for k in KS})
     cat_n: dict[int, int] = field(default_factory=lambda: {c: 0 for c in CATEGORIES})
-    cat_recall10: dict[int, float] = field(default_factory=lambda: {c: 0.0 for c in CATEGORIES})
+    cat_recall: dict[int, dict[int, float]] = field(
+        default_factory=lambda: {c: {k: 0.0 for k in KS} for c in CATEGORIES})
+    cat_any: dict[int, dict[int, float]] = field(
+        default_factory=lambda: {c: {k: 0.0 for k in KS} for c in CATEGORIES})
     seconds: float = 0.0
     times: list[float] = field(default_factory=list)
 
@@ -91,21 +110,27 @@ class ModeScores:
         """Score one question given the ranked dia_ids of its hits."""
         self.n += 1
         ev = question.evidence
+        self.cat_n[question.category] += 1
         for k in KS:
             found = len(ev & set(ranked[:k]))
             self.recall[k] += found / len(ev)
             self.any[k] += 1.0 if found else 0.0
-        self.cat_n[question.category] += 1
-        self.cat_recall10[question.category] += len(ev & set(ranked[:10])) / len(ev)
+            self.cat_recall[question.category][k] += found / len(ev)
+            self.cat_any[question.category][k] += 1.0 if found else 0.0
 
     def summary(self) -> dict:
-        """Percentages (one decimal) of every score, and the mean recall time per query in milliseconds."""
+        """Percentages (one decimal) of every score, overall and by category, and the mean and median recall time
+        per query in milliseconds."""
         pct = lambda s, n: round(100.0 * s / n, 1) if n else None  # noqa: E731
         return {
             "questions": self.n,
             "recall": {f"@{k}": pct(v, self.n) for k, v in self.recall.items()},
             "any": {f"@{k}": pct(v, self.n) for k, v in self.any.items()},
-            "recall@10_by_category": {CATEGORIES[c]: pct(self.cat_recall10[c], self.cat_n[c]) for c in CATEGORIES},
+            "recall@10_by_category": {CATEGORIES[c]: pct(self.cat_recall[c][10], self.cat_n[c]) for c in CATEGORIES},
+            "by_category": {CATEGORIES[c]: {"questions": self.cat_n[c],
+                                            **{f"R@{k}": pct(self.cat_recall[c][k], self.cat_n[c]) for k in KS},
+                                            **{f"any@{k}": pct(self.cat_any[c][k], self.cat_n[c]) for k in KS}}
+                            for c in CATEGORIES},
             "ms_per_query": round(1000.0 * self.seconds / self.n, 1) if self.n else None,
             "ms_median": round(1000.0 * statistics.median(self.times), 1) if self.times else None,
         }
@@ -134,14 +159,16 @@ def load_conversations(path: Path) -> list[Conversation]:
         conv = sample["conversation"]
         sessions = sorted(int(m.group(1)) for key in conv if (m := _SESSION_KEY.match(key)))
         turns = []
+        said: dict[str, tuple[int, str]] = {}
         for n in sessions:
             stamp = conv.get(f"session_{n}_date_time")
             if not stamp or not conv[f"session_{n}"]:
                 continue
             day, hhmm = parse_session_datetime(stamp)
             turns += [(day, hhmm, t["dia_id"], turn_content(t)) for t in conv[f"session_{n}"]]
+            said.update({t["dia_id"]: (n, t["text"]) for t in conv[f"session_{n}"]})
         known = {t[2] for t in turns}
-        c = Conversation(sample["sample_id"], turns, [])
+        c = Conversation(sample["sample_id"], turns, [], said=said)
         for qa in sample["qa"]:
             if qa.get("category") not in CATEGORIES:
                 continue
@@ -156,46 +183,97 @@ def load_conversations(path: Path) -> list[Conversation]:
     return out
 
 
-def build_home(conv: Conversation, home: Path, embedder, context_window: int | None = None) -> tuple[object, float, float]:
-    """Capture every turn of ``conv`` into a fresh home and index it. Returns ``(settings, capture s, index s)``."""
+CAPTURES = ("fact", "extractor")
+
+
+def build_home(conv: Conversation, home: Path, embedder, context_window: int | None = None,
+               capture: str = "fact") -> tuple[object, float, float]:
+    """Capture every turn of ``conv`` into a fresh home and index it. ``capture``: ``fact`` (each turn one fact,
+    :func:`write_facts`) or ``extractor`` (each turn through the offline extractor, :mod:`locomo_e2e`, indexed
+    after each session). What capture kept of each turn is saved in the home (``locomo_e2e.SURVIVAL_FILE``).
+    Returns ``(settings, capture s, index s)``."""
     if context_window is not None:
         home.mkdir(parents=True, exist_ok=True)
         (home / "config.toml").write_text(f"[index]\ncontext_window = {context_window}\n", encoding="utf-8")
     settings = resolve_settings(home=home, env={})
+    if capture == "extractor":
+        capture_s, index_s = locomo_e2e.capture_through_extractor(settings, conv, embedder)
+    else:
+        started = time.perf_counter()
+        for day, hhmm, dia_id, content in conv.turns:
+            write_facts(settings, [Fact(content=content)], day=day, time=hhmm, session=dia_id)
+        capture_s, index_s = time.perf_counter() - started, 0.0
     started = time.perf_counter()
-    for day, hhmm, dia_id, content in conv.turns:
-        write_facts(settings, [Fact(content=content)], day=day, time=hhmm, session=dia_id)
-    captured = time.perf_counter()
     report = run_index(settings, embedder=embedder)
     if report.errors:
         raise SystemExit(f"indexing {conv.sample_id} failed: {report.errors}")
-    return settings, captured - started, time.perf_counter() - captured
+    index_s += time.perf_counter() - started
+    locomo_e2e.save_survival(home, locomo_e2e.kept_per_turn(settings))
+    return settings, capture_s, index_s
 
 
-def home_for(conv: Conversation, tmp: Path, embedder, context_window: int | None,
-             cache: Path | None, dream: bool = False) -> tuple[object, float, float]:
-    """A captured and indexed home for ``conv``: a fresh one under ``tmp``, or with ``cache`` the one kept there
-    (built on first use; a home whose build did not finish is rebuilt). Returns ``(settings, capture s, index s)``."""
-    suffix = "-dream" if dream else ""
+@dataclass
+class Built:
+    """A home ready to recall from, the seconds it took here (0 when reused from ``--cache``), and what capture
+    kept of each turn (:func:`locomo_e2e.kept_per_turn`, as saved before any dream)."""
+
+    settings: object
+    capture: float = 0.0
+    index: float = 0.0
+    dream: float = 0.0
+    kept: dict | None = None
+
+
+def home_name(conv: Conversation, context_window: int | None, capture: str = "fact", dream: bool = False) -> str:
+    """The ``--cache`` directory name of a home: ``<sample_id>-cw<window>[-<capture>][-dream]`` (``fact`` homes
+    keep the names they had before ``--capture`` existed)."""
+    window = "default" if context_window is None else context_window
+    return f"{conv.sample_id}-cw{window}{'' if capture == 'fact' else '-' + capture}{'-dream' if dream else ''}"
+
+
+_DONE = ".locomo-built"
+
+
+def prepare(conv: Conversation, tmp: Path, embedder, context_window: int | None, cache: Path | None,
+            capture: str = "fact", dream: bool = False, before: Built | None = None) -> Built:
+    """The home to recall from for one capture mode, before or after a dream.
+
+    Without ``cache`` the home lives under ``tmp``: built there, and for ``dream`` the ``before`` home (already
+    recalled from) is dreamed in place, or a new one built and dreamed. With ``cache`` the home kept under
+    ``cache/<home_name>`` is reused when its build finished (a half-built one is rebuilt); a dreamed home is made
+    from a copy of ``before`` when given, so capture and index run once for both phases."""
     if cache is None:
-        built = build_home(conv, tmp / "home", embedder, context_window)
+        if dream and before is not None:
+            return Built(before.settings, dream=dream_home(before.settings, embedder, conv), kept=before.kept)
+        home = tmp / f"home-{capture}"
+        settings, c_s, i_s = build_home(conv, home, embedder, context_window, capture)
+        built = Built(settings, c_s, i_s, kept=locomo_e2e.load_survival(home))
         if dream:
-            dream_home(built[0], embedder, conv)
+            built.dream = dream_home(settings, embedder, conv)
         return built
-    home = cache / f"{conv.sample_id}-cw{'default' if context_window is None else context_window}{suffix}"
-    done = home / ".locomo-built"
-    if done.is_file():
-        return resolve_settings(home=home, env={}), 0.0, 0.0
+    home = cache / home_name(conv, context_window, capture, dream)
+    if (home / _DONE).is_file():
+        return Built(resolve_settings(home=home, env={}), kept=locomo_e2e.load_survival(home))
     if home.exists():
         shutil.rmtree(home)
-    built = build_home(conv, home, embedder, context_window)
+    if dream and before is not None:
+        shutil.copytree(before.settings.paths.home, home, symlinks=True)
+        (home / _DONE).unlink(missing_ok=True)
+        built = Built(resolve_settings(home=home, env={}), kept=before.kept)
+    else:
+        settings, c_s, i_s = build_home(conv, home, embedder, context_window, capture)
+        built = Built(settings, c_s, i_s, kept=locomo_e2e.load_survival(home))
     if dream:
-        dream_home(built[0], embedder, conv)
-    done.write_text(embedder.name + "\n", encoding="utf-8")
+        built.dream = dream_home(built.settings, embedder, conv)
+    (home / _DONE).write_text(embedder.name + "\n", encoding="utf-8")
     return built
 
 
-_SOURCE = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
+def home_for(conv: Conversation, tmp: Path, embedder, context_window: int | None,
+             cache: Path | None, dream: bool = False, capture: str = "fact") -> tuple[object, float, float]:
+    """:func:`prepare` as ``(settings, capture s, index s)`` (for ``recall_latency.py``)."""
+    built = prepare(conv, tmp, embedder, context_window, cache, capture, dream)
+    return built.settings, built.capture, built.index
 
 
 def dream_home(settings, embedder, conv: Conversation) -> float:
@@ -215,28 +293,77 @@ def dream_home(settings, embedder, conv: Conversation) -> float:
     return time.perf_counter() - started
 
 
-def provenance_map(settings) -> dict[tuple[str, int], str]:
-    """``(log file name, line) -> dia_id`` (the session each turn was captured with), to map vault claims back."""
+_SOURCE = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
+_BULLET = re.compile(r"^\s*[-*+]\s+(?:\[[^\]\n]*\]\s+)?")
+
+
+@dataclass
+class Provenance:
+    """Where each logged fact came from: ``lines`` maps ``(log file name, line)`` to the session (dia_id) it was
+    captured under; ``texts`` maps a fact's :func:`~suzent_cli.vault.claims.claim_key` to the sessions that logged
+    that exact text (for a row that restates facts without citing them, such as a MEMORY.md line)."""
+
+    lines: dict[tuple[str, int], str] = field(default_factory=dict)
+    texts: dict[str, list[str]] = field(default_factory=dict)
+
+
+def provenance_map(settings) -> Provenance:
+    """The :class:`Provenance` of every fact line in the daily logs of ``settings``' home."""
     from suzent_cli.archive import list_logs, read_log
+    from suzent_cli.vault.claims import claim_key
 
-    return {(path.name, f.line): f.session for _, path in list_logs(settings.paths.archive_dir)
-            for f in read_log(path) if f.session}
+    prov = Provenance()
+    for _, path in list_logs(settings.paths.archive_dir):
+        for f in read_log(path):
+            if f.session:
+                prov.lines[(path.name, f.line)] = f.session
+                sessions = prov.texts.setdefault(claim_key(f.content), [])
+                if f.session not in sessions:
+                    sessions.append(f.session)
+    return prov
 
 
-def ranked_turns(hits, provenance: dict[tuple[str, int], str] | None) -> list[str]:
-    """The dia_ids a ranked hit list shows, in order: a log row is its turn; a vault chunk is every turn its claims
-    cite (``· source: F:L``), so a chunk holding ten claims uses ten of the k places."""
+def hit_turns(hit, provenance: Provenance | None) -> list[str]:
+    """The turns (dia_ids) one hit shows, in order, each once.
+
+    * A daily-log row: its session, the turn it was captured from (also when the extractor reworded the turn).
+    * A vault row: the session of every log line its claims cite (``hit.cites``, else ``· source: F:L`` in its
+      text), so a chunk holding ten claims shows ten turns.
+    * Any other row (a MEMORY.md chunk, a vault row citing nothing known): each of its lines whose text, without
+      a list marker or category, is exactly a logged fact shows the turns that logged it.
+
+    An unknown citation or line shows nothing. Without ``provenance`` only the session is used."""
+    from suzent_cli.vault.claims import claim_key
+
+    if hit.session and hit.source_type != "notebook":
+        return [hit.session]
+    if provenance is None:
+        return [hit.session] if hit.session else []
     out: list[str] = []
-    for h in hits:
-        if h.session:
-            out.append(h.session)
-        elif provenance is not None:
-            out += [provenance[(f, int(n))] for f, n in _SOURCE.findall(h.content) if (f, int(n)) in provenance]
+    cites = list(getattr(hit, "cites", None) or []) or [f"{f}:{n}" for f, n in _SOURCE.findall(hit.content)]
+    for cite in cites:
+        name, _, line = cite.rpartition(":")
+        turn = provenance.lines.get((name, int(line))) if line.isdigit() else None
+        if turn and turn not in out:
+            out.append(turn)
+    if not out:
+        from suzent_cli.vault.claims import plain_content
+
+        for line in plain_content(hit.content).split("\n"):
+            for turn in provenance.texts.get(claim_key(_BULLET.sub("", line)), []) if line.strip() else []:
+                if turn not in out:
+                    out.append(turn)
     return out
 
 
+def ranked_turns(hits, provenance: Provenance | None) -> list[str]:
+    """The dia_ids a ranked hit list shows, in order (:func:`hit_turns` of each hit, concatenated): a hit that
+    shows several turns uses several of the k places."""
+    return [turn for h in hits for turn in hit_turns(h, provenance)]
+
+
 def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
-             search_fn=search, provenance: dict[tuple[str, int], str] | None = None) -> None:
+             search_fn=search, provenance: Provenance | None = None) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]``."""
     for mode in modes:
         acc = scores[mode]
@@ -249,26 +376,68 @@ def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[
             acc.add(q, ranked_turns(hits, provenance))
 
 
+def _phase(dreamed: bool) -> str:
+    return "after dream" if dreamed else "no dream"
+
+
 def render(result: dict) -> str:
-    """The report as plain text: one table of all modes and k, per-category recall@10, times, anchors."""
+    """The report as plain text: one table of every run (capture mode × dream) and mode, the same by category,
+    what extraction kept, times, anchors."""
     lines = [f"LoCoMo evidence retrieval — {result['conversations']} conversations, {result['turns']} turns, "
-             f"{result['questions']} questions (categories 1-4){'; after a dream' if result.get('dream') else ''}; skipped {result['skipped_evidence_ids']} evidence ids "
+             f"{result['questions']} questions (categories 1-4); skipped {result['skipped_evidence_ids']} evidence ids "
              f"and {result['skipped_questions']} questions without resolvable evidence; context_window="
-             f"{result['context_window']}", ""]
-    head = "| mode | " + " | ".join(f"R@{k}" for k in KS) + " | " + " | ".join(f"any@{k}" for k in KS) + " | ms/query |"
-    lines += [head, "|" + "---|" * (2 + 2 * len(KS))]
-    for mode, s in result["modes"].items():
-        lines.append(f"| {mode} | " + " | ".join(f"{s['recall'][f'@{k}']:.1f}" for k in KS) + " | "
-                     + " | ".join(f"{s['any'][f'@{k}']:.1f}" for k in KS) + f" | {s['ms_per_query']:.1f} |")
-    lines.append("median ms/query: " + ", ".join(f"{m} {s['ms_median']:.1f}" for m, s in result["modes"].items()))
-    default = result["modes"].get(DEFAULT_MODE) or next(iter(result["modes"].values()))
-    lines += ["", f"recall@10 by category ({DEFAULT_MODE if DEFAULT_MODE in result['modes'] else 'first mode'}): "
-              + ", ".join(f"{c} {v:.1f}" for c, v in default["recall@10_by_category"].items()),
-              f"wall time: capture {result['seconds']['capture']:.1f} s, index {result['seconds']['index']:.1f} s, "
-              f"recall {result['seconds']['recall']:.1f} s, model load {result['seconds']['model_load']:.1f} s",
+             f"{result['context_window']}; embedder {result['embedder']}", ""]
+    head = ("| capture | dream | mode | " + " | ".join(f"R@{k}" for k in KS) + " | "
+            + " | ".join(f"any@{k}" for k in KS) + " | ms/query |")
+    lines += [head, "|" + "---|" * (4 + 2 * len(KS))]
+    for run in result["runs"]:
+        for mode, s in run["modes"].items():
+            lines.append(f"| {run['capture']} | {_phase(run['dream'])} | {mode} | "
+                         + " | ".join(f"{s['recall'][f'@{k}']:.1f}" for k in KS) + " | "
+                         + " | ".join(f"{s['any'][f'@{k}']:.1f}" for k in KS) + f" | {s['ms_per_query']:.1f} |")
+    lines += ["", "by category, R@5 / R@10 (any@5 / any@10):", "",
+              "| capture | dream | mode | " + " | ".join(f"{c} (n)" for c in CATEGORIES.values()) + " |",
+              "|" + "---|" * (3 + len(CATEGORIES))]
+    for run in result["runs"]:
+        for mode, s in run["modes"].items():
+            cells = [f"{v['R@5']:.1f} / {v['R@10']:.1f} ({v['any@5']:.1f} / {v['any@10']:.1f}; {v['questions']})"
+                     for v in s["by_category"].values()]
+            lines.append(f"| {run['capture']} | {_phase(run['dream'])} | {mode} | " + " | ".join(cells) + " |")
+    for capture, sv in result["survival"].items():
+        lines += ["", f"what capture kept ({capture}): {sv['turns']} turns, {sv['turns_with_facts']} with at least one "
+                  f"logged fact, {sv['turns_confirmation_only']} only confirmations, {sv['turns_dropped']} dropped; "
+                  f"{sv['facts']} facts ({sv['facts_per_turn']:.2f} a turn), {sv['confirmations']} confirmations", "",
+                  "| category | evidence turns | kept | kept % | questions | all evidence kept % | "
+                  "any evidence kept % | recall ceiling |", "|---|---|---|---|---|---|---|---|"]
+        for name, row in [*sv["by_category"].items(), ("all", sv["all"])]:
+            lines.append(f"| {name} | {row['evidence']} | {row['evidence_kept']} | {row['evidence_kept_pct']} | "
+                         f"{row['questions']} | {row['all_evidence_kept_pct']} | {row['any_evidence_kept_pct']} | "
+                         f"{row['recall_ceiling']} |")
+    lines += ["", "| capture | dream | capture s | index s | dream s | recall s |", "|---|---|---|---|---|---|"]
+    for run in result["runs"]:
+        t = run["seconds"]
+        lines.append(f"| {run['capture']} | {_phase(run['dream'])} | {t['capture']:.1f} | {t['index']:.1f} | "
+                     f"{t['dream']:.1f} | {t['recall']:.1f} |")
+    lines += ["", f"model load {result['seconds']['model_load']:.1f} s; times are 0 for homes reused from --cache",
               "published anchors (LoCoMo paper, DRAGON, dialog turns): R@5 56.7, R@10 66.2, R@25 76.7",
               f"command: {result['command']}"]
     return "\n".join(lines)
+
+
+@dataclass
+class Run:
+    """The scores and seconds of one capture mode, before or after the dream."""
+
+    capture: str
+    dream: bool
+    scores: dict[str, ModeScores]
+    seconds: dict[str, float] = field(default_factory=lambda: {"capture": 0.0, "index": 0.0, "dream": 0.0})
+
+    def as_dict(self) -> dict:
+        return {"capture": self.capture, "dream": self.dream,
+                "seconds": {**{k: round(v, 2) for k, v in self.seconds.items()},
+                            "recall": round(sum(s.seconds for s in self.scores.values()), 2)},
+                "modes": {m: s.summary() for m, s in self.scores.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,13 +449,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep (and reuse) each conversation's captured and indexed home under this directory")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    parser.add_argument("--capture", default="fact",
+                        help="comma-separated subset of fact,extractor: each turn logged as one fact (default), "
+                             "or each turn through the offline extractor as a hook hands it over")
     parser.add_argument("--context-window", type=int, default=None,
                         help="index.context_window for the temporary homes (default: the product default)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder spec (default: the bundled model)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result as JSON here")
-    parser.add_argument("--dream", action="store_true",
-                        help="run the dream (rules engine + reconcile) over each home before recalling; vault hits "
-                             "map back to turns through their claims' provenance")
+    parser.add_argument("--dream", nargs="?", const="after", default=None, choices=("after", "both"),
+                        help="run the dream (rules engine + reconcile) over each home before recalling ('both': "
+                             "recall before and after it, on the same capture); vault hits map back to turns "
+                             "through their claims' provenance")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"LoCoMo data not found at {args.data}: download locomo10.json from snap-research/locomo "
@@ -295,26 +468,44 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes):
         parser.error(f"--modes must be a subset of {','.join(MODES)}")
+    captures = [c.strip() for c in args.capture.split(",") if c.strip()]
+    if not captures or any(c not in CAPTURES for c in captures) or len(set(captures)) < len(captures):
+        parser.error(f"--capture must be a subset of {','.join(CAPTURES)}")
+    phases = {None: [False], "after": [True], "both": [False, True]}[args.dream]
 
-    convs = load_conversations(args.data)[args.skip:]
+    try:
+        convs = load_conversations(args.data)[args.skip:]
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"{args.data} is not LoCoMo JSON ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 2
     convs = convs[: args.conversations] if args.conversations is not None else convs
     started = time.perf_counter()
     embedder = load_embedder(args.model)
     model_load = time.perf_counter() - started
-    scores = {m: ModeScores() for m in modes}
-    capture_s = index_s = 0.0
+    runs = {(c, d): Run(c, d, {m: ModeScores() for m in modes}) for c in captures for d in phases}
+    survival = {c: locomo_e2e.Survival(CATEGORIES) for c in captures}
     window = None
     for conv in convs:
         with tempfile.TemporaryDirectory(prefix="suzent-locomo-") as tmp:
-            settings, c_s, i_s = home_for(conv, Path(tmp), embedder, args.context_window, args.cache, args.dream)
-            window = settings.context_window
-            capture_s += c_s
-            index_s += i_s
-            store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
-            evaluate(store, embedder, conv.questions, modes, scores,
-                     provenance=provenance_map(settings) if args.dream else None)
-        print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions, "
-              f"capture {c_s:.1f} s, index {i_s:.1f} s", file=sys.stderr)
+            for capture in captures:
+                before = None
+                for dreamed in phases:
+                    built = prepare(conv, Path(tmp), embedder, args.context_window, args.cache, capture, dreamed,
+                                    before)
+                    before = before or built
+                    settings = built.settings
+                    window = settings.context_window
+                    run = runs[(capture, dreamed)]
+                    for key in ("capture", "index", "dream"):
+                        run.seconds[key] += getattr(built, key)
+                    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+                    evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings))
+                    if dreamed == phases[0]:
+                        survival[capture].add(conv, built.kept if built.kept is not None
+                                              else locomo_e2e.kept_per_turn(settings))
+                    print(f"  {conv.sample_id} {capture} {_phase(dreamed)}: {len(conv.turns)} turns, "
+                          f"{len(conv.questions)} questions, capture {built.capture:.1f} s, index {built.index:.1f} s,"
+                          f" dream {built.dream:.1f} s", file=sys.stderr, flush=True)
 
     result = {
         "command": shlex.join([Path(sys.executable).name, *sys.argv]) if argv is None
@@ -329,9 +520,9 @@ def main(argv: list[str] | None = None) -> int:
         "questions": sum(len(c.questions) for c in convs),
         "skipped_evidence_ids": sum(c.skipped_ids for c in convs),
         "skipped_questions": sum(c.skipped_questions for c in convs),
-        "seconds": {"model_load": round(model_load, 2), "capture": round(capture_s, 2), "index": round(index_s, 2),
-                    "recall": round(sum(s.seconds for s in scores.values()), 2)},
-        "modes": {m: scores[m].summary() for m in modes},
+        "seconds": {"model_load": round(model_load, 2)},
+        "runs": [run.as_dict() for run in runs.values()],
+        "survival": {c: s.summary() for c, s in survival.items()},
     }
     print(render(result))
     if args.json:

@@ -105,6 +105,18 @@ def test_leading_discourse_markers_are_trimmed_not_rewritten():
 
 
 @pytest.mark.parametrize(("text", "kept"), [
+    ("Hey Claude, I use Neovim for everything.", ["I use Neovim for everything."]),
+    ("Hi Sam! My sister is a nurse.", ["My sister is a nurse."]),
+    ("Thanks Mel, I have two kids.", ["I have two kids."]),
+    ("Hi I'm Sam, a nurse from Leeds.", ["I'm Sam, a nurse from Leeds."]),  # "I'm" is the subject, not a name
+    ("So Python, I use it daily.", []),  # only a greeting's addressee is trimmed, not a topic
+    ("Hey Mel, how are you?", []),
+])
+def test_a_greeting_s_addressee_is_not_the_subject(text, kept):
+    assert contents(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
     ("Update: I moved, I live in Lisbon now.", "I moved, I live in Lisbon now."),
     ("UPDATE - I now live in Lisbon.", "I now live in Lisbon."),
     ("Small update: I got married last year.", "I got married last year."),

@@ -8,9 +8,9 @@ assistant's words are not the user's claims. The category comes from simple keyw
 How a sentence is judged, in order (all rules are general English cues, none is about particular sentences):
 
 1. Leading interjections, discourse markers and labels ("oh", "ok so", "by the way", "fyi", "heads up",
-   "Update:", "Correction -", "Quick note:", …) are trimmed; what is kept is the rest of the sentence, verbatim
-   (first letter capitalised). An update is the fact a memory must not lose: "Update: I live in Lisbon now." keeps
-   "I live in Lisbon now.".
+   "Update:", "Correction -", "Quick note:", …) and a greeting's addressee ("Hey Sam, …") are trimmed; what is
+   kept is the rest of the sentence, verbatim (first letter capitalised). An update is the fact a memory must not
+   lose: "Update: I live in Lisbon now." keeps "I live in Lisbon now.".
 2. A "remember (that) X" / "don't forget X" / "can you remember that X?" request keeps X, whatever X says;
    "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
 3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
@@ -47,6 +47,12 @@ _LEADING = re.compile(
     r"nb|n\.b\.|psa|tl;?dr|(?:just )?(?:a )?(?:quick |small |friendly )?heads[ -]?up|side note|"
     r"(?:just )?to (?:clarify|be clear)|for clarity|one more thing|another thing|oh and)"
     r"(?![\w'])[\s,;:!.\-\u2013\u2014]*", re.I)
+# A greeting or thanks that names whom it addresses ("Hey Sam,", "Hi Claude!", "Thanks Mel,"): one or two
+# capitalised words right before a comma or "!" are the addressee, not the subject ("Hi I'm Sam, …" is not one).
+# Only after these words: "So Python, …" keeps its topic.
+_GREETING = re.compile(
+    r"^(?:hey|hi|hello|hiya|yo|dear|thanks|thank you|thx|sorry|ok|okay|congrats|congratulations)[ \t]+"
+    r"(?!(?:i|i'm|i've|i'd|i'll|my|me|we|we're|we've|our|it|it's|this|that|there)(?![\w']))(?-i:[A-Z][\w'.-]*)(?:[ \t]+(?-i:[A-Z][\w'.-]*))?[ \t]*[,!]+[\s,;:!.\-\u2013\u2014]*", re.I)
 # Labels that announce what follows ("Update:", "Quick note -", "Correction to my last message:", "[Edit]"). Their
 # words can also be verbs ("Update my address", "Note the date"), so they count only when a separator follows.
 _LABEL = re.compile(
@@ -237,10 +243,11 @@ def _capitalised(text: str) -> str:
 
 
 def _trim_leading(s: str) -> str:
-    """``s`` without its leading interjections, discourse markers and labels (a suffix of ``s``)."""
+    """``s`` without its leading interjections, discourse markers, labels and a greeting's addressee ("Hey Sam, …",
+    "Thanks Claude, …"): a suffix of ``s``."""
     while True:
         p = _plain(s)
-        m = _LEADING.match(p) or _LABEL.match(p)
+        m = _GREETING.match(p) or _LEADING.match(p) or _LABEL.match(p)
         if not m or m.end() == 0 or m.end() >= len(s):
             return s
         s = s[m.end():]
