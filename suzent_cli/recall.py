@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index import rank
-from suzent_cli.index.embed import Embedder
+from suzent_cli.index.embed import Embedder, encode_query
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.vault.state import append_recall_log
 
@@ -280,7 +280,7 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
-        rows = store.vector_search(embedder.encode([query])[0], pool, where=where)
+        rows = store.vector_search(encode_query(embedder, [query])[0], pool, where=where)
         return [(r, 1.0 - float(r.get("_distance") or 0.0)) for r in rows]
     words = fts_query(query)
     if not words:
