@@ -54,7 +54,7 @@ class BundledModel:
         return Path(next(iter(spec.submodule_search_locations))) / self.subdir
 
     def verify(self) -> Path:
-        """Check every pinned weight file against its sha256; the model directory. Raises
+        """Check every pinned weight file against its sha256 and return the model directory. Raises
         :class:`EmbedderUnavailable` naming the first missing or altered file (one line)."""
         model_dir = self.model_dir()
         for rel, expected in self.weights:
@@ -74,6 +74,7 @@ MINILM = BundledModel(
     weights=(("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
              ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")),
     aliases=("sentence-transformers/all-MiniLM-L6-v2",))
+
 #: Bundled models by name. The default (config's ``index.embedder``) is one of these.
 BUNDLED: dict[str, BundledModel] = {m.name: m for m in (MINILM,)}
 _BY_ALIAS: dict[str, BundledModel] = {a: m for m in BUNDLED.values() for a in (m.name, *m.aliases)}
