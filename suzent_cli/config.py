@@ -118,7 +118,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("paths.index_dir", "path", "memory", "The LanceDB search index.", env=("SUZENT_INDEX_DIR",),
             flags=("--index-dir",)),
     Setting("index.embedder", "string", "all-MiniLM-L6-v2", "The bundled model; hash[:DIM] (model-free); or a "
-            "local sentence-transformers model dir.", more="`hash` is deterministic and model-free: vector recall "
+            "local sentence-transformers model dir.", more="Bundled models: docs/models.md (every weight file is "
+            "sha256-checked at load; nothing is downloaded). `hash` is deterministic and model-free: vector recall "
             "matches words, not meanings. An index keeps the embedder it was built with.",
             env=("SUZENT_EMBEDDER",), flags=("index --model", "recall --model"), check="use"),
     Setting("index.context_window", "whole", 2, "Preceding facts of the same log indexed with each fact.",

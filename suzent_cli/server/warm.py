@@ -248,14 +248,23 @@ class _SharedEmbedder:
         thread: a second thread saves ~5 ms on an idle machine but costs up to 230 ms when the two cores are busy
         with the hook processes the server answers (MiniLM, one query: 12 vs 17 ms at load 1.3, 275 vs 42 ms at
         load 3.4; benchmarks/recall_latency.py). Index batches keep every thread."""
+        return self._serial(self._inner.encode, texts)
+
+    def encode_query(self, texts: list[str]):
+        """Queries through the inner embedder's ``encode_query`` (a model's query prefix), like :meth:`encode`."""
+        from suzent_cli.index.embed import encode_query
+
+        return self._serial(lambda batch: encode_query(self._inner, batch), texts)
+
+    def _serial(self, fn, texts: list[str]):
         with self._lock:
             torch = sys.modules.get("torch") if len(texts) <= 2 else None
             if torch is None:
-                return self._inner.encode(texts)
+                return fn(texts)
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                return self._inner.encode(texts)
+                return fn(texts)
             finally:
                 torch.set_num_threads(threads)
 
