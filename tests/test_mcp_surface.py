@@ -354,9 +354,12 @@ def test_fallback_without_a_server_makes_the_local_backend_once_on_first_use():
 
 
 @pytest.fixture
-def local_backend(settings, embedder):
+def local_backend(settings, embedder, monkeypatch):
     from suzent_cli.server.ops import LocalBackend
     from suzent_cli.server.warm import Warm
+
+    # remember waits for its reindex; a busy machine must not turn "indexed" False (the wait is not under test).
+    monkeypatch.setattr("suzent_cli.server.ops.REMEMBER_INDEX_WAIT", 600.0)
 
     warm = Warm(settings, embedder=embedder)
     yield LocalBackend(warm)

@@ -33,7 +33,9 @@ title: Preferences
 
 
 @pytest.fixture
-def backend(tmp_path):
+def backend(tmp_path, monkeypatch):
+    # remember waits for its reindex; a busy machine must not turn "indexed" False (the wait is not under test).
+    monkeypatch.setattr("suzent_cli.server.ops.REMEMBER_INDEX_WAIT", 600.0)
     warm = Warm(settings_at(tmp_path / "home", env=HASH_ENV))
     yield LocalBackend(warm)
     warm.close()
