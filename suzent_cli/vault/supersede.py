@@ -79,6 +79,27 @@ _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
     "drove rode sang read heard told thought brought caught fought sent lent kept slept felt".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#:'’-]*")
+# The value a move or switch ends at: "moved to [the] X", "switched back to X", "upgraded to X Y".
+_TARGET = re.compile(r"\b(?:moved|relocated|switched|changed|upgraded|downgraded|migrated|swapped|updated|"
+                     r"transferred|went)\s+(?:back\s+|over\s+)?to\s+(.*)")
+_TARGET_END = frozenset("from in at on last since after before this that when because for with and or but "
+                        "instead".split())
+
+
+def _target(key: str) -> frozenset[str]:
+    """The anchors of the value a move or switch in ``key`` ends at ("moved to Lisbon from Oslo" → {lisbon};
+    "upgraded to Python 3.12" → {python, 3.12}), up to the first preposition or clause word; empty when ``key``
+    names no such value."""
+    m = _TARGET.search(key)
+    if not m:
+        return frozenset()
+    words: list[str] = []
+    for w in _WORD.findall(m.group(1))[:6]:
+        if w in _TARGET_END:
+            break
+        if w.strip(".'’-") not in _STOP:
+            words.append(stem(w))
+    return frozenset(words) - _LIGHT
 _LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
@@ -164,6 +185,8 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
         return Verdict(UNRELATED, 0.0, "a restatement")
     if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
+        if sa[1].split()[0] == sb[1].split()[0]:  # "lisbon" / "lisbon last year": the same value, told again
+            return Verdict(COMPATIBLE, 1.0, f"the same {sa[0]}")
         return Verdict(REPLACES, 1.0 + fuzz.token_set_ratio(a.key, b.key) / 100.0, f"a new {sa[0]}")
     if a.event:
         return Verdict(UNRELATED, 0.0, "the older one is a past event")
@@ -174,6 +197,9 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
         return Verdict(UNRELATED, score, "one shared word among many")
     if b.cue:
+        if (target := _target(b.key)) and target <= a.anchors:
+            # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
+            return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
         return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
     if not same_frame(a, b):
         return Verdict(UNRELATED, score)
