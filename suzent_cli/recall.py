@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
-from suzent_cli.index import rank
+from suzent_cli.index import rank, rerank
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.vault.state import append_recall_log
@@ -419,6 +419,14 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         near = store.neighbourhood(placed)
         addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
+
+    # Re-rank (suzent_cli.index.rerank): the top candidates' own text against the query, one more weighted run.
+    fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
+    for rid, norm in rerank.content_run(query, scores, rows, embedder if "vector" in RUNS[mode] else None,
+                                        fetch).items():
+        scores[rid] += rerank.WEIGHT * norm
+        own[rid] = own.get(rid, 0.0) + rerank.WEIGHT * norm
+        runs.setdefault(rid, {})[rerank.RUN] = norm
 
     # Importance moves a row by at most ±IMPORTANCE_WEIGHT/2, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
