@@ -23,7 +23,7 @@ import numpy as np
 from suzent_cli.index.embed import Embedder
 
 RUN = "content_vector"  # its name among a hit's ``runs``
-TOP = 30  # candidates re-scored per recall
+TOP = 15  # candidates re-scored per recall
 WEIGHT = 0.2  # the share of the fact's own similarity, on the scale of the fused relevance (a run weighs 0.3-0.4)
 
 
