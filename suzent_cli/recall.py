@@ -47,7 +47,7 @@ from suzent_cli.vault.state import append_recall_log
 
 MODES = ("hybrid", "vector", "fts")
 RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
-WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3}
+WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3, rerank.RUN: rerank.WEIGHT}  # the last: after fusion
 POOL = 100
 DATE_BOOST = 0.4
 NEIGHBOUR_SHARE = 0.5
