@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
-from suzent_cli.index import rank, unrelated
+from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
 from suzent_cli.text import STOP_WORDS
@@ -58,7 +58,7 @@ from suzent_cli.vault.supersede import prefer_newer
 
 MODES = ("hybrid", "vector", "fts")
 RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
-WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3}
+WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3, rerank.RUN: rerank.WEIGHT}  # the last: after fusion
 POOL = 100
 DATE_BOOST = 0.4
 NEIGHBOUR_SHARE = 0.5
@@ -470,6 +470,14 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         near = store.neighbourhood(placed)
         addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
+
+    # Re-rank (suzent_cli.index.rerank): the top candidates' own text against the query, one more weighted run.
+    fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
+    for rid, norm in rerank.content_run(query, scores, rows, embedder if "vector" in RUNS[mode] else None,
+                                        fetch).items():
+        scores[rid] += rerank.WEIGHT * norm
+        own[rid] = own.get(rid, 0.0) + rerank.WEIGHT * norm
+        runs.setdefault(rid, {})[rerank.RUN] = norm
 
     # Importance lifts a row by at most 20 % of its relevance, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
