@@ -299,30 +299,33 @@ _RUNNERS_LOCK = threading.Lock()
 
 
 def _all_runs(store: ReadStore, embedder: Embedder | None, mode: str, query: str, pool: int,
-              where: str | None) -> list[list[tuple[dict, float]]]:
+              where: str | None, encoded: dict | None = None) -> list[list[tuple[dict, float]]]:
     """Every run of ``mode`` (:data:`RUNS`), in that order. With more than one, they run at once on a small shared
     thread pool: each is a LanceDB search (or the query's encode) that leaves the GIL, so a hybrid recall costs its
     slowest run instead of the sum (measured at 100k rows: 73 → 57 ms, benchmarks/recall_latency.py). The results
     are used in :data:`RUNS`' order, so the ranking is the same as one after another; the first run's error is
-    raised."""
+    raised. ``encoded``, when given, receives the query vector under ``"vector"`` (the re-rank reuses it)."""
     global _RUNNERS
     names = RUNS[mode]
     if len(names) == 1:
-        return [_run(store, embedder, names[0], query, pool, where)]
+        return [_run(store, embedder, names[0], query, pool, where, encoded)]
     with _RUNNERS_LOCK:
         if _RUNNERS is None:
             _RUNNERS = ThreadPoolExecutor(max_workers=len(RUNS["hybrid"]), thread_name_prefix="suzent-recall")
-    futures = [_RUNNERS.submit(_run, store, embedder, name, query, pool, where) for name in names]
+    futures = [_RUNNERS.submit(_run, store, embedder, name, query, pool, where, encoded) for name in names]
     return [future.result() for future in futures]
 
 
 def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int,
-         where: str | None = None) -> list[tuple[dict, float]]:
-    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter)."""
+         where: str | None = None, encoded: dict | None = None) -> list[tuple[dict, float]]:
+    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter). The
+    vector run stores the query vector in ``encoded["vector"]`` when ``encoded`` is given."""
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
         vector = encode_query(embedder, [query])[0]
+        if encoded is not None:
+            encoded["vector"] = vector
         rows = store.vector_search(vector, pool, where=where)
         null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
         return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]
@@ -431,7 +434,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     ranks: dict[str, dict[str, int]] = {}
     runs: dict[str, dict[str, float]] = {}
     surprise: dict[str, float] = {}  # the vector run's score of each row it returned (unrelated.Null.z)
-    for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where), strict=True):
+    encoded: dict = {}  # the query vector, once the vector run made it (the re-rank below reuses it)
+    for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where, encoded), strict=True):
         for position, ((row, raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
@@ -474,7 +478,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     # Re-rank (suzent_cli.index.rerank): the top candidates' own text against the query, one more weighted run.
     fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
     for rid, norm in rerank.content_run(query, scores, rows, embedder if "vector" in RUNS[mode] else None,
-                                        fetch).items():
+                                        fetch, query_vector=encoded.get("vector")).items():
         scores[rid] += rerank.WEIGHT * norm
         own[rid] = own.get(rid, 0.0) + rerank.WEIGHT * norm
         runs.setdefault(rid, {})[rerank.RUN] = norm

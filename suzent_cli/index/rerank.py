@@ -27,13 +27,16 @@ TOP = 15  # candidates re-scored per recall
 WEIGHT = 0.2  # the share of the fact's own similarity, on the scale of the fused relevance (a run weighs 0.3-0.4)
 
 
-def content_similarity(query: str, candidates: list[tuple[str, str]], embedder: Embedder) -> dict[str, float]:
+def content_similarity(query: str, candidates: list[tuple[str, str]], embedder: Embedder,
+                       query_vector: np.ndarray | None = None) -> dict[str, float]:
     """``{row id: 0..1}`` for ``candidates`` (``(row id, content)``, any order): the cosine similarity of the query
     and the content, min-max normalized over the candidates (the best 1, the worst 0; all equal: all 1). Empty
-    input, empty result. Raises what ``embedder.encode`` raises (:class:`EmbeddingFailed`)."""
+    input, empty result. ``query_vector``: the query already encoded by :func:`encode_query` (the vector run's),
+    else it is encoded here. Raises what ``embedder.encode`` raises (:class:`EmbeddingFailed`)."""
     if not candidates:
         return {}
-    query_vector = encode_query(embedder, [query])[0]  # a model's query prefix applies here too
+    if query_vector is None:
+        query_vector = encode_query(embedder, [query])[0]  # a model's query prefix applies here too
     sims = embedder.encode([content for _, content in candidates]) @ query_vector
     lo, hi = float(np.min(sims)), float(np.max(sims))
     norm = (sims - lo) / (hi - lo) if hi > lo else np.ones_like(sims)
@@ -41,13 +44,14 @@ def content_similarity(query: str, candidates: list[tuple[str, str]], embedder: 
 
 
 def content_run(query: str, scores: dict[str, float], rows: dict[str, dict], embedder: Embedder | None,
-           fetch: Callable[[list[str]], Iterable[dict]], *, top: int = TOP) -> dict[str, float]:
+           fetch: Callable[[list[str]], Iterable[dict]], *, top: int = TOP,
+           query_vector: np.ndarray | None = None) -> dict[str, float]:
     """The re-ranking run: :func:`content_similarity` of the ``top`` best rows of ``scores`` (row id -> relevance
     so far; ties by id). The caller adds ``WEIGHT`` times it to each row's relevance, as for any run.
 
     ``rows`` (row id -> row dict with ``content``) are the candidates the runs returned; a top row that only a
     neighbour's share brought in is read with ``fetch`` (ids -> the rows it can find) and added to ``rows``; one it
-    cannot find keeps its score unchanged. Returns ``{row id: normalized similarity}``; empty without an embedder or candidates."""
+    cannot find keeps its score unchanged. ``query_vector``: see :func:`content_similarity`. Returns ``{row id: normalized similarity}``; empty without an embedder or candidates."""
     if embedder is None or not scores or top <= 0:
         return {}
     best = sorted(scores, key=lambda rid: (-scores[rid], rid))[:top]
@@ -56,4 +60,4 @@ def content_run(query: str, scores: dict[str, float], rows: dict[str, dict], emb
         for row in fetch(missing):
             rows[row["id"]] = row
     candidates = [(rid, str(rows[rid].get("content") or "")) for rid in best if rid in rows]
-    return content_similarity(query, candidates, embedder)
+    return content_similarity(query, candidates, embedder, query_vector)
