@@ -363,13 +363,15 @@ def ranked_turns(hits, provenance: Provenance | None) -> list[str]:
 
 
 def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
-             search_fn=search, provenance: Provenance | None = None) -> None:
-    """Recall every question in every mode and add its scores to ``scores[mode]``."""
+             search_fn=search, provenance: Provenance | None = None, rerank_top: int = 0) -> None:
+    """Recall every question in every mode and add its scores to ``scores[mode]`` (``rerank_top``: the setting
+    ``recall.rerank``, passed to :func:`suzent_cli.recall.search`)."""
+    extra = {"rerank_top": rerank_top} if rerank_top else {}
     for mode in modes:
         acc = scores[mode]
         for q in questions:
             started = time.perf_counter()
-            hits = search_fn(store, embedder, q.text, mode=mode, limit=max(KS))
+            hits = search_fn(store, embedder, q.text, mode=mode, limit=max(KS), **extra)
             took = time.perf_counter() - started
             acc.seconds += took
             acc.times.append(took)
@@ -456,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="index.context_window for the temporary homes (default: the product default)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder spec (default: the bundled model)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result as JSON here")
+    parser.add_argument("--rerank", type=int, default=0, metavar="N",
+                        help="re-rank the top N candidates by their own text (the setting recall.rerank; 0: off)")
     parser.add_argument("--dream", nargs="?", const="after", default=None, choices=("after", "both"),
                         help="run the dream (rules engine + reconcile) over each home before recalling ('both': "
                              "recall before and after it, on the same capture); vault hits map back to turns "
@@ -499,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
                     for key in ("capture", "index", "dream"):
                         run.seconds[key] += getattr(built, key)
                     store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
-                    evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings))
+                    evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings),
+                             rerank_top=args.rerank)
                     if dreamed == phases[0]:
                         survival[capture].add(conv, built.kept if built.kept is not None
                                               else locomo_e2e.kept_per_turn(settings))

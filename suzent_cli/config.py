@@ -125,6 +125,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("index.context_window", "whole", 2, "Preceding facts of the same log indexed with each fact.",
             more="For recall's context run.", env=("SUZENT_CONTEXT_WINDOW",), limits=(0, 8), check="use",
             attr="context_window"),
+    Setting("recall.rerank", "whole", 0, "Top candidates re-scored by their own text against the query; 0 = off.",
+            more="Each recall then encodes that many facts with the model (about 0.5 s for 15 on one core with "
+            "all-MiniLM-L6-v2); LoCoMo dev recall@5/@10 +0.6/+1.1 at 15 (BENCHMARKS.md, issue 16). Hybrid and "
+            "vector modes only.", env=("SUZENT_RERANK",), limits=(0, 100), check="use", attr="rerank_top"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
@@ -266,6 +270,7 @@ class Settings:
     lock_timeout: float = _default("lock_timeout")
     context_window: int = _default("index.context_window")
     serve_port: int = _default("serve.port")
+    rerank_top: int = _default("recall.rerank")
     now: dt.datetime | None = _default("now")
     dream: Mapping[str, object] = field(default_factory=dict)
     config_errors: tuple[str, ...] = ()

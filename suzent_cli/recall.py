@@ -47,7 +47,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from suzent_cli.config import Settings
+from suzent_cli.config import Settings, check_value, setting
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
@@ -416,9 +416,11 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           today: dt.date | None = None, filters: Filters | None = None) -> list[Hit]:
+           today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
+    ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
+    the setting ``recall.rerank``).
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits.
 
@@ -475,10 +477,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
 
-    # Re-rank (suzent_cli.index.rerank): the top candidates' own text against the query, one more weighted run.
+    # Re-rank (suzent_cli.index.rerank, off unless rerank_top): the top candidates' own text against the query.
     fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
     for rid, norm in rerank.content_run(query, scores, rows, embedder if "vector" in RUNS[mode] else None,
-                                        fetch, query_vector=encoded.get("vector")).items():
+                                        fetch, top=rerank_top, query_vector=encoded.get("vector")).items():
         scores[rid] += rerank.WEIGHT * norm
         own[rid] = own.get(rid, 0.0) + rerank.WEIGHT * norm
         runs.setdefault(rid, {})[rerank.RUN] = norm
@@ -611,7 +613,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     elif embedder is not None:
         store.check(embedder.name, embedder.dim)
     try:
-        hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters)
+        hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
+                      rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"))
     except SuzentError:
         raise
     except Exception as exc:

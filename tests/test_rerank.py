@@ -41,7 +41,8 @@ def test_content_run_rescores_only_the_top_candidates_and_fetches_rows_a_neighbo
     assert asked == [["r2", "r4"]]
     assert set(out) == {"r1", "r2"}          # r3 is below the top 3; r4 could not be read: left as it was
     assert "r2" in rows                      # the fetched row is kept for the caller
-    assert rerank.content_run("puppy", scores, rows, None, fetch) == {}  # no embedder (fts mode): no stage
+    assert rerank.content_run("puppy", scores, rows, None, fetch, top=3) == {}  # no embedder (fts mode): no stage
+    assert rerank.content_run("puppy", scores, rows, emb, fetch, top=0) == {}  # off (the default setting)
 
 
 def _home(tmp_path):
@@ -65,7 +66,7 @@ def test_a_statement_outranks_the_reaction_that_only_inherits_its_words_from_con
                 session="other")
     run_index(s, embedder=emb)
     store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
-    hits = search(store, emb, "What has Melanie painted?", mode="hybrid", limit=3)
+    hits = search(store, emb, "What has Melanie painted?", mode="hybrid", limit=3, rerank_top=rerank.TOP)
     by = {h.session: h for h in hits}
     assert hits[0].session == "statement"
     assert by["statement"].runs[rerank.RUN] == pytest.approx(1.0)
@@ -83,5 +84,33 @@ def test_fts_mode_has_no_rerank_run(tmp_path):
     write_facts(s, [Fact("I painted a horse")], day=dt.date(2026, 5, 1), time="10:00", session="a")
     run_index(s, embedder=emb)
     store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
-    hits = search(store, emb, "painted horse", mode="fts", limit=3)
+    hits = search(store, emb, "painted horse", mode="fts", limit=3, rerank_top=rerank.TOP)
     assert hits and all(rerank.RUN not in h.runs for h in hits)
+
+
+def test_the_stage_is_off_by_default_and_the_setting_turns_it_on(tmp_path):
+    """``recall.rerank`` (default 0): each recall would encode that many facts, ~0.5 s for 15 on one core with the
+    bundled model (BENCHMARKS.md), so it is opt-in; ``SUZENT_RERANK`` / config.toml turn it on."""
+    import dataclasses
+
+    from suzent_cli.recall import recall
+
+    emb = HashEmbedder(64)
+    s = _home(tmp_path)
+    write_facts(s, [Fact("I painted a horse"), Fact("I painted a lake")], day=dt.date(2026, 5, 1), time="10:00",
+                session="a")
+    run_index(s, embedder=emb)
+    assert s.rerank_top == 0
+    hits = recall(s, emb, "painted horse", mode="hybrid", limit=3, log=False)
+    assert hits and all(rerank.RUN not in h.runs for h in hits)
+    on = dataclasses.replace(s, rerank_top=15)
+    hits = recall(on, emb, "painted horse", mode="hybrid", limit=3, log=False)
+    assert hits and all(rerank.RUN in h.runs for h in hits)
+    from suzent_cli.config import check_value, setting
+    from suzent_cli.errors import ConfigInvalid
+
+    row = setting("recall.rerank")
+    assert check_value(row, resolve_settings(home=s.paths.home, env={"SUZENT_RERANK": "15"}).rerank_top, "x") == 15
+    bad = dataclasses.replace(s, rerank_top="many")
+    with pytest.raises(ConfigInvalid):
+        recall(bad, emb, "painted horse", mode="hybrid", limit=3, log=False)

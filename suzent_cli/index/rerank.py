@@ -23,7 +23,7 @@ import numpy as np
 from suzent_cli.index.embed import Embedder, encode_query
 
 RUN = "content_vector"  # its name among a hit's ``runs``
-TOP = 15  # candidates re-scored per recall
+TOP = 15  # candidates re-scored per recall when the stage is on (setting recall.rerank; measured at 15)
 WEIGHT = 0.2  # the share of the fact's own similarity, on the scale of the fused relevance (a run weighs 0.3-0.4)
 
 
@@ -44,7 +44,7 @@ def content_similarity(query: str, candidates: list[tuple[str, str]], embedder: 
 
 
 def content_run(query: str, scores: dict[str, float], rows: dict[str, dict], embedder: Embedder | None,
-           fetch: Callable[[list[str]], Iterable[dict]], *, top: int = TOP,
+           fetch: Callable[[list[str]], Iterable[dict]], *, top: int,
            query_vector: np.ndarray | None = None) -> dict[str, float]:
     """The re-ranking run: :func:`content_similarity` of the ``top`` best rows of ``scores`` (row id -> relevance
     so far; ties by id). The caller adds ``WEIGHT`` times it to each row's relevance, as for any run.
