@@ -32,6 +32,7 @@ REPLACING = [
     ("Drinks energy drinks while coding", "Gave up energy drinks"),
     ("Reads the news on the tablet", "Reads the news on paper instead of the tablet"),
     ("Uses Python 3.11 for the API", "Upgraded the API to Python 3.12"),  # the target shares "python", not 3.12
+    ("Works at Acme", "Got a new job at Initech"),  # "new" about what the older one names (job → work)
 ]
 NOT_REPLACING = [
     # (older, newer, expected relation): refinements, events, other entities, no change said
@@ -46,6 +47,9 @@ NOT_REPLACING = [
     # a change that ends at the value already held is told again, not a change (seen in the LoCoMo e2e test)
     ("I live in Lisbon with my two cats.", "I moved to Lisbon from Oslo in 2019.", COMPATIBLE),
     ("Lives in Lisbon", "Moved to Lisbon last year", COMPATIBLE),
+    # "new" about a thing the older statement does not name is no change of it (seen trying issue 16 as a user:
+    # the dream moved "Has a dog named Rex" under "## Previously")
+    ("Has a dog named Rex", "Bought a new collar for Rex", UNRELATED),
 ]
 
 
