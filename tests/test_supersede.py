@@ -33,6 +33,8 @@ REPLACING = [
     ("Reads the news on the tablet", "Reads the news on paper instead of the tablet"),
     ("Uses Python 3.11 for the API", "Upgraded the API to Python 3.12"),  # the target shares "python", not 3.12
     ("Works at Acme", "Got a new job at Initech"),  # "new" about what the older one names (job → work)
+    ("I drink tea every morning", "I drink coffee now"),  # a bare "now" sharing the older one's head (drink)
+    ("Prefers dark mode", "Now prefer light mode"),
 ]
 NOT_REPLACING = [
     # (older, newer, expected relation): refinements, events, other entities, no change said
@@ -50,6 +52,12 @@ NOT_REPLACING = [
     # "new" about a thing the older statement does not name is no change of it (seen trying issue 16 as a user:
     # the dream moved "Has a dog named Rex" under "## Previously")
     ("Has a dog named Rex", "Bought a new collar for Rex", UNRELATED),
+    # a bare "now" in a statement that shares one word, not the older one's head, with it: news about the entity,
+    # no change of the older fact (each moved a current fact under "## Previously" when alone on its page)
+    ("Lives in Lisbon", "Lisbon is now very expensive", UNRELATED),
+    ("Has a dog named Rex", "Took Rex to the vet, he is fine now", UNRELATED),
+    ("Prefers dark mode in the editor", "Now uses the editor for Go too", UNRELATED),
+    ("Has family in Vancouver", "I'm living in Vancouver now", UNRELATED),
 ]
 
 
