@@ -217,6 +217,7 @@ def test_mcp_recall_notes_when_nothing_is_relevant(tmp_path):
         assert result["hits"] == [] and result["note"] == "nothing relevant found"
         # ... and the MCP tool's text says so rather than showing an empty list.
         assert 'Nothing relevant found for "quantum chromodynamics lattice"' in recall_text(result)
+        assert recall_text(result).lower().count("nothing relevant found") == 1  # said once, not echoed by the note
         assert backend.recall("neovim")["hits"][0]["content"] == NEOVIM
     finally:
         warm.close()

@@ -32,6 +32,9 @@ REPLACING = [
     ("Drinks energy drinks while coding", "Gave up energy drinks"),
     ("Reads the news on the tablet", "Reads the news on paper instead of the tablet"),
     ("Uses Python 3.11 for the API", "Upgraded the API to Python 3.12"),  # the target shares "python", not 3.12
+    ("Works at Acme", "Got a new job at Initech"),  # "new" about what the older one names (job → work)
+    ("I drink tea every morning", "I drink coffee now"),  # a bare "now" sharing the older one's head (drink)
+    ("Prefers dark mode", "Now prefer light mode"),
 ]
 NOT_REPLACING = [
     # (older, newer, expected relation): refinements, events, other entities, no change said
@@ -46,6 +49,15 @@ NOT_REPLACING = [
     # a change that ends at the value already held is told again, not a change (seen in the LoCoMo e2e test)
     ("I live in Lisbon with my two cats.", "I moved to Lisbon from Oslo in 2019.", COMPATIBLE),
     ("Lives in Lisbon", "Moved to Lisbon last year", COMPATIBLE),
+    # "new" about a thing the older statement does not name is no change of it (seen trying issue 16 as a user:
+    # the dream moved "Has a dog named Rex" under "## Previously")
+    ("Has a dog named Rex", "Bought a new collar for Rex", UNRELATED),
+    # a bare "now" in a statement that shares one word, not the older one's head, with it: news about the entity,
+    # no change of the older fact (each moved a current fact under "## Previously" when alone on its page)
+    ("Lives in Lisbon", "Lisbon is now very expensive", UNRELATED),
+    ("Has a dog named Rex", "Took Rex to the vet, he is fine now", UNRELATED),
+    ("Prefers dark mode in the editor", "Now uses the editor for Go too", UNRELATED),
+    ("Has family in Vancouver", "I'm living in Vancouver now", UNRELATED),
 ]
 
 

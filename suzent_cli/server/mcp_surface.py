@@ -257,6 +257,10 @@ def recall_text(result: dict[str, Any]) -> str:
     query = errors.one_line(result.get("query", ""), 200)
     note = f" ({errors.one_line(result['note'], 300)})" if result.get("note") else ""
     if not hits:
+        from suzent_cli.recall import NOTHING_RELEVANT
+
+        if (result.get("note") or "").strip().lower() == NOTHING_RELEVANT:
+            note = ""  # the sentence says it already ("… (nothing relevant found).")
         return f"{RECALL_HEADER}\nNothing relevant found for \"{query}\"{note}."
     lines = [RECALL_HEADER, f"Query \"{query}\", mode {result.get('mode')}: {len(hits)} memor"
                             f"{'y' if len(hits) == 1 else 'ies'}{note}.", ""]

@@ -196,7 +196,7 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     score = len(shared) + fuzz.token_set_ratio(a.key, b.key) / 100.0
     if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
         return Verdict(UNRELATED, score, "one shared word among many")
-    if b.cue:
+    if b.cue and not _only_a_new_thing(a, b) and not _only_a_weak_now(a, b):
         if (target := _target(b.key)) and target <= a.anchors:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
@@ -208,6 +208,39 @@ def compare(older: str | Statement, newer: str | Statement) -> Verdict:
     if specifics(a.key) != specifics(b.key) and _without_specifics(a) == _without_specifics(b):
         return Verdict(UNDECIDED, score, "the same statement with another number or date, no cue")
     return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
+
+
+_NEW_THING = re.compile(r"\bnew\s+([a-z0-9][a-z0-9.+#:'’-]*)")
+
+
+def _only_a_new_thing(older: Statement, newer: Statement) -> bool:
+    """True when the newer statement's only change cue is "new" and what is new is not a word of the older one:
+    "Bought a new collar for Rex" says nothing changed about "Has a dog named Rex"; "Got a new job at Initech"
+    (job → work) still replaces "Works at Acme"."""
+    body = _LABEL.sub("", newer.key)
+    if any(m.group(0) != "new" for m in CUES.finditer(body)):
+        return False
+    things = {stem(m.group(1)) for m in _NEW_THING.finditer(body)}
+    return not (things & older.words)
+
+
+_WEAK = frozenset({"now", "is now", "are now"})
+
+
+def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
+    """True when the newer statement's only change cue is a bare "now" and it shares with the
+    older one a single word that is not the older one's head (its first content word, the verb of its frame):
+    "Lisbon is now very expensive" is no change of "Lives in Lisbon", nor "Rex is now 5" of "Has a dog named Rex";
+    "I drink coffee now" still replaces "I drink tea every morning" and "Now prefer light mode" "Prefers dark
+    mode" (the head is shared)."""
+    body = _LABEL.sub("", newer.key)
+    if any(m.group(0) not in _WEAK for m in CUES.finditer(body)):
+        return False
+    if len(older.words & newer.words) >= 2:
+        return False
+    lead = _LEAD.sub("", _LABEL.sub("", older.key))
+    head = next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-") not in _STOP), None)
+    return head not in newer.words
 
 
 def _without_specifics(s: Statement) -> frozenset[str]:
