@@ -58,13 +58,7 @@ class BundledModel:
         :class:`EmbedderUnavailable` naming the first missing or altered file (one line)."""
         model_dir = self.model_dir()
         for rel, expected in self.weights:
-            path = model_dir / rel
-            if not path.is_file():
-                raise EmbedderUnavailable(f"model weights missing: {path} (reinstall {self.requirement})")
-            actual = sha256_file(path)
-            if actual != expected:
-                raise EmbedderUnavailable(f"model weights {path} have sha256 {actual[:12]}…, expected "
-                                          f"{expected[:12]}… (reinstall {self.requirement})")
+            check_weights(model_dir / rel, expected, f"reinstall {self.requirement}")
         return model_dir
 
 
@@ -108,6 +102,16 @@ def encode_query(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return fn(texts) if fn is not None else embedder.encode(texts)
 
 
+def check_weights(path: Path, expected: str, fix: str) -> None:
+    """Refuse a weight file that is missing or whose sha256 is not ``expected`` (hex): :class:`EmbedderUnavailable`
+    with one line naming the file and ``fix`` (what to reinstall)."""
+    if not path.is_file():
+        raise EmbedderUnavailable(f"model weights missing: {path} ({fix})")
+    actual = sha256_file(path)
+    if actual != expected:
+        raise EmbedderUnavailable(f"model weights {path} have sha256 {actual[:12]}…, expected {expected[:12]}… ({fix})")
+
+
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -139,13 +143,7 @@ class SentenceTransformerEmbedder:
         if not (model_dir / "modules.json").is_file() and not (model_dir / "config.json").is_file():
             raise EmbedderUnavailable(f"{model_dir} is not a sentence-transformers model directory")
         if expected_sha256 is not None:
-            weights = model_dir / "model.safetensors"
-            if not weights.is_file():
-                raise EmbedderUnavailable(f"model weights missing: {weights}")
-            actual = sha256_file(weights)
-            if actual != expected_sha256:
-                raise EmbedderUnavailable(f"model weights {weights} have sha256 {actual[:12]}…, "
-                                          f"expected {expected_sha256[:12]}… (reinstall the model package)")
+            check_weights(model_dir / "model.safetensors", expected_sha256, "reinstall the model package")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
