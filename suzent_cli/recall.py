@@ -31,6 +31,13 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    documents the table). Daily-log facts and core files are neutral (0.5, exactly +0), so their ranking is
    relevance alone; legacy rows (no ``source``: another tool's importance scale) are ranked as neutral too.
 
+3b. **Re-rank** (off unless ``recall.rerank`` > 0, :mod:`suzent_cli.index.rerank`): the top candidates' own text
+   against the query, one more weighted run (``content_vector``) added to their relevance.
+
+5. **Newer first** (:func:`suzent_cli.vault.supersede.prefer_newer`): among the first five hits, the newer of two
+   rows that the offline same-subject test says replace one another moves above the older (rows move, scores stay);
+   skipped when the query names a date.
+
 Ties are broken by importance, then source and locator. A daily-log row and the vault claim citing it
 (``· source: F:L``) are one statement: only the better-ranked of the two is returned (:func:`collapse_cited`). Each returned hit is appended (best-effort) to
 ``notebook/.state/recall_log.jsonl``. Every hit carries its factors (``runs``, ``date_boost``, ``neighbour``,
