@@ -210,3 +210,15 @@ def test_recall_prefers_the_newer_near_duplicate_before_any_dream(home):
     texts = [h["content"] for h in hits]
     assert texts.index("Switched to audiobooks on the morning run") < \
         texts.index("Listens to podcasts on the morning run")
+
+
+def test_pairs_to_review_ignores_an_anchor_too_common_to_name_a_subject():
+    """A word shared by more than MAX_ANCHOR_CLAIMS claims pairs nothing on its own (lint over a big vault must not
+    compare every claim with every other, nor report thousands of pairs); a real pair still comes back."""
+    from suzent_cli.vault.supersede import MAX_ANCHOR_CLAIMS, pairs_to_review
+
+    many = [(i, f"Runs the project report number {i}", None) for i in range(MAX_ANCHOR_CLAIMS + 60)]
+    pair = [("old", "Prefers tea in the afternoon", D("2026-06-01")),
+            ("new", "Prefers coffee in the afternoon", D("2026-06-03"))]
+    found = pairs_to_review(many + pair)
+    assert [(o, n) for o, n, _ in found] == [("old", "new")]
