@@ -216,8 +216,9 @@ def _add_related(page: Page, target: str) -> None:
 
 # --- contradictions (the rules engine's lint) -----------------------------------------------------------------
 
-def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
-    """The rules engine's contradiction check (``run_date`` is part of the engine interface, unused).
+def rules_contradictions(vault_dir: Path, run_date: dt.date, judge=None) -> LintFindings:
+    """The rules engine's contradiction check (``run_date`` is part of the engine interface, unused; ``judge``: a
+    :class:`suzent_cli.vault.supersede.ValueJudge` for the model-close pairs, None for words only).
 
     Current claims (``## Claims``; not ``## Previously``, nor a bullet marked ``(until DATE)``) with the same
     subject and different values (:func:`.lifecycle.conflict_key`: a single-valued subject such as where the user
@@ -250,7 +251,7 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
             if _add_callout(pages[rel], callout) | _flag(pages[rel]):
                 changed.add(rel)
 
-    for rel, callout in _undecided_pairs(pages, findings.contradictions):
+    for rel, callout in _undecided_pairs(pages, findings.contradictions, judge):
         if _add_callout(pages[rel], callout) | _flag(pages[rel]):
             changed.add(rel)
 
@@ -260,12 +261,13 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date) -> LintFindings:
     return findings
 
 
-def _undecided_pairs(pages: dict[str, Page], contradictions: list[str]) -> list[tuple[str, str]]:
+def _undecided_pairs(pages: dict[str, Page], contradictions: list[str], judge=None) -> list[tuple[str, str]]:
     """Pairs of current claims on the same subject that the rules engine could not decide
     (:func:`suzent_cli.vault.supersede.pairs_to_review`), in the same scopes as the single-valued check: an
     ``undecided`` near-duplicate ("Prefers tea in the morning" / "Prefers coffee in the morning"), or a newer claim
     that ``replaces`` an older one but replaced nothing at ingest (it has no ``previously:`` note: two claims
-    matched it equally well, or it was folded before this test existed). Appends one line per pair to
+    matched it equally well, or it was folded before this test existed; with ``judge``, a new value the model
+    finds close to an older claim's, "switched to coffee" / "likes tea"). Appends one line per pair to
     ``contradictions`` (``same subject: OLD (page) / NEW (page)``, skipping pairs a line already names) and
     returns ``(page, callout)`` for each page holding one of them."""
     from suzent_cli.dream.rules import claim_since
@@ -280,7 +282,7 @@ def _undecided_pairs(pages: dict[str, Page], contradictions: list[str]) -> list[
                 scopes.setdefault(scope, []).append(((rel, claim), claim.text, claim_since(claim)))
     out: list[tuple[str, str]] = []
     for members in scopes.values():
-        for (old_rel, old), (new_rel, new), verdict in supersede.pairs_to_review(members):
+        for (old_rel, old), (new_rel, new), verdict in supersede.pairs_to_review(members, judge):
             if verdict.relation == supersede.REPLACES and base_text(new.text) != new.text:
                 continue  # the newer claim already replaced the one it matched best
             a, b = base_text(old.text), base_text(new.text)

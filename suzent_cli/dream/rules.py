@@ -148,8 +148,9 @@ class _PageWork:
     claim bullets as :class:`Claim`, anything a person wrote between them (notes, callouts, nested bullets) as
     text, so a rewrite changes only the claims."""
 
-    def __init__(self, rel: str, page: Page, category: str, fresh: bool):
+    def __init__(self, rel: str, page: Page, category: str, fresh: bool, judge: supersede.ValueJudge | None = None):
         self.rel, self.page, self.category, self.fresh = rel, page, category, fresh
+        self.judge = judge  # the model half of the same-subject test (None: words only)
         self.claims = _entries(page.section(CLAIMS))
         self.history = _entries(page.section(PREVIOUSLY))
         self.current = [e for e in self.claims if isinstance(e, Claim)]
@@ -237,7 +238,7 @@ class _PageWork:
             # same-subject test (a change cue about a shared entity, a new number for the same statement). Only
             # claims that became true no later than this statement compete; a tie replaces nothing (lint asks).
             said = [j for j, c in enumerate(self.current) if (s := claim_since(c)) is None or s <= day]
-            j = supersede.best_replaced(supersede.read(content), [self._reads[k] for k in said])
+            j = supersede.best_replaced(supersede.read(content), [self._reads[k] for k in said], self.judge)
             if j is not None:
                 replaced.append(self._retire(said[j], day))
         text = content
@@ -368,9 +369,23 @@ class _PastDeadline(DreamFailed):
 
 
 class RulesEngine:
-    """The offline engine (module doc). Stateless; safe to reuse across runs."""
+    """The offline engine (module doc). ``embedder`` (an embedder object) or ``embedder_spec`` (a name, loaded
+    lazily) lets the same-subject test ask a model whether a new value stands in for an older one
+    (:mod:`suzent_cli.dream.values`); with neither, words alone decide. Safe to reuse across runs (each run and
+    each lint pass gets a fresh cache of vectors)."""
 
     name = "offline"
+
+    def __init__(self, embedder=None, *, embedder_spec: str | None = None):
+        self.embedder, self.embedder_spec = embedder, embedder_spec
+
+    def judge(self) -> supersede.ValueJudge | None:
+        """A fresh :class:`~suzent_cli.dream.values.ModelJudge` on the engine's embedder, or None without one."""
+        if self.embedder is None and not self.embedder_spec:
+            return None
+        from suzent_cli.dream.values import ModelJudge
+
+        return ModelJudge(self.embedder, spec=self.embedder_spec)
 
     def ingest(self, batch: IngestBatch) -> IngestResult:
         """Fold ``batch.facts`` into pages and write the changed ones (one by one, each through
@@ -393,11 +408,12 @@ class RulesEngine:
         routed = sorted(routes)
         superseded: list[tuple[int, str]] = []  # (position in time order, raw line): reported in time order
         replaced: list[tuple[int, list[str]]] = []  # (position of the page's first event, sources moved to history)
+        judge = self.judge()
         for rel in routed + revisit_only:
             category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
             siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, rel.split('/', 1)[0], routed)
                                                           if r != rel]
-            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result)
+            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge)
             if work is None:
                 continue
             superseded += work.superseded
@@ -416,13 +432,14 @@ class RulesEngine:
 
     @staticmethod
     def _fold_and_write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
-                        revisit: bool, siblings: list[str], result: IngestResult) -> _PageWork | None:
+                        revisit: bool, siblings: list[str], result: IngestResult,
+                        judge: supersede.ValueJudge | None = None) -> _PageWork | None:
         """Fold ``events`` into page ``rel`` and write it when it changed. The work of the fold that was written
         (or found nothing to write), or None when the page was left as it is (a warning says why)."""
         path = batch.vault_dir / rel
 
         def fold(page: Page | None) -> _PageWork:
-            work = _PageWork(rel, page or Page(), category, fresh=page is None)
+            work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge)
             for k, (n, item) in enumerate(events):
                 if k % 256 == 0 and time.monotonic() > batch.deadline:
                     raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
@@ -467,7 +484,7 @@ class RulesEngine:
         """Contradictions among current claims (same single-valued subject, different values)."""
         from suzent_cli.dream.lint import rules_contradictions
 
-        return rules_contradictions(job.vault_dir, job.run_date)
+        return rules_contradictions(job.vault_dir, job.run_date, judge=self.judge())
 
 
 def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:

@@ -704,7 +704,7 @@ def default_engine_factory(settings: Settings, config: DreamConfig) -> EngineFac
         if canonical_engine(name) == "offline":
             from suzent_cli.dream.rules import RulesEngine
 
-            return RulesEngine()
+            return RulesEngine(embedder_spec=settings.embedder)  # the model loads only if a value needs it
         from suzent_cli.dream.claude_agent import ClaudeEngine
         from suzent_cli.dream.vault_tools import tier_paths
 

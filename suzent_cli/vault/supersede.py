@@ -100,6 +100,66 @@ def _target(key: str) -> frozenset[str]:
         if w.strip(".'’-") not in _STOP:
             words.append(stem(w))
     return frozenset(words) - _LIGHT
+# Cues after which the rest of a short statement is the new value: "I'm vegan these days", "now prefer light mode".
+_NOW_CUES = frozenset({"now", "nowadays", "these days", "from now on", "is now", "are now", "instead", "instead of"})
+MAX_VALUE_WORDS = 3  # a longer remainder is a sentence, not a value
+
+
+def value_of(s: Statement) -> str | None:
+    """The value a change in ``s`` ends at, as written (lower case), or None: the phrase after "switched/moved/
+    upgraded/… to" ("I switched to coffee" → ``coffee``; "Switched to an iPhone 15" → ``iphone 15``), else, when
+    every cue of ``s`` is a "now" cue (now, these days, nowadays, instead, from now on), its content words that are
+    not cue words or light verbs, when there are 1 to :data:`MAX_VALUE_WORDS` of them ("I'm vegan these days" →
+    ``vegan``). An end without a value ("died", "quit", "sold", "new") gives None: what ended must be named."""
+    if not s.cue:
+        return None
+    body = _LABEL.sub("", s.key)
+    m = _TARGET.search(body)
+    if m:
+        words: list[str] = []
+        for w in _WORD.findall(m.group(1))[:6]:
+            if w in _TARGET_END:
+                break
+            if w.strip(".'’-") not in _STOP:
+                words.append(w.strip(".'’-"))
+        return " ".join(words[:MAX_VALUE_WORDS]) or None
+    if any(c.group(0) not in _NOW_CUES for c in CUES.finditer(body)):
+        return None
+    rest = [w.strip(".'’-") for w in _WORD.findall(body) if w.strip(".'’-") not in _STOP
+            and w not in _CUE_WORDS and stem(w) not in _LIGHT]
+    return " ".join(rest) if 1 <= len(rest) <= MAX_VALUE_WORDS else None
+
+
+def value_words(s: Statement, size: int = 1) -> list[str]:
+    """What in an older statement a new value of ``size`` words may stand in for: its runs of ``size`` adjacent
+    content words as written (no function, cue or light words; runs of 2 at most), or all of them when it has
+    fewer ("Prefers dark mode" → ``dark``, ``mode`` for size 1; ``dark mode`` for size 2). A two-word value is
+    compared with two-word runs only: "light mode" stands in for "dark mode", not for the "dark" of "dark
+    chocolate"."""
+    body = _LABEL.sub("", s.key)
+    words = [w.strip(".'’-") for w in _WORD.findall(body)]
+    keep = [w for w in words if w and w not in _STOP and w not in _CUE_WORDS and stem(w) not in _LIGHT]
+    n = max(1, min(size, 2))
+    if len(keep) <= n:
+        return [" ".join(keep)] if keep else []
+    return list(dict.fromkeys(" ".join(keep[i:i + n]) for i in range(len(keep) - n + 1)))
+
+
+class ValueJudge(Protocol):
+    """How close a new value is to older statements, by a model (``suzent_cli.dream.values.ModelJudge``; this
+    module stays model-free). ``closeness(newer, value, olders)`` returns, for each of ``olders``, a score ≥ 0 (the
+    higher the closer; comparable across models) when ``value`` is the same kind of thing as a word of that older
+    statement and the two statements are about the same matter, else None. Never raises: a judge that cannot
+    decide (no model, a model that cannot tell words apart) returns None for all."""
+
+    def closeness(self, newer: Statement, value: str, olders: Sequence[Statement]) -> list[float | None]: ...
+
+
+# A model-judged replacement must beat every other model-close candidate by this much of its score (a z sum):
+# "I switched to coffee" with "Likes tea" and "Likes green tea" both current replaces neither.
+MODEL_MARGIN = 2.0
+
+
 _LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
@@ -178,10 +238,39 @@ class Verdict:
     why: str = ""
 
 
-def compare(older: str | Statement, newer: str | Statement) -> Verdict:
-    """Whether ``newer`` (said later) replaces ``older``, both claim texts or :func:`read` results (module doc)."""
+def compare(older: str | Statement, newer: str | Statement, judge: ValueJudge | None = None) -> Verdict:
+    """Whether ``newer`` (said later) replaces ``older``, both claim texts or :func:`read` results (module doc).
+    With a ``judge``, a pair the words leave ``unrelated`` is asked of the model (:func:`model_verdict`)."""
     a = older if isinstance(older, Statement) else read(older)
     b = newer if isinstance(newer, Statement) else read(newer)
+    verdict = _compare(a, b)
+    if judge is not None and verdict.relation == UNRELATED and _model_may_judge(a, b, verdict):
+        found = model_verdict(b, [a], judge)[0]
+        if found is not None:
+            return found
+    return verdict
+
+
+def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
+    """A pair the model may look at: the words found it unrelated for want of shared words (no shared anchor; not
+    a restatement, not a past event) and the newer one names the value it changes to."""
+    return lexical.relation == UNRELATED and not (a.anchors & b.anchors) and not a.event and \
+        not is_repeat(a.key, b.key) and value_of(b) is not None
+
+
+def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJudge) -> list[Verdict | None]:
+    """For each of ``olders``: a :data:`REPLACES` verdict when ``judge`` finds ``newer``'s value
+    (:func:`value_of`) the same kind of thing as a word of it ("switched to coffee" / "drink tea every morning"),
+    scored by the judge (no shared anchors: below every word-based score of :func:`best_replaced`), else None."""
+    value = value_of(newer)
+    if value is None or not olders:
+        return [None] * len(olders)
+    scores = judge.closeness(newer, value, olders)
+    return [None if z is None else Verdict(REPLACES, z, f"'{newer.cue}': {value}, close in meaning (model)")
+            for z in scores]
+
+
+def _compare(a: Statement, b: Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
         return Verdict(UNRELATED, 0.0, "a restatement")
     if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
@@ -247,32 +336,50 @@ def _without_specifics(s: Statement) -> frozenset[str]:
     return frozenset(w for w in s.anchors if not any(c.isdigit() for c in w))
 
 
-def best_replaced(newer: str | Statement, older: Sequence[str | Statement]) -> int | None:
+def best_replaced(newer: str | Statement, older: Sequence[str | Statement],
+                  judge: ValueJudge | None = None) -> int | None:
     """The index in ``older`` of the one statement ``newer`` replaces: the single best-scored :data:`REPLACES`
     verdict. None when there is none, or when two candidates tie on shared anchors and their fuzzy scores are
-    within 0.05 (a person decides: lint reports the pairs)."""
+    within 0.05 (a person decides: lint reports the pairs).
+
+    With a ``judge``, and only when the words relate ``newer`` to none of ``older`` (every verdict
+    :data:`UNRELATED` for want of shared words), the model decides: the older statement whose judged score beats
+    every other model-close one by :data:`MODEL_MARGIN`; None on a closer race (lint reports the pairs)."""
     b = newer if isinstance(newer, Statement) else read(newer)
     olds = [o if isinstance(o, Statement) else read(o) for o in older]
-    scored = sorted(((v.score, i) for i, o in enumerate(olds)
-                     if o.anchors & b.anchors and (v := compare(o, b)).relation == REPLACES), reverse=True)
+    verdicts = [_compare(o, b) if o.anchors & b.anchors else Verdict(UNRELATED) for o in olds]
+    scored = sorted(((v.score, i) for i, v in enumerate(verdicts) if v.relation == REPLACES), reverse=True)
     if not scored:
-        return None
+        if judge is None or any(v.relation != UNRELATED for v in verdicts):
+            return None
+        open_ = [i for i, (o, v) in enumerate(zip(olds, verdicts, strict=True)) if _model_may_judge(o, b, v)]
+        found = model_verdict(b, [olds[i] for i in open_], judge)
+        close = sorted(((v.score, open_[k]) for k, v in enumerate(found) if v is not None), reverse=True)
+        if not close or (len(close) > 1 and close[0][0] - close[1][0] < MODEL_MARGIN):
+            return None
+        return close[0][1]
     if len(scored) > 1 and int(scored[0][0]) == int(scored[1][0]) and scored[0][0] - scored[1][0] < 0.05:
         return None
     return scored[0][1]
 
 
 MAX_ANCHOR_CLAIMS = 40  # claims one anchor may pair in pairs_to_review (a word in more names no one subject)
+MAX_MODEL_OLDER = 200  # claims said before one a model compares it with in pairs_to_review
 
 
-def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]]) -> list[tuple[Any, Any, Verdict]]:
+def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]],
+                    judge: ValueJudge | None = None) -> list[tuple[Any, Any, Verdict]]:
     """The (older, newer) pairs among current ``claims`` a person should decide: :data:`REPLACES` or
     :data:`UNDECIDED` verdicts between two claims both still current. ``claims`` are ``(handle, text, day)``
     (``day`` when the claim became true; None sorts first); the handles come back as ``(older, newer, verdict)``,
     in input order. Only pairs sharing an anchor are compared (an inverted index), so a page of n claims costs far
     less than n² comparisons; an anchor held by more than :data:`MAX_ANCHOR_CLAIMS` claims is too common to name a
     subject and pairs no claims on its own (without the cap, 2,000 claims over a small vocabulary took 74 s and
-    named 197,002 pairs)."""
+    named 197,002 pairs).
+
+    With a ``judge``, each claim that names the value it changes to (:func:`value_of`) is also compared with the
+    claims said before it that it shares no anchor with (:func:`model_verdict`; at most
+    :data:`MAX_MODEL_OLDER` of them, the latest): the model-close pairs come back as :data:`REPLACES`."""
     items = [(h, read(t), d) for h, t, d in claims]
     by_anchor: dict[str, list[int]] = {}
     for i, (_, s, _) in enumerate(items):
@@ -293,6 +400,15 @@ def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]]) -> list[t
                 verdict = compare(items[first][1], items[second][1])
                 if verdict.relation in (REPLACES, UNDECIDED):
                     out.append((first, second, verdict))
+    if judge is not None:
+        order = sorted(range(len(items)), key=lambda i: (items[i][2] or dt.date.min, i))
+        for rank, y in enumerate(order):
+            if value_of(items[y][1]) is None:
+                continue
+            earlier = [x for x in order[max(0, rank - MAX_MODEL_OLDER):rank]
+                       if _model_may_judge(items[x][1], items[y][1], Verdict(UNRELATED))]
+            found = model_verdict(items[y][1], [items[x][1] for x in earlier], judge)
+            out.extend((x, y, v) for x, v in zip(earlier, found, strict=True) if v is not None)
     return [(items[o][0], items[n][0], v) for o, n, v in sorted(out, key=lambda p: (p[0], p[1]))]
 
 
