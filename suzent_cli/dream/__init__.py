@@ -2,6 +2,7 @@
 
 Modules: :mod:`.gate` (the decision), :mod:`.runner` (a tick under the consolidation lock), :mod:`.engine` (what
 engines get and return), :mod:`.rules` and :mod:`.claude_agent` (the engines), :mod:`.vault_tools` (the claude
-engine's file tools), :mod:`.lint`, :mod:`.revisit`. The vault format it writes (pages, claims, ``log.md``, the
-``.state/`` files) belongs to :mod:`suzent_cli.vault`; the dream never imports the index's writer.
+engine's file tools), :mod:`.lint`, :mod:`.revisit`, :mod:`.values` (the model half of the same-subject test: does a new value stand in for
+an older one; the configured embedder, loaded only when a change shares no word with what it replaces). The vault format it writes (pages, claims, ``log.md``, the
+``.state/`` files) belongs to :mod:`suzent_cli.vault`; the dream never imports the index's writer (:mod:`.values` reads the index's embedder and yardstick only).
 """

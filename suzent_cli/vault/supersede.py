@@ -30,7 +30,18 @@ statement's anchors.
   morning"; "Has 3 cats" / "Has 4 cats"): a person should look (lint reports it as a contradiction).
 * ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included.
 
-Pure functions of their arguments; no I/O. Deterministic: the same texts give the same verdict.
+**A change that shares no word** with what it replaces ("I drink tea every morning", later "I switched to
+coffee") needs to know that coffee and tea are the same kind of thing. This module stays model-free: callers pass
+a :class:`ValueJudge` (the dream's :class:`suzent_cli.dream.values.ModelJudge`, on the configured embedder).
+:func:`value_of` reads the value a change ends at ("switched/moved/upgraded … to X", or the rest of a short
+statement whose only cues are "now", "these days", "instead": "I'm vegan these days"); when the words relate the
+newer statement to no older one, the judge scores each older one (:func:`model_verdict`), and
+:func:`best_replaced` takes the best only when it beats every other close one by :data:`MODEL_MARGIN` (a tie
+replaces nothing; :func:`pairs_to_review` then reports the pairs to lint). Without a judge, or with one whose
+model cannot tell kinds apart (a hash embedder), the words alone decide, as before.
+
+Pure functions of their arguments; no I/O. Deterministic: the same texts (and the same judge) give the same
+verdict.
 """
 
 from __future__ import annotations
