@@ -101,3 +101,42 @@ def test_an_embedder_that_cannot_load_turns_the_model_half_off():
     judge = ModelJudge(spec="no-such-model")
     assert best_replaced("I switched to coffee", ["I drink tea every morning"], judge) is None
     assert "no embedder" in (judge.problem or "")
+
+
+def test_lint_reports_a_close_pair_it_cannot_decide_and_no_distractor(judge):
+    d = dt.date
+    claims = [("car", "Commutes by car", d(2026, 3, 1)), ("rex", "Owns a dog named Rex", d(2026, 3, 2)),
+              ("paris", "Went to Paris in May", d(2026, 3, 3)), ("bus", "I take the bus these days", d(2026, 3, 11))]
+    assert best_replaced("I take the bus these days", [c[1] for c in claims[:3]], judge) is None  # not sure enough
+    assert [(o, n) for o, n, _ in pairs_to_review(claims, judge)] == [("car", "bus")]  # but a person should look
+    assert pairs_to_review(claims) == []  # words alone see nothing
+
+
+def test_the_rules_engine_and_lint_use_the_model(tmp_path, minilm):
+    """Through the dream: "I switched to coffee" retires "I drink tea every morning" (not "Likes dark chocolate");
+    with "Likes tea" and "Likes green tea" both current, lint names both pairs."""
+    from conftest import log, settings_at
+    from suzent_cli.config import DreamConfig
+    from suzent_cli.dream.lint import rules_contradictions
+    from suzent_cli.dream.rules import RulesEngine
+    from suzent_cli.dream.runner import DreamRunner
+    from suzent_cli.vault.pages import PREVIOUSLY, read_page
+
+    s = settings_at(tmp_path / "home")
+    log(s, "2026-06-01", "[preference] I drink tea every morning", "[preference] Likes dark chocolate")
+    log(s, "2026-06-09", "[preference] I switched to coffee")
+    runner = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[],
+                         engine_factory=lambda name: RulesEngine(minilm))
+    assert runner.tick(force=True).outcome == "ingested"
+    page = read_page(s.paths.vault_dir / "3_Personal/Preferences.md")
+    assert [c.text for c in page.claims(PREVIOUSLY)] == ["I drink tea every morning"]
+    assert "Likes dark chocolate" in [c.text for c in page.claims()]
+
+    v = tmp_path / "vault"
+    (v / "3_Personal").mkdir(parents=True)
+    (v / "3_Personal/Preferences.md").write_text(
+        "---\ntype: personal\n---\n# Preferences\n\n## Claims\n\n- Likes tea · source: 2026-03-01.md:5\n"
+        "- Likes green tea · source: 2026-03-02.md:5\n- I switched to coffee · source: 2026-03-09.md:5\n")
+    found = rules_contradictions(v, dt.date(2026, 3, 10), judge=ModelJudge(minilm))
+    assert sum("I switched to coffee" in line for line in found.contradictions) == 2
+    assert rules_contradictions(v, dt.date(2026, 3, 10)).contradictions == []  # words alone: nothing to say

@@ -48,6 +48,8 @@ VALUE_Z = 4.0  # the new value vs the older statement's closest word: spreads ab
 # The calibration pairs' median z must reach this: above what the best of the unrelated words scores by chance
 # (the expected maximum of 62 normal draws is 2.4); MiniLM gives 3.9, a hash embedder 0.
 CALIBRATION_Z = 3.0
+# Lint's lower bar for the value (``strict=False``): close enough for a person to look ("bus" / "car", z 3.9).
+REVIEW_VALUE_Z = 3.0
 SENTENCE_Z = 3.0  # the two statements: spreads above unrelated sentences
 MIN_SPREAD = 1e-3
 
@@ -120,9 +122,11 @@ class ModelJudge:
         return (float(probe @ other) - float(cosines.mean())) / spread
 
     # --- the question ----------------------------------------------------------------------------------------
-    def closeness(self, newer: Statement, value: str, olders: Sequence[Statement]) -> list[float | None]:
+    def closeness(self, newer: Statement, value: str, olders: Sequence[Statement], *,
+                  strict: bool = True) -> list[float | None]:
         """For each of ``olders``: the sum of the sentence z and the value z when both reach their thresholds
-        (module doc), else None. All None when the judge is off."""
+        (module doc; ``strict=False``: the value z need only reach :data:`REVIEW_VALUE_Z`), else None. All None
+        when the judge is off."""
         if not olders or not self._ready():
             return [None] * len(olders)
         try:
@@ -138,6 +142,6 @@ class ModelJudge:
         probe = self._vectors[value]
         for i in near:
             best = max((self._z(self._null_words, probe, self._vectors[w]) for w in words[i]), default=0.0)
-            if best >= VALUE_Z:
+            if best >= (VALUE_Z if strict else REVIEW_VALUE_Z):
                 out[i] = round(sentence[i] + best, 3)
         return out

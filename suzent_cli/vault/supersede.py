@@ -161,9 +161,11 @@ class ValueJudge(Protocol):
     module stays model-free). ``closeness(newer, value, olders)`` returns, for each of ``olders``, a score ≥ 0 (the
     higher the closer; comparable across models) when ``value`` is the same kind of thing as a word of that older
     statement and the two statements are about the same matter, else None. Never raises: a judge that cannot
-    decide (no model, a model that cannot tell words apart) returns None for all."""
+    decide (no model, a model that cannot tell words apart) returns None for all. ``strict=False`` asks with a
+    lower bar, for pairs a person should look at (lint), not for replacing."""
 
-    def closeness(self, newer: Statement, value: str, olders: Sequence[Statement]) -> list[float | None]: ...
+    def closeness(self, newer: Statement, value: str, olders: Sequence[Statement], *,
+                  strict: bool = True) -> list[float | None]: ...
 
 
 # A model-judged replacement must beat every other model-close candidate by this much of its score (a z sum):
@@ -269,14 +271,15 @@ def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
         not is_repeat(a.key, b.key) and value_of(b) is not None
 
 
-def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJudge) -> list[Verdict | None]:
+def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJudge, *,
+                  strict: bool = True) -> list[Verdict | None]:
     """For each of ``olders``: a :data:`REPLACES` verdict when ``judge`` finds ``newer``'s value
     (:func:`value_of`) the same kind of thing as a word of it ("switched to coffee" / "drink tea every morning"),
-    scored by the judge (no shared anchors: below every word-based score of :func:`best_replaced`), else None."""
+    scored by the judge, else None. ``strict=False``: the judge's lower bar (pairs to review, not to replace)."""
     value = value_of(newer)
     if value is None or not olders:
         return [None] * len(olders)
-    scores = judge.closeness(newer, value, olders)
+    scores = judge.closeness(newer, value, olders, strict=strict)
     return [None if z is None else Verdict(REPLACES, z, f"'{newer.cue}': {value}, close in meaning (model)")
             for z in scores]
 
@@ -390,7 +393,8 @@ def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]],
 
     With a ``judge``, each claim that names the value it changes to (:func:`value_of`) is also compared with the
     claims said before it that it shares no anchor with (:func:`model_verdict`; at most
-    :data:`MAX_MODEL_OLDER` of them, the latest): the model-close pairs come back as :data:`REPLACES`."""
+    :data:`MAX_MODEL_OLDER` of them, the latest): the pairs the judge finds close at its lower bar come back as
+    :data:`REPLACES` (lint drops those whose newer claim replaced something at ingest)."""
     items = [(h, read(t), d) for h, t, d in claims]
     by_anchor: dict[str, list[int]] = {}
     for i, (_, s, _) in enumerate(items):
@@ -418,7 +422,7 @@ def pairs_to_review(claims: Iterable[tuple[Any, str, dt.date | None]],
                 continue
             earlier = [x for x in order[max(0, rank - MAX_MODEL_OLDER):rank]
                        if _model_may_judge(items[x][1], items[y][1], Verdict(UNRELATED))]
-            found = model_verdict(items[y][1], [items[x][1] for x in earlier], judge)
+            found = model_verdict(items[y][1], [items[x][1] for x in earlier], judge, strict=False)
             out.extend((x, y, v) for x, v in zip(earlier, found, strict=True) if v is not None)
     return [(items[o][0], items[n][0], v) for o, n, v in sorted(out, key=lambda p: (p[0], p[1]))]
 
