@@ -24,6 +24,7 @@ question (a run where no statement names a new value never loads it). Capture ne
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
 from statistics import median
 
@@ -56,6 +57,8 @@ MIN_SPREAD = 1e-3
 
 _SHARED: dict[str, object] = {}  # spec -> lazy embedder: a process (a server, a test run) loads each model once
 _SHARED_LOCK = threading.Lock()
+# embedder -> (unrelated words, unrelated sentences, calibration z): computed once per embedder object
+_YARDSTICKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def shared_embedder(spec: str):
@@ -87,26 +90,34 @@ class ModelJudge:
     # --- vectors ---------------------------------------------------------------------------------------------
     def _encode(self, texts: Sequence[str]) -> None:
         """Encode the ``texts`` not cached yet, in one batch."""
+        if self._embedder is None:
+            self._embedder = shared_embedder(self._spec or "hash")
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if not missing:
             return
-        if self._embedder is None:
-            self._embedder = shared_embedder(self._spec or "hash")
         vectors = np.asarray(self._embedder.encode(missing), dtype=np.float32)
         self._vectors.update(zip(missing, vectors, strict=True))
 
     def _ready(self) -> bool:
-        """Load the yardsticks once and check the model tells kinds apart (module doc)."""
+        """Load the yardsticks once per embedder (kept while it lives: a second run of the same process encodes
+        none of them again) and check the model tells kinds apart (module doc)."""
         if self._able is not None:
             return self._able
         try:
-            from suzent_cli.index.unrelated import UNRELATED
+            self._encode([])  # the embedder, loaded (lazily) from the spec
+            with _SHARED_LOCK:
+                known = _YARDSTICKS.get(self._embedder)
+            if known is None:
+                from suzent_cli.index.unrelated import UNRELATED
 
-            pairs = [w for pair in CALIBRATION for w in pair]
-            self._encode([*UNRELATED_WORDS, *UNRELATED, *pairs])
-            self._null_words = np.stack([self._vectors[w] for w in UNRELATED_WORDS])
-            self._null_sentences = np.stack([self._vectors[t] for t in UNRELATED])
-            calibration = median(self._z(self._null_words, self._vectors[a], self._vectors[b]) for a, b in CALIBRATION)
+                pairs = [w for pair in CALIBRATION for w in pair]
+                self._encode([*UNRELATED_WORDS, *UNRELATED, *pairs])
+                words = np.stack([self._vectors[w] for w in UNRELATED_WORDS])
+                calibration = median(self._z(words, self._vectors[a], self._vectors[b]) for a, b in CALIBRATION)
+                known = (words, np.stack([self._vectors[t] for t in UNRELATED]), calibration)
+                with _SHARED_LOCK:
+                    _YARDSTICKS[self._embedder] = known
+            self._null_words, self._null_sentences, calibration = known
             self._able = calibration >= CALIBRATION_Z
             if not self._able:
                 self.problem = f"the embedder does not tell kinds of things apart (calibration z {calibration:.1f})"
