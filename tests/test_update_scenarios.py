@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import importlib.util
-import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("update_scenarios_bench", REPO / "benchmarks" / "updates.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/updates.py", "update_scenarios_bench")
 
 
 U = _harness()
