@@ -126,3 +126,30 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
             current.append((role, text, page))
     assert fp == 0
     assert tp / olds >= 0.8, (tp, olds)
+
+
+def test_the_blind_set_is_sound_and_shares_nothing_with_the_other_sets():
+    """The blind set (written without reading the update-handling code or the other sets; report only): 30
+    scenarios over 10 kinds, each expected string in the last new statement and in no old or distractor one,
+    every statement a fact line of its bracketed category, and no id or statement shared with the other sets."""
+    from suzent_cli.capture import parse_fact
+
+    base, blind = U.load(REPO / "benchmarks" / "data" / "update_scenarios_blind.json")
+    assert isinstance(base, dt.date)
+    assert len(blind) >= 30 and len({s["kind"] for s in blind}) >= 10
+    assert {s["cue"] for s in blind} == {"clear", "none", "unusual"}
+    for s in blind:
+        assert 1 <= len(s["distractors"]) <= 3, s["id"]
+        for role in U.ROLES:
+            for st in s[role]:
+                fact = parse_fact(st["fact"])
+                assert fact is not None and fact.category == st["fact"][1:].split("]")[0], st["fact"]
+        last = max(s["new"], key=lambda st: int(st["day"]))["fact"].lower()
+        others = [st["fact"].lower() for st in s["old"] + s["distractors"]]
+        for e in s["expected"]:
+            assert e.lower() in last and not any(e.lower() in o for o in others), (s["id"], e)
+    _, tuning = U.load()
+    _, held = U.load(REPO / "benchmarks" / "data" / "update_scenarios_heldout.json")
+    assert not {s["id"] for s in blind} & {s["id"] for s in tuning + held}
+    seen = {st["fact"].lower() for s in tuning + held for role in U.ROLES for st in s[role]}
+    assert not {st["fact"].lower() for s in blind for role in U.ROLES for st in s[role]} & seen
