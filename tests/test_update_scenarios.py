@@ -70,6 +70,20 @@ def test_supersession_scoring_counts_an_early_replacement_as_wrong(tmp_path):
     assert (lint["undecided"], lint["flagged"], lint["false_flags"]) == (1, 1, 0)
 
 
+def test_supersession_scoring_accepts_a_chain_replaced_step_by_step(tmp_path):
+    page = tmp_path / "4_Technical" / "Stack.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntype: technical\n---\n\n# Stack\n\n## Claims\n\n- Runs Django 5.1\n- Uses Celery\n\n"
+                    "## Previously\n\n- Runs Django 3.2 (until 2026-03-09)\n- Runs Django 4.2 (until 2026-03-16)\n",
+                    encoding="utf-8")
+    s = {"old": [{"day": 1, "fact": "[technical] Runs Django 3.2"}, {"day": 8, "fact": "[technical] Runs Django 4.2"}],
+         "new": [{"day": 15, "fact": "[technical] Runs Django 5.1"}],
+         "distractors": [{"day": 2, "fact": "[technical] Uses Celery"}]}
+    got = U.score_vault(s, dt.date(2026, 3, 2), U.vault_claims(tmp_path))
+    # 3.2 was replaced by 4.2 on day 8 (2026-03-09), 4.2 by 5.1 on day 15: both right, nothing wrong
+    assert (got["tp"], got["fn"], got["fp"], got["absent"]) == (2, 0, 0, 0)
+
+
 @pytest.mark.integration
 def test_two_scenarios_end_to_end_through_the_cli(tmp_path):
     base, scenarios = U.load()
