@@ -140,3 +140,15 @@ def test_the_rules_engine_and_lint_use_the_model(tmp_path, minilm):
     found = rules_contradictions(v, dt.date(2026, 3, 10), judge=ModelJudge(minilm))
     assert sum("I switched to coffee" in line for line in found.contradictions) == 2
     assert rules_contradictions(v, dt.date(2026, 3, 10)).contradictions == []  # words alone: nothing to say
+
+
+def test_the_model_loads_only_for_a_change_that_names_a_value_and_shares_no_word():
+    from suzent_cli.index.embed import lazy_embedder
+
+    lazy = lazy_embedder("all-MiniLM-L6-v2")
+    judge = ModelJudge(lazy)
+    assert best_replaced("Now prefers light mode", ["Prefers dark mode"], judge) == 0  # the words decide
+    assert best_replaced("Our cat Miso died in April", ["Has a cat called Miso"], judge) == 0
+    assert best_replaced("Likes green tea", ["Likes tea"], judge) is None  # no cue, no value
+    assert pairs_to_review([("a", "Likes tea", None), ("b", "Reads before bed", None)], judge) == []
+    assert not lazy.loaded
