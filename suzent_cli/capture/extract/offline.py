@@ -157,7 +157,8 @@ _SUBJECTLESS = re.compile(
     r"[a-z]+ing\b(?=.*\b(?:for (?:\w+ )?(?:weeks|months|years|a (?:month|year|while))|since\b))"
     r"|(?:just |recently |finally )?(?:started|began) (?:learning|playing|taking|doing|working|studying|"
     r"training|volunteering|teaching|running|practicing|practising|using|going)\b)", re.I)
-_SUBJECTLESS_POINTER = re.compile(r"\b(?:it|that|them|those|you)\b", re.I)
+# ... unless what it is about is a pointer into the conversation ("Been playing it for a month").
+_SUBJECTLESS_POINTER = re.compile(r"^(?:\S+\s+){1,3}?[a-z]+ing\s+(?:it|that|this|these|them|those|you)\b", re.I)
 # "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
 _POSSESSIVE_COPULA = re.compile(
     r"^(?!(?:it|this|that|these|those|there|here|he|she|they|what|which|who|everything|nothing)\b)"
@@ -260,11 +261,11 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
         r"diabetic|asthma|autistic|adhd|pregnant|migraines?|colou?r-?blind|deaf|hard of hearing|sick|"
         r"left-handed|right-handed|afraid of|scared of|terrified of|phobia|graduated|university|college|degree|"
-        r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from home|remotely)|"
+        r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from|remotely)|"
         r"teach|teacher|nurse|doctor|student|phd|retired|engineer|developer|"
         r"designer|chef|lawyer|accountant|researcher|scientist|pharmacist|architect|consultant|freelancer|"
         r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|"
-        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|native|religion|"
+        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
         r"ramadan|muslim|christian|jewish|hindu|buddhist|church|mosque|car|ankle|knee|back pain|hip|wrist)\b",
         re.I)),
     ("context", re.compile(
@@ -353,7 +354,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     if _STANDING.match(p):
         return (_capitalised(s), "interaction") if len(s.split()) >= 3 else None
     if _SUBJECTLESS.match(p):
-        if _SUBJECTLESS_POINTER.search(p) or _not_durable_anywhere(p):
+        if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
         return _capitalised(s), None
     # The user's own clause: the sentence itself, or what follows a fronted phrase ("When I was a kid, I …": the
