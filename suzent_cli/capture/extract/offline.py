@@ -178,7 +178,7 @@ _PASSING_STATE = re.compile(
     r"annoyed|frustrated|upset|angry|mad|sad|happy|sick|ill|late|kidding|joking|running (?:late|behind|out)|done|"
     r"stuck|lost|confused|free|ready|"
     r"off|offline|online|away|about to|heading|leaving|waiting|driving|walking|sitting|eating|cooking|out of|"
-    r"feeling|at|on the|in the middle)\b", re.I)
+    r"feeling|at|on the|in the middle|doing (?:great|good|well|ok|okay|fine|better|alright|amazing|awesome))\b", re.I)
 # An appointment at a clock time ("at 4", "at 6:40") is of the day, unless it is a habit ("usually", "every").
 _CLOCK_TIME = re.compile(r"\bat \d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\.?)?(?![\d:%])(?!\s*(?:years|percent))", re.I)
 _HABITUAL = re.compile(r"\b(?:usually|always|never|often|normally|typically|generally|every|each|most days|"
@@ -219,8 +219,9 @@ _PROBLEM_REPORT = re.compile(
     r"isn'?t working|not working|won'?t (?:start|load|work|open|connect|compile|run)|throws?|keeps? \w+ing|"
     r"is down|are down|went down|broke down|stopped working|segfaults?|traceback|stack trace|timed out|"
     r"undefined|null pointer)\b", re.I)
+# "this bug" points into the conversation; "this game called Chess" names what it means (colloquial "this").
 _DEICTIC = re.compile(r"\bthat one\b|\b(?:this|these)\b(?!\s+(?:year|month|semester|season|decade|spring|summer|"
-                      r"autumn|fall|winter|century|days)\b)", re.I)
+                      r"autumn|fall|winter|century|days)\b)(?!(?:\s+[\w'-]+){1,4}\s+(?:called|named)\s)", re.I)
 _OTHERS_OPINION = re.compile(r"^(?:my|our)\s+[\w' ]{1,30}?\s(?:thinks|thought|says|said|told|believes|feels|"
                              r"reckons|claims|mentioned)\b", re.I)
 _GOING_TO = re.compile(r"^(?:i'?m|i am|we'?re|we are)\s+(?:\w+\s+)?(?:going to|gonna|about to)\b", re.I)
