@@ -7,22 +7,32 @@ assistant's words are not the user's claims. The category comes from simple keyw
 
 How a sentence is judged, in order (all rules are general English cues, none is about particular sentences):
 
-1. Leading interjections, discourse markers and labels ("oh", "ok so", "by the way", "fyi", "heads up",
-   "Update:", "Correction -", "Quick note:", …) and a greeting's addressee ("Hey Sam, …") are trimmed; what is
-   kept is the rest of the sentence, verbatim (first letter capitalised). An update is the fact a memory must not
-   lose: "Update: I live in Lisbon now." keeps "I live in Lisbon now.".
+1. Leading interjections, discourse markers, stance adverbs and labels ("oh", "ok so", "by the way", "fyi",
+   "heads up", "honestly", "unfortunately", "speaking of which", "on another note", "Update:", "Correction -",
+   "Quick note:", …) and a greeting's addressee ("Hey Sam, …") are trimmed; what is kept is the rest of the
+   sentence, verbatim (first letter capitalised). An update is the fact a memory must not lose: "Update: I live in
+   Lisbon now." keeps "I live in Lisbon now.".
 2. A "remember (that) X" / "don't forget X" / "can you remember that X?" request keeps X, whatever X says;
    "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
 3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
    a …") and conversation management ("I think", "I mean", "I'll …") are dropped.
 4. A standing instruction to the assistant ("From now on, …", "Always …", "Never …") is kept (``interaction``).
-5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …") or it
-   says "<someone/something> is my …". It is then still dropped when it is not durable: a time marker of the
-   here-and-now ("today", "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual),
-   a passing state ("I'm tired", "I'm at the airport"), a one-off past event ("I had pasta", "I already tried
-   that" — unlike biographical ones: "I moved", "I graduated", or anything dated "years ago"), a problem report
-   ("throws", "is down"), a pointer into the conversation ("this bug"), someone else's passing opinion ("my
-   friend thinks …"), "going to" without a long-term horizon, or a sarcastic "love how / just love".
+5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …"), it
+   says "<someone/something> is my …" ("Sam's my brother"), or the user's own clause follows a fronted phrase of
+   time, place or circumstance ("At work, we use Postgres", "Since last week I work from Lisbon", "When I was a
+   kid, I lived in Spain", "Recently I switched to neovim"; not a conditional "If …, I"): then the whole sentence
+   is kept, since the phrase often carries the when or where, and the rules below read the clause after it. Two
+   subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
+   year", not "Been playing it …", whose "it" points into the conversation) and "(Just) started learning / doing
+   …". A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
+   tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
+   camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
+   lost my job", "we got a puppy", "I got promoted", or anything dated "years ago"), a problem report ("throws",
+   "is down"), a pointer into the conversation ("this bug"; not "this game called Chess", which names what it
+   means), someone else's passing opinion ("my friend thinks …"), "going to" without a long-term horizon, a
+   sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
+   parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
