@@ -121,6 +121,7 @@ _NOT_DURABLE = re.compile(
     r"i have no idea|i've no idea|i need to|i have to|i've got to|i gotta|i must|i couldn'?t|i could not|"
     r"i'?d rather not|i would rather not|i'?d say|i would say|i'?d go with|i'?d pick|i'?d choose|"
     r"i'?m with you|i'?m sure|i'?m pretty sure|i bet|i can'?t (?:wait|agree|thank)|i'?m craving|"
+    r"i'?d love (?:your|you to|some|it if|to (?:hear|know|see|get|chat|talk))|i would love (?:your|you to)|"
     # "we" offering or musing, not stating: "With your help, we can …", "For example, we could …"
     r"we can(?!'?t|not)|we could|we should|we might|we may|we'?ll|we will|we'?d|we need to|we have to|we must|"
     r"i believe|i feel like|i reckon|i suspect|i assume|i imagine|i doubt|i'?m afraid (?!of\b)|"
@@ -155,7 +156,8 @@ _LEAD_COMMA = re.compile(
     + _CLAUSE_START, re.I)
 _LEAD_BARE = re.compile(
     r"^(?P<lead>" + _LEAD_LY + r"|these days|nowadays|now|at (?:work|home|school|the office|uni|university)|"
-    r"in my (?:free|spare) time|on (?:weekends|weekdays)|most days|(?:every|each) (?:day|morning|evening|night|"
+    r"in my (?:free|spare) time|on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
+    r"sundays)|most days|(?:every|each) (?:day|morning|evening|night|"
     r"week|weekend|month|year|summer|winter)|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
     r"(?:a|two|three|four|five|six|\d+) (?:years|months) ago|since (?:last \w+|(?:19|20)\d\d|then|childhood|"
     r"college|university|school|the pandemic)|(?:back )?in (?:19|20)\d\d|growing up|as a (?:kid|child|teenager)|"
@@ -212,6 +214,7 @@ _LIFE_EVENT = re.compile(
     r"|(?:a|the|my|our) (?:new |first |dream )?(?:job|dog|cat|puppy|pup|kitten|house|flat|apartment)"
     r"|(?:my|our) (?:degree|licen[cs]e|driver'?s licen[cs]e|phd|master'?s|diploma|citizenship|green card))"
     r"|had (?:a baby|twins|a (?:baby )?(?:son|daughter|boy|girl))"
+    r"|(?:picked|took) up (?:[a-z]+ing|yoga|pilates|chess|pottery|(?:the )?(?:guitar|piano|violin|cello|drums))"
     r"|(?:bought|sold) (?:a|my|our) (?:new )?(?:house|home|flat|apartment|condo|car))\b", re.I)
 # Regular past forms ("I fixed", "we changed") tell of an episode too, except these biographical ones.
 _REGULAR_PAST = re.compile(_SUBJECT_I_WE + r"(?P<verb>[a-z]+ed)\b", re.I)
