@@ -11,8 +11,8 @@ from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pa
 
 # Measured 2026-11-29: labelled set P 0.991 / R 0.991; held-out set P 1.000 / R 0.950. Re-measured for issue 13
 # (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Issue 16
-# (lead-ins, "I see" habits, subject-less "been …ing", life events; 39 items added to the labelled set only):
-# labelled 0.993 / 0.993, held-out 1.000 / 0.963. Floors sit a bit below.
+# (lead-ins, "I see" habits, subject-less "been …ing", life events; 107 items added to the labelled set only):
+# labelled 0.994 / 0.989, held-out 1.000 / 0.963. Floors sit a bit below.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.93
 CATEGORY_FLOOR = 0.90
@@ -166,6 +166,7 @@ def test_a_label_does_not_make_a_command_or_a_passing_remark_a_fact(text):
     ("Because of my allergy, I avoid nuts.", "Because of my allergy, I avoid nuts."),
     ("On Sundays I call my grandmother.", "On Sundays I call my grandmother."),
     ("Over the summer, I picked up bouldering.", "Over the summer, I picked up bouldering."),
+    ("By the way, since March I've been on a low-sodium diet.", "Since March I've been on a low-sodium diet."),
 ])
 def test_a_lead_in_before_the_user_s_own_clause_keeps_the_fact(text, kept):
     assert contents(text) == [kept]
@@ -192,6 +193,7 @@ def test_a_lead_in_before_the_user_s_own_clause_keeps_the_fact(text, kept):
     "Seriously, what was that?",
     "When you get a chance, I'd love your feedback.",  # a request behind a lead-in
     "I picked up the kids from school.",
+    "To be honest, I don't really care.",
 ])
 def test_a_lead_in_does_not_make_a_non_fact_a_fact(text):
     assert contents(text) == []
@@ -205,6 +207,7 @@ def test_a_lead_in_does_not_make_a_non_fact_a_fact(text):
     ("I see what you mean.", []),
     ("I see the problem now.", []),
     ("I see - that makes sense.", []),
+    ("I see no reason to change it.", []),
 ])
 def test_i_see_with_an_object_is_a_habit_not_an_acknowledgement(text, kept):
     assert contents(text) == kept

@@ -107,9 +107,9 @@ _HYPOTHETICAL = re.compile(
 # First-person openings that manage the conversation, ask for something, or hedge.
 _NOT_DURABLE = re.compile(
     r"^(?:i think|i guess|i suppose|i wonder|i was wondering|i'?m wondering|i'm not sure|i am not sure|i mean|"
-    r"i meant|i see(?=\s*(?:$|[^\w\s]|(?:what|why|how|where|who|that|your|you|now|so|it|the (?:point|problem|"
+    r"i meant|i see(?=\s*(?:$|[^\w\s]|(?:what|why|how|where|who|that|your|you|now|so|it|no|nothing|the (?:point|problem|"
     r"issue|difference|appeal|logic))\b))|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
-    r"i don'?t (?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
+    r"i don'?t (?:really |even )?(?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
     r"i need you|i want you|i'?d like you|i would like you|i hope you|i'?m just|i just wanted|"
     r"i need (?:a|an|some|help|ideas?|advice|to know|to find|to figure|to decide|to check|to get|to write)\b|"
     r"i'?d like (?:a|an|some|the|help|to know|to see|to ask|to understand|to get|to find|to have)\b|"
@@ -159,7 +159,8 @@ _LEAD_BARE = re.compile(
     r"in my (?:free|spare) time|on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
     r"sundays)|most days|(?:every|each) (?:day|morning|evening|night|"
     r"week|weekend|month|year|summer|winter)|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
-    r"(?:a|two|three|four|five|six|\d+) (?:years|months) ago|since (?:last \w+|(?:19|20)\d\d|then|childhood|"
+    r"(?:a|two|three|four|five|six|\d+) (?:years|months) ago|since (?:last \w+|(?:19|20)\d\d|then|childhood|january|"
+    r"february|march|april|may|june|july|august|september|october|november|december|"
     r"college|university|school|the pandemic)|(?:back )?in (?:19|20)\d\d|growing up|as a (?:kid|child|teenager)|"
     r"for (?:\w+ )?(?:years|months))\s+(?=(?:i|i'm|i've|i'd|we|we're|we've)\s)", re.I)
 # Subject-less first person ("Been learning Spanish for a year", "Recently started learning the cello"): kept
