@@ -107,8 +107,8 @@ _HYPOTHETICAL = re.compile(
 # First-person openings that manage the conversation, ask for something, or hedge.
 _NOT_DURABLE = re.compile(
     r"^(?:i think|i guess|i suppose|i wonder|i was wondering|i'?m wondering|i'm not sure|i am not sure|i mean|"
-    r"i meant|i see(?=\s*(?:$|[^\w\s]|(?:what|why|how|where|who|that|your|you|now|so|it|no|nothing|the (?:point|problem|"
-    r"issue|difference|appeal|logic))\b))|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
+    r"i meant|i see(?=\s*(?:$|[^\w\s]|(?:what|why|how|where|who|that|your|you|now|so|it|no|nothing|"
+    r"the (?:point|problem|issue|difference|appeal|logic))\b))|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
     r"i don'?t (?:really |even )?(?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
     r"i need you|i want you|i'?d like you|i would like you|i hope you|i'?m just|i just wanted|"
     r"i need (?:a|an|some|help|ideas?|advice|to know|to find|to figure|to decide|to check|to get|to write)\b|"
@@ -143,7 +143,8 @@ _FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|w
 # start-anchored rules below read the clause after it.
 _CLAUSE_START = r"(?=(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|we|we're|we are|we've|our|me and)\b)"
 _LEAD_OPENER = (
-    r"(?:at|in|on|since|after|before|during|for (?:\w+ )?(?:years|months|decades|a living|work)|as|outside|besides|beside|apart from|other than|aside from|"
+    r"(?:at|in|on|since|after|before|during|for (?:\w+ )?(?:years|months|decades|a living|work)|as|outside|"
+    r"besides|beside|apart from|other than|aside from|"
     r"like|unlike|until|till|through|throughout|over|around|with|without|between|thanks to|due to|because of|"
     r"despite|in spite of|as for|as far as|when it comes to|growing up|ever since|back (?:then|home|in)|"
     r"these days|nowadays|lately|now that|now|then|once|when|whenever|while|although|though|even though|because|"
