@@ -12,11 +12,25 @@ the same), so the classifier sees the earlier sessions as a real home would.
 
 What a hook would not hand over is not handed over: the speaker's name (a hook's user is always the one person)
 and a shared photo's caption (an image block is not text the extractor reads).
+
+Survival only, for quick work on the extractor (no home, no index, no recall; seconds, not minutes)::
+
+    PYTHONPATH=. python benchmarks/locomo_e2e.py ../shared/data/locomo/locomo-dev.json [--conversations N]
+                                                 [--skip N] [--json OUT] [--dropped OUT.jsonl]
+
+Each turn is parsed and extracted exactly as :func:`extract_and_write` does (the same JSON, ``parse_turn``, the
+offline extractor) and the facts it returns are counted; nothing is written, so the write-path classifier does not
+run. That classifier needs the recall set (an index) and only turns a word-for-word restatement of a known fact
+into a confirmation instead of a log line (11 of 4,124 dev turns in the full run), so the counts here can be a
+few turns above the full mode's. ``--dropped`` writes each evidence turn that left no fact (one JSON line:
+sample, dia_id, category, words) to look at.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -137,3 +151,81 @@ class Survival:
                 "confirmations": self.confirmations,
                 "by_category": {name: row([c]) for c, name in self.categories.items()},
                 "all": row(list(self.categories))}
+
+
+def extracted_per_turn(conv) -> dict[str, dict[str, int]]:
+    """``dia_id -> {"facts": n, "confirmations": 0}`` for the turns of ``conv`` the offline extractor keeps facts
+    from, each turn handed over as :func:`capture_through_extractor` hands it (:func:`turn_input`, ``parse_turn``),
+    nothing written. Turns that leave no fact are absent (the shape of :func:`kept_per_turn`)."""
+    from suzent_cli.capture.extract.offline import OfflineExtractor
+    from suzent_cli.capture.extract.turns import parse_turn
+
+    extractor = OfflineExtractor()
+    out: dict[str, dict[str, int]] = {}
+    for _, _, dia_id, _ in conv.turns:
+        facts = extractor.extract(parse_turn(turn_input(conv.said[dia_id][1])), [])
+        if facts:
+            out[dia_id] = {"facts": len(facts), "confirmations": 0}
+    return out
+
+
+def render_survival(sv: dict) -> str:
+    """The survival table of a :meth:`Survival.summary` as markdown (the shape ``locomo.py`` prints)."""
+    lines = [f"{sv['turns']} turns, {sv['turns_with_facts']} with at least one fact, {sv['turns_dropped']} "
+             f"dropped; {sv['facts']} facts ({sv['facts_per_turn']:.2f} a turn)", "",
+             "| category | evidence turns | kept | kept % | questions | all evidence kept % | any evidence kept % | "
+             "recall ceiling |", "|---|---|---|---|---|---|---|---|"]
+    for name, row in [*sv["by_category"].items(), ("all", sv["all"])]:
+        lines.append(f"| {name} | {row['evidence']} | {row['evidence_kept']} | {row['evidence_kept_pct']} | "
+                     f"{row['questions']} | {row['all_evidence_kept_pct']} | {row['any_evidence_kept_pct']} | "
+                     f"{row['recall_ceiling']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Survival only (see the module docstring). Exit 0, or 2 with one line when the data cannot be read."""
+    import locomo  # the sibling script: the loader and the categories
+
+    parser = argparse.ArgumentParser(description="LoCoMo: how many evidence turns the offline extractor keeps")
+    parser.add_argument("data", type=Path, help="path to locomo-dev.json (or locomo10.json)")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N conversations (before --conversations)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the summary as JSON here")
+    parser.add_argument("--dropped", type=Path, default=None,
+                        help="write the evidence turns that left no fact here (JSON lines)")
+    args = parser.parse_args(argv)
+    try:
+        convs = locomo.load_conversations(args.data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: cannot read LoCoMo data {args.data}: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+              file=sys.stderr)
+        return 2
+    convs = convs[args.skip:]
+    if args.conversations is not None:
+        convs = convs[:args.conversations]
+    survival = Survival(locomo.CATEGORIES)
+    dropped = []
+    started = time.perf_counter()
+    for conv in convs:
+        kept = extracted_per_turn(conv)
+        survival.add(conv, kept)
+        seen: set[str] = set()
+        for q in conv.questions:
+            for e in sorted(q.evidence - set(kept) - seen):
+                seen.add(e)
+                dropped.append({"sample": conv.sample_id, "dia_id": e, "category": locomo.CATEGORIES[q.category],
+                                "words": conv.said[e][1]})
+    summary = survival.summary()
+    print(f"survival only (offline extractor, no classifier): {len(convs)} conversations, "
+          f"{time.perf_counter() - started:.1f} s\n")
+    print(render_survival(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if args.dropped:
+        args.dropped.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dropped),
+                                encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,8 +10,9 @@ from suzent_cli.capture.extract.offline import OfflineExtractor, categorize
 from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pasted
 
 # Measured 2026-11-29: labelled set P 0.991 / R 0.991; held-out set P 1.000 / R 0.950. Re-measured for issue 13
-# (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Floors sit
-# a bit below.
+# (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Issue 16
+# (lead-ins, "I see" habits, subject-less "been …ing", life events; 107 items added to the labelled set only):
+# labelled 0.994 / 0.989, held-out 1.000 / 0.963. Floors sit a bit below.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.93
 CATEGORY_FLOOR = 0.90
@@ -140,6 +141,126 @@ def test_an_update_label_is_trimmed_and_the_update_kept(text, kept):
 ])
 def test_a_label_does_not_make_a_command_or_a_passing_remark_a_fact(text):
     assert contents(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # a stance adverb or a discourse link says nothing about the user: trimmed like "btw"
+    ("Btw, I use vim now.", "I use vim now."),
+    ("Honestly, I prefer tabs.", "I prefer tabs."),
+    ("Unfortunately I lost my job at Acme.", "I lost my job at Acme."),
+    ("Personally, I drink my coffee black.", "I drink my coffee black."),
+    ("Speaking of which, I have two cats.", "I have two cats."),
+    ("On another note, my sister lives in Oslo.", "My sister lives in Oslo."),
+    # a fronted phrase of time, place or circumstance often carries the when or where: the sentence is kept whole
+    ("Since last week, I work from Lisbon.", "Since last week, I work from Lisbon."),
+    ("Since last week I work from Lisbon.", "Since last week I work from Lisbon."),
+    ("At work we use Postgres.", "At work we use Postgres."),
+    ("At work, we use Postgres.", "At work, we use Postgres."),
+    ("In my free time, I paint.", "In my free time, I paint."),
+    ("Every morning I run 5k.", "Every morning I run 5k."),
+    ("Growing up, I spoke Polish at home.", "Growing up, I spoke Polish at home."),
+    ("When I was a kid, I lived in Spain.", "When I was a kid, I lived in Spain."),  # "when" is no question here
+    ("As a nurse, I work night shifts.", "As a nurse, I work night shifts."),
+    ("Recently I switched to neovim.", "Recently I switched to neovim."),
+    ("Last year, I moved to Berlin.", "Last year, I moved to Berlin."),
+    ("Because of my allergy, I avoid nuts.", "Because of my allergy, I avoid nuts."),
+    ("On Sundays I call my grandmother.", "On Sundays I call my grandmother."),
+    ("Over the summer, I picked up bouldering.", "Over the summer, I picked up bouldering."),
+    ("By the way, since March I've been on a low-sodium diet.", "Since March I've been on a low-sodium diet."),
+])
+def test_a_lead_in_before_the_user_s_own_clause_keeps_the_fact(text, kept):
+    assert contents(text) == [kept]
+
+
+@pytest.mark.parametrize("text", [
+    "Honestly, that was fun.",  # the rest is not about the user
+    "Yesterday, I went to the zoo.",  # a here-and-now lead
+    "Last week, I went to a concert.",  # a lead does not make a one-off episode durable
+    "After the meeting, I had lunch with Sam.",
+    "Luckily, I had my umbrella.",
+    "Unfortunately, I lost my keys.",
+    "If it rains, I stay home.",  # a conditional is a hypothetical, not a lead-in
+    "In case I forget, my locker code is 4411.",
+    "For now, we keep the dog on a leash.",  # temporary
+    "Thanks for the tip, I really appreciate it.",
+    "With your help, we can do it.",  # "we can" encourages
+    "At the moment, I'm at the airport.",
+    "Right now I'm working on a thesis.",
+    "Lately, I've been doing great.",  # a passing state behind a lead
+    "Personally, I think tabs are better.",  # a hedge behind a lead
+    "Now I'm craving pizza.",
+    "Since we last spoke, I started teaching people how to make this.",  # "this" points into the conversation
+    "Seriously, what was that?",
+    "When you get a chance, I'd love your feedback.",  # a request behind a lead-in
+    "I picked up the kids from school.",
+    "To be honest, I don't really care.",
+])
+def test_a_lead_in_does_not_make_a_non_fact_a_fact(text):
+    assert contents(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("I see my parents once a week.", ["I see my parents once a week."]),
+    ("I see them at least once a week.", ["I see them at least once a week."]),
+    ("I see.", []),
+    ("I see, thanks.", []),
+    ("I see what you mean.", []),
+    ("I see the problem now.", []),
+    ("I see - that makes sense.", []),
+    ("I see no reason to change it.", []),
+])
+def test_i_see_with_an_object_is_a_habit_not_an_acknowledgement(text, kept):
+    assert contents(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Been learning Spanish for a year.", ["Been learning Spanish for a year."]),
+    ("Been working at Acme for 3 years.", ["Been working at Acme for 3 years."]),
+    ("Recently started learning the cello.", ["Recently started learning the cello."]),
+    ("Just started doing aerial yoga, it's great.", ["Just started doing aerial yoga, it's great."]),
+    ("Been playing it for a month now.", []),  # "it" points into the conversation
+    ("Been reading that book you recommended a while ago.", []),
+    ("Been so busy lately.", []),  # a passing state, no "…ing" of its own
+    ("Been waiting for an hour.", []),  # no lasting span
+    ("Been learning Spanish since yesterday.", []),  # here-and-now
+    ("Just started the server.", []),  # not the start of something lasting
+])
+def test_subject_less_first_person_is_kept_only_in_precise_shapes(text, kept):
+    assert contents(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("I lost my job at the bakery.", True),
+    ("I got promoted!", True),
+    ("We got a puppy last spring.", True),
+    ("We bought a house.", True),
+    ("I got married.", True),
+    ("I lost my keys.", False),  # one-off episodes stay dropped
+    ("I got a coffee.", False),
+    ("I left my laptop at home.", False),
+    ("We even went on another camping trip.", False),  # "even" does not hide the episode
+    ("I really liked the movie.", False),
+])
+def test_life_events_are_biographical_other_past_events_stay_one_off(text, kept):
+    assert contents(text) == ([text] if kept else [])
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Dance is pretty much my go-to for stress relief.", True),
+    ("Blue's my favourite colour.", True),
+    ("Sam's my brother.", True),
+    ("It's my birthday.", False),
+    ("That's my point.", False),
+    ("But it's my first time going.", False),
+    ("I use this tool called ripgrep every day.", True),  # colloquial "this" that names what it means
+    ("I really recommend this series.", False),  # "this" points at something in the conversation
+    ("We can do amazing things together!", False),  # "we" encouraging, not stating
+    ("We should plan a trip soon.", False),
+    ("I can't wait to see it.", False),
+    ("We can't have pets in our flat.", True),  # a standing constraint is a fact
+])
+def test_possessive_copula_forms_pointers_and_we_statements(text, kept):
+    assert contents(text) == ([text] if kept else [])
 
 
 def test_relocation_is_personal():

@@ -205,3 +205,25 @@ def test_every_dev_turn_has_its_words_for_the_extractor():
         pytest.skip(f"LoCoMo dev split not at {DEV} (it is never copied into the repository)")
     convs = L.load_conversations(DEV)
     assert convs and all(set(c.said) >= {t[2] for t in c.turns} for c in convs)
+
+
+def test_survival_only_extracts_each_turn_as_the_full_mode_hands_it_over(data, tmp_path, capsys):
+    (conv,) = L.load_conversations(data)
+    kept = L.locomo_e2e.extracted_per_turn(conv)
+    assert {d: k["facts"] for d, k in kept.items()} == KEPT  # what the full mode logs (no restatements here)
+    dropped = tmp_path / "dropped.jsonl"
+    out_json = tmp_path / "survival.json"
+    assert L.locomo_e2e.main([str(data), "--json", str(out_json), "--dropped", str(dropped)]) == 0
+    text = capsys.readouterr().out
+    assert "| temporal | 1 | 0 | 0.0 |" in text and "| all | 5 | 4 | 80.0 |" in text
+    summary = json.loads(out_json.read_text(encoding="utf-8"))
+    assert summary["turns_with_facts"] == 4 and summary["all"]["recall_ceiling"] == 75.0
+    rows = [json.loads(line) for line in dropped.read_text(encoding="utf-8").splitlines()]
+    assert rows == [{"sample": "synthetic-1", "dia_id": "D1:2", "category": "temporal",
+                     "words": "Nice! How long have you been there?"}]
+
+
+def test_survival_only_on_missing_data_exits_with_one_line(tmp_path, capsys):
+    assert L.locomo_e2e.main([str(tmp_path / "absent.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read LoCoMo data") and err.count("\n") == 1

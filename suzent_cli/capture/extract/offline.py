@@ -7,22 +7,32 @@ assistant's words are not the user's claims. The category comes from simple keyw
 
 How a sentence is judged, in order (all rules are general English cues, none is about particular sentences):
 
-1. Leading interjections, discourse markers and labels ("oh", "ok so", "by the way", "fyi", "heads up",
-   "Update:", "Correction -", "Quick note:", …) and a greeting's addressee ("Hey Sam, …") are trimmed; what is
-   kept is the rest of the sentence, verbatim (first letter capitalised). An update is the fact a memory must not
-   lose: "Update: I live in Lisbon now." keeps "I live in Lisbon now.".
+1. Leading interjections, discourse markers, stance adverbs and labels ("oh", "ok so", "by the way", "fyi",
+   "heads up", "honestly", "unfortunately", "speaking of which", "on another note", "Update:", "Correction -",
+   "Quick note:", …) and a greeting's addressee ("Hey Sam, …") are trimmed; what is kept is the rest of the
+   sentence, verbatim (first letter capitalised). An update is the fact a memory must not lose: "Update: I live in
+   Lisbon now." keeps "I live in Lisbon now.".
 2. A "remember (that) X" / "don't forget X" / "can you remember that X?" request keeps X, whatever X says;
    "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
 3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
    a …") and conversation management ("I think", "I mean", "I'll …") are dropped.
 4. A standing instruction to the assistant ("From now on, …", "Always …", "Never …") is kept (``interaction``).
-5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …") or it
-   says "<someone/something> is my …". It is then still dropped when it is not durable: a time marker of the
-   here-and-now ("today", "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual),
-   a passing state ("I'm tired", "I'm at the airport"), a one-off past event ("I had pasta", "I already tried
-   that" — unlike biographical ones: "I moved", "I graduated", or anything dated "years ago"), a problem report
-   ("throws", "is down"), a pointer into the conversation ("this bug"), someone else's passing opinion ("my
-   friend thinks …"), "going to" without a long-term horizon, or a sarcastic "love how / just love".
+5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …"), it
+   says "<someone/something> is my …" ("Sam's my brother"), or the user's own clause follows a fronted phrase of
+   time, place or circumstance ("At work, we use Postgres", "Since last week I work from Lisbon", "When I was a
+   kid, I lived in Spain", "Recently I switched to neovim"; not a conditional "If …, I"): then the whole sentence
+   is kept, since the phrase often carries the when or where, and the rules below read the clause after it. Two
+   subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
+   year", not "Been playing it …", whose "it" points into the conversation) and "(Just) started learning / doing
+   …". A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
+   tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
+   camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
+   lost my job", "we got a puppy", "I got promoted", or anything dated "years ago"), a problem report ("throws",
+   "is down"), a pointer into the conversation ("this bug"; not "this game called Chess", which names what it
+   means), someone else's passing opinion ("my friend thinks …"), "going to" without a long-term horizon, a
+   sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
+   parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
@@ -45,7 +55,13 @@ _LEADING = re.compile(
     r"btw|by the way|fyi|fwiw|just so you know|for context|for the record|for reference|lol|lmao|haha|hah|"
     r"yes|yeah|yep|yup|no|nope|sure|cool|nice|great|thank you|thanks|sorry|oops|ugh|um|uh|hmm|ps|pps|p\.s\.|"
     r"nb|n\.b\.|psa|tl;?dr|(?:just )?(?:a )?(?:quick |small |friendly )?heads[ -]?up|side note|"
-    r"(?:just )?to (?:clarify|be clear)|for clarity|one more thing|another thing|oh and)"
+    r"(?:just )?to (?:clarify|be clear)|for clarity|one more thing|another thing|oh and|"
+    # stance adverbs and discourse links: they colour the sentence, they say nothing about the user
+    r"unfortunately|fortunately|luckily|sadly|thankfully|happily|frankly|personally|seriously|truthfully|"
+    r"admittedly|interestingly|funnily enough|to be honest|tbh|in fact|as a matter of fact|in addition|"
+    r"besides that|apart from that|other than that|that said|having said that|all in all|overall|"
+    r"speaking of which|on (?:another|a different|a (?:lighter|happier|sadder|related|side|similar)) note|"
+    r"good news|bad news|big news)"
     r"(?![\w'])[\s,;:!.\-\u2013\u2014]*", re.I)
 # A greeting or thanks that names whom it addresses ("Hey Sam,", "Hi Claude!", "Thanks Mel,"): one or two
 # capitalised words right before a comma or "!" are the addressee, not the subject ("Hi I'm Sam, …" is not one).
@@ -91,8 +107,9 @@ _HYPOTHETICAL = re.compile(
 # First-person openings that manage the conversation, ask for something, or hedge.
 _NOT_DURABLE = re.compile(
     r"^(?:i think|i guess|i suppose|i wonder|i was wondering|i'?m wondering|i'm not sure|i am not sure|i mean|"
-    r"i meant|i see|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
-    r"i don'?t (?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
+    r"i meant|i see(?=\s*(?:$|[^\w\s]|(?:what|why|how|where|who|that|your|you|now|so|it|no|nothing|"
+    r"the (?:point|problem|issue|difference|appeal|logic))\b))|i agree|i disagree|i know|i don'?t know|i didn'?t (?:know|get|see|mean|realize|realise|expect)|"
+    r"i don'?t (?:really |even )?(?:think|understand|get|see|follow|mind|care)|i do not (?:think|understand|know)|"
     r"i need you|i want you|i'?d like you|i would like you|i hope you|i'?m just|i just wanted|"
     r"i need (?:a|an|some|help|ideas?|advice|to know|to find|to figure|to decide|to check|to get|to write)\b|"
     r"i'?d like (?:a|an|some|the|help|to know|to see|to ask|to understand|to get|to find|to have)\b|"
@@ -103,7 +120,10 @@ _NOT_DURABLE = re.compile(
     r"i am sorry|i might|i may|i could|i should|i can'?t believe|i tried|i'?ve tried|i hope (?!to\b)|"
     r"i have no idea|i've no idea|i need to|i have to|i've got to|i gotta|i must|i couldn'?t|i could not|"
     r"i'?d rather not|i would rather not|i'?d say|i would say|i'?d go with|i'?d pick|i'?d choose|"
-    r"i'?m with you|i'?m sure|i'?m pretty sure|i bet|"
+    r"i'?m with you|i'?m sure|i'?m pretty sure|i bet|i can'?t (?:wait|agree|thank)|i'?m craving|"
+    r"i'?d love (?:your|you to|some|it if|to (?:hear|know|see|get|chat|talk))|i would love (?:your|you to)|"
+    # "we" offering or musing, not stating: "With your help, we can …", "For example, we could …"
+    r"we can(?!'?t|not)|we could|we should|we might|we may|we'?ll|we will|we'?d|we need to|we have to|we must|"
     r"i believe|i feel like|i reckon|i suspect|i assume|i imagine|i doubt|i'?m afraid (?!of\b)|"
     r"i was (?:just )?(?:going|gonna|about) to|we were (?:just )?(?:going|gonna|about) to)\b", re.I)
 
@@ -115,10 +135,50 @@ _STANDING = re.compile(
 # --- 5. who the sentence is about, and what makes it not durable -------------------------------------------
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|we|we're|we are|we've|our|"
                            r"me and)\b", re.I)
+# A fronted phrase before the user's own clause: "At work, we use Postgres", "Since last week I work from Lisbon",
+# "When I was a kid, I lived in Spain", "Recently I started climbing". With a comma: a phrase of up to eight words
+# that opens with a preposition, a time word or a subordinator of time, place, reason or concession (not "if":
+# that is a hypothetical). Without a comma only a short, closed set of time and place phrases and "-ly" adverbs,
+# followed by "I" or "we". The sentence is kept whole (the phrase often carries the when or where); the
+# start-anchored rules below read the clause after it.
+_CLAUSE_START = r"(?=(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|we|we're|we are|we've|our|me and)\b)"
+_LEAD_OPENER = (
+    r"(?:at|in|on|since|after|before|during|for (?:\w+ )?(?:years|months|decades|a living|work)|as|outside|"
+    r"besides|beside|apart from|other than|aside from|"
+    r"like|unlike|until|till|through|throughout|over|around|with|without|between|thanks to|due to|because of|"
+    r"despite|in spite of|as for|as far as|when it comes to|growing up|ever since|back (?:then|home|in)|"
+    r"these days|nowadays|lately|now that|now|then|once|when|whenever|while|although|though|even though|because|"
+    r"last|this past|every|each|most|on (?:weekends|weekdays)|most days|some days|sometimes|usually|normally|"
+    r"generally|typically|outside of|at (?:work|home|school|the office))")
+_LEAD_LY = (r"(?!(?:family|only|italy|july|reply|supply|ally|rally|holly|belly|jelly|silly|ugly|lovely|"
+            r"early|daily|weekly|monthly|yearly|likely|friendly|lonely|holy|bully)\b)[a-z]{3,}ly")
+_LEAD_COMMA = re.compile(
+    r"^(?P<lead>(?:" + _LEAD_OPENER + r"\b[^,;:!?()\"\u2026]{0,60}?|" + _LEAD_LY + r"(?: enough)?))\s*,\s+"
+    + _CLAUSE_START, re.I)
+_LEAD_BARE = re.compile(
+    r"^(?P<lead>" + _LEAD_LY + r"|these days|nowadays|now|at (?:work|home|school|the office|uni|university)|"
+    r"in my (?:free|spare) time|on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
+    r"sundays)|most days|(?:every|each) (?:day|morning|evening|night|"
+    r"week|weekend|month|year|summer|winter)|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
+    r"(?:a|two|three|four|five|six|\d+) (?:years|months) ago|since (?:last \w+|(?:19|20)\d\d|then|childhood|january|"
+    r"february|march|april|may|june|july|august|september|october|november|december|"
+    r"college|university|school|the pandemic)|(?:back )?in (?:19|20)\d\d|growing up|as a (?:kid|child|teenager)|"
+    r"for (?:\w+ )?(?:years|months))\s+(?=(?:i|i'm|i've|i'd|we|we're|we've)\s)", re.I)
+# Subject-less first person ("Been learning Spanish for a year", "Recently started learning the cello"): kept
+# only in these precise shapes — a "been …ing" with how long it has lasted, or a fresh start of something.
+_SUBJECTLESS = re.compile(
+    r"^(?:(?:been|have been|'ve been)\s+(?!(?:so|super|real|really|very|pretty|quite|a bit|kinda|too)\b)"
+    r"[a-z]+ing\b(?=.*\b(?:for (?:\w+ )?(?:weeks|months|years|a (?:month|year|while))|since\b))"
+    r"|(?:just |recently |finally )?(?:started|began) (?:learning|playing|taking|doing|working|studying|"
+    r"training|volunteering|teaching|running|practicing|practising|using|going)\b)", re.I)
+# ... unless what it is about is a pointer into the conversation ("Been playing it for a month").
+_SUBJECTLESS_POINTER = re.compile(r"^(?:\S+\s+){1,3}?[a-z]+ing\s+(?:it|that|this|these|them|those|you)\b", re.I)
 # "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
 _POSSESSIVE_COPULA = re.compile(
     r"^(?!(?:it|this|that|these|those|there|here|he|she|they|what|which|who|everything|nothing)\b)"
-    r"[\w'\- ]{1,40}?\s(?:is|are)\s(?:(?:also|still|definitely|really)\s)?(?:my|our)\b", re.I)
+    r"(?:[\w'\- ]{1,40}?\s(?:is|are)\s|(?!(?:what|who|where|how|let|nobody|everyone|everything|nothing|today|"
+    r"tonight|tomorrow|now|one)'s)[a-z][\w-]*'s\s)"
+    r"(?:(?:also|still|definitely|really|pretty much|basically|always|kind of|totally)\s)?(?:my|our)\b", re.I)
 _TRANSIENT_TIME = re.compile(
     r"\b(?:today|tonight|tomorrow|tomorrow's|yesterday|yesterday's|right now|at the moment|currently|just now|"
     r"this (?:morning|afternoon|evening|week|weekend)|last night|later today|all (?:day|night|weekend|morning)|"
@@ -132,13 +192,13 @@ _PASSING_STATE = re.compile(
     r"annoyed|frustrated|upset|angry|mad|sad|happy|sick|ill|late|kidding|joking|running (?:late|behind|out)|done|"
     r"stuck|lost|confused|free|ready|"
     r"off|offline|online|away|about to|heading|leaving|waiting|driving|walking|sitting|eating|cooking|out of|"
-    r"feeling|at|on the|in the middle)\b", re.I)
+    r"feeling|at|on the|in the middle|doing (?:great|good|well|ok|okay|fine|better|alright|amazing|awesome))\b", re.I)
 # An appointment at a clock time ("at 4", "at 6:40") is of the day, unless it is a habit ("usually", "every").
 _CLOCK_TIME = re.compile(r"\bat \d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\.?)?(?![\d:%])(?!\s*(?:years|percent))", re.I)
 _HABITUAL = re.compile(r"\b(?:usually|always|never|often|normally|typically|generally|every|each|most days|"
                        r"weekdays|weekends|daily|nightly)\b", re.I)
 _SUBJECT_I_WE = r"^(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|accidentally|finally|actually|recently|then|" \
-                r"literally|only|totally|still)\s+)*"
+                r"literally|only|totally|still|even|really)\s+)*"
 # Past forms that tell of a single episode; biographical pasts (moved, graduated, married, decided …) are absent.
 _EPISODIC_PAST = re.compile(
     _SUBJECT_I_WE + r"(?:went|had|(?<!'ve )(?<!have )got|ran|forgot|made|took|saw|came|ate|bought|did|done|sent|"
@@ -147,6 +207,17 @@ _EPISODIC_PAST = re.compile(
     r"missed|tried|pasted|attached|uploaded|copied|clicked|restarted|rebooted|installed|updated|upgraded|changed|"
     r"deleted|removed|added|fixed|checked|opened|closed|typed|pressed|watched|finished|noticed|asked|looked|"
     r"called|texted|emailed|booked|ordered|received|talked|played|visited|cooked|cleaned|walked|stayed)\b", re.I)
+# Past events that change a life, not a day: a job lost or found, a marriage, a child, a pet, a home, a death in
+# the family. "I lost my keys", "I got a coffee" stay one-off episodes.
+_LIFE_EVENT = re.compile(
+    _SUBJECT_I_WE + r"(?:(?:lost|quit|left) (?:my|our) (?:\w+ )?(?:job|position|mom|mum|dad|mother|father|husband|"
+    r"wife|partner|brother|sister|son|daughter|grandma|grandpa|grandmother|grandfather)"
+    r"|got (?:married|divorced|engaged|promoted|fired|laid off|hired|sacked|adopted"
+    r"|(?:a|the|my|our) (?:new |first |dream )?(?:job|dog|cat|puppy|pup|kitten|house|flat|apartment)"
+    r"|(?:my|our) (?:degree|licen[cs]e|driver'?s licen[cs]e|phd|master'?s|diploma|citizenship|green card))"
+    r"|had (?:a baby|twins|a (?:baby )?(?:son|daughter|boy|girl))"
+    r"|(?:picked|took) up (?:[a-z]+ing|yoga|pilates|chess|pottery|(?:the )?(?:guitar|piano|violin|cello|drums))"
+    r"|(?:bought|sold) (?:a|my|our) (?:new )?(?:house|home|flat|apartment|condo|car))\b", re.I)
 # Regular past forms ("I fixed", "we changed") tell of an episode too, except these biographical ones.
 _REGULAR_PAST = re.compile(_SUBJECT_I_WE + r"(?P<verb>[a-z]+ed)\b", re.I)
 _BIOGRAPHICAL_PAST = frozenset(
@@ -163,8 +234,9 @@ _PROBLEM_REPORT = re.compile(
     r"isn'?t working|not working|won'?t (?:start|load|work|open|connect|compile|run)|throws?|keeps? \w+ing|"
     r"is down|are down|went down|broke down|stopped working|segfaults?|traceback|stack trace|timed out|"
     r"undefined|null pointer)\b", re.I)
+# "this bug" points into the conversation; "this game called Chess" names what it means (colloquial "this").
 _DEICTIC = re.compile(r"\bthat one\b|\b(?:this|these)\b(?!\s+(?:year|month|semester|season|decade|spring|summer|"
-                      r"autumn|fall|winter|century|days)\b)", re.I)
+                      r"autumn|fall|winter|century|days)\b)(?!(?:\s+[\w'-]+){1,4}\s+(?:called|named)\s)", re.I)
 _OTHERS_OPINION = re.compile(r"^(?:my|our)\s+[\w' ]{1,30}?\s(?:thinks|thought|says|said|told|believes|feels|"
                              r"reckons|claims|mentioned)\b", re.I)
 _GOING_TO = re.compile(r"^(?:i'?m|i am|we'?re|we are)\s+(?:\w+\s+)?(?:going to|gonna|about to)\b", re.I)
@@ -205,11 +277,11 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
         r"diabetic|asthma|autistic|adhd|pregnant|migraines?|colou?r-?blind|deaf|hard of hearing|sick|"
         r"left-handed|right-handed|afraid of|scared of|terrified of|phobia|graduated|university|college|degree|"
-        r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from home|remotely)|"
+        r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from|remotely)|"
         r"teach|teacher|nurse|doctor|student|phd|retired|engineer|developer|"
         r"designer|chef|lawyer|accountant|researcher|scientist|pharmacist|architect|consultant|freelancer|"
         r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|"
-        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|native|religion|"
+        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
         r"ramadan|muslim|christian|jewish|hindu|buddhist|church|mosque|car|ankle|knee|back pain|hip|wrist)\b",
         re.I)),
     ("context", re.compile(
@@ -297,23 +369,42 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         return None
     if _STANDING.match(p):
         return (_capitalised(s), "interaction") if len(s.split()) >= 3 else None
-    if (_QUESTION_START.match(p) or _COMMAND_START.match(p) or _HYPOTHETICAL.match(p)
-            or _NOT_DURABLE.match(p)):
+    if _SUBJECTLESS.match(p):
+        if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
+            return None
+        return _capitalised(s), None
+    # The user's own clause: the sentence itself, or what follows a fronted phrase ("When I was a kid, I …": the
+    # phrase is vetted by _main_clause, so its "when" is not a question's).
+    clause = p if (_FIRST_PERSON.match(p) or _POSSESSIVE_COPULA.match(p)) else _main_clause(p)
+    if clause is p and (_QUESTION_START.match(p) or _COMMAND_START.match(p) or _HYPOTHETICAL.match(p)):
         return None
-    if not (_FIRST_PERSON.match(p) or _POSSESSIVE_COPULA.match(p)):
+    if clause is None or _NOT_DURABLE.match(clause) or _not_durable_anywhere(p):
         return None
-    if (_TRANSIENT_TIME.search(p) or _PASSING_STATE.match(p) or _PROBLEM_REPORT.search(p)
-            or _DEICTIC.search(p) or _OTHERS_OPINION.match(p) or _SARCASM_OR_REACTION.search(p)):
+    if _PASSING_STATE.match(clause) or _OTHERS_OPINION.match(clause):
         return None
-    if _CLOCK_TIME.search(p) and not _HABITUAL.search(p):
+    past = _REGULAR_PAST.match(clause)
+    episodic = _EPISODIC_PAST.match(clause) or (past and past.group("verb").lower() not in _BIOGRAPHICAL_PAST)
+    if episodic and not (_DURABLE_ANCHOR.search(p) or _LIFE_EVENT.match(clause)):
         return None
-    past = _REGULAR_PAST.match(p)
-    episodic = _EPISODIC_PAST.match(p) or (past and past.group("verb").lower() not in _BIOGRAPHICAL_PAST)
-    if episodic and not _DURABLE_ANCHOR.search(p):
-        return None
-    if _GOING_TO.match(p) and not _LONG_HORIZON.search(p):
+    if _GOING_TO.match(clause) and not _LONG_HORIZON.search(p):
         return None
     return _capitalised(s), None
+
+
+def _main_clause(p: str) -> str | None:
+    """The user's own clause after a fronted phrase of ``p`` ("At work, we use Postgres" → "we use Postgres"), or
+    None when ``p`` has no such phrase. A phrase that is itself a hypothetical or a question is not one."""
+    m = _LEAD_COMMA.match(p) or _LEAD_BARE.match(p)
+    if not m or len(m.group("lead").split()) > 8 or _HYPOTHETICAL.match(m.group("lead")):
+        return None
+    return p[m.end():]
+
+
+def _not_durable_anywhere(p: str) -> bool:
+    """True when a cue anywhere in ``p`` makes it not durable: a here-and-now time, a problem report, a pointer
+    into the conversation, a sarcastic "love how", an appointment at a clock time that is not a habit."""
+    return bool(_TRANSIENT_TIME.search(p) or _PROBLEM_REPORT.search(p) or _DEICTIC.search(p)
+                or _SARCASM_OR_REACTION.search(p) or (_CLOCK_TIME.search(p) and not _HABITUAL.search(p)))
 
 
 class OfflineExtractor:
