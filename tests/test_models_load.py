@@ -40,3 +40,15 @@ def test_a_query_prefix_reaches_the_model(minilm):
     assert np.allclose(q, minilm.encode(["query: green tea"]), atol=1e-5)
     assert np.allclose(p, minilm.encode(["passage: green tea"]), atol=1e-5)
     assert not np.allclose(q, p, atol=1e-3)
+
+
+def test_a_bundled_model_is_loaded_once_per_process_and_still_checked_at_every_call(monkeypatch):
+    """The dream's same-subject judge, the indexer and reconcile of one run share one loaded model (issue 16: the
+    dream loaded MiniLM twice); each load_embedder call still verifies the weights first."""
+    first = load_embedder("all-MiniLM-L6-v2")
+    checked = []
+    model = embed.bundled_model("all-MiniLM-L6-v2")
+    monkeypatch.setattr(type(model), "verify", lambda self: checked.append(self.name) or self.model_dir())
+    assert load_embedder("all-MiniLM-L6-v2") is first
+    assert load_embedder("sentence-transformers/all-MiniLM-L6-v2") is first  # an alias names the same model
+    assert checked == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2"]

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -274,14 +275,26 @@ def lazy_embedder(spec: str) -> Embedder:
     return load_embedder(spec)
 
 
+# A bundled model loaded once per process (key: name, model directory): the dream's same-subject judge, the
+# indexer and reconcile of one run share it instead of loading the weights two or three times. The checksums are
+# still verified at every load_embedder call (a file altered after the first load is refused).
+_LOADED: dict[tuple[str, str], Embedder] = {}
+_LOADED_LOCK = threading.Lock()
+
+
 def load_embedder(spec: str) -> Embedder:
     """Load the embedder named by ``spec``: a bundled model's name (:data:`BUNDLED`; every weight file
-    sha256-checked), ``hash[:DIM]``, or a path to a local sentence-transformers model directory.
-    Raises :class:`EmbedderUnavailable`."""
+    sha256-checked at each call, the loaded model kept for the rest of the process), ``hash[:DIM]``, or a path to
+    a local sentence-transformers model directory. Raises :class:`EmbedderUnavailable`."""
     model = bundled_model(spec)
     if model is not None:
-        return SentenceTransformerEmbedder(model.verify(), model.name, query_prefix=model.query_prefix,
-                                           passage_prefix=model.passage_prefix)
+        directory = model.verify()
+        with _LOADED_LOCK:  # held while loading: two threads asking at once load it once
+            key = (model.name, str(directory))
+            if key not in _LOADED:
+                _LOADED[key] = SentenceTransformerEmbedder(directory, model.name, query_prefix=model.query_prefix,
+                                                           passage_prefix=model.passage_prefix)
+            return _LOADED[key]
     if spec == "hash" or spec.startswith("hash:"):
         try:
             dim = int(spec.split(":", 1)[1]) if ":" in spec else 256
