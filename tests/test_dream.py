@@ -112,9 +112,12 @@ def test_near_identical_folds_but_new_number_does_not(home):
     log(s, "2026-06-02", "[personal] Has two cats named Miso and Tofu!", "[personal] Has 3 cats")
     log(s, "2026-06-03", "[personal] Has 4 cats")
     runner(s).tick(force=True)
-    claims = read_page(s.paths.vault_dir / "3_Personal/Profile.md").claims()
-    assert [(c.text, c.count) for c in claims] == [("Has two cats named Miso and Tofu", 2), ("Has 3 cats", 1),
-                                                   ("Has 4 cats", 1)]
+    page = read_page(s.paths.vault_dir / "3_Personal/Profile.md")
+    # the new number is not folded into the old claim as a confirmation: it is a new value of the same statement,
+    # which replaces the old one (issue 16: a quantity has one current value)
+    assert [(c.text, c.count) for c in page.claims()] == [("Has two cats named Miso and Tofu", 2),
+                                                          ("Has 4 cats (since 2026-06-03); previously: Has 3 cats", 1)]
+    assert [(c.text, c.until) for c in page.claims("Previously")] == [("Has 3 cats", D("2026-06-03"))]
 
 
 def test_change_over_time_moves_the_old_claim_to_previously(home):

@@ -36,6 +36,13 @@ REPLACING = [
     ("I drink tea every morning", "I drink coffee now"),  # a bare "now" sharing the older one's head (drink)
     ("Prefers dark mode", "Now prefer light mode"),
 ]
+# The same words with another number, date or version: a quantity has one current value, no cue needed. Which
+# one replaces the other is the time order alone (callers pass the older first).
+QUANTITIES = [
+    ("The support team has 4 engineers", "The support team has 7 engineers"),
+    ("Grant report due to the funder on May 12", "Grant report due to the funder on June 2"),
+    ("Tablet is an iPad Air 4", "Tablet is an iPad Air 5"),
+]
 NOT_REPLACING = [
     # (older, newer, expected relation): refinements, events, other entities, no change said
     ("Likes tea", "Likes green tea", COMPATIBLE),
@@ -58,6 +65,10 @@ NOT_REPLACING = [
     ("Has a dog named Rex", "Took Rex to the vet, he is fine now", UNRELATED),
     ("Prefers dark mode in the editor", "Now uses the editor for Go too", UNRELATED),
     ("Has family in Vancouver", "I'm living in Vancouver now", UNRELATED),
+    # another number in a past event is another event, not a new value
+    ("Ran the 10k in 52 minutes", "Ran the 10k in 49 minutes", UNRELATED),
+    # other words besides the number: not the same statement
+    ("Uses Python 3.11", "Uses Python 3.12 and Go 1.22", UNRELATED),
 ]
 
 
@@ -66,6 +77,13 @@ def test_a_change_cue_about_a_shared_entity_replaces(older, newer):
     verdict = compare(older, newer)
     assert verdict.relation == REPLACES, verdict
     assert verdict.score > 1 and verdict.why
+
+
+@pytest.mark.parametrize(("older", "newer"), QUANTITIES)
+def test_the_same_statement_with_another_quantity_replaces_in_time_order(older, newer):
+    verdict = compare(older, newer)
+    assert verdict.relation == REPLACES and "another number" in verdict.why, verdict
+    assert best_replaced(newer, ["Likes long walks", older]) == 1
 
 
 @pytest.mark.parametrize(("older", "newer", "relation"), NOT_REPLACING)

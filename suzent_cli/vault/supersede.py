@@ -26,8 +26,10 @@ statement's anchors.
   ``token_set_ratio`` of the two texts (0..1) as a tie-breaker.
 * ``compatible`` — the same frame and one's words contain the other's ("Likes tea" / "Likes green tea"): a
   refinement, both hold.
+  Also the same words with another number, date or version and no cue ("The platform team has 6 engineers" →
+  "… has 8 engineers"; "Draft due on March 20" → "Draft due on April 3"): a quantity has one current value.
 * ``undecided`` — the same frame, different values, no cue ("Prefers tea in the morning" / "Prefers coffee in the
-  morning"; "Has 3 cats" / "Has 4 cats"): a person should look (lint reports it as a contradiction).
+  morning"): a person should look (lint reports it as a contradiction).
 * ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included.
 
 **A change that shares no word** with what it replaces ("I drink tea every morning", later "I switched to
@@ -309,7 +311,9 @@ def _compare(a: Statement, b: Statement) -> Verdict:
     if a.words <= b.words or b.words <= a.words:
         return Verdict(COMPATIBLE, score, "one refines the other")
     if specifics(a.key) != specifics(b.key) and _without_specifics(a) == _without_specifics(b):
-        return Verdict(UNDECIDED, score, "the same statement with another number or date, no cue")
+        # "The platform team has 6 engineers" / "… has 8 engineers": a number, date or version in the same words
+        # is one value that changed (a past event, which would stay true, was ruled out above)
+        return Verdict(REPLACES, score, "the same statement with another number, date or version")
     return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
 
 
@@ -346,8 +350,15 @@ def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
     return head not in newer.words
 
 
+_DATE_WORDS = frozenset(
+    "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july august september "
+    "october november december monday tuesday wednesday thursday friday saturday sunday".split())
+
+
 def _without_specifics(s: Statement) -> frozenset[str]:
-    return frozenset(w for w in s.anchors if not any(c.isdigit() for c in w))
+    """``s``'s anchors without its numbers, versions and the month and day names of its dates."""
+    return frozenset(w for w in s.anchors if not any(c.isdigit() for c in w) and w not in _DATE_WORDS
+                     and f"{w}s" not in _DATE_WORDS)
 
 
 def best_replaced(newer: str | Statement, older: Sequence[str | Statement],
