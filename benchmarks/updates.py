@@ -16,9 +16,10 @@ one process per step, ``SUZENT_*``/``ANTHROPIC_*`` removed from the environment,
 3. ``dream --force --engine offline --no-lint`` until it is idle (the rules engine), ``reconcile``, ``index``;
 4. **after the dream**: the same query's top-1 again, and supersession read from the vault pages: a statement is
    *superseded* when its claim sits in ``## Previously`` or carries ``(until D)``, *current* when it is a claim of
-   ``## Claims`` without one, *absent* otherwise. An old statement superseded no earlier than the change's first
-   day is a true positive; one still current (or absent) is a miss; a new statement or distractor superseded, or an
-   old one superseded before the change was said (a distractor replaced it), is a false positive;
+   ``## Claims`` without one, *absent* otherwise. An old statement superseded no earlier than the next statement
+   of its chain (the change, or a later old statement when the value changed twice, A → B → C) is a true positive;
+   one still current (or absent) is a miss; a new statement or distractor superseded, or an old one superseded
+   before that (a distractor replaced it), is a false positive;
 5. ``lint --engine offline --json``: of the (old, new) pairs both still current after the dream ("undecided"), how
    many its contradictions name (both texts in one contradiction line); and how many contradiction lines name a
    distractor.
@@ -27,6 +28,9 @@ Prints one row per kind of change and the totals; ``--json FILE`` writes every s
 
 ``--scenarios benchmarks/data/update_scenarios_heldout.json`` runs the held-out set (14 scenarios, 12 kinds,
 other wording and subjects, written before the update handling was tuned; report it separately, never tune on it).
+``--scenarios benchmarks/data/update_scenarios_blind.json`` runs the blind set (49 scenarios, 16 kinds, written
+without reading the update-handling code or the other sets; each carries ``cue``: ``clear``, ``unusual`` or
+``none``, how the change is worded). Report only.
 
 ``--in-process`` runs each step as ``suzent_cli.cli.app.main(argv)`` inside ``--jobs`` worker processes instead of
 one interpreter per step: the same commands on the same homes, several times faster on a loaded machine.
@@ -187,10 +191,11 @@ def status(claims: list[tuple[str, Any, str]], fact: str) -> tuple[str, dt.date 
 
 def score_vault(scenario: dict, base: dt.date, claims: list) -> dict:
     """Supersession counts of one scenario from the vault's claims: ``tp`` (old statements superseded no earlier
-    than the change), ``fn`` (old statements not, or too early), ``fp`` (new or distractor statements superseded,
-    plus old ones superseded before the change), ``absent`` (statements not in the vault at all), and each
-    statement's state."""
-    first_new = base + dt.timedelta(days=min(int(st["day"]) for st in scenario["new"]) - 1)
+    than the next statement of the chain: a later ``old`` one when the value changed twice, A → B → C, else the
+    change), ``fn`` (old statements not, or too early), ``fp`` (new or distractor statements superseded, plus old
+    ones superseded before anything of the chain replaced them), ``absent`` (statements not in the vault at all),
+    and each statement's state."""
+    chain = sorted(int(st["day"]) for st in scenario["old"] + scenario["new"])
     tp = fn = fp = absent = 0
     states = {}
     for role in ROLES:
@@ -199,7 +204,9 @@ def score_vault(scenario: dict, base: dt.date, claims: list) -> dict:
             states[st["fact"]] = state + (f" until {until.isoformat()}" if until else "")
             absent += state == "absent"
             if role == "old":
-                if state == "superseded" and (until is None or until >= first_new):
+                next_day = min(day for day in chain if day > int(st["day"]))
+                replaced_from = base + dt.timedelta(days=next_day - 1)
+                if state == "superseded" and (until is None or until >= replaced_from):
                     tp += 1
                 else:
                     fn += 1

@@ -40,6 +40,10 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    thing, so without this it outranks the statement that answers. It still lends its share to its neighbours (the
    answer usually follows it), since the factor applies after step 3.
 
+4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
+   whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
+   claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
+
 5. **Newer first** (:func:`suzent_cli.vault.supersede.prefer_newer`): among the first five hits, the newer of two
    rows that the offline same-subject test says replace one another moves above the older (rows move, scores stay);
    skipped when the query names a date.
@@ -91,7 +95,7 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for")
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries")
 
 
 @dataclass
@@ -127,6 +131,7 @@ class Hit:
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
+    carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
     # The lifecycle, read from ``content`` and ``factors`` when the hit is made (:meth:`__post_init__`):
     text: str = ""  # ``content`` without markers (vault.claims.plain_content): what a person reads
     confirmations: int | None = None  # a vault row: its claims' highest "confirmed Nx"; None: no lifecycle
@@ -528,6 +533,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
+    hits = carry_to_current(hits)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
     if not dates:  # issue 16: of two same-subject rows the newer first (vault.supersede); a dated query asks about then
         hits = prefer_newer(hits)
@@ -550,6 +556,39 @@ def _rows_at(store: ReadStore, addresses: dict[str, int]) -> list[dict]:
 
 
 _CITES = re.compile(r"· source: (\d{4}-\d{2}-\d{2}\.md):(\d+)")
+
+
+_PREVIOUSLY = re.compile(r"[;,]\s*previously\b:?\s*", re.I)
+_SINCE = re.compile(r"\s*\((?:since|as of) [^)]*\)", re.I)
+
+
+def _statements(text: str) -> list[str]:
+    """The statements a claim's text holds, normalised (lower-case words): its own value, then each value of its
+    ``previously:`` chain ("C (since D2); previously: B (since D1); previously: A" → C, B, A)."""
+    return [" ".join(re.findall(r"[a-z0-9]+", _SINCE.sub("", part).lower())) for part in _PREVIOUSLY.split(text)]
+
+
+def carry_to_current(hits: list[Hit]) -> list[Hit]:
+    """After a dream, the current claim answers what the claim it replaced answered: a current vault claim whose
+    ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores at least that
+    row's relevance under its own importance (``rank.final_score``). "does the user still have a cat" matches
+    "Has a tabby cat" best; its replacement "… passed away …" must not rank below a merely related row. The
+    superseded row keeps its demotion. Changes ``score`` (and ``carries``) in place, never lowers a score;
+    returns ``hits`` (not re-sorted)."""
+    history = [(h, _statements(h.text)[0]) for h in hits if h.source_type == "notebook" and h.status == "superseded"]
+    if not history:
+        return hits
+    for hit in hits:
+        if hit.source_type != "notebook" or hit.status == "superseded":
+            continue
+        earlier = set(_statements(hit.text)[1:])
+        for old, key in history:
+            if not key or key not in earlier or old.source_file != hit.source_file:
+                continue
+            carried = rank.final_score(old.relevance, hit.importance)
+            if carried > hit.score:
+                hit.score, hit.carries = carried, f"{old.id} (relevance {old.relevance:.4f})"
+    return hits
 
 
 def collapse_cited(hits: list[Hit]) -> list[Hit]:

@@ -26,6 +26,24 @@ from suzent_cli.index.embed import HashEmbedder
 REPO = Path(__file__).resolve().parent.parent
 
 
+def load_script(relpath: str, name: str):
+    """Load a script of the repository (``benchmarks/*.py``, ``scripts/*.py``: not packages) as module ``name``.
+
+    The module is registered in ``sys.modules`` before it runs: dataclasses look their module up while the class is
+    built. ``benchmarks/`` is put on ``sys.path`` for scripts that import a sibling (locomo.py imports locomo_e2e).
+    Each call loads the file afresh.
+    """
+    import importlib.util
+
+    if str(REPO / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, REPO / relpath)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 INTEGRATION = Path(__file__).resolve().parent / "integration"
 
 

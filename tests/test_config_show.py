@@ -4,14 +4,13 @@ generated from the settings table; init's template agrees with both."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import re
 import tomllib
 
 import pytest
 
-from conftest import REPO, invoke
+from conftest import REPO, invoke, load_script
 from suzent_cli.config import (
     DEFAULT_CLAUDE_MODEL,
     DEFAULT_CONTEXT_WINDOW,
@@ -61,10 +60,7 @@ def docs_config_table() -> dict[str, dict[str, str]]:
 
 
 def _gen_docs():
-    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/gen_docs.py", "gen_docs")
 
 
 def test_docs_configuration_is_generated_from_the_table():

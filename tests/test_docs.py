@@ -3,21 +3,17 @@ example."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 import typer.main
 
-from conftest import REPO, invoke
+from conftest import REPO, invoke, load_script
 from suzent_cli.cli.app import app
 
 
 def _gen():
-    spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/gen_docs.py", "gen_docs")
 
 
 def test_completions_and_man_pages_are_fresh(tmp_path):

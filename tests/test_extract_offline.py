@@ -3,12 +3,9 @@ on the hand-labelled set (``benchmarks/data/extraction_labelled.jsonl``, measure
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from conftest import REPO
+from conftest import REPO, load_script
 from suzent_cli.capture.extract.offline import OfflineExtractor, categorize
 from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pasted
 
@@ -21,11 +18,7 @@ CATEGORY_FLOOR = 0.90
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("extractor_bench", REPO / "benchmarks" / "extractor.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/extractor.py", "extractor_bench")
 
 
 def facts_of(*user_texts: str, assistant: str | None = None):

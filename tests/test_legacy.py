@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import importlib.util
 import json
 import os
 import random
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env, invoke
+from conftest import cli_env, invoke, load_script
 from suzent_cli import legacy
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.capture import write_facts
@@ -35,10 +34,7 @@ SPAN = 120 * 86400  # seconds: 2026-01-01 .. 2026-04-30
 
 # ---- generating tables ------------------------------------------------------------------------------------------
 def _synthetic():
-    spec = importlib.util.spec_from_file_location("synthetic_bench", REPO / "benchmarks" / "synthetic.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/synthetic.py", "synthetic_bench")
 
 
 app_table = _synthetic().app_table  # the original app's table, built as the retire-legacy benchmark builds it

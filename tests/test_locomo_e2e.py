@@ -6,26 +6,18 @@ it is absent."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import load_script
 
 DEV = Path("/work/shared/data/locomo/locomo-dev.json")
 
 
 def _harness():
-    if str(REPO / "benchmarks") not in sys.path:
-        sys.path.insert(0, str(REPO / "benchmarks"))  # locomo.py imports its sibling locomo_e2e
-    spec = importlib.util.spec_from_file_location("locomo", REPO / "benchmarks" / "locomo.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/locomo.py", "locomo")
 
 
 L = _harness()

@@ -3,19 +3,11 @@ as processes in tests/integration/test_reliability_corpus_process.py."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parent.parent
+from conftest import REPO, load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("reliability_corpus", REPO / "benchmarks" / "reliability.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/reliability.py", "reliability_corpus")
 
 
 rel = _load()

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import importlib.util
-import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("update_scenarios_bench", REPO / "benchmarks" / "updates.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/updates.py", "update_scenarios_bench")
 
 
 U = _harness()
@@ -74,6 +68,20 @@ def test_supersession_scoring_counts_an_early_replacement_as_wrong(tmp_path):
     lint = U.score_lint(s, {"[personal] Lives in Berlin": "current", "[personal] Moved to Lisbon": "current"},
                         ["residence: Lives in Berlin (3_Personal/Profile.md) / Moved to Lisbon (3_Personal/Profile.md)"])
     assert (lint["undecided"], lint["flagged"], lint["false_flags"]) == (1, 1, 0)
+
+
+def test_supersession_scoring_accepts_a_chain_replaced_step_by_step(tmp_path):
+    page = tmp_path / "4_Technical" / "Stack.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntype: technical\n---\n\n# Stack\n\n## Claims\n\n- Runs Django 5.1\n- Uses Celery\n\n"
+                    "## Previously\n\n- Runs Django 3.2 (until 2026-03-09)\n- Runs Django 4.2 (until 2026-03-16)\n",
+                    encoding="utf-8")
+    s = {"old": [{"day": 1, "fact": "[technical] Runs Django 3.2"}, {"day": 8, "fact": "[technical] Runs Django 4.2"}],
+         "new": [{"day": 15, "fact": "[technical] Runs Django 5.1"}],
+         "distractors": [{"day": 2, "fact": "[technical] Uses Celery"}]}
+    got = U.score_vault(s, dt.date(2026, 3, 2), U.vault_claims(tmp_path))
+    # 3.2 was replaced by 4.2 on day 8 (2026-03-09), 4.2 by 5.1 on day 15: both right, nothing wrong
+    assert (got["tp"], got["fn"], got["fp"], got["absent"]) == (2, 0, 0, 0)
 
 
 @pytest.mark.integration
@@ -132,3 +140,30 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
             current.append((role, text, page))
     assert fp == 0
     assert tp / olds >= 0.8, (tp, olds)
+
+
+def test_the_blind_set_is_sound_and_shares_nothing_with_the_other_sets():
+    """The blind set (written without reading the update-handling code or the other sets; report only): 30
+    scenarios over 10 kinds, each expected string in the last new statement and in no old or distractor one,
+    every statement a fact line of its bracketed category, and no id or statement shared with the other sets."""
+    from suzent_cli.capture import parse_fact
+
+    base, blind = U.load(REPO / "benchmarks" / "data" / "update_scenarios_blind.json")
+    assert isinstance(base, dt.date)
+    assert len(blind) >= 30 and len({s["kind"] for s in blind}) >= 10
+    assert {s["cue"] for s in blind} == {"clear", "none", "unusual"}
+    for s in blind:
+        assert 1 <= len(s["distractors"]) <= 3, s["id"]
+        for role in U.ROLES:
+            for st in s[role]:
+                fact = parse_fact(st["fact"])
+                assert fact is not None and fact.category == st["fact"][1:].split("]")[0], st["fact"]
+        last = max(s["new"], key=lambda st: int(st["day"]))["fact"].lower()
+        others = [st["fact"].lower() for st in s["old"] + s["distractors"]]
+        for e in s["expected"]:
+            assert e.lower() in last and not any(e.lower() in o for o in others), (s["id"], e)
+    _, tuning = U.load()
+    _, held = U.load(REPO / "benchmarks" / "data" / "update_scenarios_heldout.json")
+    assert not {s["id"] for s in blind} & {s["id"] for s in tuning + held}
+    seen = {st["fact"].lower() for s in tuning + held for role in U.ROLES for st in s[role]}
+    assert not {st["fact"].lower() for s in blind for role in U.ROLES for st in s[role]} & seen

@@ -152,6 +152,11 @@ def explain_lines(hit) -> list[str]:
         lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
                      f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
         return lines
+    if getattr(hit, "carries", None):
+        lines.append(f"final {hit.score:.4f} = the relevance of the claim it replaced, {hit.carries}, under its own "
+                     f"importance (the current claim answers what that one did); its own: "
+                     f"{_combination(hit.relevance, used)}")
+        return lines
     lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
     return lines
 
