@@ -9,7 +9,11 @@ with the stage on (``rerank_top = rerank.TOP``, the setting ``recall.rerank``) a
 alternated; the first ``--warmup``
 queries are not timed. Prints p50/p95 of each, the ratio and the command.
 
-Usage: python benchmarks/rerank_ab.py [--rows 2000] [--queries 80] [--warmup 10]
+``--stage question`` compares the question step instead (:func:`suzent_cli.recall.asks` and
+:data:`~suzent_cli.recall.QUESTION_FACTOR`, on by default) with that step off (``asks`` answering False), the re-rank
+off in both.
+
+Usage: python benchmarks/rerank_ab.py [--rows 2000] [--queries 80] [--warmup 10] [--stage rerank|question]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=80)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/suzent-rerank-ab"))
+    ap.add_argument("--stage", choices=("rerank", "question"), default="rerank")
     args = ap.parse_args()
 
     import torch
@@ -48,16 +53,21 @@ def main() -> int:
     settings, built = build(args.cache, args.rows, embedder, "auto")
     store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
     top = rerank.TOP
-    times: dict[str, list[float]] = {"re-rank on": [], "re-rank off": []}
+    stage = "re-rank" if args.stage == "rerank" else "question step"
+    on, off = f"{stage} on", f"{stage} off"
+    times: dict[str, list[float]] = {on: [], off: []}
+    asks = recall.asks
     asked = queries(args.queries + args.warmup, seed=5, days=max(1, args.rows // 100))
     rng = random.Random(9)
     for i, query in enumerate(asked):
-        order = ["re-rank on", "re-rank off"]
+        order = [on, off]
         rng.shuffle(order)
         for name in order:
+            if args.stage == "question":
+                recall.asks = asks if name == on else (lambda content: False)
             t0 = time.perf_counter()
             recall.search(store, embedder, query, mode="hybrid", limit=10,
-                          rerank_top=top if name == "re-rank on" else 0)
+                          rerank_top=top if name == on and args.stage == "rerank" else 0)
             if i >= args.warmup:
                 times[name].append((time.perf_counter() - t0) * 1000)
     print("command: python benchmarks/rerank_ab.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
@@ -68,7 +78,8 @@ def main() -> int:
         values.sort()
         print(f"| {name} | {statistics.median(values):.1f} ms | {values[int(0.95 * (len(values) - 1))]:.1f} ms | "
               f"{statistics.fmean(values):.1f} ms |")
-    ratio = statistics.median(times["re-rank on"]) / statistics.median(times["re-rank off"])
+    recall.asks = asks
+    ratio = statistics.median(times[on]) / statistics.median(times[off])
     print(f"ratio p50 (on / off): {ratio:.2f}x")
     return 0
 

@@ -111,3 +111,41 @@ def test_a_log_row_and_the_claim_citing_it_are_one_hit():
             hit(3, "- Likes jazz (confirmed 1x, last 2026-06-01) · source: 2026-06-01.md:6", "notebook", "P.md", 1)]
     assert [h.id for h in collapse_cited(hits)] == ["0", "3"]  # the claim takes its log row's place
     assert collapse_cited(hits)[1].score == 0.8
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("What inspired you?", True),
+    ('Did she say "see you Tuesday?"', True),
+    ("- Which editor? (confirmed 1x, last 2026-06-01) · source: 2026-06-01.md:3", True),  # markers aside
+    ("I switched to neovim. Have you tried it?", True),
+    ("Is it? I think the shed roof leaks.", False),
+    ("The shed roof leaks.", False),
+    ("", False),
+])
+def test_asks_is_a_row_that_ends_with_a_question(text, expected):
+    from suzent_cli.recall import asks
+
+    assert asks(text) is expected
+
+
+def test_a_question_row_ranks_by_a_share_of_its_relevance(tmp_path, embedder, monkeypatch):
+    from suzent_cli import recall
+
+    s = _home(tmp_path, embedder)
+    write_facts(s, [Fact("Which pottery class did you sign up for?")], day=dt.date(2026, 5, 1), time="10:00",
+                session="question")
+    write_facts(s, [Fact("I signed up for the Thursday pottery class")], day=dt.date(2026, 5, 9), time="10:00",
+                session="statement")
+    store = _store(s, embedder)
+
+    def relevance():
+        hits = search(store, embedder, "pottery class sign up", mode="hybrid", limit=2)
+        return {h.session: (h.relevance, h.asks) for h in hits}
+
+    monkeypatch.setattr(recall, "QUESTION_FACTOR", 1.0)
+    plain = relevance()
+    monkeypatch.undo()
+    ranked = relevance()
+    assert recall.QUESTION_FACTOR < 1.0
+    assert ranked["question"] == (pytest.approx(plain["question"][0] * recall.QUESTION_FACTOR), True)
+    assert ranked["statement"] == (pytest.approx(plain["statement"][0]), False)
