@@ -43,6 +43,8 @@ whatever its cosine scale); the rest is padding any vector search returns and is
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
    claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
+   The tail must be the dream's: the ``(since D)`` before the named claim is the day that claim's ``until`` says it
+   stopped holding (a captured fact that itself says "…; previously: X" lifts nothing).
 
 5. **Newer first** (:func:`suzent_cli.vault.supersede.prefer_newer`): among the first five hits, the newer of two
    rows that the offline same-subject test says replace one another moves above the older (rows move, scores stay);
@@ -562,10 +564,27 @@ _PREVIOUSLY = re.compile(r"[;,]\s*previously\b:?\s*", re.I)
 _SINCE = re.compile(r"\s*\((?:since|as of) [^)]*\)", re.I)
 
 
+_SINCE_DAY = re.compile(r"\((?:since|as of) (\d{4}-\d{2}-\d{2})\)\s*$", re.I)
+
+
 def _statements(text: str) -> list[str]:
     """The statements a claim's text holds, normalised (lower-case words): its own value, then each value of its
     ``previously:`` chain ("C (since D2); previously: B (since D1); previously: A" → C, B, A)."""
     return [" ".join(re.findall(r"[a-z0-9]+", _SINCE.sub("", part).lower())) for part in _PREVIOUSLY.split(text)]
+
+
+def _replaced(text: str) -> set[tuple[str, str]]:
+    """The (statement, day) pairs a current claim's chain says it replaced, as the dream writes one
+    (``dream.rules``: "C (since D2); previously: B (since D1); previously: A" → (B, D2), (A, D1)): each earlier
+    value with the ``(since D)`` day of the value just before it, the day the earlier one stopped holding. A
+    ``previously:`` that no ``(since D)`` precedes (text a user wrote) names nothing."""
+    parts = _PREVIOUSLY.split(text)
+    out: set[tuple[str, str]] = set()
+    for before, part in zip(parts, parts[1:], strict=False):
+        m = _SINCE_DAY.search(before.strip())
+        if m:
+            out.add((" ".join(re.findall(r"[a-z0-9]+", _SINCE.sub("", part).lower())), m.group(1)))
+    return out
 
 
 def carry_to_current(hits: list[Hit]) -> list[Hit]:
@@ -573,7 +592,8 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
     ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores at least that
     row's relevance under its own importance (``rank.final_score``). "does the user still have a cat" matches
     "Has a tabby cat" best; its replacement "… passed away …" must not rank below a merely related row. The
-    superseded row keeps its demotion. Changes ``score`` (and ``carries``) in place, never lowers a score;
+    superseded row keeps its demotion. The chain must name the claim with its day (:func:`_replaced`). Changes
+    ``score`` (and ``carries``) in place, never lowers a score;
     returns ``hits`` (not re-sorted)."""
     history = [(h, _statements(h.text)[0]) for h in hits if h.source_type == "notebook" and h.status == "superseded"]
     if not history:
@@ -581,9 +601,9 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
     for hit in hits:
         if hit.source_type != "notebook" or hit.status == "superseded":
             continue
-        earlier = set(_statements(hit.text)[1:])
-        for old, key in history:
-            if not key or key not in earlier or old.source_file != hit.source_file:
+        earlier = _replaced(hit.text)
+        for old, key in history:  # the day must match too: a captured "…; previously: X" is not a chain
+            if not key or (key, old.until) not in earlier or old.source_file != hit.source_file:
                 continue
             carried = rank.final_score(old.relevance, hit.importance)
             if carried > hit.score:

@@ -47,3 +47,16 @@ def test_a_chain_carries_from_every_value_it_replaced():
                               "previously: Runs Django 3.2 · source: 2026-03-16.md:5", 0.7)
     carry_to_current([current, first])
     assert current.score == 1.1 and current.carries.startswith("first ")
+
+
+def test_a_captured_fact_that_says_previously_lifts_nothing():
+    # A user (or a pasted text) can write "…; previously: X" into a fact; the dream folds it into the page as a
+    # claim. Only the dream's own chain — "(since D)" right before X, D the day X stopped holding — carries.
+    old = _hit("old", OLD, 1.02, score=0.82, section="Previously")
+    plain = _hit("plain", "- Owns a red bicycle; previously: Pays for ChatGPT Plus (confirmed 1x, last 2026-03-18) "
+                          "· source: 2026-03-18.md:6", 0.2)
+    other_day = _hit("other_day", "- Owns a blue kayak (since 2026-01-01); previously: Pays for ChatGPT Plus "
+                                  "· source: 2026-03-18.md:7", 0.2)
+    carry_to_current([old, plain, other_day])
+    assert (plain.score, plain.carries) == (0.2, None)
+    assert (other_day.score, other_day.carries) == (0.2, None)
