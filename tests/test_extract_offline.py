@@ -412,3 +412,26 @@ def test_secrets_are_never_extracted():
     turn = parse_turn("My password is hunter2 and my API key is sk-ant-12345abcdef. I live in Oslo. "
                       "My token is ghp_abcdefghijklmnopqrstuvwxyz0123456789. Remember that my PIN is 4411.")
     assert [f.content for f in OfflineExtractor().extract(turn, [])] == ["I live in Oslo."]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Lost my job at Initech.", True),  # a life event told without its "I" (issue 16 §4)
+    ("Just lost my job at Initech.", True),
+    ("Got married in June.", True),
+    ("Got a new job at Globex last month.", True),
+    ("Lost my keys again.", False),  # still a one-off
+    ("Got a coffee.", False),
+    ("Got married today.", False),  # here-and-now
+])
+def test_a_life_event_without_its_subject_is_kept(text, kept):
+    assert contents(text) == ([text] if kept else [])
+
+
+@pytest.mark.parametrize("text", ["I love it!", "Sure, I can try that.", "I can help with that.", "I've got it."])
+def test_a_sentence_ending_on_a_bare_it_or_that_points_into_the_conversation(text):
+    assert contents(text) == []
+
+
+def test_a_pronoun_inside_a_habit_is_not_a_pointer():
+    assert contents("I see them weekly.") == ["I see them weekly."]
+    assert contents("I use it daily.") == ["I use it daily."]

@@ -23,14 +23,14 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    kid, I lived in Spain", "Recently I switched to neovim"; not a conditional "If …, I"): then the whole sentence
    is kept, since the phrase often carries the when or where, and the rules below read the clause after it. Two
    subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
-   year", not "Been playing it …", whose "it" points into the conversation) and "(Just) started learning / doing
-   …". A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   year", not "Been playing it …", whose "it" points into the conversation), "(Just) started learning / doing
+   …" and a life event told without its "I" ("Lost my job at Initech", "Got married in June"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
    "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
    tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
    camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
    lost my job", "we got a puppy", "I got promoted", or anything dated "years ago"), a problem report ("throws",
    "is down"), a pointer into the conversation ("this bug"; not "this game called Chess", which names what it
-   means), someone else's passing opinion ("my friend thinks …"), "going to" without a long-term horizon, a
+   means; a sentence ending on "it" or "that": "I love it!", "I can try that"), someone else's passing opinion ("my friend thinks …"), "going to" without a long-term horizon, a
    sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
    parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
@@ -369,7 +369,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         return None
     if _STANDING.match(p):
         return (_capitalised(s), "interaction") if len(s.split()) >= 3 else None
-    if _SUBJECTLESS.match(p):
+    if _SUBJECTLESS.match(p) or _LIFE_EVENT.match("I " + p):  # "Lost my job at X": the user's, subject left out
         if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
         return _capitalised(s), None
@@ -400,10 +400,17 @@ def _main_clause(p: str) -> str | None:
     return p[m.end():]
 
 
+# A sentence that ends on a bare "it" or "that" says what it is about only in the conversation ("I love it!",
+# "Sure, I can try that"); "I see them weekly" names a habit and goes on after its pronoun.
+_ENDS_ON_POINTER = re.compile(r"\b(?:it|that)[\s.!\u2026]*$", re.I)
+
+
 def _not_durable_anywhere(p: str) -> bool:
     """True when a cue anywhere in ``p`` makes it not durable: a here-and-now time, a problem report, a pointer
-    into the conversation, a sarcastic "love how", an appointment at a clock time that is not a habit."""
+    into the conversation (one that ends the sentence too), a sarcastic "love how", an appointment at a clock time
+    that is not a habit."""
     return bool(_TRANSIENT_TIME.search(p) or _PROBLEM_REPORT.search(p) or _DEICTIC.search(p)
+                or _ENDS_ON_POINTER.search(p)
                 or _SARCASM_OR_REACTION.search(p) or (_CLOCK_TIME.search(p) and not _HABITUAL.search(p)))
 
 
