@@ -435,3 +435,19 @@ def test_a_sentence_ending_on_a_bare_it_or_that_points_into_the_conversation(tex
 def test_a_pronoun_inside_a_habit_is_not_a_pointer():
     assert contents("I see them weekly.") == ["I see them weekly."]
     assert contents("I use it daily.") == ["I use it daily."]
+
+
+def test_what_does_not_read_as_a_sentence_is_never_a_fact():
+    import random
+
+    noise = bytes(random.Random(16).randrange(256) for _ in range(200_000)).decode("utf-8", "replace")
+    assert contents(noise) == []  # binary pasted into a turn: many "sentences" start with "I"
+    assert contents("I prefer \ufffd\ufffd tabs.") == []
+    assert contents("I prefer " + " ".join(["tabs"] * 400) + ".") == []  # a wall of text, not a stated fact
+    assert contents("I prefer \x07tabs.") == []
+
+
+@pytest.mark.parametrize("text", ["I love 🍵 every morning 🎉.", "My gate code is 4471.", "I live in لشبونة.",
+                                  "I live in 里斯本 now."])
+def test_emoji_digits_and_other_scripts_still_read_as_text(text):
+    assert contents(text) == [text]

@@ -34,6 +34,8 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
    parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
+7. What does not read as a sentence is never kept: longer than 1000 characters, holding bytes that were not
+   UTF-8 (U+FFFD) or a control character, or less than half letters (binary noise that starts with "I ").
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
@@ -351,6 +353,20 @@ def looks_secret(sentence: str) -> bool:
     return bool(_SECRET.search(sentence))
 
 
+# A stated fact is a sentence, not a paste: longer than this it is a log, a listing or a wall of text.
+MAX_SENTENCE_CHARS = 1000
+
+
+def _reads_as_text(s: str) -> bool:
+    """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, holding a U+FFFD (bytes
+    that were not UTF-8: capture replaced them) or a control character, or with fewer letters (any script) than
+    half its other characters (binary noise that happens to start with "I ")."""
+    if len(s) > MAX_SENTENCE_CHARS or "\ufffd" in s or any(ord(c) < 32 and c not in "\t" for c in s):
+        return False
+    letters = sum(c.isalpha() for c in s)
+    return letters >= 0.5 * sum(not c.isspace() for c in s)
+
+
 def _durable(sentence: str) -> tuple[str, str | None] | None:
     """``(kept text, forced category or None)`` when ``sentence`` states something durable, else None.
 
@@ -359,7 +375,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     """
     s = sentence.strip().strip("\"'\u201c\u201d")
     s = _trim_leading(s).strip()
-    if not s or looks_secret(s):
+    if not s or looks_secret(s) or not _reads_as_text(s):
         return None
     remembered = _remembered(s)
     if remembered is not False:
