@@ -240,3 +240,24 @@ def test_pairs_to_review_ignores_an_anchor_too_common_to_name_a_subject():
             ("new", "Prefers coffee in the afternoon", D("2026-06-03"))]
     found = pairs_to_review(many + pair)
     assert [(o, n) for o, n, _ in found] == [("old", "new")]
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Team size is 5", "Team size is 7?"),  # a number change asked, not stated
+    ("Prefers dark mode", "Do I now prefer light mode?"),
+    ("Lives in Lisbon", "Moved to Berlin?"),
+    ("Is the team size 5?", "Team size is 7"),  # a question held nothing to replace
+])
+def test_a_question_neither_replaces_nor_is_replaced(older, newer):
+    assert supersede.compare(older, newer).relation == supersede.UNRELATED
+    assert supersede.best_replaced(newer, [older]) is None
+
+
+def test_the_model_is_not_asked_about_a_question():
+    class Judge:  # would say "close" to anything it is asked
+        def closeness(self, newer, value, olders, *, strict=True):
+            raise AssertionError("asked")
+
+    assert supersede.compare("I drink tea every morning", "I switched to coffee?", Judge()).relation == \
+        supersede.UNRELATED
+    assert supersede.best_replaced("I switched to coffee?", ["I drink tea every morning"], Judge()) is None

@@ -30,7 +30,8 @@ statement's anchors.
   "… has 8 engineers"; "Draft due on March 20" → "Draft due on April 3"): a quantity has one current value.
 * ``undecided`` — the same frame, different values, no cue ("Prefers tea in the morning" / "Prefers coffee in the
   morning"): a person should look (lint reports it as a contradiction).
-* ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included.
+* ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included, and any pair where either
+  statement is a question (it ends with "?": "Team size is 7?" asks, it replaces nothing and nothing replaces it).
 
 **A change that shares no word** with what it replaces ("I drink tea every morning", later "I switched to
 coffee") needs to know that coffee and tea are the same kind of thing. This module stays model-free: callers pass
@@ -270,6 +271,7 @@ def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
     """A pair the model may look at: the words found it unrelated for want of shared words (no shared anchor; not
     a restatement, not a past event) and the newer one names the value it changes to."""
     return lexical.relation == UNRELATED and not (a.anchors & b.anchors) and not a.event and \
+        not _asks(a) and not _asks(b) and \
         not is_repeat(a.key, b.key) and value_of(b) is not None
 
 
@@ -286,9 +288,16 @@ def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJud
             for z in scores]
 
 
+def _asks(s: Statement) -> bool:
+    """True when ``s`` is a question ("Team size is 7?"): it asks, it states no value."""
+    return s.key.rstrip(" .!").endswith("?")
+
+
 def _compare(a: Statement, b: Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
         return Verdict(UNRELATED, 0.0, "a restatement")
+    if _asks(a) or _asks(b):
+        return Verdict(UNRELATED, 0.0, "a question states nothing")
     if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
         if sa[1].split()[0] == sb[1].split()[0]:  # "lisbon" / "lisbon last year": the same value, told again
             return Verdict(COMPATIBLE, 1.0, f"the same {sa[0]}")
