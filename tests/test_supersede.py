@@ -261,3 +261,21 @@ def test_the_model_is_not_asked_about_a_question():
     assert supersede.compare("I drink tea every morning", "I switched to coffee?", Judge()).relation == \
         supersede.UNRELATED
     assert supersede.best_replaced("I switched to coffee?", ["I drink tea every morning"], Judge()) is None
+
+
+@pytest.mark.parametrize(("spec", "warned"), [("no-such-model", True), ("hash:64", False)])
+def test_a_dream_whose_model_cannot_load_decides_by_words_and_says_so(tmp_path, spec, warned):
+    """A broken or unknown model never fails the dream: the words decide (tea stays current), and one warning
+    says why; a hash embedder (a choice: it cannot tell kinds apart) is not a problem to warn about."""
+    from suzent_cli.dream.rules import RulesEngine
+
+    s = settings_at(tmp_path / "home")
+    log(s, "2026-06-01", "[preference] I drink tea every morning")
+    log(s, "2026-06-09", "[preference] I switched to coffee")
+    runner = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[],
+                         engine_factory=lambda name: RulesEngine(embedder_spec=spec))
+    result = runner.tick(force=True)
+    assert result.outcome == "ingested"
+    assert any("decided by words alone" in w and "no-such-model" in w for w in result.warnings) == warned
+    page = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
+    assert "## Previously" not in page and "I drink tea every morning" in page

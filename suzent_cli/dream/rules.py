@@ -419,6 +419,9 @@ class RulesEngine:
             superseded += work.superseded
             replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
         result.superseded = [raw for _, raw in sorted(superseded)]
+        if getattr(judge, "unavailable", False):  # a model that cannot tell kinds apart (hash) is a choice; this is not
+            result.warnings.append(f"changes that share no word with what they replace were decided by words alone: "
+                                   f"{judge.problem}")
         for _, sources in sorted(replaced, key=lambda r: r[0]):  # a replaced claim's log line: the page holds it
             for source in sources:
                 raw = batch.log_line(source)

@@ -77,7 +77,8 @@ class ModelJudge:
     """A :class:`suzent_cli.vault.supersede.ValueJudge` on an embedder: ``embedder`` (an object with
     ``encode(list[str]) -> (n, dim)`` L2-normalized float32) or ``spec`` (an embedder name, loaded lazily through
     :func:`suzent_cli.index.embed.lazy_embedder` on the first question). An embedder that cannot load or encode
-    turns the judge off (every answer None) and :attr:`problem` says why; nothing is raised."""
+    turns the judge off (every answer None), :attr:`problem` says why and :attr:`unavailable` is True (the dream
+    warns); nothing is raised."""
 
     def __init__(self, embedder=None, *, spec: str | None = None):
         self._embedder, self._spec = embedder, spec
@@ -86,6 +87,7 @@ class ModelJudge:
         self._null_sentences: np.ndarray | None = None
         self._able: bool | None = None
         self.problem: str | None = None
+        self.unavailable = False  # the embedder failed to load or encode (``problem`` says why): not a choice
 
     # --- vectors ---------------------------------------------------------------------------------------------
     def _encode(self, texts: Sequence[str]) -> None:
@@ -122,7 +124,7 @@ class ModelJudge:
             if not self._able:
                 self.problem = f"the embedder does not tell kinds of things apart (calibration z {calibration:.1f})"
         except SuzentError as exc:  # the model is missing or fails: no model verdicts, the words still decide
-            self._able, self.problem = False, f"no embedder for values: {exc}"
+            self._able, self.problem, self.unavailable = False, f"no embedder for values: {exc}", True
         return self._able
 
     @staticmethod
@@ -147,7 +149,7 @@ class ModelJudge:
             words = {i: value_words(olders[i], len(value.split())) for i in near}
             self._encode([value, *(w for ws in words.values() for w in ws)])
         except SuzentError as exc:
-            self._able, self.problem = False, f"no embedder for values: {exc}"
+            self._able, self.problem, self.unavailable = False, f"no embedder for values: {exc}", True
             return [None] * len(olders)
         out: list[float | None] = [None] * len(olders)
         probe = self._vectors[value]
