@@ -97,7 +97,8 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries")
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries",
+                  "placed_above")
 
 
 @dataclass
@@ -134,6 +135,7 @@ class Hit:
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
+    placed_above: str | None = None  # the older same-subject row this newer one moved above (prefer_newer)
     # The lifecycle, read from ``content`` and ``factors`` when the hit is made (:meth:`__post_init__`):
     text: str = ""  # ``content`` without markers (vault.claims.plain_content): what a person reads
     confirmations: int | None = None  # a vault row: its claims' highest "confirmed Nx"; None: no lifecycle
@@ -538,7 +540,11 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     hits = carry_to_current(hits)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
     if not dates:  # issue 16: of two same-subject rows the newer first (vault.supersede); a dated query asks about then
-        hits = prefer_newer(hits)
+        ordered = prefer_newer(hits)
+        for i, (was, now) in enumerate(zip(hits, ordered, strict=True)):
+            if was is not now and hits.index(now) > i:  # moved up, into the older row's place: --explain says so
+                now.placed_above = f"{was.id} {_quoted(was.text)} (score {was.score:.4f})"
+        hits = ordered
     if filters:
         hits = [h for h in hits if filters.keeps(h)]
     return collapse_cited(hits)[:limit]
@@ -587,6 +593,12 @@ def _replaced(text: str) -> set[tuple[str, str]]:
     return out
 
 
+def _quoted(text: str, limit: int = 60) -> str:
+    """``text`` in quotes for an explanation, cut to ``limit`` characters."""
+    text = " ".join(text.split())
+    return f'"{text if len(text) <= limit else text[: limit - 1] + "…"}"'
+
+
 def carry_to_current(hits: list[Hit]) -> list[Hit]:
     """After a dream, the current claim answers what the claim it replaced answered: a current vault claim whose
     ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores at least that
@@ -607,7 +619,7 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
                 continue
             carried = rank.final_score(old.relevance, hit.importance)
             if carried > hit.score:
-                hit.score, hit.carries = carried, f"{old.id} (relevance {old.relevance:.4f})"
+                hit.score, hit.carries = carried, f"{old.id} {_quoted(old.text)} (relevance {old.relevance:.4f})"
     return hits
 
 

@@ -135,3 +135,21 @@ def test_mcp_hit_json_reads_the_same_fields_as_the_cli():
     for key in ("date", "session", "confirmations", "verified", "status", "until", "cites"):
         assert j[key] == d[key], key
     assert (j["status"], j["confirmations"], j["cites"]) == ("draft", 2, ["2026-02-01.md:9"])
+
+
+def test_explain_says_why_a_newer_row_ranks_above_a_better_scored_older_one(home):
+    """prefer_newer moves rows, not scores: a lower score above a higher one must read as a choice, not a bug."""
+    cli(home, "init", now="2026-11-20")
+    cli(home, "capture", "--fact", "I prefer dark mode in every editor", now="2026-11-20")
+    cli(home, "capture", "--fact", "I now prefer light mode", now="2026-11-25")
+    cli(home, "index", now="2026-11-28")
+    out = json.loads(cli(home, "recall", "prefer dark mode in every editor", "--json", "--explain",
+                         now="2026-11-28").stdout)
+    first, second = out["hits"][:2]
+    assert first["content"] == "I now prefer light mode" and first["score"] < second["score"]
+    assert first["placed_above"].startswith(second["id"] + ' "I prefer dark mode in every editor"')
+    assert second["placed_above"] is None
+    text = ANSI.sub("", cli(home, "recall", "prefer dark mode in every editor", "--explain", now="2026-11-28").stdout)
+    assert 'placed above ' + second["id"] + ' "I prefer dark mode' in text
+    plain = json.loads(cli(home, "recall", "prefer dark mode in every editor", "--json", now="2026-11-28").stdout)
+    assert "placed_above" not in plain["hits"][0]  # an explain field only

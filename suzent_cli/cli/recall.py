@@ -151,13 +151,15 @@ def explain_lines(hit) -> list[str]:
     if getattr(hit, "stands_for", None):
         lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
                      f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
-        return lines
-    if getattr(hit, "carries", None):
+    elif getattr(hit, "carries", None):
         lines.append(f"final {hit.score:.4f} = the relevance of the claim it replaced, {hit.carries}, under its own "
                      f"importance (the current claim answers what that one did); its own: "
                      f"{_combination(hit.relevance, used)}")
-        return lines
-    lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
+    else:
+        lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
+    if getattr(hit, "placed_above", None):
+        lines.append(f"placed above {hit.placed_above}: the newer of two statements on the same subject comes "
+                     f"first (rows move, scores stay)")
     return lines
 
 
