@@ -279,3 +279,14 @@ def test_a_dream_whose_model_cannot_load_decides_by_words_and_says_so(tmp_path, 
     assert any("decided by words alone" in w and "no-such-model" in w for w in result.warnings) == warned
     page = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
     assert "## Previously" not in page and "I drink tea every morning" in page
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    ("Draft due on March 20", "Draft due on April 3", supersede.REPLACES),  # the module doc's own example
+    ("My daughter is 5", "My daughter is 6", supersede.REPLACES),  # too few words for a frame, only the number moved
+    ("Has 2 cats", "Wants 3 cats", supersede.UNRELATED),  # another verb: not the same statement
+    ("Paid 20 dollars for lunch", "Paid 15 dollars for lunch", supersede.UNRELATED),  # two lunches: past events
+    ("Likes tea", "Likes green tea", supersede.COMPATIBLE),
+])
+def test_a_short_statement_with_another_number_or_date(older, newer, relation):
+    assert supersede.compare(older, newer).relation == relation

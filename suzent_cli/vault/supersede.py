@@ -91,7 +91,8 @@ _LIGHT = frozenset("ha has hav have had use lik like prefer want get got tak tak
 _SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv"}
 _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
-    "drove rode sang read heard told thought brought caught fought sent lent kept slept felt".split())
+    "drove rode sang read heard told thought brought caught fought sent lent kept slept felt paid ate drank swam "
+    "wore lost".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#:'’-]*")
 # The value a move or switch ends at: "moved to [the] X", "switched back to X", "upgraded to X Y".
 _TARGET = re.compile(r"\b(?:moved|relocated|switched|changed|upgraded|downgraded|migrated|swapped|updated|"
@@ -316,6 +317,10 @@ def _compare(a: Statement, b: Statement) -> Verdict:
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
         return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
     if not same_frame(a, b):
+        if not b.cue and _only_specifics_differ(a, b):
+            # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
+            # every word but the number or date is the same (light verbs included)
+            return Verdict(REPLACES, score, "the same statement with another number, date or version")
         return Verdict(UNRELATED, score)
     if a.words <= b.words or b.words <= a.words:
         return Verdict(COMPATIBLE, score, "one refines the other")
@@ -362,6 +367,14 @@ def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
 _DATE_WORDS = frozenset(
     "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july august september "
     "october november december monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _only_specifics_differ(a: Statement, b: Statement) -> bool:
+    """True when ``a`` and ``b`` differ only in their numbers, versions and dates: their content words (light verbs
+    included) without those are the same, and not empty ("Has 2 cats" / "Wants 3 cats" differ in "wants")."""
+    plain = [frozenset(w for w in s.words if not any(c.isdigit() for c in w) and w not in _DATE_WORDS
+                       and f"{w}s" not in _DATE_WORDS) for s in (a, b)]
+    return bool(plain[0]) and plain[0] == plain[1] and specifics(a.key) != specifics(b.key)
 
 
 def _without_specifics(s: Statement) -> frozenset[str]:
