@@ -290,3 +290,24 @@ def test_a_dream_whose_model_cannot_load_decides_by_words_and_says_so(tmp_path, 
 ])
 def test_a_short_statement_with_another_number_or_date(older, newer, relation):
     assert supersede.compare(older, newer).relation == relation
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    ("Sprint 12 retro went well", "Sprint 13 retro went well", supersede.UNRELATED),  # two sprints
+    ("Issue #12 blocks the release", "Issue #14 blocks the release", supersede.UNRELATED),
+    ("Enjoys tea with friend number 1 in Lisbon", "Enjoys tea with friend number 2 in Lisbon", supersede.UNRELATED),
+    ("Sprint 12 ends on March 3", "Sprint 12 ends on March 10", supersede.REPLACES),  # one sprint, its date moved
+    ("The platform team has 6 engineers", "The platform team has 8 engineers", supersede.REPLACES),
+])
+def test_a_number_that_names_which_one_is_not_a_changed_value(older, newer, relation):
+    assert supersede.compare(older, newer).relation == relation
+
+
+def test_a_dream_keeps_many_numbered_things_current(tmp_path):
+    """Facts that differ only by which friend they name all stay current (a 660-fact home retired 550 of them)."""
+    s = settings_at(tmp_path / "home")
+    log(s, "2026-06-01", *[f"[preference] Enjoys tea with friend number {i} in Lisbon" for i in range(30)])
+    runner = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[])
+    assert runner.tick(force=True).outcome == "ingested"
+    text = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
+    assert "## Previously" not in text and text.count("Enjoys tea with friend number") == 30

@@ -27,7 +27,9 @@ statement's anchors.
 * ``compatible`` — the same frame and one's words contain the other's ("Likes tea" / "Likes green tea"): a
   refinement, both hold.
   Also the same words with another number, date or version and no cue ("The platform team has 6 engineers" →
-  "… has 8 engineers"; "Draft due on March 20" → "Draft due on April 3"): a quantity has one current value.
+  "… has 8 engineers"; "Draft due on March 20" → "Draft due on April 3"): a quantity has one current value. Not a
+  number that names which one ("Sprint 12 retro went well" / "Sprint 13 …", "issue #12", "friend number 3"):
+  those are two things, ``unrelated``.
 * ``undecided`` — the same frame, different values, no cue ("Prefers tea in the morning" / "Prefers coffee in the
   morning"): a person should look (lint reports it as a contradiction).
 * ``unrelated`` — anything else, a restatement (:func:`.claims.is_repeat`) included, and any pair where either
@@ -316,6 +318,8 @@ def _compare(a: Statement, b: Statement) -> Verdict:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
         return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
+    if _numbered_things(a, b):
+        return Verdict(UNRELATED, score, "different numbered things")
     if not same_frame(a, b):
         if not b.cue and _only_specifics_differ(a, b):
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
@@ -367,6 +371,18 @@ def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
 _DATE_WORDS = frozenset(
     "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july august september "
     "october november december monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+# A number that names which one, not how many or which version: "friend number 3", "issue #12", "chapter 4".
+_ID_NUMBER = re.compile(r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr)\s*#?\s*|#)(\d[\w.-]*)")
+
+
+def _numbered_things(a: Statement, b: Statement) -> bool:
+    """True when both statements name a thing by its number and those numbers differ ("Sprint 12 retro went well" /
+    "Sprint 13 retro went well"): two things, both hold; no cue, so no change. "Sprint 12 ends on March 3" /
+    "… March 10" is one sprint whose date moved."""
+    ids = [set(_ID_NUMBER.findall(s.key)) for s in (a, b)]
+    return not b.cue and bool(ids[0]) and bool(ids[1]) and ids[0] != ids[1]
 
 
 def _only_specifics_differ(a: Statement, b: Statement) -> bool:
