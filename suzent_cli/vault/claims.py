@@ -32,6 +32,7 @@ markers, :func:`row_claims` its claims, :func:`claims_last_date` their latest co
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import Any
 
@@ -97,6 +98,7 @@ def safe_title(text: str) -> str:
     return cleaned[:1].upper() + cleaned[1:]
 
 
+@functools.lru_cache(maxsize=16384)  # pure; the dream compares each new claim with every rival
 def subject_of(text: str) -> tuple[str, str] | None:
     """``(subject, normalized value)`` for a claim about a single-valued subject, else None.
 
@@ -140,6 +142,7 @@ _SPECIFIC_RE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 NEAR_IDENTICAL = 97.0
 
 
+@functools.lru_cache(maxsize=16384)  # pure; the dream compares each new claim with every rival
 def specifics(text: str) -> tuple[str, ...]:
     """The numbers, dates and versions in ``text`` (a restatement that changes one is not a repeat)."""
     return tuple(_SPECIFIC_RE.findall(text))
@@ -151,6 +154,7 @@ def base_text(text: str) -> str:
     return re.sub(r"^currently\s+", "", _CURRENTLY_RE.sub("", text).strip(), flags=re.I)
 
 
+@functools.lru_cache(maxsize=16384)  # pure; the dream compares each new claim with every rival
 def claim_key(text: str) -> str:
     """Comparison key of a claim: its :func:`base_text`, normalized (lower case, single spaces), without trailing
     punctuation."""
@@ -160,6 +164,7 @@ def claim_key(text: str) -> str:
 _NEGATION_RE = re.compile(r"\b(?:not|no longer|never)\b\s*|n't\b", re.I)
 
 
+@functools.lru_cache(maxsize=16384)  # pure; the dream compares each new claim with every rival
 def polarity(text: str) -> tuple[str, bool]:
     """``(statement without its negation, negated?)``: "Doesn't like coffee", "Does not like coffee" and
     "Dislikes coffee" all read as ``("likes coffee", True)``; "Is not allergic to X" as ``("is allergic to x", True)``."""
