@@ -451,3 +451,10 @@ def test_what_does_not_read_as_a_sentence_is_never_a_fact():
                                   "I live in 里斯本 now."])
 def test_emoji_digits_and_other_scripts_still_read_as_text(text):
     assert contents(text) == [text]
+
+
+def test_a_bidi_override_is_not_kept_but_right_to_left_text_is():
+    assert contents("I prefer \u202etabs\u202c over spaces.") == []  # displays as "sbat": misleads a reviewer
+    assert contents("I prefer \u2067tabs\u2069 over spaces.") == []
+    assert contents("I live in لشبونة.") == ["I live in لشبونة."]
+    assert contents("My family is 👨\u200d👩\u200d👧 three.") == ["My family is 👨\u200d👩\u200d👧 three."]  # ZWJ stays

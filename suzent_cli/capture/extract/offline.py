@@ -35,7 +35,8 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
 7. What does not read as a sentence is never kept: longer than 1000 characters, holding bytes that were not
-   UTF-8 (U+FFFD) or a control character, or less than half letters (binary noise that starts with "I ").
+   UTF-8 (U+FFFD), a control character or a bidirectional override, or less than half letters (binary noise that
+   starts with "I ").
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
@@ -353,15 +354,21 @@ def looks_secret(sentence: str) -> bool:
     return bool(_SECRET.search(sentence))
 
 
+# Bidirectional embedding/override/isolate controls: right-to-left text needs none of them (the bidi algorithm
+# orders it), and with them a line displays otherwise than it reads ("Trojan Source").
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # A stated fact is a sentence, not a paste: longer than this it is a log, a listing or a wall of text.
 MAX_SENTENCE_CHARS = 1000
 
 
 def _reads_as_text(s: str) -> bool:
     """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, holding a U+FFFD (bytes
-    that were not UTF-8: capture replaced them) or a control character, or with fewer letters (any script) than
-    half its other characters (binary noise that happens to start with "I ")."""
+    that were not UTF-8: capture replaced them), a control character or a bidirectional override (it would display
+    otherwise than it reads), or with fewer letters (any script) than half its other characters (binary noise that
+    happens to start with "I ")."""
     if len(s) > MAX_SENTENCE_CHARS or "\ufffd" in s or any(ord(c) < 32 and c not in "\t" for c in s):
+        return False
+    if _BIDI_CONTROL.search(s):  # shown in another order than it is read: a person reviewing memory is misled
         return False
     letters = sum(c.isalpha() for c in s)
     return letters >= 0.5 * sum(not c.isspace() for c in s)
