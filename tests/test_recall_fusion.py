@@ -149,3 +149,16 @@ def test_a_question_row_ranks_by_a_share_of_its_relevance(tmp_path, embedder, mo
     assert recall.QUESTION_FACTOR < 1.0
     assert ranked["question"] == (pytest.approx(plain["question"][0] * recall.QUESTION_FACTOR), True)
     assert ranked["statement"] == (pytest.approx(plain["statement"][0]), False)
+
+
+def test_explain_shows_the_question_factor_so_the_relevance_line_adds_up():
+    from suzent_cli.cli.recall import explain_lines
+    from suzent_cli.recall import QUESTION_FACTOR, Hit
+
+    hit = Hit(id="q", content="Which pottery class did you sign up for?", score=0.4, source="archive:2026-05-01.md",
+              source_type="archive_log", source_file="2026-05-01.md", locator=5, date="2026-05-01", session="s",
+              category=None, tags=[], importance=0.5, relevance=0.4 * QUESTION_FACTOR,
+              runs={"fts": 1.0, "vector": 1.0 / 3}, asks=True)
+    first = explain_lines(hit)[0]
+    assert first.startswith(f"relevance {0.4 * QUESTION_FACTOR:.4f} = (runs: fts 1.0000×0.3 + vector 0.3333×0.3")
+    assert first.endswith(f") × {QUESTION_FACTOR:g} (the row asks a question)")

@@ -125,12 +125,14 @@ def explain_lines(hit) -> list[str]:
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
     the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
     from suzent_cli.index.rank import NEUTRAL
-    from suzent_cli.recall import RUNS, WEIGHTS
+    from suzent_cli.recall import QUESTION_FACTOR, RUNS, WEIGHTS
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
     runs = " + ".join(f"{n} {hit.runs[n]:.4f}×{WEIGHTS.get(n, 0):g}" for n in names) or "no run (neighbour only)"
-    lines = [f"relevance {hit.relevance:.4f} = runs: {runs} + date boost {hit.date_boost:.4f}"
-             f" + neighbour share {hit.neighbour:.4f}"]
+    total = f"runs: {runs} + date boost {hit.date_boost:.4f} + neighbour share {hit.neighbour:.4f}"
+    if getattr(hit, "asks", False):
+        total = f"({total}) × {QUESTION_FACTOR:g} (the row asks a question)"
+    lines = [f"relevance {hit.relevance:.4f} = {total}"]
     f = hit.factors
     if not f.get("ranked", True):
         lines.append(f"importance {hit.importance:.4f} (legacy row: ranked as neutral {NEUTRAL:g})")

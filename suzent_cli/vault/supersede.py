@@ -107,16 +107,22 @@ def _target(key: str) -> frozenset[str]:
     """The anchors of the value a move or switch in ``key`` ends at ("moved to Lisbon from Oslo" → {lisbon};
     "upgraded to Python 3.12" → {python, 3.12}), up to the first preposition or clause word; empty when ``key``
     names no such value."""
+    return frozenset(stem(w) for w in _target_words(key) or ()) - _LIGHT
+
+
+def _target_words(key: str) -> list[str] | None:
+    """The content words (as written) of the value a move or switch in ``key`` ends at, up to the first
+    preposition or clause word; None when ``key`` names no such move or switch."""
     m = _TARGET.search(key)
     if not m:
-        return frozenset()
+        return None
     words: list[str] = []
     for w in _WORD.findall(m.group(1))[:6]:
         if w in _TARGET_END:
             break
         if w.strip(".'’-") not in _STOP:
-            words.append(stem(w))
-    return frozenset(words) - _LIGHT
+            words.append(w.strip(".'’-"))
+    return words
 # Cues after which the rest of a short statement is the new value: "I'm vegan these days", "now prefer light mode".
 _NOW_CUES = frozenset({"now", "nowadays", "these days", "from now on", "is now", "are now", "instead", "instead of"})
 MAX_VALUE_WORDS = 3  # a longer remainder is a sentence, not a value
@@ -131,14 +137,8 @@ def value_of(s: Statement) -> str | None:
     if not s.cue:
         return None
     body = _LABEL.sub("", s.key)
-    m = _TARGET.search(body)
-    if m:
-        words: list[str] = []
-        for w in _WORD.findall(m.group(1))[:6]:
-            if w in _TARGET_END:
-                break
-            if w.strip(".'’-") not in _STOP:
-                words.append(w.strip(".'’-"))
+    words = _target_words(body)
+    if words is not None:
         return " ".join(words[:MAX_VALUE_WORDS]) or None
     if any(c.group(0) not in _NOW_CUES for c in CUES.finditer(body)):
         return None
