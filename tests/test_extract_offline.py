@@ -432,6 +432,12 @@ def test_a_sentence_ending_on_a_bare_it_or_that_points_into_the_conversation(tex
     assert contents(text) == []
 
 
+def test_a_longer_sentence_names_its_thing_before_the_final_pronoun():
+    # the rule without a length bound dropped 29 of LoCoMo's dev evidence turns of this kind
+    text = "I love painting landscapes, it calms me and I really enjoy it."
+    assert contents(text) == [text]
+
+
 def test_a_pronoun_inside_a_habit_is_not_a_pointer():
     assert contents("I see them weekly.") == ["I see them weekly."]
     assert contents("I use it daily.") == ["I use it daily."]
