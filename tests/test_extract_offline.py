@@ -449,6 +449,8 @@ def test_what_does_not_read_as_a_sentence_is_never_a_fact():
     noise = bytes(random.Random(16).randrange(256) for _ in range(200_000)).decode("utf-8", "replace")
     assert contents(noise) == []  # binary pasted into a turn: many "sentences" start with "I"
     assert contents("I prefer \ufffd\ufffd tabs.") == []
+    # one byte that was not UTF-8 in a real sentence: kept with its replacement character (nothing is lost)
+    assert contents("My cat is named Pi\ufffdxel.") == ["My cat is named Pi\ufffdxel."]
     assert contents("I prefer " + " ".join(["tabs"] * 400) + ".") == []  # a wall of text, not a stated fact
     assert contents("I prefer \x07tabs.") == []
 

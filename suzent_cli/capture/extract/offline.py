@@ -34,9 +34,10 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
    parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
 6. The same fact said twice in a turn is kept once.
-7. What does not read as a sentence is never kept: longer than 1000 characters, holding bytes that were not
-   UTF-8 (U+FFFD), a control character or a bidirectional override, or less than half letters (binary noise that
-   starts with "I ").
+7. What does not read as a sentence is never kept: longer than 1000 characters, holding two or more bytes that
+   were not UTF-8 (U+FFFD; one stray byte in a word is still the person's sentence, kept with its replacement
+   character as the hooks promise), a control character or a bidirectional override, or less than half letters
+   (binary noise that starts with "I ").
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
@@ -362,11 +363,12 @@ MAX_SENTENCE_CHARS = 1000
 
 
 def _reads_as_text(s: str) -> bool:
-    """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, holding a U+FFFD (bytes
-    that were not UTF-8: capture replaced them), a control character or a bidirectional override (it would display
+    """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, holding two or more
+    U+FFFD (bytes that were not UTF-8: capture replaced them; one alone is kept, so one bad byte loses nothing the
+    user said), a control character or a bidirectional override (it would display
     otherwise than it reads), or with fewer letters (any script) than half its other characters (binary noise that
     happens to start with "I ")."""
-    if len(s) > MAX_SENTENCE_CHARS or "\ufffd" in s or any(ord(c) < 32 and c not in "\t" for c in s):
+    if len(s) > MAX_SENTENCE_CHARS or s.count("\ufffd") > 1 or any(ord(c) < 32 and c not in "\t" for c in s):
         return False
     if _BIDI_CONTROL.search(s):  # shown in another order than it is read: a person reviewing memory is misled
         return False
