@@ -195,17 +195,18 @@ class Row:
     score: float
 
 
-def test_prefer_newer_swaps_a_same_subject_pair_and_leaves_the_rest():
+def test_prefer_newer_moves_the_newer_row_just_above_the_older_and_leaves_the_rest():
     rows = [Row("Plays tennis on Wednesdays", "2026-06-01", 0.9),
             Row("Watches chess streams", "2026-06-08", 0.8),
             Row("No longer plays tennis, the club closed", "2026-06-05", 0.7),
             Row("Visited the tennis museum", "2026-06-09", 0.6),
             Row("Plays tennis on Fridays", None, 0.5)]
     out = supersede.prefer_newer(rows)
-    assert [r.text for r in out] == ["No longer plays tennis, the club closed", "Watches chess streams",
-                                     "Plays tennis on Wednesdays", "Visited the tennis museum",
+    # the older row stays next to its replacement; the unrelated chess row moves down one place, not above it
+    assert [r.text for r in out] == ["No longer plays tennis, the club closed", "Plays tennis on Wednesdays",
+                                     "Watches chess streams", "Visited the tennis museum",
                                      "Plays tennis on Fridays"]
-    assert [r.score for r in out] == [0.7, 0.8, 0.9, 0.6, 0.5]  # each row keeps its own score
+    assert [r.score for r in out] == [0.7, 0.9, 0.8, 0.6, 0.5]  # each row keeps its own score
     assert [r.text for r in rows][0] == "Plays tennis on Wednesdays"  # the input list is left as it was
 
 

@@ -492,18 +492,24 @@ PREFER_WINDOW = 5
 def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[RankedRow]:
     """``rows`` (best first) with, among the first ``window``, each pair on the same subject in time order: when an
     older row ranks above a newer one and :func:`compare` says the newer :data:`REPLACES` it (or the two are
-    :data:`UNDECIDED` near-duplicates), the two exchange places. Rows without a date stay where they are. Scores
+    :data:`UNDECIDED` near-duplicates), the newer row moves to just above the older one; the rows between them
+    move down one place each (the older row stays next to its replacement instead of dropping to where the newer
+    one was, below rows that may not be about the subject at all). Rows without a date stay where they are. Scores
     are not touched (each row keeps the score its relevance and importance gave it), so inside the first
     ``window`` the order may differ from the score order; the rest is as given. Returns a new list; nothing is
     dropped or added."""
     out = list(rows)
     head = min(window, len(out))
     reads = {id(r): read(r.text) for r in out[:head] if r.date}
-    for i in range(head):
-        for j in range(i + 1, head):
-            upper, lower = out[i], out[j]
-            if id(upper) not in reads or id(lower) not in reads or upper.date >= lower.date:
+    for j in range(1, head):
+        lower = out[j]
+        if id(lower) not in reads:
+            continue
+        for i in range(j):
+            upper = out[i]
+            if id(upper) not in reads or upper.date >= lower.date:
                 continue  # the upper one must be the older
             if compare(reads[id(upper)], reads[id(lower)]).relation in (REPLACES, UNDECIDED):
-                out[i], out[j] = lower, upper
+                out.insert(i, out.pop(j))
+                break
     return out
