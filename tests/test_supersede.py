@@ -157,14 +157,19 @@ def vault(tmp_path):
     return v
 
 
+def _page(vault, rel: str, body: str) -> None:
+    """Write the vault page ``rel`` (its folder made if needed) with ``body``."""
+    (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+    (vault / rel).write_text(body, encoding="utf-8")
+
+
 def test_lint_flags_an_undecided_pair_and_not_a_refinement(vault):
-    (vault / "3_Personal").mkdir(exist_ok=True)
-    (vault / "3_Personal/Preferences.md").write_text(
-        "# Preferences\n\n## Claims\n\n"
-        "- Prefers tea in the afternoon · source: 2026-06-01.md:3\n"
-        "- Likes jazz · source: 2026-06-01.md:4\n"
-        "- Likes modal jazz · source: 2026-06-02.md:3\n"
-        "- Prefers coffee in the afternoon · source: 2026-06-03.md:3\n", encoding="utf-8")
+    _page(vault, "3_Personal/Preferences.md",
+          "# Preferences\n\n## Claims\n\n"
+          "- Prefers tea in the afternoon · source: 2026-06-01.md:3\n"
+          "- Likes jazz · source: 2026-06-01.md:4\n"
+          "- Likes modal jazz · source: 2026-06-02.md:3\n"
+          "- Prefers coffee in the afternoon · source: 2026-06-03.md:3\n")
     findings = rules_contradictions(vault, D("2026-06-10"))
     assert len(findings.contradictions) == 1
     line = findings.contradictions[0]
@@ -177,12 +182,11 @@ def test_lint_flags_an_undecided_pair_and_not_a_refinement(vault):
 
 
 def test_lint_leaves_a_change_the_dream_already_placed(vault):
-    (vault / "3_Personal").mkdir(exist_ok=True)
-    (vault / "3_Personal/Profile.md").write_text(
-        "# Profile\n\n## Claims\n\n"
-        "- Watches tennis with friends · source: 2026-06-02.md:3\n"
-        "- No longer plays tennis (since 2026-06-05); previously: Plays tennis · source: 2026-06-05.md:3\n"
-        "\n## Previously\n\n- Plays tennis (until 2026-06-05) · source: 2026-06-01.md:3\n", encoding="utf-8")
+    _page(vault, "3_Personal/Profile.md",
+          "# Profile\n\n## Claims\n\n"
+          "- Watches tennis with friends · source: 2026-06-02.md:3\n"
+          "- No longer plays tennis (since 2026-06-05); previously: Plays tennis · source: 2026-06-05.md:3\n"
+          "\n## Previously\n\n- Plays tennis (until 2026-06-05) · source: 2026-06-01.md:3\n")
     assert rules_contradictions(vault, D("2026-06-10")).contradictions == []
 
 

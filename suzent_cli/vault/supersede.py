@@ -328,7 +328,7 @@ def _compare(a: Statement, b: Statement) -> Verdict:
         return Verdict(UNRELATED, score)
     if a.words <= b.words or b.words <= a.words:
         return Verdict(COMPATIBLE, score, "one refines the other")
-    if specifics(a.key) != specifics(b.key) and _without_specifics(a) == _without_specifics(b):
+    if specifics(a.key) != specifics(b.key) and _without_specifics(a.anchors) == _without_specifics(b.anchors):
         # "The platform team has 6 engineers" / "… has 8 engineers": a number, date or version in the same words
         # is one value that changed (a past event, which would stay true, was ruled out above)
         return Verdict(REPLACES, score, "the same statement with another number, date or version")
@@ -388,14 +388,13 @@ def _numbered_things(a: Statement, b: Statement) -> bool:
 def _only_specifics_differ(a: Statement, b: Statement) -> bool:
     """True when ``a`` and ``b`` differ only in their numbers, versions and dates: their content words (light verbs
     included) without those are the same, and not empty ("Has 2 cats" / "Wants 3 cats" differ in "wants")."""
-    plain = [frozenset(w for w in s.words if not any(c.isdigit() for c in w) and w not in _DATE_WORDS
-                       and f"{w}s" not in _DATE_WORDS) for s in (a, b)]
+    plain = [_without_specifics(s.words) for s in (a, b)]
     return bool(plain[0]) and plain[0] == plain[1] and specifics(a.key) != specifics(b.key)
 
 
-def _without_specifics(s: Statement) -> frozenset[str]:
-    """``s``'s anchors without its numbers, versions and the month and day names of its dates."""
-    return frozenset(w for w in s.anchors if not any(c.isdigit() for c in w) and w not in _DATE_WORDS
+def _without_specifics(words: frozenset[str]) -> frozenset[str]:
+    """``words`` (stems) without numbers, versions and the month and day names of dates."""
+    return frozenset(w for w in words if not any(c.isdigit() for c in w) and w not in _DATE_WORDS
                      and f"{w}s" not in _DATE_WORDS)
 
 
