@@ -30,13 +30,18 @@ Prints one row per kind of change and the totals; ``--json FILE`` writes every s
 other wording and subjects, written before the update handling was tuned; report it separately, never tune on it).
 ``--scenarios benchmarks/data/update_scenarios_blind.json`` runs the blind set (49 scenarios, 16 kinds, written
 without reading the update-handling code or the other sets; each carries ``cue``: ``clear``, ``unusual`` or
-``none``, how the change is worded). Report only.
+``none``, how the change is worded). It was read to find what fails after its first report, so it is no longer
+blind: ``--scenarios benchmarks/data/update_scenarios_blind2.json`` is the second blind set (50 scenarios, 16
+kinds, the same ``cue`` tags, 46 with a distractor said after the change), written the same way and never read
+by the update code's authors. Report only.
+
+``--keep DIR`` keeps each scenario's home (``DIR/<id>``) to inspect after the run (``recall --explain``, the vault).
 
 ``--in-process`` runs each step as ``suzent_cli.cli.app.main(argv)`` inside ``--jobs`` worker processes instead of
 one interpreter per step: the same commands on the same homes, several times faster on a loaded machine.
 
 Usage: python benchmarks/updates.py [--scenarios FILE] [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
-                                    [--in-process]
+                                    [--in-process] [--keep DIR]
        (``--model all-MiniLM-L6-v2`` runs the bundled model)
 """
 
@@ -249,9 +254,10 @@ def _in_process(cmd: list[str], model: str) -> subprocess.CompletedProcess:
 
     out, err = io.StringIO(), io.StringIO()
     saved = dict(os.environ)
+    env = _env(model)  # before the clear: it is made from this process's environment
     try:
         os.environ.clear()
-        os.environ.update(_env(model))
+        os.environ.update(env)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(cmd)
     finally:
@@ -380,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=[], metavar="ID", help="run only this scenario (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="scenarios run at once (each in its own home)")
     ap.add_argument("--json", type=Path, metavar="FILE", help="write every scenario's result here")
+    ap.add_argument("--keep", type=Path, metavar="DIR",
+                    help="keep each scenario's home under DIR (made if missing) to inspect it, instead of a temporary "
+                         "directory removed at the end")
     ap.add_argument("--in-process", action="store_true",
                     help="run each step as suzent's main() in a worker process (same results, no interpreter start "
                          "per step; the model and lancedb load once per worker)")
@@ -397,7 +406,10 @@ def main(argv: list[str] | None = None) -> int:
         scenarios = [s for s in scenarios if s["id"] in args.only]
     print("$ " + shlex.join([Path(sys.executable).name, *sys.argv]))
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="suzent-updates-") as tmp:
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    with (contextlib.nullcontext(str(args.keep)) if args.keep
+          else tempfile.TemporaryDirectory(prefix="suzent-updates-")) as tmp:
         if args.in_process:
             with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_go_in_process) as pool:
                 results = list(pool.map(run_scenario, scenarios, [base] * len(scenarios),

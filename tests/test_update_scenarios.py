@@ -156,13 +156,14 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
     assert fp == 0 and tp < olds  # without a model, most of these stay: never a false supersession
 
 
-def test_the_blind_set_is_sound_and_shares_nothing_with_the_other_sets():
-    """The blind set (written without reading the update-handling code or the other sets; report only): 30
-    scenarios over 10 kinds, each expected string in the last new statement and in no old or distractor one,
+@pytest.mark.parametrize("name", ["update_scenarios_blind.json", "update_scenarios_blind2.json"])
+def test_the_blind_sets_are_sound_and_share_nothing_with_the_other_sets(name):
+    """Each blind set (written without reading the update-handling code or the other sets; report only): 30
+    scenarios over 10 kinds, an expected string in the last new statement and none in an old or distractor one,
     every statement a fact line of its bracketed category, and no id or statement shared with the other sets."""
     from suzent_cli.capture import parse_fact
 
-    base, blind = U.load(REPO / "benchmarks" / "data" / "update_scenarios_blind.json")
+    base, blind = U.load(REPO / "benchmarks" / "data" / name)
     assert isinstance(base, dt.date)
     assert len(blind) >= 30 and len({s["kind"] for s in blind}) >= 10
     assert {s["cue"] for s in blind} == {"clear", "none", "unusual"}
@@ -174,10 +175,36 @@ def test_the_blind_set_is_sound_and_shares_nothing_with_the_other_sets():
                 assert fact is not None and fact.category == st["fact"][1:].split("]")[0], st["fact"]
         last = max(s["new"], key=lambda st: int(st["day"]))["fact"].lower()
         others = [st["fact"].lower() for st in s["old"] + s["distractors"]]
+        assert any(e.lower() in last for e in s["expected"]), s["id"]  # top-1 is right on any one of them
         for e in s["expected"]:
-            assert e.lower() in last and not any(e.lower() in o for o in others), (s["id"], e)
+            assert not any(e.lower() in o for o in others), (s["id"], e)
     _, tuning = U.load()
     _, held = U.load(REPO / "benchmarks" / "data" / "update_scenarios_heldout.json")
-    assert not {s["id"] for s in blind} & {s["id"] for s in tuning + held}
-    seen = {st["fact"].lower() for s in tuning + held for role in U.ROLES for st in s[role]}
+    other = "update_scenarios_blind2.json" if name == "update_scenarios_blind.json" else "update_scenarios_blind.json"
+    _, blind_other = U.load(REPO / "benchmarks" / "data" / other)
+    assert not {s["id"] for s in blind} & {s["id"] for s in tuning + held + blind_other}
+    seen = {st["fact"].lower() for s in tuning + held + blind_other for role in U.ROLES for st in s[role]}
     assert not {st["fact"].lower() for s in blind for role in U.ROLES for st in s[role]} & seen
+
+
+def test_an_in_process_step_gets_the_callers_environment_without_suzent_settings(monkeypatch):
+    """--in-process runs each step under the environment a step process would get: the caller's own variables
+    (PATH, HOME, …) kept, ``SUZENT_*``/``ANTHROPIC_*`` dropped, the embedder set. (A bug made the step environment
+    from the already-cleared one, so every in-process step ran with an empty environment.)"""
+    import os
+    import sys
+    import types
+
+    monkeypatch.setenv("KEEP_ME", "1")
+    monkeypatch.setenv("SUZENT_HOME", "/nowhere")
+    seen = {}
+
+    def main(argv):
+        seen.update(os.environ)
+        return 0
+
+    monkeypatch.setitem(sys.modules, "suzent_cli.cli.app", types.SimpleNamespace(main=main))
+    proc = U._in_process(["status"], "hash:64")
+    assert proc.returncode == 0
+    assert seen["KEEP_ME"] == "1" and seen["SUZENT_EMBEDDER"] == "hash:64" and "SUZENT_HOME" not in seen
+    assert os.environ["SUZENT_HOME"] == "/nowhere"  # the caller's environment is restored
