@@ -51,7 +51,7 @@ from suzent_cli.archive import Fact
 from suzent_cli.capture.extract.turns import Turn
 
 # A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
 # _LEADING, _GREETING and _LABEL have no "^": _trim_leading matches them at a position (pattern.match(text, pos)),
@@ -449,13 +449,14 @@ class OfflineExtractor:
     """Rules-based extractor; see the module docstring. Deterministic: same turn, same facts."""
 
     name = "offline"
+    reads = ("user",)  # the roles whose messages it reads (capture.max_turn_chars counts only these)
 
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
         """Durable facts stated in the user's messages of ``turn`` (``known`` is not used offline)."""
         facts: list[Fact] = []
         seen: set[str] = set()
         for text in turn.by("user"):
-            for sentence in _SENTENCE_SPLIT.split(text):
+            for sentence in SENTENCE_BREAK.split(text):
                 kept = _durable(sentence)
                 if not kept:
                     continue

@@ -33,6 +33,14 @@ class Turn:
         split = tuple(part for m in self.messages for part in (split_pasted(m.text) if m.role == "user" else (m,)))
         object.__setattr__(self, "messages", split)
 
+    @classmethod
+    def of_split(cls, messages) -> Turn:
+        """A turn of messages that are already split (parts of another turn, e.g. its newest part): they are not
+        split again, which could read a part differently than the whole."""
+        turn = object.__new__(cls)
+        object.__setattr__(turn, "messages", tuple(messages))
+        return turn
+
     def by(self, role: str) -> list[str]:
         """The non-blank texts of the messages of ``role``, in order."""
         return [m.text for m in self.messages if m.role == role and m.text.strip()]
