@@ -136,3 +136,21 @@ def test_a_turn_within_the_bound_gives_no_warning(settings, limit):
     result = extract_and_write(dataclasses.replace(settings, max_turn_chars=limit), "I live in Lisbon now.",
                                extractor_name="offline")
     assert [f.content for f in result.facts] == ["I live in Lisbon now."] and result.warnings == []
+
+
+def test_the_claude_code_hook_reads_the_newest_part_of_a_huge_turn(tmp_path):
+    from claude_code_session import DAY, Transcript, facts, payload
+
+    from conftest import invoke
+
+    home = tmp_path / "home"
+    t = Transcript(tmp_path / "session.jsonl")
+    t.turn("I was born in Porto.\n" + "pasted log line without any fact\n" * 2000 + "I live in Lisbon now.")
+    t.turn("I have two cats.")
+    r = invoke(home, "capture", "--from", "claude-code", input=payload(t.path),
+               env_extra={"SUZENT_TODAY": DAY, "SUZENT_MAX_TURN_CHARS": "300"})
+    assert r.returncode == 0, r.stderr
+    assert "turn over capture.max_turn_chars (300): extracted its newest" in r.stderr
+    captured = facts(home)
+    assert any("I live in Lisbon now." in f for f in captured) and any("I have two cats." in f for f in captured)
+    assert not any("Porto" in f for f in captured)  # the oldest part of the huge message was not read
