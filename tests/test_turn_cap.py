@@ -28,6 +28,13 @@ def test_tail_starts_after_a_sentence_break():
     assert tail(text, len("I live in Lisbon now. I have two cats.")) == "I live in Lisbon now. I have two cats."
 
 
+def test_tail_window_starting_inside_the_space_after_a_sentence():
+    text = "I live here.     I have two cats."
+    assert tail(text, 19) == "I have two cats."  # the window starts in the spaces: that break still counts
+    assert tail("One.\n\n\nTwo three four.", 17) == "Two three four."
+    assert tail("One.\n\n\nTwo three four.", 14) == ""  # never more than the budget
+
+
 def test_tail_starts_after_a_line_break():
     text = "first line without a stop\nsecond line without one\nthird"
     assert tail(text, 25) == "third"  # "second line…" (29 with its break) does not fit
@@ -154,3 +161,18 @@ def test_the_claude_code_hook_reads_the_newest_part_of_a_huge_turn(tmp_path):
     captured = facts(home)
     assert any("I live in Lisbon now." in f for f in captured) and any("I have two cats." in f for f in captured)
     assert not any("Porto" in f for f in captured)  # the oldest part of the huge message was not read
+
+
+def test_tail_is_a_suffix_within_the_budget_from_a_break():
+    import random
+
+    rnd = random.Random(7)
+    pieces = ["I live in Lisbon.", "Me too!", "ok", "\n", "\n\n", " ", "   ", "Why?", "word"]
+    for _ in range(2000):
+        text = "".join(rnd.choice(pieces) + rnd.choice(["", " "]) for _ in range(rnd.randint(1, 12)))
+        budget = rnd.randint(0, len(text) + 2)
+        end = tail(text, budget)
+        assert text.endswith(end) and len(end) <= max(budget, 0)
+        if end and end != text:  # cut: right after a line break or after whitespace that follows . ! ?
+            before = text[: len(text) - len(end)]
+            assert before[-1] in "\n" or (before[-1].isspace() and before.rstrip()[-1:] in (".", "!", "?"))

@@ -70,9 +70,14 @@ def tail(text: str, budget: int) -> str:
         return text
     if budget <= 0:
         return ""
-    start = len(text) - budget
-    found = SENTENCE_BREAK.search(text, start - 1)
-    return text[found.end():] if found else ""
+    start = len(text) - budget  # the kept text must begin at or after this index
+    pos = start - 1
+    while pos > 0 and text[pos - 1].isspace():  # a break's whitespace may begin before the window ("end.   Next")
+        pos -= 1
+    for found in SENTENCE_BREAK.finditer(text, pos):
+        if found.end() >= start:
+            return text[found.end():]
+    return ""
 
 
 def cut_turn(turn: Turn, max_chars: int, roles: tuple[str, ...] | None = None) -> Cut:
