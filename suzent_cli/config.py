@@ -132,6 +132,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
+    Setting("capture.max_turn_chars", "whole", 200_000, "Characters of a turn the extractor reads; a larger turn is "
+            "cut to its newest part, with a warning.", more="Counted over the messages the extractor reads (offline: "
+            "the user's; claude: all). The newest messages are kept whole and the oldest kept one may be cut at a "
+            "sentence or line boundary; the older part is not extracted (the input itself is never changed). Used by "
+            "`capture --turn-from`, the hooks and the server's `remember`; extraction time by turn size: "
+            "`benchmarks/turn_size.py`.", env=("SUZENT_MAX_TURN_CHARS",), limits=(100, 100_000_000), check="use",
+            attr="max_turn_chars", type_doc="whole number 100..100,000,000"),
     Setting("claude.model", "string", "claude-sonnet-5-5", "The model of the claude extractor, dream engine and "
             "promote.", env=("SUZENT_CLAUDE_MODEL",), check="use", attr="claude_model"),
     Setting("claude.api_key", "secret", None, "Enables the claude extractor and engines; better kept in the "
@@ -263,6 +270,7 @@ class Settings:
     today: dt.date
     embedder: str = _default("index.embedder")
     extractor: str = _default("capture.extractor")
+    max_turn_chars: int = _default("capture.max_turn_chars")
     user_id: str = _default("user_id")
     claude_model: str = _default("claude.model")
     anthropic_api_key: str | None = _default("claude.api_key")

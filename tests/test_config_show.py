@@ -43,7 +43,8 @@ def code_defaults() -> dict[str, object]:
     return {"lock_timeout": 30.0, "user_id": "default-user", "paths.memory_dir": "sandbox/shared/memory",
             "paths.vault_dir": "notebook", "paths.index_dir": "memory", "index.embedder": DEFAULT_EMBEDDER,
             "index.context_window": DEFAULT_CONTEXT_WINDOW, "capture.extractor": "auto",
-            "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
+            "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0,
+            "capture.max_turn_chars": 200_000} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 
 def docs_config_table() -> dict[str, dict[str, str]]:

@@ -247,10 +247,15 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     ``known_facts(text)`` returns the recall set: up to 10 nearest known rows (:class:`~suzent_cli.recall.Hit`, or
     plain strings, which the classifier never matches). It is called once; the claude prompt gets the texts and the
     classifier the rows. Any exception it raises is swallowed with a warning (no context, every fact ``new``).
+    A turn whose messages the extractor reads hold more than ``capture.max_turn_chars`` characters is read from
+    its newest part only (:mod:`suzent_cli.capture.extract.cut`: the newest messages whole, the oldest kept one
+    from a sentence or line boundary), with one warning saying how much was skipped; the lookup and the extractor
+    both see that part. ``turn_text`` itself is not changed or stored.
     When a model extractor raises :class:`ExtractionFailed` the offline extractor is used instead, with a
     warning. Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
     """
     from suzent_cli.capture.extract import choose_extractor
+    from suzent_cli.capture.extract.cut import cut_turn, max_turn_chars, warning
     from suzent_cli.capture.extract.turns import parse_turn
 
     warnings = list(warnings or [])
@@ -258,6 +263,11 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     extractor = choose_extractor(settings, extractor_name)
     if time:
         parse_time(time)  # fail before anything is recorded
+    limit = max_turn_chars(settings, warnings)
+    cut = cut_turn(turn, limit, getattr(extractor, "reads", None))
+    if cut.skipped:
+        warnings.append(warning(cut, limit))
+    turn = cut.turn
     recall_set: list = []
     texts: list[str] = []
     if known_facts is not None:

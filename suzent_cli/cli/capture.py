@@ -45,7 +45,9 @@ def capture_cmd(
     facts_from: Optional[str] = typer.Option(None, "--facts-from", metavar="FILE|-", help="File of fact lines, one per line ('-' = stdin)."),
     turn_from: Optional[str] = typer.Option(None, "--turn-from", metavar="FILE|-",
                                             help="A turn/transcript to extract facts from: text, {user, assistant} "
-                                                 "JSON or a list of {role, content} ('-' = stdin)."),
+                                                 "JSON or a list of {role, content} ('-' = stdin). Over "
+                                                 "capture.max_turn_chars only its newest part is read (a warning "
+                                                 "says how much was skipped)."),
     extractor: Optional[str] = typer.Option(None, "--extractor", metavar="auto|offline|claude", help="auto | offline | claude (for --turn-from)."),
     session: str = typer.Option("cli", "--session", metavar="ID", help="Session id written in the entry heading."),
     date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="Backfill into this day's log (YYYY-MM-DD)."),

@@ -23,6 +23,7 @@ __all__ = ["Extractor", "Fact", "Message", "Turn", "choose_extractor", "resolve_
 
 class Extractor(Protocol):
     name: str
+    reads: tuple[str, ...] | None  # the roles of the messages it reads; None: all (bounded by capture.max_turn_chars)
 
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
         """Facts worth keeping from ``turn``. ``known``: up to 10 nearest facts already in memory (may be empty)."""

@@ -101,6 +101,7 @@ class ClaudeExtractor:
     """Facts from a turn via the Anthropic Messages API (or any server speaking it, through ``base_url``)."""
 
     name = "claude"
+    reads = None  # every message is in the prompt (capture.max_turn_chars counts them all)
 
     def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 1024) -> None:

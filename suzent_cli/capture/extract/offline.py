@@ -51,11 +51,13 @@ from suzent_cli.archive import Fact
 from suzent_cli.capture.extract.turns import Turn
 
 # A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
+# _LEADING, _GREETING and _LABEL have no "^": _trim_leading matches them at a position (pattern.match(text, pos)),
+# where "^" would never match; match() anchors them there.
 _LEADING = re.compile(
-    r"^(?:oh|ah|aw|wow|hey|hi|hello|ok|okay|so|well|and|also|plus|anyway|anyways|honestly|actually|basically|"
+    r"(?:oh|ah|aw|wow|hey|hi|hello|ok|okay|so|well|and|also|plus|anyway|anyways|honestly|actually|basically|"
     r"btw|by the way|fyi|fwiw|just so you know|for context|for the record|for reference|lol|lmao|haha|hah|"
     r"yes|yeah|yep|yup|no|nope|sure|cool|nice|great|thank you|thanks|sorry|oops|ugh|um|uh|hmm|ps|pps|p\.s\.|"
     r"nb|n\.b\.|psa|tl;?dr|(?:just )?(?:a )?(?:quick |small |friendly )?heads[ -]?up|side note|"
@@ -71,12 +73,12 @@ _LEADING = re.compile(
 # capitalised words right before a comma or "!" are the addressee, not the subject ("Hi I'm Sam, …" is not one).
 # Only after these words: "So Python, …" keeps its topic.
 _GREETING = re.compile(
-    r"^(?:hey|hi|hello|hiya|yo|dear|thanks|thank you|thx|sorry|ok|okay|congrats|congratulations)[ \t]+"
+    r"(?:hey|hi|hello|hiya|yo|dear|thanks|thank you|thx|sorry|ok|okay|congrats|congratulations)[ \t]+"
     r"(?!(?:i|i'm|i've|i'd|i'll|my|me|we|we're|we've|our|it|it's|this|that|there)(?![\w']))(?-i:[A-Z][\w'.-]*)(?:[ \t]+(?-i:[A-Z][\w'.-]*))?[ \t]*[,!]+[\s,;:!.\-\u2013\u2014]*", re.I)
 # Labels that announce what follows ("Update:", "Quick note -", "Correction to my last message:", "[Edit]"). Their
 # words can also be verbs ("Update my address", "Note the date"), so they count only when a separator follows.
 _LABEL = re.compile(
-    r"^[\[(]?\s*(?:(?:one|another|a|just a|small|quick|minor|little|big|short|brief|slight|important|personal|"
+    r"[\[(]?\s*(?:(?:one|another|a|just a|small|quick|minor|little|big|short|brief|slight|important|personal|"
     r"life|some|good|sad|exciting|random|final|last)\s+){0,2}"
     r"(?:updates?|corrections?|clarifications?|edit(?:ed)?|notes?|news|reminder|info|context|background|"
     r"change of plans?|fyi|btw)"
@@ -321,12 +323,13 @@ def _capitalised(text: str) -> str:
 def _trim_leading(s: str) -> str:
     """``s`` without its leading interjections, discourse markers, labels and a greeting's addressee ("Hey Sam, …",
     "Thanks Claude, …"): a suffix of ``s``."""
-    while True:
-        p = _plain(s)
-        m = _GREETING.match(p) or _LEADING.match(p) or _LABEL.match(p)
-        if not m or m.end() == 0 or m.end() >= len(s):
-            return s
-        s = s[m.end():]
+    p = _plain(s)
+    start = 0
+    while True:  # one pass over s: each marker is matched where the previous one ended, nothing is copied
+        m = _GREETING.match(p, start) or _LEADING.match(p, start) or _LABEL.match(p, start)
+        if not m or m.end() == start or m.end() >= len(s):
+            return s[start:]
+        start = m.end()
 
 
 def _remembered(s: str) -> str | None | bool:
@@ -446,13 +449,14 @@ class OfflineExtractor:
     """Rules-based extractor; see the module docstring. Deterministic: same turn, same facts."""
 
     name = "offline"
+    reads = ("user",)  # the roles whose messages it reads (capture.max_turn_chars counts only these)
 
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
         """Durable facts stated in the user's messages of ``turn`` (``known`` is not used offline)."""
         facts: list[Fact] = []
         seen: set[str] = set()
         for text in turn.by("user"):
-            for sentence in _SENTENCE_SPLIT.split(text):
+            for sentence in SENTENCE_BREAK.split(text):
                 kept = _durable(sentence)
                 if not kept:
                     continue

@@ -33,6 +33,14 @@ class Turn:
         split = tuple(part for m in self.messages for part in (split_pasted(m.text) if m.role == "user" else (m,)))
         object.__setattr__(self, "messages", split)
 
+    @classmethod
+    def of_split(cls, messages) -> Turn:
+        """A turn of messages that are already split (parts of another turn, e.g. its newest part): they are not
+        split again, which could read a part differently than the whole."""
+        turn = object.__new__(cls)
+        object.__setattr__(turn, "messages", tuple(messages))
+        return turn
+
     def by(self, role: str) -> list[str]:
         """The non-blank texts of the messages of ``role``, in order."""
         return [m.text for m in self.messages if m.role == role and m.text.strip()]
@@ -122,14 +130,14 @@ def _labelled(text: str) -> list[tuple[str, str]]:
 
 def _persona(text: str) -> list[Message]:
     """The user's ``text`` with each paragraph that opens as persona text made a ``system`` message."""
-    out: list[Message] = []
+    runs: list[tuple[str, list[str]]] = []  # consecutive paragraphs of one role, joined once at the end (linear)
     for paragraph in _PARAGRAPH.split(text):
         role = "system" if _PERSONA.match(paragraph) else "user"
-        if out and out[-1].role == role:
-            out[-1] = Message(role, f"{out[-1].text}\n\n{paragraph}")
+        if runs and runs[-1][0] == role:
+            runs[-1][1].append(paragraph)
         else:
-            out.append(Message(role, paragraph))
-    return out
+            runs.append((role, [paragraph]))
+    return [Message(role, "\n\n".join(paragraphs)) for role, paragraphs in runs]
 
 
 def _content_text(content) -> str:

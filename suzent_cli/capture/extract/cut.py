@@ -1,0 +1,124 @@
+"""The bound on what an extractor reads: a turn larger than ``capture.max_turn_chars`` is cut to its newest part.
+
+Extraction time grows with the turn (``benchmarks/turn_size.py``), and a hook, the CLI or the server must not spend
+minutes on one pasted log or one huge transcript. The bound counts the characters of the messages the extractor
+reads (its ``reads`` roles: the user's for offline, all for claude); messages it does not read cost nothing.
+
+Which end is kept, and why the newest: the hooks and ``capture --turn-from`` hand over whole turns or whole
+transcripts, and what was said last is what is current — an update ("I moved to Lisbon") supersedes what it
+updates, so keeping the oldest part would keep the stale fact and lose the new one. The older part of a transcript
+was usually read already, by an earlier hook call on the same session. In one huge message, what is pasted (a log,
+a document, a listing) tends to come first and what the person says about it last.
+
+The cut keeps whole messages, newest first, while they fit; the oldest kept message may be cut at a sentence or
+line boundary (the sentence breaks of the offline extractor) so that no sentence is read half. Only what is read
+is bounded: the input itself (the file, the transcript, the stored log) is never changed, and the caller says how
+much was skipped in one warning (:func:`warning`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from suzent_cli.capture.extract.offline import SENTENCE_BREAK
+from suzent_cli.capture.extract.turns import Message, Turn
+from suzent_cli.config import Settings, check_value, setting
+from suzent_cli.errors import ConfigInvalid
+
+SETTING = "capture.max_turn_chars"
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A turn as the extractor reads it. Counts are of the messages of the read roles only.
+
+    ``turn``: the turn to extract from (the given one when nothing was cut); ``total``/``kept``: characters in the
+    given turn and in ``turn``; ``messages``/``kept_messages``: how many messages, ``kept_messages`` counting a
+    message cut to its tail as kept.
+    """
+
+    turn: Turn
+    total: int
+    kept: int
+    messages: int
+    kept_messages: int
+
+    @property
+    def skipped(self) -> int:
+        """Characters of the read roles not extracted (0 when the turn fit)."""
+        return self.total - self.kept
+
+
+def max_turn_chars(settings: Settings, warnings: list[str]) -> int:
+    """``capture.max_turn_chars`` as a validated int (100..100,000,000). A bad value never stops a capture: the
+    default is used and one warning says so (appended to ``warnings``)."""
+    row = setting(SETTING)
+    try:
+        return check_value(row, settings.max_turn_chars, SETTING)
+    except ConfigInvalid as exc:
+        warnings.append(f"{exc}; read the turn with the default {row.default:,}")
+        return row.default
+
+
+def tail(text: str, budget: int) -> str:
+    """The end of ``text``, at most ``budget`` characters, starting right after a sentence or line break (the
+    offline extractor's :data:`~suzent_cli.capture.extract.offline.SENTENCE_BREAK`), so its first sentence is
+    whole: half a sentence can read as another claim ("My sister says I hate cats." → "I hate cats."). ``""`` when
+    the last ``budget`` characters hold no such break (a run-on that long is no sentence the extractor keeps) or
+    for a budget ≤ 0; ``text`` itself when it fits."""
+    if len(text) <= budget:
+        return text
+    if budget <= 0:
+        return ""
+    start = len(text) - budget  # the kept text must begin at or after this index
+    pos = start - 1
+    while pos > 0 and text[pos - 1].isspace():  # a break's whitespace may begin before the window ("end.   Next")
+        pos -= 1
+    for found in SENTENCE_BREAK.finditer(text, pos):
+        if found.end() >= start:
+            return text[found.end():]
+    return ""
+
+
+def cut_turn(turn: Turn, max_chars: int, roles: tuple[str, ...] | None = None) -> Cut:
+    """The newest part of ``turn`` holding at most ``max_chars`` characters of the messages whose role is in
+    ``roles`` (None: every message). See the module docstring for which part and why.
+
+    Walking from the newest message back: a read message that fits is kept whole; the first one that does not is
+    cut to its :func:`tail` and nothing older is kept. Messages of other roles are kept when they are newer than
+    the cut (they cost nothing). The messages are the given turn's, already split (never split again). Never
+    raises for a turn; ``max_chars`` must be ≥ 0.
+    """
+    def read(m: Message) -> bool:
+        return roles is None or m.role in roles
+
+    counted = [m for m in turn.messages if read(m)]
+    total = sum(len(m.text) for m in counted)
+    if total <= max_chars:
+        return Cut(turn, total, total, len(counted), len(counted))
+    budget = max_chars
+    kept: list[Message] = []
+    whole = partial = 0
+    for m in reversed(turn.messages):
+        if not read(m):
+            kept.append(m)
+        elif len(m.text) <= budget:
+            kept.append(m)
+            budget -= len(m.text)
+            whole += 1
+        else:
+            end = tail(m.text, budget)
+            if end.strip():
+                kept.append(Message(m.role, end))
+                budget -= len(end)
+                partial = 1
+            break
+    return Cut(Turn.of_split(reversed(kept)), total, max_chars - budget, len(counted), whole + partial)
+
+
+def warning(cut: Cut, max_chars: int) -> str:
+    """One line saying how much of the turn was not extracted, e.g. ``turn over capture.max_turn_chars
+    (200,000): extracted its newest 199,950 of 23,000,000 characters (3 of 1,204 messages); the older
+    22,800,050 were skipped``."""
+    return (f"turn over {SETTING} ({max_chars:,}): extracted its newest {cut.kept:,} of {cut.total:,} characters "
+            f"({cut.kept_messages:,} of {cut.messages:,} messages); the older {cut.skipped:,} were skipped")
