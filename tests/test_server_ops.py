@@ -150,6 +150,22 @@ def test_remember_a_turn_goes_through_the_extractor_and_the_classifier(backend):
     assert backend.recall("Lisbon nurse", mode="fts")["hits"]
 
 
+def test_remember_a_turn_over_the_bound_reads_its_newest_part_like_the_cli(tmp_path):
+    """capture.max_turn_chars bounds remember as it bounds capture and the hooks: a turn over it (and within the op's
+    own 200,000-character limit) is not refused, its newest part is extracted and the warnings say how much was
+    skipped."""
+    warm = Warm(settings_at(tmp_path / "home", env={**HASH_ENV, "SUZENT_MAX_TURN_CHARS": "200"}))
+    try:
+        turn = "I live in Oslo. " + "The weather was grey and we talked about it for a while. " * 20 + \
+            "I work as a nurse."
+        result = LocalBackend(warm).remember(turn=turn)
+    finally:
+        warm.close()
+    texts = [o["text"] for o in result["outcomes"]]
+    assert any("nurse" in t for t in texts) and not any("Oslo" in t for t in texts)
+    assert any("capture.max_turn_chars (200)" in w and "skipped" in w for w in result["warnings"])
+
+
 def test_forget_dry_run_writes_nothing_and_apply_forgets(backend):
     s = backend.warm.settings()
     log(s, "2026-06-19", "[personal] Lives in Berlin", "[preference] Likes green tea")

@@ -28,6 +28,9 @@ MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 MAX_FACTS = 100  # per remember call
 MAX_FACT_CHARS = 2000
+# An explicit remember turn larger than this is refused (its caller chose the text; MCP's schema says the same).
+# What the extractor reads of a turn is also bounded by capture.max_turn_chars, as for the CLI and the hooks (which
+# hand over whole transcripts): the newest part, with a warning.
 MAX_TURN_CHARS = 200_000
 MAX_PAGE_BYTES = 1_000_000
 MAX_NAME_CHARS = 500
