@@ -316,3 +316,44 @@ def test_a_dream_keeps_many_numbered_things_current(tmp_path):
     assert runner.tick(force=True).outcome == "ingested"
     text = (s.paths.vault_dir / "3_Personal/Preferences.md").read_text()
     assert "## Previously" not in text and text.count("Enjoys tea with friend number") == 30
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    # a quantity that moved, said with a verb of change and the new number
+    ("Rent is 980 pounds a month", "Rent went up to 1,040 pounds a month", REPLACES),
+    ("The gym fee is 30 euros", "The gym fee rose to 35 euros", REPLACES),
+    ("The support team has 6 people", "The support team grew to 9 people after the merger", REPLACES),
+    ("Budget for the offsite is 20k", "Budget for the offsite was cut by 10% this quarter", REPLACES),
+    # the same verbs without a number are no quantity: a trip, a childhood, a haircut
+    ("Lives in Scotland", "Went up to Scotland for the weekend", UNRELATED),
+    ("Lives in Porto", "Grew up in Porto", UNRELATED),
+    ("Rent is 980 pounds a month", "Went down to the letting agent about the rent", UNRELATED),
+])
+def test_a_quantity_said_to_move_replaces_only_with_a_number(older, newer, relation):
+    assert compare(older, newer).relation == relation
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Employed by Ferrovia Logistics in the billing team", ("employer", "ferrovia logistics in the billing team")),
+    ("Employer: Ferrovia Logistics, billing team", ("employer", "ferrovia logistics")),
+    ("Job title: staff accountant", ("role", "staff accountant")),
+    ("Home address: 4 Quay Street, Galway", ("residence", "4 quay street")),
+    ("My time zone: CET", ("timezone", "cet")),
+    # a label that is not one of the attribute names is a speaker or a topic, not a subject
+    ("Caroline: I moved to Paris last spring", None),
+    ("Work: remote on Fridays", None),
+    ("Title: The Left Hand of Darkness", None),
+    # a note's value is a short phrase; a sentence after the label is not one
+    ("Employer: the company my uncle started many years ago in a garage", None),
+])
+def test_an_attribute_note_states_the_same_subjects_as_a_sentence(text, expected):
+    from suzent_cli.vault.claims import subject_of
+
+    assert subject_of(text) == expected
+
+
+def test_an_attribute_note_replaces_the_sentence_it_updates_and_keeps_the_same_value():
+    assert compare("Employed by Ferrovia Logistics in the billing team",
+                   "Employer: Quayside Bank, risk team").relation == REPLACES
+    assert compare("Works as a bookkeeper", "Job title: staff accountant").relation == REPLACES
+    assert compare("Works at Ferrovia Logistics", "Employer: Ferrovia Logistics, billing team").relation != REPLACES

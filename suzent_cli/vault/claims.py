@@ -47,14 +47,29 @@ _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (subject, re.compile(pattern, re.I)) for subject, pattern in (
         ("residence", r"^(?:the user |i |we )?(?:'m |am |are |is )?(?:currently |now |just |recently )?"
                       r"(?:lives?|living|resides?|based|moved|relocated)(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
-        ("employer", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:works?|working|employed) (?:at|for)"
-                     r"\s+(?P<value>.+)$"),
+        ("employer", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:(?:works?|working|employed) (?:at|for)|"
+                     r"employed by)\s+(?P<value>.+)$"),
         ("role", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:works?|working) as\s+(?:an? )?(?P<value>.+)$"),
         ("name", r"^(?:the user'?s |user'?s |my )?name is\s+(?P<value>.+)$"),
         ("age", r"^(?:the user |i )?(?:'m |am |is )(?P<value>\d{1,3}) years old\b.*$"),
         ("partner", r"^(?:the user |i )?(?:'m |am |is )married to\s+(?P<value>.+)$"),
         ("timezone", r"^(?:the user'?s |my )?time ?zone is\s+(?P<value>.+)$"),
     ))
+# A note of the form "Attribute: value" ("Employer: Initech", "Home address: 12 Elm St") states the same subjects.
+# Only these attribute names count: a label is also how a transcript names its speaker ("Caroline: I moved…").
+_NOTE_LABELS = {
+    "residence": "address|home address|home city|residence",
+    "employer": "employer|current employer|workplace",
+    "role": "role|job title",
+    "name": "name|full name",
+    "age": "age",
+    "partner": "partner|spouse|wife|husband",
+    "timezone": "time ?zone",
+}
+_NOTE = tuple((subject, re.compile(rf"^(?:the user'?s |user'?s |my |current )?(?:{names})\s*:\s*(?P<value>.+)$", re.I))
+              for subject, names in _NOTE_LABELS.items())
+_NOTE_PATTERNS = frozenset(pattern for _, pattern in _NOTE)
+MAX_NOTE_VALUE_WORDS = 6  # a note's value is a name or a short phrase; a longer one is a sentence, not a value
 # A value ends before a trailing clause: "Lisbon from Hamburg", "Acme since 2024", "Berlin, Germany".
 _VALUE_END = re.compile(r"(?:,|;|\s+(?:from|since|with|because|and|so|but|as of|for now|now)\b).*$", re.I)
 
@@ -104,17 +119,19 @@ def subject_of(text: str) -> tuple[str, str] | None:
 
     >>> subject_of("Lives in Berlin.")
     ('residence', 'berlin')
+    >>> subject_of("Employer: Initech, payments team")
+    ('employer', 'initech')
     """
     probe = " ".join(text.split())
     probe = _CURRENTLY_RE.sub("", probe).rstrip(" .!")  # "Currently X (since D); previously Y" reads as X
     probe = re.sub(r"^currently\s+", "", probe, flags=re.I)
     probe = re.sub(r"^(i|we)['’](m|re)\b", r"\1 am", probe, flags=re.I)  # "I'm married to" → "I am married to"
-    for subject, pattern in _SINGLE_VALUED:
+    for subject, pattern in (*_SINGLE_VALUED, *_NOTE):
         m = pattern.match(probe)
         if m:
             value = normalize(m.group("value")).rstrip(" .!")
             value = re.sub(r"\s+(?:in) (?:19|20)\d\d\b.*$", "", _VALUE_END.sub("", value))  # "Lisbon in 2024"
-            if value:
+            if value and (pattern not in _NOTE_PATTERNS or len(value.split()) <= MAX_NOTE_VALUE_WORDS):
                 return subject, value
     return None
 

@@ -10,8 +10,9 @@ test looks at three things, all computed from the two texts alone (no model, no 
   synonyms of the common single-valued frames are folded together (job/work, boss/manager, reside/live).
 * **Change cues** in the newer statement (:data:`CUES`): "now", "switched", "moved", "upgraded", "quit",
   "gave up", "sold", "no longer", "any more", "passed away", "died", "was moved to", "instead of", "replaced",
-  "changed", "new", "left", "dropped", "promoted", "pushed back", "took over", … The cue words themselves are not
-  anchors.
+  "changed", "new", "left", "dropped", "promoted", "pushed back", "took over", …, and a quantity said to move
+  with its new number ("went up to $1,850", "grew to 9", "was cut by 10%"; without a number "went up to Scotland"
+  is a trip). The cue words themselves are not anchors.
 * **Events.** An older statement that reports a past event without a change cue ("Visited Lisbon for a
   conference", "Adopted Biscuit from a shelter") was true when it happened and stays true: nothing replaces it.
 
@@ -21,7 +22,7 @@ Every verdict but ``unrelated`` needs shared anchors making up at least :data:`C
 statement's anchors.
 
 * ``replaces`` — both are about the same single-valued subject the claim rules know (:func:`.claims.subject_of`:
-  where the user lives, works, …) with different values; or the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
+  where the user lives, works, …; also written as a note, "Employer: Initech") with different values; or the newer one has a change cue and shares an anchor with the older one ("Has a cat called Miso"
   → "Our cat Miso died in April"). ``score`` ranks several candidates: shared anchors, plus the rapidfuzz
   ``token_set_ratio`` of the two texts (0..1) as a tie-breaker.
 * ``compatible`` — the same frame and one's words contain the other's ("Likes tea" / "Likes green tea"): a
@@ -73,14 +74,19 @@ CUES = re.compile(
     r"rewrote|rewritten|quit|quitting|gave up|given up|stopped|dropped|left|sold|retired|passed away|died|"
     r"lost (?:our|my|his|her|their)|put down|new|promoted|took over|taken over|pushed back|postponed|"
     r"brought forward|delayed|extended|rescheduled|was moved|got (?:engaged|married|divorced|promoted|fired|hired)|"
-    r"divorced|separated|broke up|became|is now|are now|not anymore)\b")
+    r"divorced|separated|broke up|became|is now|are now|not anymore|"
+    # a quantity that moved: "went up to $1,850", "rose by 5%", "was cut to 3 days" (a number must follow, so
+    # "went up to Scotland" and "grew up in Porto" are no change)
+    r"(?:went|gone|rose|risen|increased|decreased|fell|fallen|climbed|grew|grown|shrank|shrunk|raised|lowered|"
+    r"bumped|jumped|dropped|cut|reduced)(?: (?:up|down|back|again))? (?:to|by)(?= [$€£]?\d))\b")
 # Words of the cues: never anchors (a shared "now" says nothing about the subject).
 _CUE_WORDS = frozenset(
     "now nowadays these days from on any more anymore no longer instead of switched switching swapped changed "
     "moved relocated migrated upgraded downgraded updated to replaced rewrote rewritten quit quitting gave up "
     "given stopped dropped left sold retired passed away died lost put down new promoted took over taken pushed "
     "back postponed brought forward delayed extended rescheduled was got engaged married divorced fired hired "
-    "separated broke became is are not".split())
+    "separated broke became is are not went gone rose risen increased decreased fell fallen climbed grew grown shrank "
+    "shrunk raised lowered bumped jumped cut reduced up down again by".split())
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from into onto over under about as than that this "
     "these those there here it its it's i i'm i've me my mine we we're we've us our ours you your he him his she "
