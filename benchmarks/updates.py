@@ -33,7 +33,10 @@ without reading the update-handling code or the other sets; each carries ``cue``
 ``none``, how the change is worded). It was read to find what fails after its first report, so it is no longer
 blind: ``--scenarios benchmarks/data/update_scenarios_blind2.json`` is the second blind set (50 scenarios, 16
 kinds, the same ``cue`` tags, 46 with a distractor said after the change), written the same way and never read
-by the update code's authors. Report only.
+by the update code's authors; after its first report some of its statements were read too, so
+``--scenarios benchmarks/data/update_scenarios_blind3.json`` (50 scenarios, 16 kinds, written the same way later the
+same day) is the one whose statements nobody on the update code has read: only its totals are looked at. Report
+only.
 
 ``--keep DIR`` keeps each scenario's home (``DIR/<id>``) to inspect after the run (``recall --explain``, the vault).
 
