@@ -12,7 +12,8 @@ pool of everyday sentences (first-person facts, questions, small talk; whole sen
 within one paragraph); ``transcript`` — the same prose as a JSON
 list of user/assistant messages of 200-3,000 characters; ``markers`` — one sentence made of "oh " repeated, then a
 fact (each leading marker used to copy the rest of the sentence); ``persona`` — paragraphs "You are a helpful
-assistant." then the user's own (each persona paragraph used to re-join the run).
+assistant." then the user's own (each persona paragraph used to re-join the run); ``blanks`` — spaces, then a fact
+(the persona pattern gave the spaces back one at a time, and the bound dropped the fact).
 
 Columns: ``unbounded`` reads the whole turn; ``bounded`` reads it through the bound at its default (200,000
 characters); ``facts`` is how many each keeps. Run it on another checkout to compare code (the
@@ -84,7 +85,11 @@ def persona(chars: int, rnd: random.Random) -> str:
     return "You are a helpful assistant.\n\n" * (chars // 30) + "I live in Lisbon now."
 
 
-SHAPES = {"prose": prose, "transcript": transcript, "markers": markers, "persona": persona}
+def blanks(chars: int, rnd: random.Random) -> str:
+    return " " * chars + "I live in Lisbon now."
+
+
+SHAPES = {"prose": prose, "transcript": transcript, "markers": markers, "persona": persona, "blanks": blanks}
 
 
 def read(text: str, bound: int | None) -> int:
@@ -105,12 +110,26 @@ def best(text: str, bound: int | None, runs: int) -> tuple[float, int]:
     return min(times), facts
 
 
+def _positive(kind):
+    """An argparse type: a ``kind`` (float, int) above 0, else a one-line usage error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
+        return value
+    return parse
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mb", type=float, nargs="+", default=[1, 4, 16], help="sizes of prose and transcript")
-    parser.add_argument("--small-mb", type=float, nargs="+", default=[0.25, 1],
-                        help="sizes of markers and persona (quadratic before the fix: keep them small)")
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--mb", type=_positive(float), nargs="+", default=[1, 4, 16],
+                        help="sizes of prose and transcript")
+    parser.add_argument("--small-mb", type=_positive(float), nargs="+", default=[0.25, 1],
+                        help="sizes of markers, persona and blanks (quadratic before the fix: keep them small)")
+    parser.add_argument("--runs", type=_positive(int), default=1)
     args = parser.parse_args()
     import suzent_cli
 

@@ -382,6 +382,23 @@ def _go_in_process() -> None:
     os.chdir(ROOT)
 
 
+def _keep_problem(keep: Path, scenarios: list[dict]) -> str | None:
+    """Make ``keep`` (``--keep DIR``) and say why it cannot take these scenarios' homes, or None when it can. A home
+    left by an earlier run is refused: the scenario's statements would be captured into it a second time and the
+    run would score a home that is not the scenario's."""
+    if keep.exists() and not keep.is_dir():
+        return "not a directory"
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return e.strerror or str(e)
+    used = sorted(s["id"] for s in scenarios if (keep / s["id"]).exists())
+    if used:
+        return (f"holds the home of {len(used)} of these scenarios from an earlier run ({', '.join(used[:3])}"
+                f"{', …' if len(used) > 3 else ''}); remove them or give another DIR")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", type=Path, default=SCENARIOS, help="scenario file (JSON)")
@@ -407,10 +424,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: unknown scenario id(s): {', '.join(unknown)}", file=sys.stderr)
             return 2
         scenarios = [s for s in scenarios if s["id"] in args.only]
+    if args.keep and (problem := _keep_problem(args.keep, scenarios)):
+        print(f"error: --keep {args.keep}: {problem}", file=sys.stderr)
+        return 2
     print("$ " + shlex.join([Path(sys.executable).name, *sys.argv]))
     t0 = time.perf_counter()
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
     with (contextlib.nullcontext(str(args.keep)) if args.keep
           else tempfile.TemporaryDirectory(prefix="suzent-updates-")) as tmp:
         if args.in_process:

@@ -9,6 +9,7 @@ import pytest
 from suzent_cli.archive import read_text
 from suzent_cli.capture import extract_and_write
 from suzent_cli.capture.extract.cut import cut_turn, max_turn_chars, tail, warning
+from suzent_cli.capture.extract.offline import OfflineExtractor
 from suzent_cli.capture.extract.turns import Message, Turn, parse_turn
 from suzent_cli.config import resolve_settings, setting
 
@@ -45,6 +46,35 @@ def test_tail_never_starts_mid_sentence():
     # A word boundary is not enough: "I hate cats." is not what the sister's sentence says.
     assert tail("My sister says I hate cats.", 12) == ""
     assert tail("x" * 50, 10) == ""  # no break at all: nothing of it is read
+
+
+def test_a_message_whose_start_is_blank_is_read_from_its_first_sentence():
+    # Regression: blanks before the window were walked back to the message start, where no break matched, so the
+    # newest (and only) sentence was dropped though the whole read keeps it; the message start is a sentence start.
+    for blank in (" ", "\t", "\u00a0"):
+        text = blank * 300 + "I live in Lisbon. I have two cats."
+        assert tail(text, 100) == "I live in Lisbon. I have two cats."
+        cut = cut_turn(Turn((Message("user", text),)), 100, ("user",))
+        assert [f.content for f in OfflineExtractor().extract(cut.turn, [])] == ["I live in Lisbon.", "I have two cats."]
+        assert cut.kept == 34 and cut.skipped == 300  # the warning's numbers still add up
+    assert tail(" " * 300 + "My sister says I hate cats.", 12) == ""  # a sentence over the budget is still not read
+
+
+def test_tail_walks_back_over_blanks_without_a_loop_per_character():
+    # Regression: the walk back over a break's whitespace ("end.<MBs of blank lines>Next") indexed the text once
+    # per character (a 40 MB run of newlines made the hook take 8 s); it now slices once. Counted, not timed.
+    class Counting(str):
+        reads = 0
+
+        def __getitem__(self, key):
+            Counting.reads += 1
+            return super().__getitem__(key)
+
+    for run in ("\n" * 100_000, " " * 100_000):
+        Counting.reads = 0
+        text = Counting("I was born in Porto." + run + "I live in Lisbon now.")
+        assert tail(text, 1000) == "I live in Lisbon now."
+        assert Counting.reads < 10
 
 
 # --- cut_turn: the newest messages ------------------------------------------------------------------------------
@@ -175,4 +205,4 @@ def test_tail_is_a_suffix_within_the_budget_from_a_break():
         assert text.endswith(end) and len(end) <= max(budget, 0)
         if end and end != text:  # cut: right after a line break or after whitespace that follows . ! ?
             before = text[: len(text) - len(end)]
-            assert before[-1] in "\n" or (before[-1].isspace() and before.rstrip()[-1:] in (".", "!", "?"))
+            assert before[-1] in "\n" or (before[-1].isspace() and before.rstrip()[-1:] in (".", "!", "?", ""))

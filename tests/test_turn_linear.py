@@ -45,3 +45,34 @@ def test_persona_paragraphs_are_joined_once(monkeypatch):
     parts = turns._persona(pasted)
     assert [(m.role, m.text.count("\n\n") + 1) for m in parts] == [("system", 3000), ("user", 2)]
     assert built == ["system", "user"]  # one message per run of paragraphs, not one per paragraph
+
+
+# The two patterns as they were before their blank runs were made possessive ("*+"): the same matches, found
+# without giving blanks back one at a time (MBs of leading whitespace cost ~0.2-0.3 s per MB before the cut).
+_ROLE_LINE_BEFORE = (r"^[ \t>]*(?:#{1,6}[ \t]*)?[*_]{0,2}(?P<role>user|human|system|developer|assistant|ai|"
+                     r"bot|model|chatgpt|claude)[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*")
+
+
+def test_possessive_blank_runs_match_as_before():
+    import random
+    import re
+
+    role_before = re.compile(_ROLE_LINE_BEFORE, re.I | re.M)
+    persona_before = re.compile(turns._PERSONA.pattern.replace(r"^[\s\"'*_]*+", r"^[\s\"'*_]*", 1), re.I)
+    assert persona_before.pattern != turns._PERSONA.pattern
+    pieces = [" ", "\t", ">", "#", "##", "*", "**", "_", "user", "USER", "System", "assistant", ":", "\n", "\n\n",
+              "You are", "you're", " a helpful assistant", " Nova,", '"', "'", "x", "act as", " an ", "AI", "."]
+    rnd = random.Random(3)
+    for _ in range(5000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 14)))
+        assert ([(m.span(), m.group("role")) for m in role_before.finditer(text)]
+                == [(m.span(), m.group("role")) for m in turns._ROLE_LINE.finditer(text)]), text
+        before, now = persona_before.match(text), turns._PERSONA.match(text)
+        assert (before and before.span()) == (now and now.span()), text
+
+
+def test_blank_runs_before_persona_and_role_labels_still_read():
+    blanks = " \t" * 50_000
+    assert [m.role for m in turns.split_pasted(blanks + "You are a helpful assistant.")] == ["system"]
+    pasted = f"USER:{blanks}I live in Lisbon.\nASSISTANT: Nice.\n{blanks}\nuser{blanks}x"
+    assert [m.role for m in turns.split_pasted(pasted)] == ["user", "assistant"]

@@ -212,3 +212,23 @@ def test_an_in_process_step_gets_the_callers_environment_without_suzent_settings
     assert proc.returncode == 0
     assert seen["KEEP_ME"] == "1" and seen["SUZENT_EMBEDDER"] == "hash:64" and "SUZENT_HOME" not in seen
     assert os.environ["SUZENT_HOME"] == "/nowhere"  # the caller's environment is restored
+
+
+def test_keep_refuses_a_home_left_by_an_earlier_run_and_a_file(tmp_path, capsys):
+    updates = U
+    # Regression: a second run with the same --keep DIR captured every statement into the old home again (each
+    # fact twice) and scored that; a DIR that is a file stopped with a traceback.
+    scenario = {"id": "tea-to-coffee"}
+    keep = tmp_path / "keep"
+    assert updates._keep_problem(keep, [scenario]) is None and keep.is_dir()
+    (keep / "tea-to-coffee").mkdir()
+    assert "tea-to-coffee" in updates._keep_problem(keep, [scenario])
+    assert updates.main(["--only", "tea-to-coffee", "--keep", str(keep)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --keep {keep}: holds the home of 1") and len(err.strip().splitlines()) == 1
+    a_file = tmp_path / "file"
+    a_file.write_text("x", encoding="utf-8")
+    assert updates.main(["--only", "tea-to-coffee", "--keep", str(a_file)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --keep {a_file}: not a directory"
+    assert updates.main(["--only", "tea-to-coffee", "--keep", str(a_file / "sub")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --keep {a_file / 'sub'}: ")

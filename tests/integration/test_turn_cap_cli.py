@@ -57,3 +57,18 @@ def test_bad_input_keeps_its_one_line_error(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("Error: turn input looks like JSON")
     assert not (home / "sandbox/shared/memory/archive/2026-06-10.md").exists()
+
+
+def test_blank_padding_before_the_newest_sentence_on_stdin(tmp_path):
+    # Regression: a turn whose blank padding before its sentences filled the window was read from the second
+    # sentence on (the first, which fits, was dropped; with one sentence nothing was captured). The blanks are
+    # counted as skipped.
+    home = tmp_path / "home"
+    said = "I live in Lisbon now. I have two cats."
+    r = run_cli(home, "capture", "--turn-from", "-", "--extractor", "offline", input=" \t" * 5000 + said,
+                env_extra=ENV | {"SUZENT_MAX_TURN_CHARS": "100"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert [line for line in r.stderr.splitlines() if "capture.max_turn_chars" in line] == [
+        f"warning: turn over capture.max_turn_chars (100): extracted its newest {len(said)} of {10_000 + len(said):,} "
+        f"characters (1 of 1 messages); the older 10,000 were skipped"]
+    assert "captured 2 fact(s)" in r.stdout

@@ -63,17 +63,21 @@ def max_turn_chars(settings: Settings, warnings: list[str]) -> int:
 def tail(text: str, budget: int) -> str:
     """The end of ``text``, at most ``budget`` characters, starting right after a sentence or line break (the
     offline extractor's :data:`~suzent_cli.capture.extract.offline.SENTENCE_BREAK`), so its first sentence is
-    whole: half a sentence can read as another claim ("My sister says I hate cats." → "I hate cats."). ``""`` when
-    the last ``budget`` characters hold no such break (a run-on that long is no sentence the extractor keeps) or
-    for a budget ≤ 0; ``text`` itself when it fits."""
+    whole: half a sentence can read as another claim ("My sister says I hate cats." → "I hate cats."). The start of
+    ``text`` is a sentence start too: when all before the last ``budget`` characters is blank, the tail is ``text``
+    without its leading whitespace (which the extractor strips anyway). ``""`` when the last ``budget`` characters
+    hold no such break (a run-on that long is no sentence the extractor keeps) or for a budget ≤ 0; ``text`` itself
+    when it fits. Linear in ``len(text)``, with no Python-level loop over its characters (MBs of blank lines)."""
     if len(text) <= budget:
         return text
     if budget <= 0:
         return ""
     start = len(text) - budget  # the kept text must begin at or after this index
-    pos = start - 1
-    while pos > 0 and text[pos - 1].isspace():  # a break's whitespace may begin before the window ("end.   Next")
-        pos -= 1
+    head = text[:start]
+    if head.isspace():  # the first sentence begins in the window: read it whole ("<MBs of blanks>I live in Lisbon.")
+        return text[start:].lstrip()
+    # A break's whitespace may begin before the window ("end.   Next"): search from where that run begins.
+    pos = len(head[:-1].rstrip())
     for found in SENTENCE_BREAK.finditer(text, pos):
         if found.end() >= start:
             return text[found.end():]

@@ -57,15 +57,19 @@ _BLOCK = re.compile(r"<(?P<tag>system|system[-_ ]?prompt|system-reminder|sys|ins
                     r"(?P<body>.*?)(?:</(?P=tag)\s*>|\Z)|<<SYS>>(?P<sys>.*?)(?:<</SYS>>|\Z)", re.I | re.S)
 _STRAY_CLOSE = re.compile(r"</(?:system|system[-_ ]?prompt|sys|instructions?|persona)\s*>|<</SYS>>", re.I)
 _USER_TAG = re.compile(r"</?(?:user|human)\s*>", re.I)
-# "USER: …", "**Assistant:** …", "### System:" at the start of a line.
-_ROLE_LINE = re.compile(r"^[ \t>]*(?:#{1,6}[ \t]*)?[*_]{0,2}(?P<role>user|human|system|developer|assistant|ai|"
-                        r"bot|model|chatgpt|claude)[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*", re.I | re.M)
+# "USER: …", "**Assistant:** …", "### System:" at the start of a line. Its runs of blanks are possessive ("*+"):
+# what follows each (#, *, _, a letter, ":") is never a blank, so giving blanks back can never match (a line of MBs
+# of spaces was tried once per blank).
+_ROLE_LINE = re.compile(r"^[ \t>]*+(?:#{1,6}[ \t]*+)?[*_]{0,2}(?P<role>user|human|system|developer|assistant|ai|"
+                        r"bot|model|chatgpt|claude)[*_]{0,2}[ \t]*+:[*_]{0,2}[ \t]*", re.I | re.M)
 _ROLES = {"user": "user", "human": "user", "system": "system", "developer": "system"}  # others: assistant
 _TRANSCRIPT_LABELS = ("USER", "HUMAN", "SYSTEM", "ASSISTANT")  # one of these, upper-case, is a transcript alone
 # A paragraph that opens by telling a model who it is: "You are a helpful assistant.", "You are Nova, …",
-# "Act as a travel agent.", "As an AI language model, …". The whole paragraph is persona text.
+# "Act as a travel agent.", "As an AI language model, …". The whole paragraph is persona text. The opening run of
+# blanks, quotes and emphasis is possessive ("*+"): every alternative starts with a letter, so giving characters of
+# the run back can never match, and trying it cost ~0.2 s per MB of leading whitespace.
 _PERSONA = re.compile(
-    r"^[\s\"'*_]*(?:(?:you are|you're|you will (?:be|act as|play)|act as|pretend (?:to be|you are)|role-?play as|"
+    r"^[\s\"'*_]*+(?:(?:you are|you're|you will (?:be|act as|play)|act as|pretend (?:to be|you are)|role-?play as|"
     r"behave (?:as|like))\s+(?:an?\s+|the\s+)?(?:[\w'-]+[ \t]+){0,5}?(?:assistant|ai|bot|chatbot|agent|model|llm|"
     r"gpt|persona|character|companion|tutor|coach|expert|specialist|advis[eo]r|helper|narrator|"
     r"(?:travel|customer \w+|support|sales) agent)\b"
