@@ -364,6 +364,11 @@ def canonical_engine(name: object) -> str | None:
     return text if text in ENGINES else None
 
 
+def _shown_limit(x: float) -> str:
+    """A limit as a person types it: ``100000000`` (not ``1e+08``), ``0.5``, ``inf``."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def check_value(row: Setting, value: Any, label: str) -> Any:
     """``value`` as ``row`` wants it: the choice in its canonical spelling, a number of the row's type within its
     limits, a bool. ``label`` names it in the error (a flag, a config.toml key). Raises :class:`ConfigInvalid`."""
@@ -389,7 +394,7 @@ def check_value(row: Setting, value: Any, label: str) -> Any:
         raise ConfigInvalid(f"{label} must be a {'whole number' if kind is int else 'number'}, got {value!r}") from None
     low, high = row.limits or (float("-inf"), float("inf"))
     if not low <= number <= high:
-        raise ConfigInvalid(f"{label} must be between {low:g} and {high:g}, got {value!r}")
+        raise ConfigInvalid(f"{label} must be between {_shown_limit(low)} and {_shown_limit(high)}, got {value!r}")
     return number
 
 

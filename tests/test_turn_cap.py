@@ -206,3 +206,11 @@ def test_tail_is_a_suffix_within_the_budget_from_a_break():
         if end and end != text:  # cut: right after a line break or after whitespace that follows . ! ?
             before = text[: len(text) - len(end)]
             assert before[-1] in "\n" or (before[-1].isspace() and before.rstrip()[-1:] in (".", "!", "?", ""))
+
+
+def test_a_limit_in_a_setting_error_is_written_as_typed_not_in_exponent_form():
+    from suzent_cli.config import check_value, setting
+    from suzent_cli.errors import ConfigInvalid
+
+    with pytest.raises(ConfigInvalid, match=r"between 100 and 100000000, got 5$"):
+        check_value(setting("capture.max_turn_chars"), 5, "capture.max_turn_chars")
