@@ -73,15 +73,27 @@ def tail(text: str, budget: int) -> str:
     if budget <= 0:
         return ""
     start = len(text) - budget  # the kept text must begin at or after this index
-    head = text[:start]
-    if head.isspace():  # the first sentence begins in the window: read it whole ("<MBs of blanks>I live in Lisbon.")
-        return text[start:].lstrip()
+    if _after_last_nonblank(text, start) == 0:  # all before the window is blank: the first sentence begins in it
+        return text[start:].lstrip()  # read it whole ("<MBs of blanks>I live in Lisbon.")
     # A break's whitespace may begin before the window ("end.   Next"): search from where that run begins.
-    pos = len(head[:-1].rstrip())
+    pos = _after_last_nonblank(text, start - 1)
     for found in SENTENCE_BREAK.finditer(text, pos):
         if found.end() >= start:
             return text[found.end():]
     return ""
+
+
+def _after_last_nonblank(text: str, end: int, chunk: int = 1 << 16) -> int:
+    """The index just after the last non-blank character of ``text[:end]`` (0 when it is all blank), found by
+    stripping slices of at most ``chunk`` characters from ``end`` back: no copy of the whole head of a huge text,
+    no Python-level step per character."""
+    while end > 0:
+        low = max(0, end - chunk)
+        kept = text[low:end].rstrip()
+        if kept:
+            return low + len(kept)
+        end = low
+    return 0
 
 
 def cut_turn(turn: Turn, max_chars: int, roles: tuple[str, ...] | None = None) -> Cut:
