@@ -85,8 +85,7 @@ _CUE_WORDS = frozenset(
     "moved relocated migrated upgraded downgraded updated to replaced rewrote rewritten quit quitting gave up "
     "given stopped dropped left sold retired passed away died lost put down new promoted took over taken pushed "
     "back postponed brought forward delayed extended rescheduled was got engaged married divorced fired hired "
-    "separated broke became is are not went gone rose risen increased decreased fell fallen climbed grew grown shrank "
-    "shrunk raised lowered bumped jumped cut reduced up down again by".split())
+    "separated broke became is are not went gone up down again".split())  # not "rose", "cut", …: also names, nouns
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from into onto over under about as than that this "
     "these those there here it its it's i i'm i've me my mine we we're we've us our ours you your he him his she "
