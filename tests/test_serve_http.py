@@ -423,7 +423,9 @@ def test_serve_runs_both_listeners_the_watcher_and_cleans_up(settings):
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
-        info = _until(lambda: runtime.read_info(home), "serve.json")
+        # serve.json is written twice: first the pid alone (start-up), then the full record once both listeners are
+        # bound. Wait for the full one (reading the first made this test fail on a loaded machine).
+        info = _until(lambda: (found := runtime.read_info(home)) and "socket" in found and found, "the full serve.json")
         sock_path = paths.socket_path(home)
         assert info["pid"] == os.getpid() and info["socket"] == str(sock_path)
         assert info["mcp_url"] == f"http://127.0.0.1:{info['port']}/mcp"
