@@ -1,0 +1,208 @@
+"""Secrets in what is captured are redacted in place: ``[redacted: <kind>]`` stands where the value was, and the
+rest of the text is kept.
+
+The key shapes come from `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (Yelp's maintained detector):
+every regex detector its plugin registry lists (AWS, Azure storage, GitHub, GitLab, Slack, Stripe, Twilio,
+SendGrid, npm, PyPI, JWT, private keys, ``scheme://user:password@`` URLs, Discord, Telegram, Mailchimp, Square,
+IBM, Cloudant, Artifactory, SoftLayer, OpenAI's legacy keys, and whatever a later release adds), run through
+``analyze_string`` only: detect-secrets can also *verify* a key by calling its provider, and that path is never
+taken (suzent makes no outbound connection). Its high-entropy detectors are used with a floor of our own (a long
+token mixing upper case, lower case and digits; hex alone is a commit hash, not a key), its keyword detector not at
+all (it reads source code assignments and fires on prose). What it lacks is added here: OpenAI project and
+Anthropic keys (``sk-proj-…``, ``sk-ant-…``), Google API keys (``AIza…``), GitHub fine-grained tokens
+(``github_pat_…``), whole PEM private-key blocks (detect-secrets finds the BEGIN line; the block is what must go)
+and credentials said in prose ("my password is hunter2", "the door code's 4821", "api key: …").
+
+Cost: importing detect-secrets takes about 0.2-0.4 s (it imports ``requests`` for its verifiers), so it is imported
+only when the text holds a candidate (:func:`_candidate`: a long token with a digit, a ``://…@`` URL, a ``BEGIN``
+line). A fact line without one is screened by a few regexes in microseconds (``benchmarks/guard.py`` measures
+both). The candidate test is a superset of every shape above: it only decides whether the library is asked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+
+PLACEHOLDER = "[redacted: {}]"
+_PLACEHOLDER = re.compile(r"\[redacted: [a-z ]+\]")
+
+# Our own shapes, each with its kind (what the placeholder says).
+_PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.S)
+_OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("jwt", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
+    ("api key", re.compile(r"(?<![\w-])sk-(?:proj|ant|svcacct|admin|live|test)-[A-Za-z0-9_-]{16,}+")),
+    ("api key", re.compile(r"(?<![\w-])sk-[A-Za-z0-9]{32,}+(?![\w-])")),
+    ("api key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])")),
+    ("github token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,}+")),
+    ("github token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}+")),
+    ("gitlab token", re.compile(r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}+")),
+)
+
+# Credentials said in prose: "my password is hunter2", "wifi pw: x", "the door code's 4821", "api key = abc".
+# The value is the next token; a word that describes rather than gives one ("is strong", "is in 1Password",
+# "was reset") is not a value.
+_CREDENTIAL = (r"(?:(?:wi-?fi |admin |root |master |account |login |database |db |email |vpn |router |ssh )?"
+               r"(?:password|passphrase|passwd|passcode|pass code|pwd|pw)|pin(?: code| number)?|"
+               r"(?:door|gate|garage|alarm|safe|lock|access|entry|security|building) code|"
+               r"(?:api|access|secret|auth|bearer|private|license|licence|client) (?:key|token|secret)|api[_-]?key|"
+               r"secret key|auth token|access token|token|client secret|2fa (?:backup )?codes?|recovery codes?|"
+               r"seed phrase|cvv|cvc)")
+_PROSE = re.compile(
+    r"\b(?P<what>" + _CREDENTIAL + r")(?:\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)?"
+    r"(?P<sep>'s\s+|\s+(?:is|was|=|:)\s+|\s*[:=]\s*|\s+(?:is now|will be|has been set to|changed to)\s+)"
+    r"(?P<q>[\"'`\u201c\u2018]?)(?P<value>[^\s\"'`\u201d\u2019,;]+)", re.I)
+_NOT_A_VALUE = frozenset("""
+a an the my your our their his her its this that it not no now still also too very really quite pretty so just
+stored saved kept managed written set reset changed expired expiring expires rotated strong weak long short
+secure insecure safe same different new old easy hard simple complex correct wrong incorrect invalid valid
+in on at for from with by to of into under somewhere nowhere written there here missing lost forgotten required
+needed optional shared private public fine ok okay good bad great terrible unknown empty blank none nothing
+something anything everything encrypted hashed hidden visible generated random complicated long-ish
+""".split())
+
+
+def _entropy(token: str) -> float:
+    """Shannon entropy of ``token`` in bits per character."""
+    counts = Counter(token)
+    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
+
+
+# A generic high-entropy token: 32+ characters of the base64/url alphabet with upper case, lower case and digits.
+_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_=-]{32,}+(?![\w+/=-])")
+_ENTROPY_FLOOR = 4.2
+
+
+_LONG = re.compile(r"\S{16,}+")
+
+
+def _candidate(text: str) -> bool:
+    """Worth asking detect-secrets: a token of 16+ characters holding a digit, a ``://…:…@`` URL or a BEGIN line
+    (a superset of every shape it knows; linear in ``text``)."""
+    if ("://" in text and "@" in text) or "BEGIN" in text:
+        return True
+    return any(any(c.isdigit() for c in m.group(0)) for m in _LONG.finditer(text))
+
+# detect-secrets detectors left out: entropy (our own floor above), keywords (source-code assignments: noise in
+# prose), public IPs (not secrets).
+_SKIPPED_TYPES = frozenset({"Base64 High Entropy String", "Hex High Entropy String", "Secret Keyword",
+                            "Public IP (ipv4)"})
+_KINDS = {"AWS Access Key": "aws key", "Azure Storage Account access key": "azure key",
+          "Basic Auth Credentials": "password", "GitHub Token": "github token", "GitLab Token": "gitlab token",
+          "JSON Web Token": "jwt", "OpenAI Token": "api key", "Private Key": "private key",
+          "Slack Token": "slack token", "Stripe Access Key": "stripe key", "Twilio API Key": "twilio key",
+          "SendGrid API Key": "sendgrid key", "NPM tokens": "npm token", "PyPI Token": "pypi token"}
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> tuple[tuple[str, object], ...]:
+    """``(kind, detector)`` for every regex detector of detect-secrets' registry but :data:`_SKIPPED_TYPES`
+    (imported on first use; a detector that cannot be built without arguments is skipped)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    out = []
+    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+        if secret_type in _SKIPPED_TYPES:
+            continue
+        try:
+            detector = cls()
+        except TypeError:  # a plugin that needs settings of its own: not one of the shape detectors
+            continue
+        out.append((_KINDS.get(secret_type, secret_type.lower().replace(" credentials", "").strip()), detector))
+    return tuple(out)
+
+
+def _library_finds(text: str) -> list[tuple[str, str]]:
+    """``(kind, value)`` for each secret value detect-secrets' detectors find in ``text`` (never verified)."""
+    found: list[tuple[str, str]] = []
+    for kind, detector in _detectors():
+        try:
+            values = list(detector.analyze_string(text))
+        except Exception:  # noqa: BLE001 - one detector's bug must not cost the capture; the others still run
+            continue
+        found.extend((kind, v) for v in values if isinstance(v, str) and len(v) >= 4)
+    return found
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """``text`` with every secret found replaced by ``[redacted: <kind>]`` and the kinds found, in order (one per
+    value replaced; ``(text, [])`` when none). Kinds: ``api key``, ``aws key``, ``github token``, ``password``,
+    ``code``, ``private key``, ``jwt``, ``token``, ``slack token``, … Idempotent: a placeholder is never redacted
+    again. Multi-line text is fine (a private-key block spans lines). Linear in the text's length. Never raises."""
+    kinds: list[str] = []
+    for kind, pattern in (("private key", _PEM), *_OWN):
+        text, n = pattern.subn(lambda _m, k=kind: PLACEHOLDER.format(k), text)
+        kinds.extend([kind] * n)
+    if _candidate(text):
+        for kind, value in sorted(set(_library_finds(text)), key=lambda kv: -len(kv[1])):
+            if _PLACEHOLDER.search(value):
+                continue
+            # the whole token the value starts: a shape that matches a fixed length (Stripe's 24 characters)
+            # must not leave the key's tail behind
+            text, n = re.subn(re.escape(value) + r"[A-Za-z0-9_+/=-]*+", lambda _m, k=kind: PLACEHOLDER.format(k),
+                              text)
+            kinds.extend([kind] * n)
+
+        def token(m: re.Match[str]) -> str:
+            if not _high_entropy(m.group(0)):
+                return m.group(0)
+            kinds.append("token")
+            return PLACEHOLDER.format("token")
+
+        text = _TOKEN.sub(token, text)
+
+    def prose(m: re.Match[str]) -> str:
+        value = m.group("value")
+        bare = value.rstrip(".!?)")
+        if not bare or bare.lower() in _NOT_A_VALUE or value.startswith("[redacted"):
+            return m.group(0)
+        kind = _kind_of(m.group("what"))
+        if not _plausible(kind, bare):
+            return m.group(0)
+        kinds.append(kind)
+        return m.group(0)[: m.start("value") - m.start()] + PLACEHOLDER.format(kind) + value[len(bare):]
+
+    return _PROSE.sub(prose, text), kinds
+
+
+def _high_entropy(token: str) -> bool:
+    """A random-looking key: upper case, lower case and digits all present, and entropy above the floor."""
+    return (any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
+            and _entropy(token) >= _ENTROPY_FLOOR)
+
+
+def _plausible(kind: str, value: str) -> bool:
+    """Could ``value`` be the credential of ``kind`` named before it? A code holds a digit ("the pin on your bag is
+    cute" gives none); a key or token is 8+ characters with a digit or a symbol, or holds a digit; a password is any
+    word but the ones that describe rather than give one (:data:`_NOT_A_VALUE`)."""
+    if kind in ("code", "recovery code"):
+        return any(c.isdigit() for c in value)
+    if kind in ("api key", "token"):
+        return any(c.isdigit() for c in value) or (len(value) >= 8 and not value.isalpha())
+    return True
+
+
+def _kind_of(what: str) -> str:
+    """The placeholder's kind for a credential named in prose (``password``, ``code``, ``api key``, …)."""
+    w = what.lower()
+    if "seed" in w or "recovery" in w or "2fa" in w:
+        return "recovery code"
+    if "code" in w or w.startswith("pin") or w in ("cvv", "cvc"):
+        return "code"
+    if "pass" in w or w.split()[-1] in ("pw", "pwd"):
+        return "password"
+    return "api key" if "key" in w else "token"
+
+
+def has_secret(text: str) -> bool:
+    """True when :func:`redact` would change ``text``."""
+    return bool(redact(text)[1])
+
+
+def describe(kinds: list[str]) -> str:
+    """``"2 secrets (api key, password)"``: the kinds :func:`redact` found, for a warning."""
+    counted = Counter(kinds)
+    names = ", ".join(k if n == 1 else f"{n} × {k}" for k, n in counted.items())
+    return f"{len(kinds)} secret{'s' if len(kinds) != 1 else ''} ({names})"
