@@ -131,14 +131,51 @@ def parse_fact_lines(text: str, rejected: list[str] | None = None) -> list[Fact]
     return facts
 
 
-def clean_facts(facts: list[Fact]) -> list[Fact]:
-    """Fold each fact to one line and drop the empty ones (no input can forge a heading or an extra line)."""
+def clean_facts(facts: list[Fact], warnings: list[str] | None = None) -> list[Fact]:
+    """The facts as they will be written: each folded to one line (no input can forge a heading or an extra line),
+    then screened (:func:`suzent_cli.guard.screen`): HTML comments and verification-stamp-shaped text cut out,
+    secrets redacted in content, category and tags (a tag holding one is dropped), and a fact that reads as a planted
+    instruction tagged ``planted`` (it stays in the log; no reader passes it on to an agent). What the screen changed
+    is said in ``warnings``, one line per fact. Empty facts are dropped. Idempotent."""
     out = []
     for f in facts:
-        c = f.clean()
+        c = _screened(f.clean(), warnings if warnings is not None else [])
         if c.content:
             out.append(c)
     return out
+
+
+def _screened(fact: Fact, warnings: list[str]) -> Fact:
+    from suzent_cli.guard import TAG, describe, redact, screen, strip_markup
+
+    content = screen(fact.content)
+    category, cut = strip_markup(fact.category)
+    category, kinds = redact(category)
+    category = archive.DEFAULT_CATEGORY if kinds or not category else category
+    removed, secrets = [*content.removed, *cut], [*content.secrets, *kinds]
+    tags = []
+    for tag in fact.tags:
+        bare, cut = strip_markup(tag)
+        hidden = redact(bare)[1]
+        removed += cut
+        secrets += hidden
+        if bare == tag and not hidden:
+            tags.append(tag)
+    notes = []
+    if removed:
+        what = " and ".join(dict.fromkeys(removed))
+        notes.append(f"removed {what} (only `suzent verify-fact` records a person's verification)"
+                     if "a verification stamp" in removed else f"removed {what}")
+    if secrets:
+        notes.append(f"redacted {describe(secrets)}")
+    if content.planted and TAG not in tags:
+        tags.append(TAG)
+        notes.append(f"kept in the log but tagged `{TAG}`: it reads as a planted instruction ({content.planted}), so "
+                     "it is left out of MEMORY.md, the vault and the hooks")
+    if notes:
+        shown = repr(_shown(content.text, 60)) if content.text else "a fact left empty by it (not captured)"
+        warnings.append(f"{shown}: " + "; ".join(notes))
+    return Fact(content=content.text, category=category, tags=tuple(tags))
 
 
 def repair_input(data: bytes | str, warnings: list[str]) -> str:
@@ -163,7 +200,7 @@ def write_facts(settings: Settings, facts: list[Fact], *, day: dt.date | None = 
     warnings = list(warnings or [])
     day = day or settings.today
     time = parse_time(time) if time else settings.clock.strftime("%H:%M")
-    cleaned = clean_facts(facts)
+    cleaned = clean_facts(facts, warnings)
     session = archive.clean_session(session)
     result = CaptureResult(cleaned, day=day, time=time, session=session, extractor=extractor,
                            known_facts=known_facts, warnings=warnings)
@@ -259,7 +296,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     from suzent_cli.capture.extract.turns import parse_turn
 
     warnings = list(warnings or [])
-    turn = parse_turn(turn_text)
+    turn = _redacted(parse_turn(turn_text), warnings)
     extractor = choose_extractor(settings, extractor_name)
     if time:
         parse_time(time)  # fail before anything is recorded
@@ -289,8 +326,43 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
         extractor, known = OfflineExtractor(), []
         facts = extractor.extract(turn, known)
+    facts = _without_planted(facts, warnings)
     return write_classified(settings, facts, recall_set, day=day, time=time, session=session, warnings=warnings,
                             extractor=extractor.name, known_facts=len(known))
+
+
+def _redacted(turn, warnings: list[str]):
+    """``turn`` with every secret of every message redacted (:func:`suzent_cli.guard.redact`), before any extractor,
+    lookup or API call sees it; one warning when something was."""
+    from suzent_cli.capture.extract.turns import Message, Turn
+    from suzent_cli.guard import describe, redact
+
+    found: list[str] = []
+    messages = []
+    for m in turn.messages:
+        text, kinds = redact(m.text)
+        found += kinds
+        messages.append(Message(m.role, text) if kinds else m)
+    if not found:
+        return turn
+    warnings.append(f"redacted {describe(found)} in the turn before reading it")
+    return Turn.of_split(messages)
+
+
+def _without_planted(facts: list[Fact], warnings: list[str]) -> list[Fact]:
+    """The extracted ``facts`` without those that read as planted instructions (:func:`suzent_cli.guard.planted`):
+    text that tries to steer the agent is not the person's fact, so a turn's is not captured; one warning each."""
+    from suzent_cli.guard import planted
+
+    kept = []
+    for f in facts:
+        reason = planted(f.content, f.tags)
+        if reason:
+            warnings.append(f"not captured: {_shown(fold_line(f.content), 80)!r} reads as a planted instruction "
+                            f"({reason})")
+        else:
+            kept.append(f)
+    return kept
 
 
 def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *, day: dt.date | None = None,
@@ -311,7 +383,7 @@ def write_classified(settings: Settings, facts: list[Fact], recall_set: list, *,
     warnings = list(warnings or [])
     day = day or settings.today
     session = archive.clean_session(session)
-    cleaned = clean_facts(facts)
+    cleaned = clean_facts(facts, warnings)
     outcomes = (classify_all(cleaned, recall_set) if recall_set
                 else [Classification("new", reason="empty recall set") for _ in cleaned])
     confirmed = [(f, c) for f, c in zip(cleaned, outcomes, strict=False) if c.outcome == "confirmation"]

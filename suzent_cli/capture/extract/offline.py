@@ -138,6 +138,73 @@ _STANDING = re.compile(
     r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|whenever (?:you|i))\b"
     r"|(?:always|never)\s+(?!mind\b|again\b|a\b|an\b|the\b)[a-z])", re.I)
 
+# A standing preference about how to work with the user, said as a request ("Please always use dark mode in my
+# mockups", "Be blunt with me", "Write tests with pytest", "I'd like you to ask before you delete anything"): a polite
+# lead-in is set aside, then an imperative counts when it is general: "always"/"never"/"don't", "be <manner>", a
+# phrase that says it holds beyond this turn ("with me", "when you …", "in my code", "your answers", "anything you
+# write for me"), or a verb, a bare plural and "with/in/using" ("Write tests with pytest"). A one-off request
+# ("Write a haiku", "Fix this", "Use the second one", "Do it now") stays a command. Whether what it asks is a planted
+# instruction is not decided here: capture leaves those out (suzent_cli.guard).
+_POLITE = re.compile(
+    r"^(?:(?:please|pls|kindly)\s+|(?:could|can|would|will)\s+you\s+(?:please\s+)?|"
+    r"i'?d\s+(?:like|love|prefer|appreciate\s+it\s+if)\s+(?:it\s+if\s+)?you(?:'d|\s+would)?\s+(?:to\s+)?|"
+    r"i\s+(?:want|need|would\s+like)\s+you\s+to\s+|i'?d\s+rather\s+you\s+)", re.I)
+_IMPERATIVE = re.compile(
+    r"^(?P<adverb>(?:(?:always|never|generally|usually|by\s+default|don'?t|do\s+not|don'?t\s+ever|just)\s+)*)"
+    r"(?P<verb>[a-z]+)\b(?P<rest>.*)$", re.I | re.S)
+_STANDING_VERBS = frozenset("""
+write use keep give answer reply respond explain format name put show send add prefer default stick talk speak address
+call cite include mark sort summarise summarize structure comment document test indent wrap quote spell translate ask
+check confirm tell remind avoid skip stop mention assume follow prioritise prioritize focus limit stay ignore delete
+remove commit push merge squash rebase review suggest recommend list label flag point run lead open end start begin
+""".split())
+_NOT_STANDING_AFTER_DONT = frozenset("worry mind bother panic stress forget care hesitate".split())
+_BE_MANNER = re.compile(
+    r"^be\s+(?:a\s+(?:bit|little)\s+|more\s+|less\s+|very\s+|really\s+|extra\s+|super\s+|brutally\s+|totally\s+)?"
+    r"(?:blunt|direct|concise|brief|honest|patient|gentle|formal|informal|casual|critical|candid|thorough|detailed|"
+    r"terse|straightforward|kind|strict|succinct|precise|explicit|careful|frank|polite|encouraging|harsh|tough|"
+    r"skeptical|sceptical|opinionated|pedantic|playful|funny|serious|short|quick|specific|clear)\b", re.I)
+_GENERAL = re.compile(
+    r"\b(?:with|to|for)\s+me\b|\b(?:before|when|whenever|every\s+time|each\s+time|any\s*time|if|unless)\s+(?:you|i)\b"
+    r"|\bby\s+default\b|\bin\s+general\b|\bfrom\s+now\s+on\b|\bgoing\s+forward\b"
+    r"|\b(?:my|our)\s+(?:\w+\s+)?(?:code|codebase|projects?|repos?|repositories|files|docs|documents|scripts|commits|"
+    r"prs|pull\s+requests|emails|messages|tests|essays|writing|data|notes|functions|variables|branches|mockups|"
+    r"designs|slides|reports|summaries|answers|questions)\b"
+    r"|\byour\s+(?:answers|replies|responses|explanations|code|summaries|suggestions|messages|commits|tests|output|"
+    r"examples|comments|reviews|drafts)\b"
+    r"|\b(?:anything|everything|whatever|all\s+(?:the\s+)?\w+)\s+you\s+(?:\w+\s+)?(?:write|make|draft|generate|"
+    r"produce|send|create|give|build|suggest|design)\b", re.I)
+_BARE_PLURAL = re.compile(r"^\s+(?:me\s+)?(?:[a-z]+\s+)?[a-z]{3,}s\s+(?:with|in|using|as|over|under)\b", re.I)
+_ONE_OFF = re.compile(r"\b(?:here|now|today|tonight|tomorrow|first|again|above|below|the\s+following|next|"
+                      r"right\s+away|asap|quickly|real\s+quick|for\s+me\s+(?:a|an|the)|(?:a|an)\s+(?:new\s+)?"
+                      r"(?:poem|haiku|story|essay|email|letter|list|function|script|summary|draft|plan))\b", re.I)
+# A preference said about the assistant's work without an imperative: "It helps me when you show the command",
+# "Long intros annoy me", "I prefer that you explain the error first".
+_ABOUT_WORKING_WITH_ME = re.compile(
+    r"^(?:it\s+)?(?:really\s+|always\s+)?(?:helps|works\s+(?:best|better)\s+for|is\s+(?:easier|better)\s+for)\s+me\b"
+    r"|\b(?:annoy|annoys|bug|bugs|bother|bothers|irritate|irritates|frustrate|frustrates)\s+me\b"
+    r"|^i\s+(?:(?:really|much|strongly)\s+)?(?:prefer|like|want|need|love|hate|appreciate)\s+(?:it\s+)?(?:that|when|if)\s+you\b"
+    r"|\b(?:anything|everything|whatever|the\s+\w+|all\s+(?:the\s+)?\w+)\s+you\s+(?:write|make|draft|generate|produce|"
+    r"create|design|build)\s+for\s+me\b", re.I)
+
+
+def _standing_request(p: str) -> bool:
+    """Is ``p`` (plain quotes, trimmed) a standing preference about how to work with the user (see above)?"""
+    rest = p[_POLITE.match(p).end():] if _POLITE.match(p) else p
+    if _BE_MANNER.match(rest):
+        return bool(_GENERAL.search(rest) or re.match(r"(?i)(?:always|never)\b", p))
+    m = _IMPERATIVE.match(rest)
+    if not m or m.group("verb").lower() not in _STANDING_VERBS:
+        return False
+    adverb = m.group("adverb").lower()
+    if adverb and ("don" in adverb or "not" in adverb) and m.group("verb").lower() in _NOT_STANDING_AFTER_DONT:
+        return False
+    general = (any(w in adverb for w in ("always", "never", "don", "not", "default"))
+               or _GENERAL.search(rest) or _BARE_PLURAL.match(m.group("rest")))
+    unbounded = re.sub(r"(?i)\bfrom\s+now\s+on\b", "", rest)
+    return bool(general) and not _ONE_OFF.search(unbounded)
+
+
 # --- 5. who the sentence is about, and what makes it not durable -------------------------------------------
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|i've|i have|i'd|i was|i used to|my|we|we're|we are|we've|our|"
                            r"me and)\b", re.I)
@@ -348,13 +415,16 @@ def _remembered(s: str) -> str | None | bool:
 
 _SECRET = re.compile(
     r"\b(?:passwords?|passcodes?|passwd|passphrases?|pin(?: code)?|api[ _-]?keys?|secret keys?|access tokens?|"
-    r"auth tokens?|private keys?|ssh keys?|credit card(?: number)?|card number|cvv|iban|social security number|ssn)\b"
-    r"|\b(?:sk|pk|ghp|gho|xox[bp]|AKIA)[-_A-Za-z0-9]{8,}|\b[A-Za-z0-9+/_-]{32,}\b", re.I)
+    r"auth tokens?|private keys?|ssh keys?|credit card(?: number)?|card number|cvv|iban|social security number|ssn)"
+    r"(?:'s|\s+(?:is|was|are)|\s*[:=])\s+\S"
+    r"|\[redacted: |\b(?:sk|pk|ghp|gho|xox[bp]|AKIA)[-_A-Za-z0-9]{8,}|\b[A-Za-z0-9+/_-]{32,}\b", re.I)
 
 
 def looks_secret(sentence: str) -> bool:
-    """True when ``sentence`` names a credential or carries a token-like string: such text is never extracted
-    into memory (a person can still record it deliberately with ``capture --fact``)."""
+    """True when ``sentence`` gives a credential ("my PIN is …", "api key: …"), holds what capture redacted from
+    one (``[redacted: …]``: the sentence was about the secret, which is gone) or carries a token-like string: such a
+    sentence is not extracted. Naming one is fine ("I use a password manager"). Capture redacts secrets before the
+    extractor reads a turn (:mod:`suzent_cli.guard.secrets`); this keeps a sentence that was only the secret out."""
     return bool(_SECRET.search(sentence))
 
 
@@ -397,6 +467,10 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         return None
     if _STANDING.match(p):
         return (_capitalised(s), "interaction") if len(s.split()) >= 3 else None
+    if _standing_request(p) or _ABOUT_WORKING_WITH_ME.search(p):
+        if len(s.split()) < 3 or _DEICTIC.search(p) or (_ENDS_ON_POINTER.search(p) and len(p.split()) <= 6):
+            return None
+        return _capitalised(s), ("interaction" if _standing_request(p) else None)
     if _SUBJECTLESS.match(p) or _LIFE_EVENT.match("I " + p):  # "Lost my job at X": the user's, subject left out
         if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
