@@ -68,6 +68,7 @@ from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings, check_value, setting
 from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
+from suzent_cli.guard import planted
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
 from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
@@ -143,6 +144,8 @@ class Hit:
     status: str | None = None  # a vault row: "superseded" (a history claim), else its page's status
     until: str | None = None  # a superseded claim: the day it stopped holding (ISO)
     cites: list[str] = field(default_factory=list)  # the daily-log lines (``F:L``) the row's claims cite
+    planted: str | None = None  # why the row reads as a planted instruction (suzent_cli.guard.planted), or None:
+    # shown flagged, never injected into an agent's context by a hook
 
     def __post_init__(self) -> None:
         """Fill the lifecycle fields from ``content`` and ``factors``; ``content`` stays as stored (markers and
@@ -152,6 +155,7 @@ class Hit:
 
         if not self.text:
             self.text = plain_content(self.content)
+        self.planted = self.planted or planted(self.text, tuple(self.tags or ()))
         factors = self.factors or {}
         self.verified = self.verified or bool(factors.get("human"))
         if self.source_type != "notebook":
@@ -175,7 +179,8 @@ class Hit:
     def as_dict(self, explain: bool = False) -> dict:
         """The hit as a JSON-ready dict (``suzent recall --json``, the recall log): ``content`` is the text without
         markers (:attr:`text`), ``stored`` the row's text as indexed (markers included); the lifecycle fields
-        ``confirmations``, ``verified``, ``status``, ``until``, ``cites``; the ranking factors
+        ``confirmations``, ``verified``, ``status``, ``until``, ``cites``, ``planted`` (why the row reads as a
+        planted instruction, or null); the ranking factors
         (:data:`EXPLAIN_FIELDS`) only with ``explain``."""
         d = asdict(self)
         d["stored"], d["content"] = d["content"], d.pop("text")

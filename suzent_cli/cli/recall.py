@@ -89,7 +89,8 @@ def recall_cmd(
 def lifecycle(hit) -> str:
     """A hit's lifecycle for display, ``""`` when it has none (a daily-log fact, a core file): "confirmed 2x",
     "verified", the status when it is not "active" ("superseded until 2026-05-02", "draft", "deprecated"), and
-    "cites 2026-06-01.md:5" (the daily-log lines its claims cite), joined by " · "."""
+    "cites 2026-06-01.md:5" (the daily-log lines its claims cite), and a warning when the row reads as a planted
+    instruction (:func:`suzent_cli.guard.planted`), joined by " · "."""
     parts = []
     if hit.confirmations:
         parts.append(f"confirmed {hit.confirmations}x")
@@ -101,6 +102,8 @@ def lifecycle(hit) -> str:
         parts.append(f"until {hit.until}")
     if hit.cites:
         parts.append("cites " + ", ".join(hit.cites))
+    if hit.planted:
+        parts.append(f"⚠ planted instruction? ({hit.planted}): quoted, not to be followed")
     return " · ".join(parts)
 
 

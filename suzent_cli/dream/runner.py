@@ -56,6 +56,7 @@ from suzent_cli.dream.gate import (
 from suzent_cli.dream.revisit import revisit_queue
 from suzent_cli.errors import EngineUnreachable, SuzentError, describe
 from suzent_cli.files import atomic_write, locked, read_text
+from suzent_cli.guard import planted
 from suzent_cli.vault import bootstrap, content_pages, ledger, skipped_warning
 from suzent_cli.vault import state as state_names
 from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, save_state
@@ -597,7 +598,8 @@ class DreamRunner:
     def _batch(self, start: dt.date | None, days: tuple[dt.date, ...], end: dt.date, state: DreamState,
                warnings: list[str] | None = None) -> IngestBatch:
         """Read the batch's logs and the late lines of consolidated days; drop every fact and restatement holding a
-        forgotten text (:meth:`Forgotten.covers`: they must not come back through the vault). Facts retired as
+        forgotten text (:meth:`Forgotten.covers`: they must not come back through the vault), and every fact that
+        reads as a planted instruction (:func:`suzent_cli.guard.planted`: it never becomes a claim). Facts retired as
         superseded stay: a restatement of a folded claim still confirms it. The late-line records and the logs are
         one snapshot (:meth:`_read_logs`): every line read has its record among the records seen, and every record
         seen names lines that were read. Bad confirmation and late-line records (wrong types, absurd values, a log
@@ -628,8 +630,8 @@ class DreamRunner:
             for f in parse_log(text, day):
                 if f.line < first:
                     continue
-                if forgotten.covers(f.content):
-                    dropped.add(f.line)
+                if forgotten.covers(f.content) or planted(f.content, f.tags):
+                    dropped.add(f.line)  # a planted instruction is not the person's fact (suzent_cli.guard)
                     continue
                 ts = max((t for line, t in stamps.get(day, []) if line <= f.line), default="") if day in late else None
                 facts.append(BatchFact(day, f.line, lines[f.line - 1].rstrip("\r"), f.category, f.content, f.tags,

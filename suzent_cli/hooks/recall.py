@@ -56,8 +56,10 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 def _page_lines(content: str, words: list[str] | None) -> tuple[list[str], str | None]:
     """A vault or core-file chunk as short lines — headings and blank lines dropped, the bullet and suzent's claim
     markers removed (:func:`suzent_cli.vault.pages.parse_claim`; ``(confirmed Nx)`` kept when N > 1, ``(until D)``
-    kept: the claim no longer holds) — the lines sharing a word with the prompt first; and a date: the first
+    kept: the claim no longer holds), lines that read as a planted instruction left out
+    (:func:`suzent_cli.guard.planted`) — the lines sharing a word with the prompt first; and a date: the first
     line's ``last`` confirmation, else the latest of the others', else None."""
+    from suzent_cli.guard import planted
     from suzent_cli.vault.pages import parse_claim  # light: re, the files helpers
 
     lines: list[tuple[bool, str, str | None]] = []
@@ -66,7 +68,7 @@ def _page_lines(content: str, words: list[str] | None) -> tuple[list[str], str |
         if not text or text.startswith("#") or text == "---":
             continue
         claim = parse_claim("- " + _BULLET.sub("", text, count=1))
-        if claim is None:
+        if claim is None or planted(claim.text):  # a planted instruction never reaches an agent's context
             continue
         notes = [f"confirmed {claim.count}x"] if claim.count and claim.count > 1 else []
         if claim.until:
@@ -85,29 +87,41 @@ def _clip(text: str) -> str:
     return text if len(text) <= HIT_CLIP else text[: HIT_CLIP - 1].rstrip() + "…"
 
 
+def _is_page(hit) -> bool:
+    return (hit.source_type or "") in _PAGE_KINDS or (hit.category or "") in _PAGE_KINDS
+
+
+def for_agent(hits: list) -> list:
+    """The hits a hook may put into an agent's context: a row that reads as a planted instruction (``hit.planted``,
+    :func:`suzent_cli.guard.planted`) is left out; a vault or core-file chunk loses only its planted lines
+    (:func:`hit_line`), and is left out when none is left."""
+    return [h for h in hits if not h.planted or (_is_page(h) and _page_lines(str(h.content), None)[0])]
+
+
 def hit_line(hit, words: list[str] | None = None) -> str:
     """One hit as a context line, ``- [label] text (date)``. A daily-log fact keeps its category and text; a vault
     page's chunk is labelled by the page's name (``Preferences`` for ``3_Personal/Preferences.md``) and shown as
     its first claim line(s) — the ones sharing a word with the prompt first — without the bullet and the claim
-    markers, dated by the claim's last confirmation."""
+    markers (and without a planted line), dated by the claim's last confirmation."""
     date = hit.date
-    if (hit.source_type or "") in _PAGE_KINDS or (hit.category or "") in _PAGE_KINDS:
+    if _is_page(hit):
         name = Path(hit.source_file or "").stem or (hit.category or "vault")
         lines, last = _page_lines(str(hit.content), words)
-        content = "; ".join(ln.rstrip(".") for ln in lines) if lines else " ".join(str(hit.content).split())
+        whole = "" if hit.planted else " ".join(str(hit.content).split())
+        content = "; ".join(ln.rstrip(".") for ln in lines) if lines else whole
         label, date = name, last or date
     else:
         label = hit.category or _KIND.get(hit.source_type or "", hit.source_type or "memory")
-        content = " ".join(str(hit.content).split())
+        content = "" if hit.planted else " ".join(str(hit.content).split())
     return f"- [{label}] {_clip(content)}" + (f" ({date})" if date else "")
 
 
 def format_context(hits: list, words: list[str] | None = None) -> str:
-    """The ``additionalContext`` block: :data:`HEADER` and one line per hit (:func:`hit_line`), at most
-    :data:`CONTEXT_CLIP` chars."""
+    """The ``additionalContext`` block: :data:`HEADER` and one line per hit (:func:`hit_line`) that
+    :func:`for_agent` lets through, at most :data:`CONTEXT_CLIP` chars."""
     lines = [HEADER]
     size = len(lines[0])
-    for h in hits:
+    for h in for_agent(hits):
         line = hit_line(h, words)
         if size + 1 + len(line) > CONTEXT_CLIP:
             break
@@ -153,7 +167,7 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
     if mode == "fts":
         hits = [h for h in hits if _shares_a_word(words, h.content)]
-    hits = hits[:limit]
+    hits = for_agent(hits)[:limit]
     if not hits:
         return None
     append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])

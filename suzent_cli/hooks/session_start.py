@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from suzent_cli.config import Settings
-from suzent_cli.hooks.recall import _shares_a_word, content_words, hit_line
+from suzent_cli.hooks.recall import _shares_a_word, content_words, for_agent, hit_line
 from suzent_cli.hooks.transcript import decode_payload
 
 BRIEFING_CLIP = 4000
@@ -58,8 +58,10 @@ def cwd_query(cwd: str | None) -> list[str]:
 
 def memory_zone(settings: Settings) -> str | None:
     """The generated zone of MEMORY.md as text (footer and blank edges dropped), or None when the file is missing,
-    unreadable, has no marker (then all of it is the person's) or the zone is empty."""
-    from suzent_cli.vault.memory_md import memory_path, split_zones
+    unreadable, has no marker (then all of it is the person's) or the zone is empty. Read as it is now, then made
+    :func:`~suzent_cli.vault.memory_md.agent_safe` (a zone written before that rule, or edited by hand, may hold a
+    stamp or a planted line: neither reaches the agent)."""
+    from suzent_cli.vault.memory_md import agent_safe, memory_path, split_zones
 
     try:
         data = memory_path(settings).read_bytes()
@@ -70,7 +72,7 @@ def memory_zone(settings: Settings) -> str | None:
         return None
     lines = [ln.rstrip() for ln in zones.generated.decode("utf-8", errors="replace").splitlines()]
     lines = [ln for ln in lines if not _FOOTER.match(ln)]
-    text = "\n".join(lines).strip()
+    text = agent_safe("\n".join(lines)).strip()
     return text or None
 
 
@@ -98,7 +100,7 @@ def relevant_claims(settings: Settings, words: list[str], *, embedder=None, stor
     mode = "fts" if embedder is None else "hybrid"
     query = " ".join(words[:24])
     hits = recall(settings, embedder, query, mode=mode, limit=limit * 2 + 4, log=False, store=store)
-    hits = [h for h in hits if _shares_a_word(words, h.content)][:limit]
+    hits = for_agent([h for h in hits if _shares_a_word(words, h.content)])[:limit]
     if hits and log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
     return hits

@@ -50,7 +50,8 @@ def hit_json(hit) -> dict[str, Any]:
     (relative to its tier), ``line`` (a daily-log fact) or ``chunk`` (a page), ``date`` the capture date (a vault
     row: its claims' latest confirmation, else the page's ``updated``), ``session`` (a vault row: the session of
     the log line it cites), and the lifecycle fields the hit carries: ``confirmations``, ``verified``,
-    ``status``, ``until``, ``cites``."""
+    ``status``, ``until``, ``cites``; ``planted``: why the row reads as a planted instruction (null when it does
+    not)."""
     is_log = hit.source_type == "archive_log"
     return {
         "id": hit.id, "content": hit.text, "score": round(float(hit.score), SCORE_DIGITS),
@@ -59,7 +60,7 @@ def hit_json(hit) -> dict[str, Any]:
         "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
         "category": hit.category, "tags": list(hit.tags),
         "confirmations": hit.confirmations, "verified": hit.verified, "status": hit.status,
-        "until": hit.until, "cites": list(hit.cites),
+        "until": hit.until, "cites": list(hit.cites), "planted": hit.planted,
     }
 
 
@@ -189,7 +190,8 @@ class LocalBackend:
 
     def _remember_facts(self, settings, facts, session_id: str, category: str | None):
         from suzent_cli.archive import DEFAULT_CATEGORY, Fact
-        from suzent_cli.capture import fact_lines, parse_fact_args, write_facts
+        from suzent_cli.capture import clean_facts, fact_lines, parse_fact_args, write_facts
+        from suzent_cli.guard import TAG
 
         if not isinstance(facts, list) or not facts:
             raise InputInvalid("facts must be a non-empty list of fact lines")
@@ -213,7 +215,11 @@ class LocalBackend:
                 continue
             if category and fact.category == DEFAULT_CATEGORY and not facts[i].lstrip("-*+ ").startswith("["):
                 fact = Fact(fact.content, category, fact.tags)
-            good.append((i, fact.clean()))
+            screened = clean_facts([fact], warnings)  # as it will be written: markup cut, secrets redacted, tagged
+            if not screened:
+                outcomes[i]["reason"] = "nothing left to remember once its HTML comment or stamp was removed"
+                continue
+            good.append((i, screened[0]))
         if not good:
             reasons = "; ".join(o["reason"] for o in outcomes[:3])
             raise InputInvalid(f"no fact to remember: {reasons}")
@@ -221,8 +227,10 @@ class LocalBackend:
         lines = fact_lines(result)
         name = result.path.name if result.path is not None else None
         for (i, fact), line in zip(good, lines, strict=False):
+            planted = TAG in fact.tags
             outcomes[i].update(outcome="captured", text=fact.content, category=fact.category, file=name, line=line,
-                               reason="fact line: logged as given")
+                               reason="fact line: logged, tagged planted (reads as a planted instruction: never "
+                                      "promoted or injected)" if planted else "fact line: logged as given")
         return outcomes, result
 
     def _remember_turn(self, settings, turn, session_id: str):
