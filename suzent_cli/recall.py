@@ -144,7 +144,7 @@ class Hit:
     status: str | None = None  # a vault row: "superseded" (a history claim), else its page's status
     until: str | None = None  # a superseded claim: the day it stopped holding (ISO)
     cites: list[str] = field(default_factory=list)  # the daily-log lines (``F:L``) the row's claims cite
-    planted: str | None = None  # why the row reads as a planted instruction (suzent_cli.guard.planted), or None:
+    planted: str | None = None  # why the row reads as a planted instruction (suzent_cli.guard.planted()), or None:
     # shown flagged, never injected into an agent's context by a hook
 
     def __post_init__(self) -> None:

@@ -7,9 +7,9 @@ Capture (:mod:`suzent_cli.capture`) is the only writer of facts, and it applies 
   kept, and a warning says so. Only ``suzent verify-fact`` writes a stamp.
 * **secrets** (:mod:`.secrets`): a turn is redacted before any extractor reads it (a secret never reaches the
   Claude API either), and every fact again before it is written: ``[redacted: api key]`` where the value was.
-* **planted instructions** (:mod:`.planted`): a turn's fact that reads as one is not captured. A fact line given as
+* **planted instructions** (:mod:`.instructions`): a turn's fact that reads as one is not captured. A fact line given as
   is (a person's ``--fact``, an agent's ``remember``) is written, since nothing given is lost, but tagged
-  :data:`~suzent_cli.guard.planted.TAG`; every reader that passes memory on to an agent (MEMORY.md's generated zone,
+  :data:`~suzent_cli.guard.instructions.TAG`; every reader that passes memory on to an agent (MEMORY.md's generated zone,
   the dream's batch, the hooks, the session briefing) leaves out what :func:`planted` names, and recall shows it
   flagged.
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from suzent_cli.guard.instructions import TAG, planted, planted_reason
 from suzent_cli.guard.markup import strip_markup
-from suzent_cli.guard.planted import TAG, planted, planted_reason
 from suzent_cli.guard.secrets import describe, redact
 
 __all__ = ["TAG", "Screened", "describe", "planted", "planted_reason", "redact", "screen", "strip_markup"]

@@ -39,21 +39,39 @@ _OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("github token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,}+")),
     ("github token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}+")),
     ("gitlab token", re.compile(r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}+")),
+    ("npm token", re.compile(r"(?<![\w-])npm_[A-Za-z0-9]{36}(?![\w-])")),
 )
+# The password of a URL with credentials, any scheme, an empty user too (redis://:pw@host); detect-secrets' own
+# rule wants a user and refuses reserved characters in the password ("Tr0ub4dor&3").
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,256}:)[^\s/@]{1,256}+(?=@)", re.I)
 
 # Credentials said in prose: "my password is hunter2", "wifi pw: x", "the door code's 4821", "api key = abc".
 # The value is the next token; a word that describes rather than gives one ("is strong", "is in 1Password",
 # "was reset") is not a value.
 _CREDENTIAL = (r"(?:(?:wi-?fi |admin |root |master |account |login |database |db |email |vpn |router |ssh )?"
-               r"(?:password|passphrase|passwd|passcode|pass code|pwd|pw)|pin(?: code| number)?|"
+               r"(?:password|passphrase|passwd|passcode|pass code|pwd|pw|pass)|pin(?: code| number)?|"
+               r"(?:login|sign-?in) (?:password|code)|creds|credentials|"
                r"(?:door|gate|garage|alarm|safe|lock|access|entry|security|building) code|"
                r"(?:api|access|secret|auth|bearer|private|license|licence|client) (?:key|token|secret)|api[_-]?key|"
                r"secret key|auth token|access token|token|client secret|2fa (?:backup )?codes?|recovery codes?|"
                r"seed phrase|cvv|cvc)")
 _PROSE = re.compile(
-    r"\b(?P<what>" + _CREDENTIAL + r")(?:\s+(?:for|to|of|on)\s+(?:the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)?"
-    r"(?P<sep>'s\s+|\s+(?:is|was|=|:)\s+|\s*[:=]\s*|\s+(?:is now|will be|has been set to|changed to)\s+)"
-    r"(?P<q>[\"'`\u201c\u2018]?)(?P<value>[^\s\"'`\u201d\u2019,;]+)", re.I)
+    r"\b(?P<what>" + _CREDENTIAL + r"|code\s+(?:for|to)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+|back\s+|main\s+)?"
+    r"(?:door|gate|safe|alarm|building|garage|lock|locker|lockbox|key\s*box|storage\s+unit|padlock|bike\s+lock))"
+    r"(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)?"
+    r"(?P<sep>'s\s+|\s+(?:is|was|are|=|:)\s+|\s*[:=]\s*|\s+(?:is now|will be|has been set to|was set to|is set to|"
+    r"changed to|was changed to|reads)\s+)"
+    r"(?:(?P<q>[\"'`\u201c\u2018])(?P<quoted>[^\"'`\u201d\u2019\n]{1,100})[\"'`\u201d\u2019]"
+    r"|(?P<value>[^\s\"'`\u201d\u2019,;]+))", re.I)
+# A secret assigned in code or a config line: API_KEY=…, TWILIO_AUTH_TOKEN: …, client_secret = "…", db_password=….
+# The name must read as code (upper case, or with _ or -), or be followed by "="; the value has a digit or symbol
+# or is long.
+_ASSIGNED = re.compile(
+    r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*)\s*(?P<sep>:=|=|:)\s*"
+    r"(?P<q>[\"']?)(?P<value>[^\s\"',;]{6,200})(?P=q)")
+_SECRET_NAME = re.compile(r"(?:^|[_-])(?:api[_-]?key|apikey|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
+                          r"access[_-]?key|password|passwd|pwd|pass|private[_-]?key|client[_-]?secret|credentials?|"
+                          r"auth)$", re.I)
 _NOT_A_VALUE = frozenset("""
 a an the my your our their his her its this that it not no now still also too very really quite pretty so just
 stored saved kept managed written set reset changed expired expiring expires rotated strong weak long short
@@ -79,11 +97,15 @@ _LONG = re.compile(r"\S{16,}+")
 
 
 def _candidate(text: str) -> bool:
-    """Worth asking detect-secrets: a token of 16+ characters holding a digit, a ``://…:…@`` URL or a BEGIN line
-    (a superset of every shape it knows; linear in ``text``)."""
+    """Worth asking detect-secrets: a token of 16+ characters holding a digit, or of 20+ mixing upper and lower
+    case, a ``://…:…@`` URL or a BEGIN line (a superset of every shape it knows; linear in ``text``)."""
     if ("://" in text and "@" in text) or "BEGIN" in text:
         return True
-    return any(any(c.isdigit() for c in m.group(0)) for m in _LONG.finditer(text))
+    for m in _LONG.finditer(text):
+        token = m.group(0)
+        if any(c.isdigit() for c in token) or (len(token) >= 20 and not token.islower() and not token.isupper()):
+            return True
+    return False
 
 # detect-secrets detectors left out: entropy (our own floor above), keywords (source-code assignments: noise in
 # prose), public IPs (not secrets).
@@ -127,14 +149,35 @@ def _library_finds(text: str) -> list[tuple[str, str]]:
 
 
 def redact(text: str) -> tuple[str, list[str]]:
-    """``text`` with every secret found replaced by ``[redacted: <kind>]`` and the kinds found, in order (one per
-    value replaced; ``(text, [])`` when none). Kinds: ``api key``, ``aws key``, ``github token``, ``password``,
-    ``code``, ``private key``, ``jwt``, ``token``, ``slack token``, … Idempotent: a placeholder is never redacted
-    again. Multi-line text is fine (a private-key block spans lines). Linear in the text's length. Never raises."""
+    """``text`` with every secret found replaced by ``[redacted: <kind>]`` and the kinds found, in order of the
+    passes (one per value replaced; ``(text, [])`` when none). Kinds: ``api key``, ``aws key``, ``github token``,
+    ``password``, ``code``, ``secret``, ``private key``, ``jwt``, ``token``, ``slack token``, … Idempotent: a
+    placeholder is never redacted again. Multi-line text is fine (a private-key block spans lines). Linear in the
+    text's length. Never raises.
+
+    Passes, in order: our shapes (PEM blocks, sk-proj/sk-ant, AIza, github_pat, glpat, npm), a URL's password,
+    ``NAME=value`` assignments whose name says secret, detect-secrets' detectors and the high-entropy floor (only
+    when :func:`_candidate`), then credentials said in prose."""
     kinds: list[str] = []
     for kind, pattern in (("private key", _PEM), *_OWN):
         text, n = pattern.subn(lambda _m, k=kind: PLACEHOLDER.format(k), text)
         kinds.extend([kind] * n)
+    text, n = _URL_PASSWORD.subn(lambda m: m.group("head") + PLACEHOLDER.format("password"), text)
+    kinds.extend(["password"] * n)
+
+    def assigned(m: re.Match[str]) -> str:
+        name, value = m.group("name"), m.group("value")
+        said = _SECRET_NAME.search(name)
+        code_like = name.isupper() or "_" in name or "-" in name or m.group("sep") != ":"
+        if not (said and code_like) or value.startswith("[redacted") or value.lower() in _NOT_A_VALUE:
+            return m.group(0)
+        if not (any(not c.isalpha() for c in value) or len(value) >= 16):
+            return m.group(0)
+        kind = _kind_of(said.group(0).strip("_-").replace("_", " ").replace("-", " "))
+        kinds.append(kind)
+        return m.group(0)[: m.start("value") - m.start()] + PLACEHOLDER.format(kind) + m.group("q")
+
+    text = _ASSIGNED.sub(assigned, text)
     if _candidate(text):
         for kind, value in sorted(set(_library_finds(text)), key=lambda kv: -len(kv[1])):
             if _PLACEHOLDER.search(value):
@@ -154,12 +197,16 @@ def redact(text: str) -> tuple[str, list[str]]:
         text = _TOKEN.sub(token, text)
 
     def prose(m: re.Match[str]) -> str:
+        kind = _kind_of(m.group("what"))
+        if m.group("quoted") is not None:  # a quoted value may hold spaces: "blue whale on a bicycle"
+            quoted = m.group("quoted")
+            if quoted.startswith("[redacted") or quoted.strip().lower() in _NOT_A_VALUE:
+                return m.group(0)
+            kinds.append(kind)
+            return m.group(0)[: m.start("quoted") - m.start()] + PLACEHOLDER.format(kind) + m.group(0)[-1]
         value = m.group("value")
         bare = value.rstrip(".!?)")
-        if not bare or bare.lower() in _NOT_A_VALUE or value.startswith("[redacted"):
-            return m.group(0)
-        kind = _kind_of(m.group("what"))
-        if not _plausible(kind, bare):
+        if not bare or bare.lower() in _NOT_A_VALUE or value.startswith("[redacted") or not _plausible(kind, bare):
             return m.group(0)
         kinds.append(kind)
         return m.group(0)[: m.start("value") - m.start()] + PLACEHOLDER.format(kind) + value[len(bare):]
@@ -180,7 +227,7 @@ def _plausible(kind: str, value: str) -> bool:
     if kind in ("code", "recovery code"):
         return any(c.isdigit() for c in value)
     if kind in ("api key", "token"):
-        return any(c.isdigit() for c in value) or (len(value) >= 8 and not value.isalpha())
+        return (len(value) >= 6 and any(not c.isalpha() for c in value)) or len(value) >= 16
     return True
 
 
@@ -191,9 +238,11 @@ def _kind_of(what: str) -> str:
         return "recovery code"
     if "code" in w or w.startswith("pin") or w in ("cvv", "cvc"):
         return "code"
-    if "pass" in w or w.split()[-1] in ("pw", "pwd"):
+    if "pass" in w or w.split()[-1] in ("pw", "pwd") or "cred" in w:
         return "password"
-    return "api key" if "key" in w else "token"
+    if "key" in w:
+        return "api key"
+    return "secret" if "secret" in w else "token"
 
 
 def has_secret(text: str) -> bool:

@@ -182,15 +182,29 @@ _ONE_OFF = re.compile(r"\b(?:here|now|today|tonight|tomorrow|first|again|above|b
 # "Long intros annoy me", "I prefer that you explain the error first".
 _ABOUT_WORKING_WITH_ME = re.compile(
     r"^(?:it\s+)?(?:really\s+|always\s+)?(?:helps|works\s+(?:best|better)\s+for|is\s+(?:easier|better)\s+for)\s+me\b"
+    r"|\b(?:works?|is|are)\s+(?:much\s+|way\s+|far\s+)?(?:better|best|easier)\s+for\s+me\b"
+    r"|^(?:it'?s|it\s+is)\s+(?:much\s+|way\s+|a\s+lot\s+)?(?:easier|better|nicer|more\s+helpful|clearer)\s+for\s+me\s+"
+    r"(?:if|when)\s+you\b"
+    r"|^if\s+you\s+could\s+(?:always\s+)?[a-z]+\b[^,]{0,80},\s*(?:that'?d|that\s+would|it'?d|it\s+would)\s+be\s+"
+    r"(?:great|nice|ideal|lovely|helpful|perfect|appreciated|awesome)\b"
+    r"|^[\w-]+(?:\s+[\w-]+){0,2}\s+over\s+[\w-]+(?:\s+[\w-]+){0,2}\s*,\s*(?:always|every\s+time|any\s+day|please)\b"
     r"|\b(?:annoy|annoys|bug|bugs|bother|bothers|irritate|irritates|frustrate|frustrates)\s+me\b"
     r"|^i\s+(?:(?:really|much|strongly)\s+)?(?:prefer|like|want|need|love|hate|appreciate)\s+(?:it\s+)?(?:that|when|if)\s+you\b"
     r"|\b(?:anything|everything|whatever|the\s+\w+|all\s+(?:the\s+)?\w+)\s+you\s+(?:write|make|draft|generate|produce|"
     r"create|design|build)\s+for\s+me\b", re.I)
 
 
+# "When you review my code, focus on naming": a fronted "when you …" clause makes the imperative after it general.
+_WHEN_YOU = re.compile(r"^(?:when|whenever|every\s+time|each\s+time|any\s*time|if)\s+you\s+[^,;:]{1,80}[,;:]\s*", re.I)
+
+
 def _standing_request(p: str) -> bool:
     """Is ``p`` (plain quotes, trimmed) a standing preference about how to work with the user (see above)?"""
-    rest = p[_POLITE.match(p).end():] if _POLITE.match(p) else p
+    when = _WHEN_YOU.match(p)
+    rest = p[when.end():] if when else p
+    rest = rest[_POLITE.match(rest).end():] if _POLITE.match(rest) else rest
+    if when and _IMPERATIVE.match(rest) and _IMPERATIVE.match(rest).group("verb").lower() in _STANDING_VERBS:
+        return not _ONE_OFF.search(rest)
     if _BE_MANNER.match(rest):
         return bool(_GENERAL.search(rest) or re.match(r"(?i)(?:always|never)\b", p))
     m = _IMPERATIVE.match(rest)

@@ -79,6 +79,18 @@ _OVERRIDE = re.compile(
     r"|(?:^|[\s\[(<])(?:system|admin|developer|root)\s*(?:override|message|instruction|prompt|notice)\s*[:\])>]"
     r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|mention\s+(?:it\s+)?to|show|report\s+to|let)\s+"
     r"(?:the\s+user|the\s+person|the\s+human|the\s+owner|anyone|them|him|her)\b(?:\s+know)?"
+    r"|\b" + _RULES + r"\b" + _words(10) + r"\s+(?:don'?t|do\s+not|no\s+longer|doesn'?t|does\s+not|never)\s+"
+    r"(?:apply|count|matter|bind|hold)\b"
+    r"|\bas\s+(?:though|if)\s+(?:your|the|any)\s+(?:\w+\s+)?(?:polic(?:y|ies)|rules|guidelines|restrictions|filters|"
+    r"instructions|safety\s+\w+)\s+(?:(?:doesn'?t|don'?t|didn'?t|did\s+not|do\s+not|does\s+not)\s+exist|"
+    r"(?:were|was)\s+(?:off|gone|disabled|lifted))"
+    r"|\b(?:earlier|previous|prior|old|original|existing|default|current)\s+(?:guidance|instructions|rules|guidelines|"
+    r"directives|policies|programming)\s+(?:is|are|were|was|has\s+been|have\s+been)\s+(?:now\s+)?(?:outdated|"
+    r"obsolete|void|cancell?ed|replaced|superseded|revoked|lifted|suspended|wrong|invalid|no\s+longer\s+valid)\b"
+    r"|\bthe\s+(?:real|true|actual|new)\s+(?:rules|instructions|orders)\s+(?:come|are\s+coming)\s+from\b"
+    r"|\b(?:quietly|secretly|silently|covertly|discreetly)\s+(?:\w+\s+){0,2}?(?:copy|send|delete|remove|change|"
+    r"modify|upload|forward|save|store|install|run|disable|move|rewrite)\b"
+    r"|\b(?:and|but)\s+(?:don'?t|do\s+not|never)\s+(?:mention|tell|say|report)\s+(?:it|this|that|anything)\b"
     r"|\b(?:hide|conceal|keep)\s+(?:this|it|these|those|that|your|any|all)(?:\s+\w+)?\s+(?:from|secret\s+from)\s+"
     r"(?:the\s+user|the\s+human|the\s+owner|me)\b", re.I)
 
@@ -105,7 +117,9 @@ _UNASKED = (r"(?:(?:without|w/o|w/out|with\s+no)\s+(?:first\s+)?(?:asking|a\s+co
             r"(?:a\s+)?review(?:ing)?|approval|permission|prompting|my\s+(?:approval|ok|okay|permission|review|"
             r"sign-?off|consent|go-?ahead)|(?:any\s+)?(?:human|manual)\s+(?:review|approval|check)|(?:double-?)?"
             r"check(?:ing)?(?:\s+(?:with|w)\s+(?:me|anyone|us))?|waiting(?:\s+for\s+(?:me|approval|confirmation))?|"
-            r"telling\s+me|looking|reading\s+it))")
+            r"telling\s+me|looking|reading\s+it|oversight|supervision|me\s+looking|anyone\s+looking|a\s+human|"
+            r"human\s+oversight|me\s+in\s+the\s+loop|a\s+second\s+look)"
+            r"|unsupervised|unattended|unchecked|unreviewed|no\s+questions\s+asked|on\s+autopilot)")
 _UNREVIEWED = re.compile(
     r"\b" + _ACTION + r"\b" + _words(8) + r"\s+" + _UNASKED
     + r"|\b" + _UNASKED + r"\s*,?\s+(?:\w+\s+){0,3}?" + _ACTION + r"\b"
@@ -127,7 +141,20 @@ _UNREVIEWED = re.compile(
     r"|\b(?:assume|consider|take)\s+(?:that\s+)?(?:i|the\s+user)\s+(?:always\s+)?(?:approve|consent|agree|said\s+yes)"
     r"|\b(?:always|just|automatically)\s+(?:say|answer|reply|type|press|click)\s+['\"]?(?:yes|y|ok|accept|allow)\b"
     r"|\b(?:run|execute|do)\s+(?:\w+\s+){0,3}?(?:as\s+root|with\s+sudo|as\s+admin(?:istrator)?)\b"
-    r"|\bbypass\s*permissions\b|\bpermission\s*mode\s+(?:to\s+)?(?:bypass|yolo|allow\s*all)\b", re.I)
+    r"|\bbypass\s*permissions\b|\bpermission\s*mode\s+(?:to\s+)?(?:bypass|yolo|allow\s*all)\b"
+    r"|\b(?:confirmations?|approvals?|reviews?|safety\s+checks?|permission\s+prompts?|guardrails?|code\s+reviews?)\s+"
+    r"(?:are|is)\s+(?:now\s+|all\s+)?(?:off|disabled|not\s+needed|unnecessary|optional|turned\s+off|waived|skipped)\b"
+    r"|\b(?:never|don'?t|do\s+not|no\s+need\s+to|stop)\s+(?:ever\s+)?(?:bother|pester|interrupt|disturb|ping)\s+"
+    r"(?:me|the\s+user)\s+(?:for|with|about)\s+(?:\w+\s+)?(?:approvals?|confirmations?|permissions?|reviews?|sign-?offs?)"
+    r"|\b(?:don'?t|do\s+not|no\s+need\s+to)\s+bother\s+with\s+(?:the\s+|any\s+)?(?:\w+\s+)?(?:review|approval|"
+    r"confirmation|tests?|checks?)(?:\s+step)?\b"
+    r"|\bno\s+need\s+(?:to|2)\s+(?:ask|check(?:\s+in)?|confirm)\s+(?:with\s+)?(?:me|us)?\b"
+    r"|\b(?:are|you'?re|you\s+are)\s+(?:(?:now|fully|hereby)\s+)?(?:cleared|allowed|authori[sz]ed|permitted|free|"
+    r"welcome)\s+to\s+(?:\w+\s+){0,2}?" + _ACTION + r"\s+(?:anything|everything|whatever|all|any)\b"
+    r"|\b(?:blanket|standing|unconditional|unlimited)\s+(?:permission|approval|consent|authori[sz]ation)\b"
+    r"|\b(?:carte\s+blanche|free\s+rein|full\s+autonomy)\b"
+    r"|\b(?:using|use|with)\s+sudo\s+for\s+(?:anything|everything|whatever|all)\b"
+    r"|\bare\s+you\s+sure\W{0,3}\s+(?:prompts?|questions?|dialogs?|checks?|confirmations?)", re.I)
 
 # --- sending data elsewhere -----------------------------------------------------------------------------------------
 _SEND = (r"(?:send|sends|sending|sent|post|posts|posting|upload|uploads|uploading|forward|forwards|forwarding|"
@@ -159,6 +186,14 @@ _EXFILTRATE = re.compile(
     r"\s+(?:\w+\s+){0,4}?(?:in|into|to)\s+(?:\w+\s+){0,3}?"
     r"(?:replies|reply|responses?|answers?|outputs?|urls?|links?|image\s+links?|markdown|commit\s+messages?|"
     r"requests?|query\s+strings?)"
+    r"|\b(?:receives?|gets?|keeps?|saves?|stores?|has)\s+a\s+copy\s+of\s+(?:each|every|all|any|the|my|our)\s+"
+    r"(?:\w+\s+)?(?:conversations?|chats?|messages?|files?|documents?|logs?|prompts?|repl(?:y|ies)|sessions?|emails?)"
+    r"|\b(?:keep|save|store|put|mirror)\s+(?:a\s+)?cop(?:y|ies)\s+of\s+(?:\S+\s+){1,6}?(?:on|at|to|in)\s+"
+    r"(?:my|a|an|the|our|this)\s+(?:\w+\s+)?(?:server|vps|bucket|host|endpoint|machine|box|drive|dropbox|gist)\b"
+    r"|\b" + _SEND + r"\b" + _words(6) + r"\s+" + _SENSITIVE + r"\b" + _words(4) + r"\s+with\s+(?:anyone|"
+    r"everyone|partners?|partner\s+\w+|third[- ]parties|third[- ]party\s+\w+|external\s+\w+|vendors?|strangers|"
+    r"the\s+public|other\s+(?:services|companies|apps))\b"
+    r"|\bto\s+anyone\s+who\s+asks\b"
     r"|!\[[^\]]{0,80}\]\(https?://[^)\s]{0,200}[?&][\w-]{1,40}="
     r"|\b(?:curl|wget|nc|netcat|scp|rsync)\b[^\n]{0,120}(?:-d\s*@|--data(?:-binary)?\s*@|--upload-file|-T\s|"
     r"\.env|id_rsa|\.aws|\.ssh|/etc/passwd|/etc/shadow)", re.I)
@@ -166,7 +201,8 @@ _EXFILTRATE = re.compile(
 # --- what the agent trusts ------------------------------------------------------------------------------------------
 _SOURCE = (r"(?:e-?mails?|web\s*pages?|websites?|sites?|pages?|urls?|links?|documents?|docs|pdfs?|files?|"
            r"attachments?|tool\s+(?:output|outputs|results?|calls?)|search\s+results?|issues?|tickets?|"
-           r"comments?|readmes?|code\s+comments?|commit\s+messages?|pull\s+requests?|prs?|messages?|dms?|"
+           r"comments?|readmes?|code\s+comments?|commit\s+messages?|pull\s+requests?|prs?|messages?|dms?|bots?|"
+           r"webpages?|feeds?|notes?|tickets?|scraped\s+pages?|crawled\s+pages?|"
            r"content|text|inputs?|responses?|api\s+responses?|retrieved|fetched|the\s+internet|internet|online|"
            r"third[- ]parties|strangers|anyone|anybody|others|other\s+(?:agents?|users?|bots?|sources?))")
 _TRUST = re.compile(
@@ -182,6 +218,18 @@ _TRUST = re.compile(
     + r"\s+(?:says|say|tells\s+you|tell\s+you|asks|ask|instructs|suggests|wants|contains|lists|requests)\b"
     r"|\b" + _SOURCE + r"\b" + _words(6) + r"\s+(?:is|are)\s+(?:(?:always|fully|completely|now)\s+)?"
     r"(?:authoritative|trusted|pre-?approved|verified\s+and\s+safe|to\s+be\s+(?:trusted|obeyed|followed))\b"
+    r"|\b(?:assume|consider|treat|take|regard)\s+(?:that\s+)?(?:anything|everything|whatever|all|any|every)\b"
+    + _words(6) + r"\s+(?:is|are|as)\s+(?:(?:coming|sent)\s+)?from\s+(?:me|the\s+user|the\s+owner|the\s+system)\b"
+    r"|\b(?:counts?|count)\s+as\s+(?:a\s+|an\s+)?(?:direct\s+|explicit\s+)?(?:orders?|instructions?|commands?|"
+    r"requests?|approval|consent)\s+from\s+(?:me|the\s+user|the\s+owner)\b"
+    r"|\b(?:consider|treat|take|regard)\s+(?:the\s+)?(?:instructions?|commands?|requests?|content|text)\b" + _words(6)
+    + r"\s+(?:to\s+be|as)\s+(?:the\s+user'?s?|my|mine|the\s+owner'?s?)\b"
+    r"|\b(?:when(?:ever)?|if)\s+(?:an?\s+|the\s+|any\s+)?(?:\w+\s+)?" + _SOURCE + r"\s+(?:\w+\s+){0,2}?"
+    r"(?:asks?|tells?|instructs?|wants?|requests?)\s+you\s+to\b"
+    r"|\b(?:whatever|anything)\s+(?:the\s+)?(?:\w+\s+)?" + _SOURCE + r"\s+(?:\w+\s+)?(?:tells?|asks?|says?|"
+    r"instructs?)\s+(?:you\s+)?(?:to\s+)?(?:do\b|,)"
+    r"|\b(?:assume|consider)\s+(?:that\s+)?(?:every|all|any)\s+(?:\w+\s+){0,6}?(?:has|have)\s+(?:already\s+)?"
+    r"(?:been\s+)?(?:vetted|reviewed|approved|checked|audited|verified|cleared)\b"
     r"|\bas\s+if\s+(?:they|it|those|these)\s+(?:came|come|were|was)\s+(?:\w+\s+)?from\s+(?:me|the\s+user|"
     r"the\s+system|the\s+owner|anthropic|openai)\b|\bauthorized_keys\b"
     r"|\b(?:trust|believe|obey|follow)\s+(?:(?:all|any|every)\s+)?(?:\w+\s+){0,2}?" + _SOURCE + r"\s+"
