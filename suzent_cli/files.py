@@ -12,6 +12,11 @@ Crash and concurrency contract:
 * :func:`update_file` is the one read-merge-replace loop for a file people also edit (without our lock): the merge
   is redone from what is on disk whenever the file changed between our read and our rename, and an append that
   lands meanwhile is carried over instead of costing a round.
+
+Modes (the policy is :mod:`suzent_cli.privacy`'s): every file created here is made with
+:data:`~suzent_cli.privacy.FILE_MODE` (0600; the umask can only narrow it), a file :func:`atomic_write_bytes`
+replaces keeps its owner's bits and loses any group or other bit (:func:`~suzent_cli.privacy.replaced_mode`), and
+every lock file is made 0600 (:func:`file_lock`). Appending never changes a file's mode.
 """
 
 from __future__ import annotations
@@ -27,16 +32,24 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from suzent_cli.errors import LockTimeout
+from suzent_cli.privacy import FILE_MODE, replaced_mode
+
+
+def file_lock(lock_path: Path | str, timeout: float) -> FileLock:
+    """The one constructor of suzent's :class:`filelock.FileLock`\\ s (not acquired): its lock file, when made, is
+    0600 (:data:`~suzent_cli.privacy.FILE_MODE`). filelock 4.x makes it under the umask unless given a mode; 3.x
+    chmods it to its ``mode`` (default 0644) on every acquire, whatever the umask: hence the explicit mode."""
+    return FileLock(str(lock_path), timeout=timeout, mode=FILE_MODE)
 
 
 @contextlib.contextmanager
 def locked(lock_path: Path, timeout: float) -> Iterator[None]:
-    """Hold an exclusive inter-process lock on ``lock_path`` (created if missing).
+    """Hold an exclusive inter-process lock on ``lock_path`` (created if missing, mode 0600).
 
     Raises :class:`LockTimeout` after ``timeout`` seconds; nothing guarded by the lock has run then.
     """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_path), timeout=timeout)
+    lock = file_lock(lock_path, timeout)
     try:
         lock.acquire()
     except Timeout:
@@ -81,7 +94,7 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
     """
     data_record = record.encode("utf-8")  # a record that cannot be encoded fails here, before the file is touched
     existed = path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     size = 0
     try:
         size = os.fstat(fd).st_size
@@ -120,17 +133,21 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, before_replace: Callable[[], bool] | None = None) -> bool:
-    """Replace ``path`` with ``data`` atomically: temp file (the old file's mode), fsync, rename, fsync of the
-    directory. ``before_replace`` runs after the temp file is durable and just before the
-    rename; if it returns False the temp file is removed, ``path`` is left as it is and False is returned (the
+    """Replace ``path`` with ``data`` atomically: temp file, fsync, rename, fsync of the directory. The new file is
+    0600, or, over an existing file, that file's owner bits with read and write, never a group or other bit
+    (:func:`~suzent_cli.privacy.replaced_mode`). ``before_replace`` runs after the temp file is durable and just
+    before the rename; if it returns False the temp file is removed, ``path`` is left as it is and False is returned (the
     caller re-reads and retries). True when ``path`` was replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        try:  # mkstemp makes 0600: keep the replaced file's mode, or the usual 0644 for a new one
-            os.fchmod(fd, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
+        try:  # mkstemp makes 0600; a replaced file keeps its owner's bits (0700 stays 0700), never group/other
+            old = path.stat().st_mode
         except OSError:
-            pass
+            old = None
+        if replaced_mode(old) != FILE_MODE:
+            with contextlib.suppress(OSError):  # a file system without modes: the 0600 of mkstemp stays
+                os.fchmod(fd, replaced_mode(old))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -307,10 +324,11 @@ def _carry_over(path: Path, fh, expected: bytes | None, new: bytes,
 
 
 def write_if_absent(path: Path, text: str) -> bool:
-    """Create ``path`` with ``text`` unless it exists (O_EXCL, so a concurrent creator wins). True if created."""
+    """Create ``path`` (mode 0600) with ``text`` unless it exists (O_EXCL, so a concurrent creator wins). True if
+    created."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
         return False
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:

@@ -332,15 +332,16 @@ def _consolidation_lock(settings: Settings):
     :class:`DreamBusy` when a dream or lint keeps holding it."""
     from contextlib import contextmanager
 
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
+    from suzent_cli.files import file_lock
     from suzent_cli.vault.state import DREAM_LOCK
 
     @contextmanager
     def held():
         paths = settings.paths
         paths.state_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(paths.state_dir / DREAM_LOCK), timeout=settings.lock_timeout)
+        lock = file_lock(paths.state_dir / DREAM_LOCK, timeout=settings.lock_timeout)
         try:
             lock.acquire()
         except Timeout:

@@ -1,7 +1,8 @@
 """``suzent status``: a read-only report of every tier — capture buffer (logs, fact lines), vault (pages, current
 claims, pages needing review or past ``stale_after``), MEMORY.md (zones), index (rows by source kind, fragments,
 embedder), queues (hook spool, late lines, superseded, confirmations, tombstones), the dream (watermark, pending
-work, next tick, retries, last results) and lock holders. Never takes a lock for longer than a probe, never
+work, next tick, retries, last results), lock holders and whether the memory is private to its user (one warning when
+the home or a tier folder is open to other users). Never takes a lock for longer than a probe, never
 writes. Without ``with_index`` nothing imports LanceDB."""
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
+from suzent_cli import privacy
 from suzent_cli.archive import APPEND_LOCK, list_logs
 from suzent_cli.config import DreamConfig, Settings, check_engine
 from suzent_cli.dream.gate import count_fact_lines, count_late_facts, pending_logs
 from suzent_cli.dream.runner import DREAM_LOCK, HOLDER, DreamRunner
 from suzent_cli.errors import ConfigInvalid
-from suzent_cli.files import read_text
+from suzent_cli.files import file_lock, read_text
 from suzent_cli.vault import content_pages, ledger, skipped_warning
 from suzent_cli.vault.dream_state import peek_state
 from suzent_cli.vault.state import (
@@ -35,7 +37,7 @@ def lock_state(lock_path: Path, holder: Path | None = None) -> dict[str, Any]:
     """``{"held": bool, ...holder note}`` by probing ``lock_path`` without waiting (a missing lock is free)."""
     if not lock_path.exists():
         return {"held": False}
-    lock = FileLock(str(lock_path), timeout=0)
+    lock = file_lock(lock_path, timeout=0)
     try:
         lock.acquire()
     except Timeout:  # (a TimeoutError, so an OSError: caught first)
@@ -178,9 +180,21 @@ def lock_states(settings: Settings) -> dict[str, dict]:
     }
 
 
+def privacy_state(settings: Settings, warnings: list[str]) -> dict[str, Any]:
+    """``{"private": bool, "exposed": [{"path", "mode"}]}``: the roots (home, tier folders outside it) open to the
+    group or others (:func:`suzent_cli.privacy.exposure`: one stat per root, nothing changed); an open one adds the
+    one warning line to ``warnings`` (``suzent init`` fixes it)."""
+    exposed = privacy.exposure(settings.paths)
+    if exposed:
+        warnings.append(privacy.exposure_warning(exposed))
+    return {"private": not exposed, "exposed": privacy.exposure_json(exposed)}
+
+
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:
     """Everything ``suzent status`` shows, as a JSON-ready dict. Reads only."""
     paths = settings.paths
+    open_warnings: list[str] = []
+    private = privacy_state(settings, open_warnings)  # first: the one thing to fix before anything else
     text = ledger.read_ledger(paths.vault_dir)
     mark = ledger.watermark(text)
     pending = pending_logs(paths.archive_dir, mark, settings.today)
@@ -188,7 +202,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
     logs = list_logs(paths.archive_dir)
     today_log = paths.log_path(settings.today)
     decision = DreamRunner(settings, config, engine_factory=lambda name: None).decision(state=state)
-    warnings = list(state.warnings)
+    warnings = open_warnings + list(state.warnings)
     vault = vault_counts(settings)
     if vault["unreadable"]:
         warnings.append(f"{vault['unreadable']} vault page(s) do not parse (broken frontmatter?): not counted")
@@ -226,5 +240,6 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "queues": queues,
         "locks": lock_states(settings),
         "index": index_counts(settings) if with_index else None,
+        "privacy": private,
         "warnings": warnings,
     }

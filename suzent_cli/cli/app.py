@@ -12,6 +12,7 @@ import typer
 from suzent_cli import __version__, errors
 from suzent_cli.config import OLD_NAMES, Settings, resolve_home, resolve_settings, setting
 from suzent_cli.errors import SuzentError
+from suzent_cli.privacy import private_umask
 
 app = typer.Typer(
     name="suzent",
@@ -170,6 +171,7 @@ def capture_hook_home(argv: list[str], env: Mapping[str, str] | None = None) -> 
     return resolve_home(root_params.get("home"), env)[0]
 
 
+@private_umask  # everything a command creates is its user's alone (suzent_cli.privacy)
 def main(argv: list[str] | None = None) -> int:
     """Run ``suzent ARGV`` (default ``sys.argv[1:]``) and return its exit code; never raises for a suzent error.
 

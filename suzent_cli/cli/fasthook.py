@@ -37,6 +37,8 @@ import os
 import sys
 from pathlib import Path
 
+from suzent_cli.privacy import private_umask
+
 CAPTURE_TIMEOUT = 10.0  # = suzent_cli.hooks.claude_code.CAPTURE_TIMEOUT (tests/test_fasthook.py checks)
 RECALL_TIMEOUT = 2.0  # = suzent_cli.hooks.recall.RECALL_TIMEOUT
 RECALL_LIMIT = 5  # = suzent_cli.hooks.recall.RECALL_LIMIT
@@ -160,6 +162,7 @@ def _whole(text: str | None, default: int) -> int | None:
 _handed_over = False  # True while main() runs the normal path: the app's main() must not try the server again
 
 
+@private_umask  # everything this process creates is its user's alone (suzent_cli.privacy)
 def main(argv: list[str] | None = None) -> int:
     """The ``suzent`` entry point: :func:`attempt`, then, when it did not answer, the app
     (:func:`suzent_cli.cli.app.main`, imported only then). Returns the exit code."""

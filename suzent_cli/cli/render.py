@@ -283,6 +283,11 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
                                  for name, info in data["locks"].items()))]
     sections = [("capture buffer", capture), ("vault", knowledge), ("index", _index_rows(data["index"])),
                 ("dream", dream), ("queues", queue_rows), ("locks", locks)]
+    if (private := data.get("privacy")) is not None:  # suzent_cli.status.privacy_state
+        sections.append(("privacy", [("privacy", "private to you (folders 0700, files 0600)" if private["private"]
+                                      else "OPEN to other users: " + ", ".join(f"{e['path']} ({e['mode']})"
+                                                                               for e in private["exposed"])
+                                      + "; run suzent init")]))
     if "server" in data:
         sections.append(("server", server_rows(data["server"])))
     return sections

@@ -16,8 +16,9 @@ def status_cmd(
     no_index: bool = typer.Option(False, "--no-index", help="Skip the index row counts (no LanceDB import)."),
 ) -> None:
     """Every tier on one screen: daily logs and fact lines, vault pages and claims, MEMORY.md, index rows, queues,
-    the dream's watermark, pending work, next tick, retries and last results, lock holders, and the server (pid,
-    uptime, requests, last error, MCP URL; or "not running": hooks and MCP then use the cold path).
+    the dream's watermark, pending work, next tick, retries and last results, lock holders, whether the memory is
+    private to you (one warning when other users can read the home or a tier folder: `suzent init` fixes it), and
+    the server (pid, uptime, requests, last error, MCP URL; or "not running": hooks and MCP then use the cold path).
 
     Example: suzent status --json
     """

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from suzent_cli import errors
 from suzent_cli.archive import APPEND_LOCK, parse_log
@@ -55,7 +55,7 @@ from suzent_cli.dream.gate import (
 )
 from suzent_cli.dream.revisit import revisit_queue
 from suzent_cli.errors import EngineUnreachable, SuzentError, describe
-from suzent_cli.files import atomic_write, locked, read_text
+from suzent_cli.files import atomic_write, file_lock, locked, read_text
 from suzent_cli.guard import planted
 from suzent_cli.vault import bootstrap, content_pages, ledger, skipped_warning
 from suzent_cli.vault import state as state_names
@@ -276,7 +276,7 @@ class DreamRunner:
     def _holding(self):
         """Take the consolidation lock without waiting; yields False (nothing held) when another process has it."""
         bootstrap(self.vault)
-        lock = FileLock(str(self.state_dir / DREAM_LOCK), timeout=0)
+        lock = file_lock(self.state_dir / DREAM_LOCK, timeout=0)
         try:
             lock.acquire()
         except Timeout:

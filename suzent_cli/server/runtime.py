@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from suzent_cli import errors
-from suzent_cli.files import atomic_write
+from suzent_cli.files import atomic_write, file_lock
+from suzent_cli.privacy import DIR_MODE, FILE_MODE, OPEN_BITS
 from suzent_cli.server import paths
 
 HOST = "127.0.0.1"  # the only interface MCP over HTTP ever binds: no option widens it
-PRIVATE = 0o077  # group and other permission bits
 
 
 class ServerRunning(errors.SuzentError):
@@ -52,14 +52,14 @@ class UnsafeRuntime(errors.ConfigInvalid):
 
 def _private_dir(path: Path) -> Path:
     """Create ``path`` (0700) or make an existing one 0700; refuse one another user owns or that is no folder."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     st = path.lstat()
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeRuntime(f"{path} is not a folder (a link?); move it aside")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         raise UnsafeRuntime(f"{path} belongs to another user (uid {st.st_uid}); refusing to put the server there")
-    if st.st_mode & PRIVATE:
-        os.chmod(path, 0o700)
+    if st.st_mode & OPEN_BITS:
+        os.chmod(path, DIR_MODE)
     return path
 
 
@@ -81,7 +81,7 @@ def ensure_token(home: Path, warn: Callable[[str], None] | None = None) -> str:
     path = paths.token_path(home)
     if not os.path.lexists(path):
         tmp = run / f".token.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         try:
             with os.fdopen(fd, "w", encoding="ascii") as fh:
                 fh.write(secrets.token_urlsafe(32) + "\n")
@@ -97,8 +97,8 @@ def ensure_token(home: Path, warn: Callable[[str], None] | None = None) -> str:
         raise UnsafeRuntime(f"{path} is not a regular file; delete it and a new token is made")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         raise UnsafeRuntime(f"{path} belongs to another user (uid {st.st_uid}); delete it and a new token is made")
-    if st.st_mode & PRIVATE:
-        os.chmod(path, 0o600)
+    if st.st_mode & OPEN_BITS:
+        os.chmod(path, FILE_MODE)
         if warn is not None:
             warn(f"{path} was readable by others (mode {stat.S_IMODE(st.st_mode):04o}): made 0600; delete it and "
                  "restart the server to get a new token")
@@ -137,12 +137,12 @@ def running_pid(home: Path) -> int | None:
 def is_running(home: Path) -> bool | None:
     """Whether a server holds ``serve.lock`` of ``home`` now (a probe: taken and released at once, never waits);
     None when the lock cannot be probed (an unreadable folder)."""
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
     path = paths.lock_path(home)
     if not path.exists():
         return False
-    lock = FileLock(str(path), timeout=0)
+    lock = file_lock(path, timeout=0)
     try:
         lock.acquire()
     except Timeout:

@@ -66,9 +66,11 @@ def port_of(settings: Settings, flag: str | None) -> int:
 
 def _acquire(home: Path):
     """``serve.lock`` of ``home``, held (a :class:`filelock.FileLock`); raises :class:`ServerRunning`."""
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
-    lock = FileLock(str(paths.lock_path(home)), timeout=0)
+    from suzent_cli.files import file_lock
+
+    lock = file_lock(paths.lock_path(home), timeout=0)
     try:
         lock.acquire()
     except Timeout:
