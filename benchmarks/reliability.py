@@ -46,7 +46,8 @@ sys.path.insert(0, str(REPO))
 from suzent_cli import errors  # noqa: E402
 
 TODAY = "2026-06-10"
-FORGOTTEN = "Old door code is 4242"  # captured, indexed and forgotten in the template: must never come back
+FORGOTTEN = "Rode bus 4242 to school"  # captured, indexed and forgotten in the template: must never come back
+# (not a door code: since issue 24 a code said in prose is a secret, redacted at capture, so no exact text to forget)
 PERSON_PAGE = "2_Wiki/Concepts/Garden notes.md"  # a page a person wrote: no command may change it
 PERSON_PAGE_TEXT = "---\ntags: [garden]\n---\n# Garden notes\n\nTomatoes go in after the last frost.\n"
 MANUAL_NOTE = b"- my own note, written by hand\n"
@@ -609,7 +610,7 @@ CASES: list[Case] = [
     Case("hook-recall-prompt-wrong-type", "recall --from claude-code",
          [S("recall", "--from", "claude-code", stdin=b'{"prompt": ["tea"], "session_id": 5}')]),
     Case("hook-recall-forgotten", "recall --from claude-code",
-         [S("recall", "--from", "claude-code", stdin=json.dumps({"prompt": "what is the door code 4242?",
+         [S("recall", "--from", "claude-code", stdin=json.dumps({"prompt": "which bus did I ride to school, 4242?",
                                                                  "session_id": "cc1"}).encode())],
          check=lambda h, r: ["the hook recalled the forgotten fact"] if "4242" in r[0].out else []),
     # dream and its state files

@@ -63,7 +63,7 @@ def test_data_verdicts(tmp_path, monkeypatch):
     log.write_bytes(b"- [personal] ")
     assert problems(capture=True)
     log.write_bytes(b"- [personal] a\n")
-    recalled["text"] = "- Old door code is 4242"
+    recalled["text"] = "- Rode bus 4242 to school"
     assert any("resurfaced" in p for p in problems())
     recalled["text"] = ""
     assert any("lost" in p for p in problems(kept=("Lives in Lyon",)))
