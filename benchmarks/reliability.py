@@ -22,6 +22,11 @@ Usage::
 
 Prints a table (case, entry point, exit codes, seconds, traceback?, hang?, lost/resurfaced?, verdict), the totals and
 the command line; exits 1 if any case fails. Add a case by appending a ``Case(...)`` to :data:`CASES`.
+
+The harness serves other corpora too (``benchmarks/attack.py``, issue 24's attacks: ``main(argv, cases, …)``): a
+step may start with a given umask (``Step.umask``) or be run by a runner of its own (``Step.run``: a conversation
+with ``suzent mcp`` or ``suzent serve``, a process whose peak memory is measured), which records what it saw in
+``Ran.extra``; a case may name the ``item`` it tests, and :func:`summary` totals the verdicts per group.
 """
 
 from __future__ import annotations
@@ -95,13 +100,18 @@ class Home:
 
 @dataclass
 class Step:
-    """One CLI call: argv after ``python -m suzent_cli`` (str or bytes items), stdin bytes, extra env."""
+    """One CLI call: argv after ``python -m suzent_cli`` (str or bytes items), stdin bytes, extra env; ``umask``
+    the process starts with (None: the harness's own); ``run``: a runner of its own instead of :func:`run_step`'s
+    one process (``run(root, step) -> Ran``: a conversation with ``suzent mcp`` or ``suzent serve``, a process
+    measured; its ``args`` then only label it)."""
 
     args: list
     stdin: bytes | None = None
     env: dict = field(default_factory=dict)
     timeout: float = STEP_TIMEOUT
     hook: bool = False  # an agent hook: must exit 0 whatever happens
+    umask: int | None = None
+    run: Callable[[Path, Step], Ran] | None = None
 
 
 @dataclass
@@ -112,6 +122,7 @@ class Ran:
     err: str
     seconds: float
     hung: bool
+    extra: dict = field(default_factory=dict)  # what a runner of its own recorded (answers, peak memory, …)
 
 
 @dataclass
@@ -129,6 +140,7 @@ class Case:
     kept: tuple[str, ...] = ()
     check: Callable[[Home, list[Ran]], list[str]] = lambda h, r: []
     note: str = ""
+    item: str = ""  # the promise it tests, for corpora grouped by one (benchmarks/attack.py: issue 24's items)
 
 
 def S(*args, stdin: bytes | str | None = None, hook: bool = False, timeout: float = STEP_TIMEOUT, **env) -> Step:
@@ -154,16 +166,32 @@ def _limited() -> list[str]:
     return [tool, f"--as={MEMORY_LIMIT}"] if tool else []
 
 
-def run_step(home: Path, step: Step) -> Ran:
-    """Run one step in its own process group; kill the group at the timeout (then ``hung``)."""
+def step_env(home: Path, step: Step) -> dict:
+    """The environment of ``step`` run on ``home``: :func:`base_env` with the step's variables (None unsets one)."""
     env = base_env(home)
     env.update(step.env)
-    env = {k: v for k, v in env.items() if v is not None}  # S(..., VAR=None) unsets VAR
+    return {k: v for k, v in env.items() if v is not None}  # S(..., VAR=None) unsets VAR
+
+
+def popen(home: Path, step: Step, args: list | None = None, **kw) -> subprocess.Popen:
+    """``python -m suzent_cli ARGS`` (default: the step's) for ``step`` on ``home``, in its own process group, with
+    the step's environment, umask and the address-space cap; pipes for stdin, stdout and stderr unless ``kw``
+    says otherwise. Raises OSError when it cannot start."""
+    pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pipes.update(kw)
+    return subprocess.Popen([*_limited(), sys.executable, "-m", "suzent_cli", *(step.args if args is None else args)],
+                            cwd=REPO, env=step_env(home, step), start_new_session=True,
+                            umask=-1 if step.umask is None else step.umask, **pipes)
+
+
+def run_step(home: Path, step: Step) -> Ran:
+    """Run one step in its own process group; kill the group at the timeout (then ``hung``). A step with a runner
+    of its own (``step.run``) is run by it."""
+    if step.run is not None:
+        return step.run(home, step)
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen([*_limited(), sys.executable, "-m", "suzent_cli", *step.args], cwd=REPO, env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = popen(home, step)
     except OSError as exc:  # the case itself is broken (e.g. an argument over the kernel's 128 KiB limit)
         return Ran(step, 127, "", f"harness: could not start the step: {exc}", 0.0, False)
     try:
@@ -717,11 +745,14 @@ def _file(h: Home, name: str, data: bytes | str) -> Path:
 
 # --- the report ---------------------------------------------------------------------------------------------------
 
-def select(pattern: str | None) -> list[Case]:
+def select(pattern: str | None, cases: list[Case] | None = None) -> list[Case]:
+    """The cases of ``cases`` (default :data:`CASES`) whose name, entry point or item matches ``pattern`` (a
+    regex, case-insensitive; None: all)."""
+    cases = CASES if cases is None else cases
     if not pattern:
-        return list(CASES)
+        return list(cases)
     rx = re.compile(pattern, re.I)
-    return [c for c in CASES if rx.search(c.name) or rx.search(c.entry)]
+    return [c for c in cases if rx.search(c.name) or rx.search(c.entry) or (c.item and rx.search(c.item))]
 
 
 def run_corpus(cases: list[Case], jobs: int = 1, keep: Path | None = None) -> list[Verdict]:
@@ -757,21 +788,43 @@ def table(verdicts: list[Verdict]) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--only", metavar="PATTERN", help="run the cases whose name or entry point matches (regex)")
+def summary(verdicts: list[Verdict], key: Callable[[Case], str], label: str) -> str:
+    """Totals per group of cases (``key(case)``, in first-seen order): cases, pass, each verdict's failures, the
+    slowest case's seconds; and a total row."""
+    groups: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        groups.setdefault(key(v.case), []).append(v)
+    rows = [f"| {label} | cases | pass | traceback | hang | lost / resurfaced / check | slowest case (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, vs in [*groups.items(), ("**all**", verdicts)]:
+        bold = (lambda x: f"**{x}**") if name == "**all**" else str
+        rows.append(f"| {name} | {bold(len(vs))} | {bold(sum(v.ok for v in vs))} | "
+                    f"{bold(sum(bool(v.traceback) for v in vs))} | {bold(sum(v.hang for v in vs))} | "
+                    f"{bold(sum(bool(v.lost) for v in vs))} | "
+                    f"{'' if name == '**all**' else f'{max(v.seconds for v in vs):.1f}'} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None, cases: list[Case] | None = None, script: str = "reliability.py",
+         report: Callable[[list[Verdict]], None] | None = None, description: str | None = None) -> int:
+    """The command line of a corpus: ``cases`` (default :data:`CASES`) run and reported as a table; ``report``
+    prints more after it (another corpus's summaries); 1 when a case fails."""
+    ap = argparse.ArgumentParser(description=(description or __doc__).split("\n", 1)[0])
+    ap.add_argument("--only", metavar="PATTERN", help="run the cases whose name, entry point or item matches (regex)")
     ap.add_argument("--jobs", type=int, default=1, help="cases run at once [1]")
     ap.add_argument("--keep", metavar="DIR", type=Path, help="keep every case's home under DIR")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     a = ap.parse_args(argv)
-    cases = select(a.only)
+    cases = select(a.only, cases)
     if a.list or not cases:
         for c in cases:
-            print(f"{c.name:40} {c.entry}")
+            print(f"{c.name:40} {c.entry}" + (f"  [{c.item}]" if c.item else ""))
         return 0 if cases else 2
     t0 = time.monotonic()
     verdicts = run_corpus(cases, a.jobs, a.keep)
     print(table(verdicts))
+    if report is not None:
+        report(verdicts)
     failed = [v for v in verdicts if not v.ok]
     entries = sorted({v.case.entry.split()[0] for v in verdicts})
     print(f"\n{len(verdicts)} cases, {len(entries)} commands: {len(verdicts) - len(failed)} pass, {len(failed)} fail "
@@ -779,7 +832,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(bool(v.lost) for v in verdicts)} lost/resurfaced) in {time.monotonic() - t0:.0f}s")
     for v in failed:
         print(f"FAIL {v.case.name}: " + "; ".join(v.traceback + (["hung"] if v.hang else []) + v.lost))
-    print("\ncommand: python benchmarks/reliability.py " + " ".join(sys.argv[1:] if argv is None else argv))
+    print(f"\ncommand: python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv))
     return 1 if failed else 0
 
 
