@@ -199,6 +199,27 @@ def test_a_table_with_a_manifest_that_does_not_open_is_never_moved_nor_recreated
     assert not (indexed.paths.home / "backups").exists()
 
 
+def test_a_bm25_index_a_failed_pass_did_not_build_is_built_by_the_next_pass(settings, embedder, monkeypatch):
+    """The disk filled after the rows were committed, while the BM25 indexes were built: the next pass, with
+    nothing new to add, still builds them (else keyword search stays off for good)."""
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon", "Prefers tea")
+    real = TableWriter.ensure_fts_index
+
+    def full_disk(self, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(TableWriter, "ensure_fts_index", full_disk)
+    with pytest.raises(SuzentError, match="disk is full"):
+        make_indexer(settings, embedder=embedder).run()
+    monkeypatch.setattr(TableWriter, "ensure_fts_index", real)
+    report = make_indexer(settings, embedder=embedder).run()
+    assert report.rows_added == 0 and report.fts_rebuilt
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    assert all(store.has_fts_index(column) for column in store_mod.FTS_COLUMNS)
+    assert [r["content"] for r in store.fts_search("Lisbon", 5, column="content")] == ["Lives in Lisbon"]
+
+
 # ---- 2. a damaged data fragment ------------------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["remove", "truncate"])
 @pytest.mark.parametrize("full", [False, True])

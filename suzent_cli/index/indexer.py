@@ -21,7 +21,8 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
-5. Bring the search indexes up to date: the BM25 indexes, the BTree index on ``source`` (recall's neighbour read),
+5. Bring the search indexes up to date: the BM25 indexes (after new rows, on a full pass, and whenever one is
+   missing, e.g. a pass that committed its rows and then failed to build it), the BTree index on ``source`` (recall's neighbour read),
    and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index (:meth:`TableWriter.ensure_vector_index`): trained
    when the table first reaches the threshold, again when it has doubled since (``ann_trained_rows`` in the state)
    and on a full pass; new rows folded into it (lance ``optimize``) once more than 5% are outside it. Rows outside
@@ -60,6 +61,7 @@ from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
 from suzent_cli.index.store import (
     BLOCKS_TABLE,
+    FTS_COLUMNS,
     TABLE,
     TableWriter,
     index_error,
@@ -289,8 +291,11 @@ class Indexer:
             state["tombstones"] = fingerprint
         state["rows"] = self._rows
         self._save_state(state)
+        # A BM25 index missing from a table with rows (a pass that committed its rows, then failed to build the
+        # index, e.g. on a full disk) is built by the next pass, rows added or not.
+        missing_fts = not all(store.has_fts_index(c) for c in FTS_COLUMNS)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
-            if (report.rows_added or report.full) else False
+            if (report.rows_added or report.full or missing_fts) else False
         # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
         # was built before suzent kept these indexes, gets them at the next pass, changed rows or not.
         try:
