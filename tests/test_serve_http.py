@@ -161,13 +161,18 @@ async def _inner(scope, receive, send):
     await send({"type": "http.response.body", "body": b"in"})
 
 
-@pytest.mark.parametrize("header", [None, "Bearer wrong", "bearer s3cret-x", "Basic s3cret", "Bearer "])
-def test_the_token_middleware_refuses_without_the_right_bearer_token(header):
+@pytest.mark.parametrize(("header", "says"), [
+    (None, "a bearer token is required"), ("Basic s3cret", "a bearer token is required"),
+    ("Bearer ", "a bearer token is required"), ("Bearer wrong", "the bearer token is wrong"),
+    ("bearer s3cret-x", "the bearer token is wrong"), ("Bearer s3cre", "the bearer token is wrong")])
+def test_the_token_middleware_refuses_without_the_right_bearer_token_saying_which(header, says):
     stats = Stats()
     r = _post(BearerToken(_inner, "s3cret", stats), "/mcp", b"{}", {"Authorization": header} if header else {})
     assert r.status_code == 401
     assert r.headers["www-authenticate"] == "Bearer"
     assert r.json()["error"]["type"] == "Unauthorized"
+    message = r.json()["error"]["message"]
+    assert message.startswith(says) and "`suzent serve --print-config`" in message, message
     assert stats.snapshot()["requests"]["total"] == 0
 
 

@@ -127,10 +127,16 @@ async def _read_body(request: Any, limit: int | None = None) -> bytes | None:
     return b"".join(chunks) if size <= limit else None
 
 
+NO_TOKEN = "a bearer token is required: `suzent serve --print-config` shows it"
+WRONG_TOKEN = "the bearer token is wrong: use the one `suzent serve --print-config` shows"
+
+
 class BearerToken:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (compared in constant time with
-    :func:`hmac.compare_digest`), else 401 with ``WWW-Authenticate: Bearer``. Lifespan events pass through (the
-    MCP app's session manager starts and stops with them); a websocket without the token is closed (1008)."""
+    :func:`hmac.compare_digest`), else 401 with ``WWW-Authenticate: Bearer`` and one line saying which:
+    :data:`NO_TOKEN` (no ``Authorization`` header, another scheme, an empty token) or :data:`WRONG_TOKEN`.
+    Lifespan events pass through (the MCP app's session manager starts and stops with them); a websocket without
+    the token is closed (1008)."""
 
     def __init__(self, app: Any, token: str, stats: Stats | None = None) -> None:
         if not token:
@@ -139,24 +145,29 @@ class BearerToken:
         self._token = token.encode("utf-8")
         self.stats = stats
 
-    def _authorized(self, scope: dict) -> bool:
+    def _refusal(self, scope: dict) -> str | None:
+        """None when the request carries the token, else the 401's message. The first ``Authorization`` header
+        counts."""
         for name, value in scope.get("headers") or ():
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
-        return False
+                given = given.strip()
+                if scheme.lower() != b"bearer" or not given:
+                    return NO_TOKEN
+                return None if hmac.compare_digest(given, self._token) else WRONG_TOKEN
+        return NO_TOKEN
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
-        if not self._authorized(scope):
+        refusal = self._refusal(scope)
+        if refusal is not None:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
             await _drain(receive)  # so the client reads a 401, not a reset, while it still sends its body
-            body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT,
-                                         "message": "a bearer token is required (suzent serve --print-config)"}})
+            body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT, "message": refusal}})
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
                                     (b"content-length", str(len(body)).encode())]})
