@@ -284,7 +284,8 @@ def committed(table_dir: Path) -> bool:
 def table_exists(index_dir: Path) -> bool:
     """True when ``index_dir`` holds a committed ``archival_memories`` table (:func:`committed`). A table folder
     with no manifest is no index yet: readers get :class:`IndexMissing` ("run `suzent index`"), and the indexer
-    moves the folder aside and creates the table (:func:`uncommitted_tables`)."""
+    clears the folder (removed when empty, else moved to ``<home>/backups/``) and creates the table
+    (:func:`uncommitted_tables`)."""
     return committed(index_dir / f"{TABLE}.lance")
 
 
