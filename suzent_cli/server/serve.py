@@ -318,7 +318,8 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         from suzent_cli.server.http import local_app, mcp_http_app
 
         listeners = [(_uvicorn_server(local_app(backend, stats), lifespan="off"), unix),
-                     (_uvicorn_server(mcp_http_app(mcp_server, token, stats), lifespan="on"), tcp)]
+                     (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
+                      tcp)]
         stopper.servers = [server for server, _ in listeners]
         runtime.write_info(home, {"pid": os.getpid(), "started": stats.started, "version": __version__,
                                   "mcp_url": stats.mcp_url, "socket": str(sock_path), "port": real_port})
