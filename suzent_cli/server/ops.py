@@ -265,6 +265,8 @@ class LocalBackend:
 
         if (text is None) == (id is None):
             raise InputInvalid("give exactly one of text or id")
+        if not isinstance(apply, bool):  # the destructive switch is a JSON boolean on every path, never coerced
+            raise InputInvalid(f"apply: must be true or false (a JSON boolean), got {apply!r:.40}")
         settings = self.warm.settings()
         if text is not None:
             target = _text(text, "text", MAX_FACT_CHARS)
