@@ -36,6 +36,7 @@ import json
 import shlex
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,11 +115,13 @@ class CaptureOutcome:
 
 
 def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, timeout: float,
-                   extractor: str | None = None) -> CaptureOutcome:
+                   extractor: str | None = None, stop: Callable[[], bool] | None = None) -> CaptureOutcome:
     """Drain the spool (oldest first, this call's payload included) until ``deadline`` (a :func:`time.monotonic`
     instant; ``timeout`` is the budget in seconds, for the messages), in a worker thread (:func:`bounded`).
     ``extractor``: as ``capture --extractor``. A payload that could not be spooled is captured directly after the
-    drain, under its session's lock.
+    drain, under its session's lock. The worker itself stops at the deadline too (no turn started, no transcript
+    read after it: :func:`.spool.drain`), and as soon as ``stop()`` returns True (the server: its client has gone),
+    so a caller that returned at the deadline leaves no work running on.
 
     Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
     ``<home>/spool/``), or, when it was not spooled and the capture did not finish, what recovers its turns
@@ -128,7 +131,7 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
 
     def work() -> None:
         try:
-            box["result"] = _drain_then_direct(settings, accepted, deadline, extractor, progress)
+            box["result"] = _drain_then_direct(settings, accepted, deadline, extractor, progress, stop)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
             box["error"] = exc
 
@@ -148,10 +151,10 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
 
 
 def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, extractor: str | None,
-                       progress: dict) -> tuple[dict, bool | None]:
+                       progress: dict, stop: Callable[[], bool] | None = None) -> tuple[dict, bool | None]:
     """The worker's job: drain the spool, then capture a payload that could not be spooled directly. Returns the
     drain report (direct capture added) and whether the direct capture finished (None: there was none)."""
-    report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
+    report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress, stop=stop)
     payload = accepted.payload
     if payload is None or accepted.own is not None:
         return report, None
@@ -160,7 +163,7 @@ def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, 
     wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
     with locked(spool.session_lock(settings, payload.session_id), wait):
         outcome = session_capture.capture_payload(settings, payload, deadline=deadline, extractor=extractor,
-                                                  progress=progress)
+                                                  progress=progress, stop=stop)
     report["turns"] += outcome.turns
     report["facts"] += outcome.facts
     report["warnings"].extend(outcome.warnings)
