@@ -1,21 +1,25 @@
 """Hooks bounded by construction (issue 24), in-process: the transcript read in chunks with a bound on a line's
 length (memory checked with tracemalloc, positions checked against a plain splitter at every chunk size), reading
-stopped when told, and reminders removed in linear time."""
+stopped when told, reminders removed in linear time, and the server's capture stopped when its client has gone."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import random
 import re
 import subprocess
 import sys
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 from claude_code_session import DAY, Transcript, facts, payload, spooled
 
-from conftest import REPO, invoke, settings_at
+from conftest import HASH_ENV, REPO, invoke, settings_at
 from suzent_cli.hooks import transcript as transcript_mod
 from suzent_cli.hooks.transcript import MAX_LINE_BYTES, ReadStopped, read_transcript
 
@@ -154,3 +158,93 @@ def test_reminders_are_removed_as_the_old_pattern_did_in_linear_time():
             "('<system-reminder>' * 300_000 + 'I live in Lisbon')\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+# --- the server: a request's capture stops when its client has gone -----------------------------------------
+
+def _scope(op: str) -> dict:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+            "path": f"/v1/{op}", "raw_path": f"/v1/{op}".encode(), "query_string": b"", "root_path": "",
+            "headers": [(b"content-type", b"application/json")], "server": ("localhost", 80),
+            "client": ("local", 0)}
+
+
+def _serve_one(app, op: str, body: bytes, gone: threading.Event | None = None) -> dict:
+    """One request through the ASGI ``app``: the body, then the client disconnects once ``gone`` is set (None:
+    at once, as a hook that gave up) or after the answer. Returns the answer's JSON."""
+    sent: list[dict] = []
+
+    async def go() -> None:
+        queue = [{"type": "http.request", "body": body, "more_body": False}]
+        answered = asyncio.Event()
+
+        async def receive() -> dict:
+            if queue:
+                return queue.pop(0)
+            if gone is not None:
+                while not gone.is_set() and not answered.is_set():
+                    await asyncio.sleep(0.01)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                answered.set()
+
+        await app(_scope(op), receive, send)
+
+    asyncio.run(go())
+    return json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
+
+
+def test_an_operation_sees_its_client_go_while_it_runs():
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from suzent_cli.server.cancel import WatchDisconnect, client_gone
+
+    started, gone = threading.Event(), threading.Event()
+
+    def work() -> bool:  # the operation, in a worker thread as the local API runs it
+        seen = client_gone()
+        started.set()
+        for _ in range(3000):  # a hang guard of 30 s, not a duration under test
+            if seen():
+                return True
+            time.sleep(0.01)
+        return False
+
+    async def endpoint(request):
+        await request.body()
+        return JSONResponse({"saw_it_go": await run_in_threadpool(work)})
+
+    app = WatchDisconnect(Starlette(routes=[Route("/v1/x", endpoint, methods=["POST"])]))
+    threading.Thread(target=lambda: started.wait(30) and gone.set(), daemon=True).start()
+    assert _serve_one(app, "x", b"{}", gone) == {"saw_it_go": True}
+    assert client_gone()() is False  # outside a request nothing is ever gone
+
+
+def test_the_servers_capture_stops_when_its_client_has_gone(tmp_path):
+    from suzent_cli.server.cancel import WatchDisconnect
+    from suzent_cli.server.http import local_app
+    from suzent_cli.server.ops import LocalBackend
+    from suzent_cli.server.stats import Stats
+    from suzent_cli.server.warm import Warm
+
+    home = tmp_path / "home"
+    warm = Warm(settings_at(home, "2026-06-01T12:00", env=HASH_ENV))
+    app = WatchDisconnect(local_app(LocalBackend(warm), Stats(mcp_url="", socket="")))
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("Remember that my code word is kiwi.")
+    body = json.dumps({"payload_b64": base64.b64encode(payload(t.path).encode()).decode(), "timeout": 60}).encode()
+    try:
+        left = _serve_one(app, "hook_capture", body)  # the hook is gone as soon as it asked
+        assert left["report"]["turns"] == 0 and left["report"]["left"] == 1 and left["report"]["failed"] == 0
+        assert facts(home) == [] and len(spooled(home)) == 1  # kept for the next run, no attempt counted
+        done = _serve_one(app, "hook_capture", body, threading.Event())  # the hook waits for the answer
+        assert done["report"]["turns"] == 1 and done["report"]["left"] == 0
+        assert facts(home) == ["- [general] My code word is kiwi."] and spooled(home) == []
+    finally:
+        warm.close()
