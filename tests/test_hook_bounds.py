@@ -1,11 +1,14 @@
-"""Hooks bounded by construction (issue 24), in-process: the transcript read in chunks with a bound on a line's
-length (memory checked with tracemalloc, positions checked against a plain splitter at every chunk size), reading
-stopped when told, reminders removed in linear time, and the server's capture stopped when its client has gone."""
+"""Hooks bounded by construction (issue 24), in-process: stdin read up to its cap and no further, the transcript read
+in chunks with a bound on a line's length (memory checked with tracemalloc, positions checked against a plain
+splitter at every chunk size), reading stopped when told, reminders removed in linear time, and the server's capture
+stopped when its client has gone. The processes (the watchdog, a pipe's writer seeing the cap) are
+tests/integration/test_claude_code_process.py's."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 import random
 import re
@@ -21,11 +24,45 @@ from claude_code_session import DAY, Transcript, facts, payload, spooled
 
 from conftest import HASH_ENV, REPO, invoke, settings_at
 from suzent_cli.hooks import transcript as transcript_mod
+from suzent_cli.hooks.stdin import MAX_PAYLOAD_BYTES, PayloadTooLarge, read_stdin
 from suzent_cli.hooks.transcript import MAX_LINE_BYTES, ReadStopped, read_transcript
 
 
 def hook(home: Path, data: str, *args: str):
     return invoke(home, "capture", "--from", "claude-code", *args, input=data, env_extra={"SUZENT_TODAY": DAY})
+
+
+# --- stdin ---------------------------------------------------------------------------------------------------
+
+class CountingRaw(io.RawIOBase):
+    """``size`` bytes of ``x``, counting how many were handed out."""
+
+    def __init__(self, size: int):
+        self.left, self.given = size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = min(len(buffer), self.left, 1 << 16)
+        buffer[:n] = b"x" * n
+        self.left -= n
+        self.given += n
+        return n
+
+
+def test_stdin_is_read_up_to_its_cap_and_no_further():
+    raw = CountingRaw(5 * MAX_PAYLOAD_BYTES)
+    with pytest.raises(PayloadTooLarge, match=f"over {MAX_PAYLOAD_BYTES:,} bytes"):
+        read_stdin(60, io.BufferedReader(raw))
+    assert raw.given <= MAX_PAYLOAD_BYTES + 1 + io.DEFAULT_BUFFER_SIZE  # the other 4 MB were never read
+    assert read_stdin(60, io.BufferedReader(CountingRaw(MAX_PAYLOAD_BYTES))) == b"x" * MAX_PAYLOAD_BYTES
+
+
+def test_the_server_refuses_what_the_hooks_never_read():
+    from suzent_cli.server import protocol
+
+    assert protocol.MAX_PAYLOAD_BYTES is MAX_PAYLOAD_BYTES  # one constant
 
 
 # --- the transcript ------------------------------------------------------------------------------------------

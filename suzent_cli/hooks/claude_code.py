@@ -47,7 +47,6 @@ from suzent_cli.hooks import spool
 from suzent_cli.hooks.transcript import Payload, PayloadInvalid, decode_payload, payload_from_dict
 
 CAPTURE_TIMEOUT = 10.0
-STDIN_FLOOR = 1.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits this long
 
 
 def bounded(work, seconds: float, name: str) -> bool:
@@ -136,7 +135,7 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
             box["error"] = exc
 
     if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
-        return CaptureOutcome(None, [_unfinished(settings, accepted, progress, timeout)], timed_out=True)
+        return CaptureOutcome(None, [unfinished(settings, accepted, timeout, progress)], timed_out=True)
     if "error" in box:
         tail = _fate(settings, accepted)
         return CaptureOutcome(None, [f"capture failed ({describe(box['error'])})" + (f"; {tail}" if tail else "")])
@@ -144,9 +143,9 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
     warnings = report["errors"] + report["warnings"]
     own = accepted.own
     if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
-        warnings.append(_unfinished(settings, accepted, progress, timeout))
+        warnings.append(unfinished(settings, accepted, timeout, progress))
     elif direct_finished is False:
-        warnings.append(_unfinished(settings, accepted, progress, timeout))
+        warnings.append(unfinished(settings, accepted, timeout, progress))
     return CaptureOutcome(report, warnings)
 
 
@@ -177,8 +176,11 @@ def _fate(settings: Settings, accepted: Accepted) -> str:
     return _not_spooled(settings, accepted.data, accepted.payload) if accepted.payload is not None else ""
 
 
-def _unfinished(settings: Settings, accepted: Accepted, progress: dict, timeout: float) -> str:
-    """The warning for a capture the deadline cut short: how many turns were left, and where the payload is."""
+def unfinished(settings: Settings, accepted: Accepted, timeout: float, progress: dict | None = None) -> str:
+    """The warning for a capture the deadline cut short after ``accepted`` (:func:`accept`): how many turns were
+    left (from ``progress``, :func:`capture_within`'s counts; None: unknown), and where the payload is; e.g.
+    ``capture of 3 turn(s) not finished in 10 s; spooled for the next run``."""
+    progress = progress or {"planned": 0, "done": 0}
     left = progress["planned"] - progress["done"]
     what = f"capture of {left} turn(s)" if left > 0 else "capture"
     where = "spooled for the next run" if accepted.own is not None or accepted.payload is None \

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from suzent_cli.errors import LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
-from suzent_cli.hooks.stdin import is_tty, read_stdin  # light; kept importable from here
+from suzent_cli.hooks.stdin import PayloadTooLarge, is_tty, read_stdin  # light; kept importable from here
 from suzent_cli.vault.state import SPOOL as SPOOL_NAME
 from suzent_cli.vault.state import SPOOL_FAILED
 
@@ -238,7 +238,10 @@ def rescue_unread_payload(home: Path | None, *, stdin: BinaryIO | None = None) -
     try:
         if home is None or is_tty(stdin):
             return ""
-        raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)
+        try:
+            raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)
+        except PayloadTooLarge as exc:
+            return f"; {exc}, nothing kept"
         if raw is None:
             return f"; no hook payload on stdin within {RESCUE_STDIN_SECONDS:g} s, nothing kept"
         if not raw.strip():
