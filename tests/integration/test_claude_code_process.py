@@ -44,7 +44,7 @@ def test_two_hooks_of_one_session_at_once_capture_each_turn_once(tmp_path, home)
     t = Transcript(tmp_path / "s.jsonl")
     for i in range(30):
         t.turn(f"Remember that my code word for step {i} is kiwi{i}.")
-    cmd = [sys.executable, "-m", "suzent_cli", "capture", "--from", "claude-code"]
+    cmd = [sys.executable, "-m", "suzent_cli", "capture", "--from", "claude-code", "--timeout", "120"]  # not the point
     env = cli_env(home, SUZENT_TODAY=DAY)
     procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=env, cwd=REPO) for _ in range(2)]
