@@ -18,7 +18,10 @@ Bad input never blocks a session: a session record of the wrong shape (a negativ
 ``last_uuid`` that is not a string, …) is moved to ``.state/quarantine/claude_code.json.jsonl`` with one warning
 (the session then starts as a new one: turns may be captured twice, never lost); a turn whose timestamp is out of
 range (year 99999, more than a day ahead of now) is captured as of now, and one whose line was not valid UTF-8 is
-captured with U+FFFD for the bad bytes, each with one warning per call.
+captured with U+FFFD for the bad bytes, each with one warning per call; a transcript line over
+:data:`~suzent_cli.hooks.transcript.MAX_LINE_BYTES` is skipped unread, with one warning, and the turns around it
+are captured. The capture stops between transcript chunks and between turns at its deadline or when its ``stop``
+says so (nothing half-done is recorded: the next call goes on from the last recorded turn).
 """
 
 from __future__ import annotations

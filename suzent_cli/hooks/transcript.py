@@ -12,6 +12,9 @@ Reading the transcript:
   file snapshots, …), ``isMeta``/``isCompactSummary``/API-error entries, synthetic assistant messages, slash-command
   and local-command echo (``<command-name>``, ``<local-command-stdout>``, ``<bash-input>``, …), interruption
   markers and ``<system-reminder>`` blocks;
+* the file is read 1 MB at a time (:func:`read_transcript`); a line longer than :data:`MAX_LINE_BYTES` (32 MB) is
+  skipped without being held in memory (the caller warns), and a ``stop`` callable can end the read between
+  chunks (a deadline, a server's client gone);
 * a line that is not valid UTF-8 is decoded with U+FFFD in place of the bad bytes (kept, not dropped: the caller
   warns); a ``timestamp`` that does not parse or is out of range (year 99999, an offset past year 9999) is
   no timestamp (``Entry.bad_ts`` keeps it for the warning): the turn is captured as of now;
