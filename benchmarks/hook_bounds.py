@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Hooks bounded by construction (issue 24): oversized input to the Claude Code hooks, whole processes.
 
-Cases (each a real ``python -m suzent_cli`` process of the tree given, on a home of three facts indexed with the
+Cases (each a real ``python -m suzent_cli`` process of the tree given, on a home of two facts indexed with the
 ``hash:64`` embedder, so no model is involved):
 
 * ``recall-50MB`` — a 50 MB ``UserPromptSubmit`` payload (one huge ``prompt``) on the cold recall hook's stdin
   (no server, default ``--timeout 2``). The writer's share of the 50 MB the hook actually took is shown too
   (``stdin read``): the hook stops reading at its cap, the writer then sees a broken pipe.
-* ``stop-2GB cold`` — a ``Stop`` payload whose transcript is one 2 GB line with no newline (a sparse file, so it
+* ``stop-2GB-cold`` — a ``Stop`` payload whose transcript is one 2 GB line with no newline (a sparse file, so it
   costs no disk), on the cold capture hook (default ``--timeout 10``).
 * ``stop-2GB-server`` — the same with a ``suzent serve`` running on the home: the hook asks the server, the
   server's peak RSS (``VmHWM``) and how long it kept working after the hook exited (its CPU time still growing)
@@ -18,11 +18,13 @@ Cases (each a real ``python -m suzent_cli`` process of the tree given, on a home
   Claude Code kills a hook: does the server's work stop when its client has gone?
 
 For each: wall time of the hook process (fork to exit), its peak RSS (``ru_maxrss`` of the child, from
-``os.wait4`` in a small launcher that forks it: see :data:`LAUNCHER`), exit code and first stderr line. Run it with ``--tree`` at the code to measure (``PYTHONPATH``), e.g.
-``--tree /work/main`` for the code before the fix. Temporary files (the 2 GB sparse transcript included) are deleted
-at the end.
+``os.wait4`` in a small launcher that forks it: see :data:`LAUNCHER`), exit code and first stderr line; with a
+server, also the bytes it read (``rchar``). Run it with ``--tree`` at the code to measure (``PYTHONPATH``), e.g.
+``--tree /tmp/base`` after ``git archive <commit> | tar -x -C /tmp/base`` for the code before a fix. Temporary
+files (the 2 GB sparse transcript included) are deleted at the end.
 
-Usage: python benchmarks/hook_bounds.py [--tree DIR] [--cases recall-50MB,stop-2GB-cold,stop-2GB-server]
+Usage: python benchmarks/hook_bounds.py [--tree DIR] [--cases recall-50MB,stop-2GB-cold,stop-2GB-server,
+       stop-2GB-server-1s,stop-2GB-server-killed]
 """
 
 from __future__ import annotations
