@@ -414,6 +414,21 @@ def delete_table(h: Home) -> None:
         shutil.rmtree(p)
 
 
+def table_without_manifest(h: Home) -> None:
+    """What a first index pass that failed on a full disk leaves: the table folder, ``_versions/`` and
+    ``_transactions/`` in it, no manifest."""
+    delete_table(h)
+    table = h.index / "archival_memories.lance"
+    (table / "_versions").mkdir(parents=True)
+    (table / "_transactions").mkdir()
+
+
+def manifests_deleted(h: Home) -> None:
+    """The table's data and transaction files without any manifest: no committed version left."""
+    for p in sorted(h.index.glob("*.lance/_versions/*.manifest")):
+        p.unlink()
+
+
 def vault_symlink_out(h: Home) -> None:
     (h.vault / "2_Wiki" / "Concepts" / "Passwords.md").symlink_to("/etc/passwd")
 
@@ -592,6 +607,10 @@ CASES: list[Case] = [
     Case("index-full", "index --full", [S("index", "--full")], kept=("Lives in Lyon",)),
     Case("index-rebuild", "index --rebuild", [S("index", "--rebuild")], kept=("Lives in Lyon",)),
     Case("index-table-deleted", "index", [S("index")], delete_table, kept=("Lives in Lyon",)),
+    Case("index-table-without-manifest", "index", [S("index")], table_without_manifest, kept=("Lives in Lyon",),
+         check=settles, note="a first pass that failed on a full disk: the next one builds the index"),
+    Case("index-manifests-deleted", "index", [S("index")], manifests_deleted, kept=("Lives in Lyon",),
+         check=settles, note="no committed version: moved to backups/, the index built anew"),
     Case("index-fragment-truncated", "index", [S("index"), S("recall", "Lyon")], truncate_fragment,
          kept=("Lives in Lyon",)),
     Case("index-fragment-deleted", "index --full", [S("index", "--full")], delete_fragment,

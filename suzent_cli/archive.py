@@ -84,9 +84,13 @@ def render_entry(facts: list[Fact], time: str, session: str) -> str:
 
 def clean_session(session: object) -> str:
     """``session`` as it is written in an entry heading: invalid UTF-8 (lone surrogates from argv bytes) replaced,
-    control characters dropped, folded to one line; ``cli`` when nothing is left. Never raises."""
+    control characters dropped, HTML comments and stamp shapes cut (an unclosed ``<!--`` in a heading would hide
+    every later entry of the log from a person reading it rendered), folded to one line; ``cli`` when nothing is
+    left. Never raises."""
+    from suzent_cli.guard.markup import strip_markup  # stdlib only
+
     text, _ = repair(session if isinstance(session, str) else str(session))
-    return fold_line(text) or "cli"
+    return fold_line(strip_markup(fold_line(text))[0]) or "cli"
 
 
 def log_header(day: dt.date) -> str:

@@ -489,6 +489,6 @@ def legacy_refresh(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
     items = sorted(((c.capitalize(), text) for c, text in facts), key=lambda it: order[it[0].lower()])
     lines_budget, bytes_budget = _budget(max_lines, max_bytes)
     body, taken, _ = grouped_body(items, max_lines=lines_budget, max_bytes=bytes_budget)
-    write = _write(settings, body, "refresh", max_lines, max_bytes)
+    write = _write(settings, body, "capture", max_lines, max_bytes)  # the footer names the command that ran it
     return {"status": write.status, "reason": write.reason, "path": str(write.path) if write.path else None,
             "facts": taken}

@@ -305,7 +305,9 @@ def test_cli_vault_claim_restatement_is_a_confirmation(s):
 
 
 def test_cli_a_broken_index_never_blocks_the_write(s):
-    (s.paths.index_dir / "archival_memories.lance").mkdir(parents=True)  # exists, but is no table
+    versions = s.paths.index_dir / "archival_memories.lance" / "_versions"  # a manifest that is no table
+    versions.mkdir(parents=True)  # (an empty folder is "no index yet" now: nothing to look up, nothing to warn of)
+    (versions / "1.manifest").write_bytes(b"not a manifest")
     home = s.paths.home
     r = invoke(home, "--today", "2026-06-10", "capture", "--turn-from", "-", "--json", input=turn_json(FACT),
                 env_extra={"SUZENT_EMBEDDER": "hash:64"})

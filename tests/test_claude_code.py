@@ -12,6 +12,7 @@ import io
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -412,15 +413,17 @@ def test_the_hooks_library_returns_data_and_never_prints_or_exits(tmp_path, sett
     t.turn("My cat is named Pixel.")
     accepted = claude_code.accept(settings, payload(t.path).encode())
     assert accepted.own is not None and accepted.own.is_file() and accepted.warnings == []
-    monkeypatch.setattr(capture, "capture_payload", lambda *a, **k: time.sleep(0.5))
+    release = threading.Event()  # the work is stuck until the end of the test: no race with the time bound
+    monkeypatch.setattr(capture, "capture_payload", lambda *a, **k: release.wait(60))
     outcome = claude_code.capture_within(settings, accepted, deadline=time.monotonic() + 0.05, timeout=0.05)
     assert outcome.timed_out and outcome.report is None
     assert outcome.warnings == ["capture not finished in 0.05 s; spooled for the next run"]
     bad = claude_code.accept(settings, b"not json at all")
     assert bad.payload is None and bad.own is None and "malformed Claude Code hook payload" in bad.warnings[0]
 
-    slow = recall.recall_within(settings, lambda: time.sleep(0.5) or b"", timeout=0.05)
+    slow = recall.recall_within(settings, lambda: release.wait(60) and b"", timeout=0.05)
     assert slow == recall.RecallAnswer(warning="recall skipped: no answer within 0.05 s", timed_out=True)
+    release.set()
     broken = recall.recall_within(settings, lambda: b"{broken", timeout=5)
     assert broken.output is None and not broken.timed_out and broken.warning.startswith("recall skipped (")
     assert capsys.readouterr() == ("", "")

@@ -659,3 +659,33 @@ def test_entries_out_of_time_order_within_a_day_are_all_folded(home):
     assert all(f"- Likes {fruit}" in text for fruit in ("mangos", "apples", "pears"))
     assert "folded_through: 2026-06-11.md:" in text
     assert runner(s).tick(force=True).outcome != "ingested"  # nothing folded twice
+
+
+def test_categories_that_differ_only_by_case_in_one_batch_fold_into_one_page(home):
+    """Tools, tools and TOOLS in one batch: one page, spelled as the first fact routed to it spells it (none exists)."""
+    s = settings_at(home)
+    log(s, "2026-06-01", "[Tools] Uses Helix for editing", "[tools] Uses ripgrep to search")
+    log(s, "2026-06-02", "[TOOLS] Uses fish as the shell", "[tools] Uses Helix for editing")
+    result = runner(s).tick(force=True)
+    assert result.outcome == "ingested"
+    concepts = s.paths.vault_dir / "2_Wiki" / "Concepts"
+    assert sorted(p.name for p in concepts.iterdir()) == ["Tools.md"]
+    page = read_page(concepts / "Tools.md")
+    assert [(c.text, c.count) for c in page.claims()] == [("Uses Helix for editing", 2), ("Uses ripgrep to search", 1),
+                                                          ("Uses fish as the shell", 1)]
+    index = (s.paths.vault_dir / "index.md").read_text(encoding="utf-8")
+    assert "[[2_Wiki/Concepts/Tools]]" in index and "TOOLS" not in index and "[[2_Wiki/Concepts/tools]]" not in index
+
+
+def test_a_page_that_exists_keeps_its_spelling_for_every_case_twin_of_a_batch(home):
+    s = settings_at(home)
+    log(s, "2026-06-01", "[tools] Uses Helix for editing")
+    runner(s).tick(force=True)
+    concepts = s.paths.vault_dir / "2_Wiki" / "Concepts"
+    assert sorted(p.name for p in concepts.iterdir()) == ["Tools.md"]  # safe_title capitalises the first letter
+    (concepts / "Tools.md").rename(concepts / "TOOLS.md")  # a person renamed it
+    log(s, "2026-06-02", "[Tools] Uses ripgrep to search", "[tools] Uses fish as the shell", "[TOOLS] Uses tmux")
+    assert runner(s).tick(force=True).outcome == "ingested"
+    assert sorted(p.name for p in concepts.iterdir()) == ["TOOLS.md"]
+    assert [c.text for c in read_page(concepts / "TOOLS.md").claims()] == [
+        "Uses Helix for editing", "Uses ripgrep to search", "Uses fish as the shell", "Uses tmux"]

@@ -106,6 +106,120 @@ def test_run_shows_the_indexers_warnings_in_its_row_on_stderr_and_in_json(indexe
     assert PassReport(stages=[stage]).to_json()["stages"][0]["detail"]["warnings"] == stage.detail["warnings"]
 
 
+# ---- 1b. a table folder without a manifest: no index yet (issue 24, item 6) ------------------------------------
+def _shell(settings, shape: str, embedder) -> None:
+    """Leave ``archival_memories.lance`` without a committed version, as a first pass that failed leaves it.
+
+    ``empty``: only ``_versions/`` and ``_transactions/`` (what lance leaves when the disk fills before its first
+    manifest: tests/integration/test_index_first_pass.py makes a real one); ``txn``: with a transaction file too;
+    ``data``: a real table's data and transaction files whose manifests are gone."""
+    table = table_dir(settings)
+    if shape == "data":
+        init_home(settings)
+        capture(settings, D1, "Lives in Lisbon")
+        make_indexer(settings, embedder=embedder).run()
+        for manifest in (table / "_versions").iterdir():
+            manifest.unlink()
+        (settings.paths.index_dir / STATE_FILE).unlink()
+        return
+    (table / "_versions").mkdir(parents=True)
+    (table / "_transactions").mkdir()
+    if shape == "txn":
+        (table / "_transactions" / "0-5e2f.txn").write_bytes(b"\x08\x01half a transaction")
+
+
+@pytest.mark.parametrize("shape", ["empty", "txn", "data"])
+def test_a_table_folder_without_a_manifest_is_no_index_yet_and_the_next_pass_builds_it(settings, embedder, shape):
+    from suzent_cli.errors import IndexMissing
+    from suzent_cli.status import index_counts
+
+    _shell(settings, shape, embedder)
+    init_home(settings)
+    capture(settings, D2, "Kayak trip in June")
+    with pytest.raises(IndexMissing, match="run `suzent index` first"):
+        ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    assert index_counts(settings) == {"built": False}
+    before = sorted(str(p.relative_to(table_dir(settings))) for p in table_dir(settings).rglob("*"))
+
+    report = make_indexer(settings, embedder=embedder).run()
+    assert not report.errors and report.total_rows >= 1
+    assert "Kayak trip in June" in contents(settings, embedder)
+    backups = settings.paths.home / "backups"
+    if shape == "empty":  # nothing in it: removed, nothing said
+        assert report.warnings == [] and not backups.exists()
+    else:  # anything in it is moved aside whole, and one line says where
+        moved = [w for w in report.warnings if "held no committed version" in w]
+        assert len(moved) == 1 and str(backups) in moved[0] and "\n" not in moved[0], report.warnings
+        (backup,) = backups.iterdir()
+        kept = sorted(str(p.relative_to(backup / f"{TABLE}.lance")) for p in (backup / f"{TABLE}.lance").rglob("*"))
+        assert kept == before
+    assert make_indexer(settings, embedder=embedder).run().warnings == []  # healed
+
+
+def test_the_cli_index_after_a_failed_first_pass_builds_the_index(home):
+    """The issue's sequence, in the CLI: `index` (the failed first pass left its folder), then `index` again."""
+    invoke(home, "--today", "2026-06-10", "capture", "--fact", "kayak trip in June")
+    table = home / "memory" / f"{TABLE}.lance"
+    (table / "_versions").mkdir(parents=True)
+    (table / "_transactions").mkdir()
+    r = invoke(home, "recall", "kayak", "--model", "hash")
+    assert r.returncode != 0 and "run `suzent index` first" in r.stderr and "not found" not in r.stderr, r.stderr
+    r = invoke(home, "index", "--model", "hash")
+    assert r.returncode == 0 and "not found" not in r.stderr, r.stderr
+    r = invoke(home, "recall", "kayak", "--model", "hash", "--json")
+    assert json.loads(r.stdout)["hits"][0]["content"] == "kayak trip in June"
+
+
+def test_a_memory_blocks_folder_without_a_manifest_is_made_a_table(indexed, embedder):
+    blocks = indexed.paths.index_dir / "memory_blocks.lance"
+    shutil.rmtree(blocks)
+    (blocks / "_versions").mkdir(parents=True)
+    (blocks / "_transactions").mkdir()
+    report = make_indexer(indexed, embedder=embedder).run()
+    assert not report.errors and report.warnings == []
+    assert store_mod.committed(blocks)
+    assert store_mod._lancedb().connect(str(indexed.paths.index_dir)).open_table("memory_blocks").count_rows() == 0
+
+
+@pytest.mark.parametrize("damage", ["junk manifest", "empty manifest", "versions is a file"])
+def test_a_table_with_a_manifest_that_does_not_open_is_never_moved_nor_recreated(indexed, embedder, damage):
+    """Such a table may be the only copy of its rows (the original app's): an error naming --rebuild, untouched."""
+    versions = table_dir(indexed) / "_versions"
+    if damage == "versions is a file":
+        shutil.rmtree(versions)
+        versions.write_bytes(b"not a folder")
+    else:
+        for manifest in versions.glob("*.manifest"):
+            manifest.write_bytes(b"" if damage == "empty manifest" else b"not a manifest")
+    before = {str(p): p.read_bytes() for p in table_dir(indexed).rglob("*") if p.is_file()}
+    assert store_mod.table_exists(indexed.paths.index_dir)
+    with pytest.raises(IndexUnreadable, match="--rebuild"):
+        make_indexer(indexed, embedder=embedder).run()
+    assert {str(p): p.read_bytes() for p in table_dir(indexed).rglob("*") if p.is_file()} == before
+    assert not (indexed.paths.home / "backups").exists()
+
+
+def test_a_bm25_index_a_failed_pass_did_not_build_is_built_by_the_next_pass(settings, embedder, monkeypatch):
+    """The disk filled after the rows were committed, while the BM25 indexes were built: the next pass, with
+    nothing new to add, still builds them (else keyword search stays off for good)."""
+    init_home(settings)
+    capture(settings, D1, "Lives in Lisbon", "Prefers tea")
+    real = TableWriter.ensure_fts_index
+
+    def full_disk(self, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(TableWriter, "ensure_fts_index", full_disk)
+    with pytest.raises(SuzentError, match="disk is full"):
+        make_indexer(settings, embedder=embedder).run()
+    monkeypatch.setattr(TableWriter, "ensure_fts_index", real)
+    report = make_indexer(settings, embedder=embedder).run()
+    assert report.rows_added == 0 and report.fts_rebuilt
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    assert all(store.has_fts_index(column) for column in store_mod.FTS_COLUMNS)
+    assert [r["content"] for r in store.fts_search("Lisbon", 5, column="content")] == ["Lives in Lisbon"]
+
+
 # ---- 2. a damaged data fragment ------------------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["remove", "truncate"])
 @pytest.mark.parametrize("full", [False, True])

@@ -216,6 +216,13 @@ def test_forget_is_a_dry_run_until_apply():
     ("recall", {"query": "   "}, "query is empty"),
     ("recall", {"query": "tea", "mode": "magic"}, "mode: Input should be 'hybrid', 'vector' or 'fts'"),
     ("recall", {"query": "tea", "since": "last week"}, "since: String should match pattern"),
+    ("recall", {"query": "tea", "limit": True}, "limit: must be a whole number (a JSON integer, not a string, "
+                                                "boolean or decimal), got true"),
+    ("recall", {"query": "tea", "limit": "3"}, 'limit: must be a whole number'),
+    ("recall", {"query": "tea", "limit": 2.0}, "limit: must be a whole number"),
+    ("forget", {"text": "a", "apply": "yes"}, 'apply: must be true or false (a JSON boolean), got "yes"'),
+    ("forget", {"text": "a", "apply": "true"}, 'apply: must be true or false (a JSON boolean), got "true"'),
+    ("forget", {"text": "a", "apply": 1}, "apply: must be true or false (a JSON boolean), got 1"),
     ("remember", {}, "give facts or a turn"),
     ("forget", {}, "give either text or id"),
     ("forget", {"text": "a", "id": "b"}, "give either text or id"),
@@ -231,6 +238,56 @@ def test_bad_input_and_backend_errors_are_one_line_tool_errors(tool, args, expec
     text = text_of(result)
     assert expected in text
     assert "\n" not in text and "Traceback" not in text and "pydantic" not in text
+
+
+def _strict_kind(prop: dict) -> str | None:
+    """``boolean`` or ``integer`` when a published argument schema takes that JSON type (alone or with null)."""
+    kinds = {prop.get("type")} | {option.get("type") for option in prop.get("anyOf") or []}
+    return next((kind for kind in ("boolean", "integer") if kind in kinds), None)
+
+
+# What pydantic's lax mode turns into a boolean or an integer; each must be refused, never coerced.
+NOT_A_BOOLEAN = ["yes", "true", "false", "1", "on", 1, 0, 1.0]
+NOT_AN_INTEGER = [True, False, "3", "10", 2.0, 1.5]
+
+
+def test_every_boolean_and_integer_argument_of_every_tool_takes_only_its_json_type():
+    """Asked of every tool's published schema, so a tool added later is held to it too."""
+    backend = FakeBackend()
+
+    async def body(client):
+        tools = (await client.list_tools()).tools
+        typed = [(t.name, name, _strict_kind(prop)) for t in tools
+                 for name, prop in (t.input_schema.get("properties") or {}).items() if _strict_kind(prop)]
+        answers = []
+        for tool, name, kind in typed:
+            for value in NOT_A_BOOLEAN if kind == "boolean" else NOT_AN_INTEGER:
+                answers.append((tool, name, value, await client.call_tool(tool, {name: value})))
+        return typed, answers
+
+    typed, answers = run(backend, body)
+    assert {(tool, name) for tool, name, _ in typed} >= {("forget", "apply"), ("recall", "limit")}
+    for tool, name, value, result in answers:
+        assert result.is_error, (tool, name, value, text_of(result))
+        assert f"{name}: must be " in text_of(result) and "\n" not in text_of(result), (tool, name, value)
+    assert backend.calls == []  # no backend call ran with a coerced value
+
+
+def test_forget_with_apply_yes_forgets_nothing():
+    backend = FakeBackend()
+
+    async def body(client):
+        await client.call_tool("remember", {"facts": ["Lives in Berlin"]})
+        refused = [await client.call_tool("forget", {"text": "Lives in Berlin", "apply": value})
+                   for value in ("yes", "true", 1)]
+        still = await client.call_tool("recall", {"query": "Berlin"})
+        done = await client.call_tool("forget", {"text": "Lives in Berlin", "apply": True})
+        return refused, still, done
+
+    refused, still, done = run(backend, body)
+    assert all(r.is_error for r in refused)
+    assert len(still.structured_content["hits"]) == 1 and backend.calls == ["remember", "recall", "forget"]
+    assert done.structured_content["applied"] is True
 
 
 def test_status_pages_and_resources():

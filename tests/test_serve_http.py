@@ -20,7 +20,14 @@ import pytest
 
 from suzent_cli import errors
 from suzent_cli.server import paths, runtime
-from suzent_cli.server.http import BearerToken, http_status, local_app, mcp_http_app
+from suzent_cli.server.http import (
+    BearerToken,
+    allowed_hosts,
+    allowed_origins,
+    http_status,
+    local_app,
+    mcp_http_app,
+)
 from suzent_cli.server.protocol import OPS, error_from_json
 from suzent_cli.server.stats import Stats
 
@@ -154,13 +161,18 @@ async def _inner(scope, receive, send):
     await send({"type": "http.response.body", "body": b"in"})
 
 
-@pytest.mark.parametrize("header", [None, "Bearer wrong", "bearer s3cret-x", "Basic s3cret", "Bearer "])
-def test_the_token_middleware_refuses_without_the_right_bearer_token(header):
+@pytest.mark.parametrize(("header", "says"), [
+    (None, "a bearer token is required"), ("Basic s3cret", "a bearer token is required"),
+    ("Bearer ", "a bearer token is required"), ("Bearer wrong", "the bearer token is wrong"),
+    ("bearer s3cret-x", "the bearer token is wrong"), ("Bearer s3cre", "the bearer token is wrong")])
+def test_the_token_middleware_refuses_without_the_right_bearer_token_saying_which(header, says):
     stats = Stats()
     r = _post(BearerToken(_inner, "s3cret", stats), "/mcp", b"{}", {"Authorization": header} if header else {})
     assert r.status_code == 401
     assert r.headers["www-authenticate"] == "Bearer"
     assert r.json()["error"]["type"] == "Unauthorized"
+    message = r.json()["error"]["message"]
+    assert message.startswith(says) and "`suzent serve --print-config`" in message, message
     assert stats.snapshot()["requests"]["total"] == 0
 
 
@@ -188,10 +200,67 @@ def _tiny_mcp():
 
 
 def test_the_mcp_app_needs_the_token_before_anything_reaches_the_sdk():
-    app = mcp_http_app(_tiny_mcp(), "s3cret")
+    app = mcp_http_app(_tiny_mcp(), "s3cret", port=PORT)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
     assert _post(app, "/mcp", body, {"Host": "127.0.0.1:1"}).status_code == 401
     assert _post(app, "/mcp", body, {"Authorization": "Bearer nope"}).status_code == 401
+
+
+PORT = 8765  # the port the app under test is told it is bound to
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def _mcp_statuses(requests: list[dict]) -> list[int]:
+    """The status of an MCP ``initialize`` POST with the right token and each of ``requests``' extra headers,
+    through :func:`mcp_http_app` for a server on :data:`PORT`, its lifespan (the SDK's session manager) running."""
+    app = mcp_http_app(_tiny_mcp(), "s3cret", port=PORT)
+
+    async def go():
+        inner = app.app
+        async with inner.router.lifespan_context(inner):
+            async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test") as client:
+                return [(await client.post("/mcp", json=INITIALIZE, headers={
+                    "Authorization": "Bearer s3cret", "Accept": "application/json, text/event-stream", **extra})
+                         ).status_code for extra in requests]
+
+    return asyncio.run(go())
+
+
+GOOD_HOSTS = [f"127.0.0.1:{PORT}", f"localhost:{PORT}", f"[::1]:{PORT}"]
+BAD_HOSTS = [f"127.0.0.1:{PORT}.evil.example", f"localhost:{PORT}.evil.example", f"127.0.0.1:{PORT}@evil.example",
+             f"localhost:{PORT}evil", "localhost:evil", "127.0.0.1.evil.example", f"127.0.0.1.evil.example:{PORT}",
+             f"evil.example:{PORT}", f"localhost:{PORT + 1}", "localhost:1", f"127.0.0.1:0{PORT}", "localhost",
+             "127.0.0.1", f"LOCALHOST:{PORT}", f"Localhost:{PORT}", f"localhost.:{PORT}", f"127.0.0.1.:{PORT}",
+             f"::1:{PORT}", "[::1]", f"[::1]:{PORT}.evil.example", f"[::1].evil.example:{PORT}", f"localhost:{PORT}:1"]
+GOOD_ORIGINS = [f"http://{host}" for host in GOOD_HOSTS]
+BAD_ORIGINS = ["http://localhost:evil", f"http://localhost:{PORT}.evil.example", f"http://localhost:{PORT}@evil.example",
+               f"https://localhost:{PORT}", "http://localhost", f"http://localhost:{PORT + 1}",
+               f"http://LOCALHOST:{PORT}", f"http://localhost.:{PORT}", f"http://localhost:{PORT}/", "null",
+               "http://evil.example", f"http://127.0.0.1.evil.example:{PORT}", f"localhost:{PORT}"]
+
+
+def test_the_mcp_app_accepts_only_loopback_names_with_exactly_its_port():
+    statuses = _mcp_statuses([{"Host": h} for h in GOOD_HOSTS + BAD_HOSTS])
+    assert dict(zip(GOOD_HOSTS + BAD_HOSTS, statuses, strict=True)) == {
+        **dict.fromkeys(GOOD_HOSTS, 200), **dict.fromkeys(BAD_HOSTS, 421)}
+
+
+def test_the_mcp_app_accepts_only_http_loopback_origins_with_exactly_its_port():
+    origins = [None, *GOOD_ORIGINS, *BAD_ORIGINS]
+    statuses = _mcp_statuses([{"Host": f"127.0.0.1:{PORT}", **({"Origin": o} if o else {})} for o in origins])
+    assert dict(zip(origins, statuses, strict=True)) == {
+        None: 200, **dict.fromkeys(GOOD_ORIGINS, 200), **dict.fromkeys(BAD_ORIGINS, 403)}
+
+
+def test_the_allowed_values_are_exact_and_name_the_bare_host_only_on_port_80():
+    assert allowed_hosts(8765) == ["127.0.0.1:8765", "localhost:8765", "[::1]:8765"]
+    assert allowed_origins(8765) == ["http://127.0.0.1:8765", "http://localhost:8765", "http://[::1]:8765"]
+    assert set(allowed_hosts(80)) == {"127.0.0.1:80", "localhost:80", "[::1]:80", "127.0.0.1", "localhost", "[::1]"}
+    assert not any(value.endswith(":*") for value in allowed_hosts(1) + allowed_origins(1))  # the SDK's prefix match
+    for port in (0, 65536, -1, True, "8765"):
+        with pytest.raises(ValueError):
+            allowed_hosts(port)
 
 
 # --- runtime files --------------------------------------------------------------------------------------------

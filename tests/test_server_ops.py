@@ -185,6 +185,10 @@ def test_forget_dry_run_writes_nothing_and_apply_forgets(backend):
     with pytest.raises(InputInvalid):
         backend.forget()
 
+    for coerced in ("yes", 1, "true", None):  # the local API's forget is as strict as MCP's: never coerced
+        with pytest.raises(InputInvalid, match="apply: must be true or false"):
+            backend.forget(text="Lives in Berlin", apply=coerced)
+    assert backend.recall("Berlin", mode="fts")["hits"]
     done = backend.forget(text="Lives in Berlin", apply=True)
     assert done["applied"] is True and done["tombstoned"] == 1
     assert all("Berlin" not in h["content"] for h in backend.recall("Berlin", mode="fts")["hits"])

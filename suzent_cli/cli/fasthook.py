@@ -10,15 +10,19 @@ exactly the documented hook command lines (:func:`parse`)::
 
 (options after the command in any order, ``--opt V`` or ``--opt=V``, each once). Anything else — another command,
 another root option (``--now``, ``--vault-dir``: settings the server was not started with), ``--model``, a bad
-value, ``--help`` — goes down the normal path untouched, and so does a hook when no server listens on the home's
-socket: then stdin is not touched here at all.
+value, ``--help`` — goes down the normal path untouched.
 
-With a server listening, the payload is read here (:func:`suzent_cli.hooks.stdin.read_stdin`, the hooks' rule) and
-sent over the socket (:mod:`suzent_cli.server.client`); its answer is printed in the same format the cold path
-prints (Claude Code's ``hookSpecificOutput`` JSON for recall and SessionStart, the drain report for ``capture
---json``), every warning as one ``suzent: …`` line on stderr, exit 0. ``--timeout`` bounds the round trip (default:
-capture 10 s, recall 2 s). The recall hook's mode is ``hybrid`` through the server (the model is warm there); an
-explicit ``--mode`` wins. A ``SessionStart`` payload gets the session briefing (``hook_session_start``).
+For a hook line, the process's one deadline starts first (:func:`suzent_cli.cli.watchdog.arm`: ``--timeout``,
+default capture 10 s, recall 2 s, counted from here, with the watchdog that ends the process when it passes), then
+the payload is read (:func:`suzent_cli.hooks.stdin.read_stdin`, the hooks' rule: within the time bound, at most
+:data:`~suzent_cli.hooks.stdin.MAX_PAYLOAD_BYTES`; over that, one warning and nothing else), before anything heavy
+is imported. With a server listening it is sent over the socket (:mod:`suzent_cli.server.client`); its answer is
+printed in the same format the cold path prints (Claude Code's ``hookSpecificOutput`` JSON for recall and
+SessionStart, the drain report for ``capture --json``), every warning as one ``suzent: …`` line on stderr, exit 0.
+The round trip gets what is left of the deadline. The recall hook's mode is ``hybrid`` through the server (the
+model is warm there); an explicit ``--mode`` wins. A ``SessionStart`` payload gets the session briefing
+(``hook_session_start``). Without a server the same bytes go to the normal path (``sys.stdin`` is replaced by a
+buffer holding them).
 
 When the server fails (it dies mid-request, answers garbage, or fails a capture), the SAME stdin bytes are handed
 to the normal path (``sys.stdin`` is replaced by a buffer holding them), which does the work in-process: capture is
@@ -42,7 +46,6 @@ from suzent_cli.privacy import private_umask
 CAPTURE_TIMEOUT = 10.0  # = suzent_cli.hooks.claude_code.CAPTURE_TIMEOUT (tests/test_fasthook.py checks)
 RECALL_TIMEOUT = 2.0  # = suzent_cli.hooks.recall.RECALL_TIMEOUT
 RECALL_LIMIT = 5  # = suzent_cli.hooks.recall.RECALL_LIMIT
-STDIN_FLOOR = 1.0  # = suzent_cli.hooks.claude_code.STDIN_FLOOR
 MODES = ("hybrid", "vector", "fts")
 HOME_ENV = ("SUZENT_HOME", "SUZENT_DATA_DIR")  # = the home row of suzent_cli.config.SETTINGS (the test checks)
 HOME_DEFAULT = "~/.suzent"
@@ -168,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     (:func:`suzent_cli.cli.app.main`, imported only then). Returns the exit code."""
     global _handed_over
     argv = list(sys.argv[1:] if argv is None else argv)
-    code = attempt(argv)
+    code = attempt(argv, process=True)  # a hook line: its deadline and watchdog start here (docs/hooks.md)
     if code is not None:
         return code
     from suzent_cli.cli.app import main as app_main
@@ -180,49 +183,79 @@ def main(argv: list[str] | None = None) -> int:
         _handed_over = False
 
 
-def attempt(argv: list[str]) -> int | None:
+def attempt(argv: list[str], *, process: bool = False) -> int | None:
     """Answer the hook command line ``argv`` through the home's running server: the exit code (always 0) when it
-    did, None when the normal path must run (not a hook form, no server, or the server failed: then ``sys.stdin``
-    holds the payload's bytes again). Never raises for a server's or payload's problem."""
+    did (or when stdin held no usable payload: warned), None when the normal path must run (not a hook form, a
+    terminal on stdin, no server, or the server failed: then ``sys.stdin`` holds the payload's bytes again).
+    ``process``: this is the process's entry point, so the hook's deadline and watchdog are armed here
+    (:func:`suzent_cli.cli.watchdog.arm`); an in-process caller uses the one already armed, if any. Never raises
+    for a server's or payload's problem."""
     if _handed_over:
         return None
     line = parse(argv)
     if line is None:
         return None
-    from suzent_cli.server.client import connect
+    from suzent_cli.cli import watchdog
 
-    home = resolve_home(line.home)
-    backend = connect(home, timeout=line.timeout)
-    if backend is None:
-        return None  # no server: stdin untouched, the cold path reads it itself
-    from suzent_cli.hooks.stdin import is_tty, read_stdin
+    capture = line.command == "capture"
+    unread = (f"capture not finished in {line.timeout:g} s; no payload was read: its turns stay in the transcript "
+              "for the session's next hook call") if capture else f"recall skipped: no answer within {line.timeout:g} s"
+    dog = watchdog.arm(line.timeout, unread) if process else watchdog.current()
+    from suzent_cli.hooks.stdin import PayloadTooLarge, is_tty, read_stdin
 
     if is_tty():
         return None  # the normal path explains what the hook reads
     _plain_output()
-    wait = max(line.timeout, STDIN_FLOOR)
-    raw = read_stdin(wait)
+    what = "nothing captured" if capture else "no recall"
+    nominal = dog.stdin_seconds if dog is not None else max(line.timeout, watchdog.STDIN_FLOOR)
+    try:
+        raw = read_stdin(dog.stdin_left() if dog is not None else nominal)
+    except PayloadTooLarge as exc:
+        _answered(dog)
+        warn(f"{exc}; {what}")
+        return 0
     if raw is None:
-        what = "nothing captured" if line.command == "capture" else "no recall"
-        warn(f"no hook payload on stdin within {wait:g} s; {what}")
+        _answered(dog)
+        warn(f"no hook payload on stdin within {nominal:g} s; {what}")
         _hard_exit()
-    from suzent_cli.server.protocol import MAX_PAYLOAD_BYTES
+    home = resolve_home(line.home)
+    if dog is not None and capture:  # read, not yet spooled: should the watchdog fire, it keeps a copy first
+        dog.expect(f"capture not finished in {line.timeout:g} s", rescue=lambda: _keep(home, raw))
+    elif dog is not None and event_of(raw) == "SessionStart":
+        dog.expect(f"briefing skipped: no answer within {line.timeout:g} s")
+    from suzent_cli.server.client import connect
 
-    if len(raw) > MAX_PAYLOAD_BYTES:  # no payload is this big: not worth sending; the cold path keeps or drops it
-        return replay(raw)
-    if line.command == "capture":
-        return _capture(backend, line, home, raw)
-    return _recall(backend, line, raw)
+    backend = connect(home, timeout=_left(dog, line))
+    if backend is None:
+        return replay(raw)  # no server: the cold path reads the same bytes
+    if capture:
+        return _capture(backend, line, home, raw, dog)
+    return _recall(backend, line, raw, dog)
 
 
-def _capture(backend, line: HookLine, home, raw: bytes) -> int | None:
+MIN_WAIT = 0.01  # seconds: the least a round trip is given (a socket timeout of 0 would mean "do not wait")
+
+
+def _left(dog, line: HookLine) -> float:
+    """Seconds left for the round trip: to the watchdog's deadline (or the whole ``--timeout`` without one)."""
+    return max(MIN_WAIT, dog.left() if dog is not None else line.timeout)
+
+
+def _answered(dog) -> None:
+    if dog is not None:
+        dog.answered()
+
+
+def _capture(backend, line: HookLine, home, raw: bytes, dog=None) -> int | None:
     from suzent_cli.errors import SuzentError, describe
     from suzent_cli.server.client import ServerTimeout, ServerUnavailable
 
-    budget = line.timeout - min(1.0, line.timeout / 4)  # the server stops in time to answer within --timeout
+    backend.timeout = left = _left(dog, line)
+    budget = max(MIN_WAIT, round(left - min(1.0, left / 4), 2))  # the server stops in time to answer by the deadline
     try:
         answer = backend.hook_capture(payload_b64=_b64(raw), timeout=budget, extractor=line.extractor)
     except ServerTimeout:
+        _answered(dog)
         warn(f"the server did not finish the capture within {line.timeout:g} s; {_keep(home, raw)}")
         return 0
     except ServerUnavailable as exc:
@@ -231,6 +264,7 @@ def _capture(backend, line: HookLine, home, raw: bytes) -> int | None:
     except SuzentError as exc:
         warn(f"the server could not capture ({describe(exc)}); capturing here instead")
         return replay(raw)
+    _answered(dog)
     warnings = answer.get("warnings")
     for message in warnings if isinstance(warnings, list) else [warnings] if warnings else []:
         warn(message)
@@ -240,24 +274,28 @@ def _capture(backend, line: HookLine, home, raw: bytes) -> int | None:
     return 0
 
 
-def _recall(backend, line: HookLine, raw: bytes) -> int | None:
+def _recall(backend, line: HookLine, raw: bytes, dog=None) -> int | None:
     from suzent_cli.errors import SuzentError, describe
     from suzent_cli.server.client import ServerTimeout, ServerUnavailable
 
+    backend.timeout = _left(dog, line)
     try:
         if event_of(raw) == "SessionStart":
             answer = backend.hook_session_start(payload_b64=_b64(raw))
         else:
             answer = backend.hook_recall(payload_b64=_b64(raw), mode=line.mode or "hybrid", limit=line.limit)
     except ServerTimeout:
+        _answered(dog)
         warn(f"recall skipped: no answer within {line.timeout:g} s")
         return 0
     except ServerUnavailable as exc:
         warn(f"{describe(exc)}; recalling here instead")
         return replay(raw)
     except SuzentError as exc:
+        _answered(dog)
         warn(f"recall skipped ({describe(exc)})")
         return 0
+    _answered(dog)
     if answer.get("warning"):
         warn(answer["warning"])
     if answer.get("output"):

@@ -24,7 +24,9 @@ expiry of their current claims), ``folded_through``; any other key a person adde
 frontmatter does not load (invalid YAML, a list instead of a mapping, an alias bomb) is never rewritten: its facts
 are skipped with one warning and not handed off. Pages are written through :func:`.pages.write_page`: a page a
 person edited while it was being folded is folded again from what is on disk, and a page whose name differs only
-by case from an existing one (``profile.md``) is that page.
+by case from an existing one (``profile.md``) is that page. Pages whose names differ only by case within one batch
+(categories ``Tools``, ``tools``, ``TOOLS``) are one page as well: spelled as the existing page is, else as the
+first fact routed to it (in day, line order) spells it.
 """
 
 from __future__ import annotations
@@ -398,9 +400,12 @@ class RulesEngine:
         vault = batch.vault_dir
         result = IngestResult()
         routes: dict[str, tuple[str, list[tuple[int, BatchFact | dict]]]] = {}
+        spelled: dict[str, str] = {}  # casefolded page path -> the spelling this batch writes it with
         for n, (_when, item) in enumerate(_in_time_order(batch)):
             category = item.category if isinstance(item, BatchFact) else str(item.get("category") or "general")
             rel = existing_case(vault, page_for(category))  # Profile.md beside a person's profile.md: one page
+            # Tools, tools and TOOLS in one batch: one page too, spelled as on disk, else as the first fact routed
+            rel = spelled.setdefault(rel.casefold(), rel)
             routes.setdefault(rel, (category, []))[1].append((n, item))
         revisit = set(batch.revisit)
         revisit_only = sorted({rel for rel in batch.revisit

@@ -27,6 +27,8 @@ reading them (``planted_blind.jsonl``). Pure functions, stdlib only, linear in t
 from __future__ import annotations
 
 import re
+import unicodedata
+import zlib
 
 OVERRIDE = "overrides the agent's rules"
 DESTRUCTIVE = "asks for destructive or unreviewed actions"
@@ -45,7 +47,7 @@ def _words(n: int) -> str:
 _RULES = (r"(?:instructions?|rules?|guidelines?|directives?|prompts?|system prompt|constraints?|guardrails?|"
           r"polic(?:y|ies)|restrictions?|programming|training|orders|safety (?:rules|guidelines|measures|settings)|"
           r"limitations?|boundaries|principles)")
-_OVERRIDE = re.compile(
+_OVERRIDE = (
     r"\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|throw out|set aside|drop|skip|"
     r"do not follow|don'?t follow|stop following|no longer follow)\s+"
     r"(?:(?:all|any|every|each|of|the|your|these|those|such|other|whatever)\s+){0,3}"
@@ -92,10 +94,10 @@ _OVERRIDE = re.compile(
     r"modify|upload|forward|save|store|install|run|disable|move|rewrite)\b"
     r"|\b(?:and|but)\s+(?:don'?t|do\s+not|never)\s+(?:mention|tell|say|report)\s+(?:it|this|that|anything)\b"
     r"|\b(?:hide|conceal|keep)\s+(?:this|it|these|those|that|your|any|all)(?:\s+\w+)?\s+(?:from|secret\s+from)\s+"
-    r"(?:the\s+user|the\s+human|the\s+owner|me)\b", re.I)
+    r"(?:the\s+user|the\s+human|the\s+owner|me)\b")
 
 # --- destructive or unreviewed actions ----------------------------------------------------------------------------
-_DESTRUCTIVE_COMMAND = re.compile(
+_DESTRUCTIVE_COMMAND = (
     r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-z]*r[a-z]*f|[a-z]*f[a-z]*r)[a-z]*\b|\brm\s+-{1,2}recursive\b"
     r"|\bgit\s+push\s+(?:\S+\s+){0,3}(?:--force\b|-f\b|\+)|\bgit\s+reset\s+--hard\b|\bgit\s+clean\s+-\w*[fdx]"
     r"|\bgit\s+(?:branch\s+-D|filter-branch|filter-repo)\b|\bforce[- ]?push(?:es|ed|ing)?\b"
@@ -105,7 +107,7 @@ _DESTRUCTIVE_COMMAND = re.compile(
     r"|\bsudo\s+(?:rm|dd|mkfs|chmod|chown|shutdown|reboot)\b|\bshutdown\s+-h\b|\bkill\s+-9\s+-1\b"
     r"|\bdelete\s+(?:the\s+|all\s+(?:the\s+)?|every\s+)?(?:production|prod)\s+(?:database|db|data|tables?|bucket)"
     r"|\bwipe\s+(?:the\s+|my\s+|all\s+)?(?:disk|drive|database|db|server|repo(?:sitory)?|machine|home)\b"
-    r"|--no-verify\b|--dangerously[\w-]*|\bdangerously[- ]skip[- ]permissions\b|\byolo\s+mode\b", re.I)
+    r"|--no-verify\b|--dangerously[\w-]*|\bdangerously[- ]skip[- ]permissions\b|\byolo\s+mode\b")
 _ACTION = (r"(?:run(?:ning|s)?|ran|execut(?:e|es|ing)|exec|push(?:es|ing)?|deploy(?:s|ing)?|merg(?:e|es|ing)|"
            r"delet(?:e|es|ing)|remov(?:e|es|ing)|install(?:s|ing)?|uninstall(?:s|ing)?|commit(?:s|ting)?|"
            r"apply(?:ing)?|drop(?:s|ping)?|wip(?:e|es|ing)|overwrit(?:e|es|ing)|rewrit(?:e|es|ing)\s+history|"
@@ -120,7 +122,7 @@ _UNASKED = (r"(?:(?:without|w/o|w/out|with\s+no)\s+(?:first\s+)?(?:asking|a\s+co
             r"telling\s+me|looking|reading\s+it|oversight|supervision|me\s+looking|anyone\s+looking|a\s+human|"
             r"human\s+oversight|me\s+in\s+the\s+loop|a\s+second\s+look)"
             r"|unsupervised|unattended|unchecked|unreviewed|no\s+questions\s+asked|on\s+autopilot)")
-_UNREVIEWED = re.compile(
+_UNREVIEWED = (
     r"\b" + _ACTION + r"\b" + _words(8) + r"\s+" + _UNASKED
     + r"|\b" + _UNASKED + r"\s*,?\s+(?:\w+\s+){0,3}?" + _ACTION + r"\b"
     r"|\b(?:skip|bypass|disable|turn\s+off|switch\s+off|circumvent|ignore|suppress|avoid|drop|remove|stop\s+"
@@ -154,7 +156,7 @@ _UNREVIEWED = re.compile(
     r"|\b(?:blanket|standing|unconditional|unlimited)\s+(?:permission|approval|consent|authori[sz]ation)\b"
     r"|\b(?:carte\s+blanche|free\s+rein|full\s+autonomy)\b"
     r"|\b(?:using|use|with)\s+sudo\s+for\s+(?:anything|everything|whatever|all)\b"
-    r"|\bare\s+you\s+sure\W{0,3}\s+(?:prompts?|questions?|dialogs?|checks?|confirmations?)", re.I)
+    r"|\bare\s+you\s+sure\W{0,3}\s+(?:prompts?|questions?|dialogs?|checks?|confirmations?)")
 
 # --- sending data elsewhere -----------------------------------------------------------------------------------------
 _SEND = (r"(?:send|sends|sending|sent|post|posts|posting|upload|uploads|uploading|forward|forwards|forwarding|"
@@ -172,7 +174,7 @@ _ADDRESS = (r"(?:https?://\S+|ftp://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|(?:[\w-]+\.)
 _ELSEWHERE = (r"(?:" + _ADDRESS + r"|\b(?:(?:a|an|this|that|my|our|the|some|their|his|her|following)\s+)?"
               r"(?:[\w-]+\s+){0,2}?(?:webhooks?|pastebin|gists?|servers?|endpoints?|urls?|addresses|address|"
               r"inbox|ip|host|domain|bucket|s3|ftp|discord|telegram|slack\s+channel|api|machine|box|vps)\b)")
-_EXFILTRATE = re.compile(
+_EXFILTRATE = (
     r"\b" + _SEND + r"\b" + _words(6) + r"\s+" + _SENSITIVE + r"\b" + _words(8) + r"\s+(?:to|at|into|onto|via|on|"
     r"over\s+to|through)\s+" + _ELSEWHERE
     + r"|\b" + _SEND + r"\b" + _words(8) + r"\s+(?:to|at|into|onto|via)\s+" + _ADDRESS
@@ -196,7 +198,7 @@ _EXFILTRATE = re.compile(
     r"|\bto\s+anyone\s+who\s+asks\b"
     r"|!\[[^\]]{0,80}\]\(https?://[^)\s]{0,200}[?&][\w-]{1,40}="
     r"|\b(?:curl|wget|nc|netcat|scp|rsync)\b[^\n]{0,120}(?:-d\s*@|--data(?:-binary)?\s*@|--upload-file|-T\s|"
-    r"\.env|id_rsa|\.aws|\.ssh|/etc/passwd|/etc/shadow)", re.I)
+    r"\.env|id_rsa|\.aws|\.ssh|/etc/passwd|/etc/shadow)")
 
 # --- what the agent trusts ------------------------------------------------------------------------------------------
 _SOURCE = (r"(?:e-?mails?|web\s*pages?|websites?|sites?|pages?|urls?|links?|documents?|docs|pdfs?|files?|"
@@ -205,7 +207,7 @@ _SOURCE = (r"(?:e-?mails?|web\s*pages?|websites?|sites?|pages?|urls?|links?|docu
            r"webpages?|feeds?|notes?|tickets?|scraped\s+pages?|crawled\s+pages?|"
            r"content|text|inputs?|responses?|api\s+responses?|retrieved|fetched|the\s+internet|internet|online|"
            r"third[- ]parties|strangers|anyone|anybody|others|other\s+(?:agents?|users?|bots?|sources?))")
-_TRUST = re.compile(
+_TRUST = (
     r"\b(?:trust|believe|obey|follow|execute|carry\s+out|act\s+on|comply\s+with|accept|honou?r|apply)\s+"
     r"(?:(?:all|any|every|each|whatever|the)\s+){1,2}(?:\w+\s+)?(?:instructions?|commands?|requests?|directions|"
     r"orders|directives|prompts?|content|text|code|anything|everything|steps|tasks?)\s+"
@@ -251,16 +253,91 @@ _TRUST = re.compile(
     r"(?:(?:full|root|admin(?:istrator)?|unrestricted|elevated|unlimited|superuser|sudo|write)\s+){1,2}"
     r"(?:access|permissions?|privileges|rights|control)\b"
     r"|\b(?:add|put)\s+(?:\S+\s+){1,4}?(?:to|on)\s+(?:the\s+|your\s+)?(?:allow\s*-?list|white\s*-?list|"
-    r"trusted\s+(?:list|hosts|sources|domains|senders))\b", re.I)
+    r"trusted\s+(?:list|hosts|sources|domains|senders))\b")
 
-_RULES_IN_ORDER = ((OVERRIDE, _OVERRIDE), (DESTRUCTIVE, _DESTRUCTIVE_COMMAND), (DESTRUCTIVE, _UNREVIEWED),
-                   (EXFILTRATE, _EXFILTRATE), (TRUST, _TRUST))
+_GROUPS = ((OVERRIDE, _OVERRIDE), (DESTRUCTIVE, _DESTRUCTIVE_COMMAND), (DESTRUCTIVE, _UNREVIEWED),
+           (EXFILTRATE, _EXFILTRATE), (TRUST, _TRUST))
 MAX_CHARS = 20_000  # longer texts are read in their first and last parts (a fact is a sentence; a turn is cut)
 
 
-def _plain(text: str) -> str:
-    return (text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-            .replace("\u00a0", " "))
+def alternatives(source: str) -> list[str]:
+    """The top-level alternatives of a pattern's ``source`` (split at each ``|`` outside parentheses and
+    character classes; escapes respected). A plain scan: no regex is parsed or compiled."""
+    out, start, depth, i, in_class = [], 0, 0, 0, False
+    while i < len(source):
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if source[i + 1: i + 2] == "]" or source[i + 1: i + 3] == "^]":
+                i += 2 if source[i + 1] == "]" else 3  # a "]" first in the class is a member, not its end
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(source[start:i])
+            start = i + 1
+        i += 1
+    out.append(source[start:])
+    return out
+
+
+class Rule:
+    """One alternative of one group: its ``reason``, its regex ``source`` (compiled on first use, case-insensitive)
+    and its *gate*: literals one of which every match contains (:mod:`suzent_cli.guard.gates`, derived from the
+    source by ``python -m suzent_cli.guard.prefilter``; a test checks the table is current). A text holding none of
+    them cannot match, so the regex is neither compiled nor run: an ordinary fact pays a few substring tests, not
+    the ~50 ms it takes to compile every rule. No gate (None): always compiled and run."""
+
+    __slots__ = ("reason", "source", "gate", "_compiled")
+
+    def __init__(self, reason: str, source: str, gate: tuple[str, ...] | None) -> None:
+        self.reason, self.source, self.gate, self._compiled = reason, source, gate, None
+
+    def search(self, probe: str) -> bool:
+        """Does ``probe`` (normalised by :func:`_probe`) match? Linear in ``probe`` (every repetition is bounded)."""
+        if self.gate is not None and not any(literal in probe for literal in self.gate):
+            return False
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.I)
+        return self._compiled.search(probe) is not None
+
+
+def key(source: str) -> str:
+    """The gate table's key of one alternative's source: its CRC-32 and length (a changed source has another key,
+    so a stale table can only miss a gate, never give a wrong one; hashlib costs this path 5 ms to import)."""
+    data = source.encode("utf-8")
+    return f"{zlib.crc32(data):08x}-{len(data)}"
+
+
+def rules() -> list[Rule]:
+    """Every alternative of every group, in order, each with its gate from :data:`suzent_cli.guard.gates.GATES`."""
+    if not _ALL:
+        from suzent_cli.guard.gates import GATES
+
+        for reason, source in _GROUPS:
+            for alternative in alternatives(source):
+                _ALL.append(Rule(reason, alternative, GATES.get(key(alternative))))
+    return _ALL
+
+
+_ALL: list[Rule] = []
+
+
+def _probe(text: str) -> str:
+    """``text`` as the rules read it: NFKC-normalised and case-folded (a long s, a Kelvin sign or full-width
+    letters cannot dodge a gate), typographic quotes made straight; long texts read in their first and last
+    :data:`MAX_CHARS` halves."""
+    if len(text) > MAX_CHARS:
+        text = text[: MAX_CHARS // 2] + " \n " + text[-MAX_CHARS // 2:]
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
 def planted_reason(text: str) -> str | None:
@@ -268,10 +345,10 @@ def planted_reason(text: str) -> str | None:
     :data:`EXFILTRATE`, :data:`TRUST`), or None when it does not. Never raises."""
     if not text:
         return None
-    probe = _plain(text if len(text) <= MAX_CHARS else text[: MAX_CHARS // 2] + " \n " + text[-MAX_CHARS // 2:])
-    for reason, pattern in _RULES_IN_ORDER:
-        if pattern.search(probe):
-            return reason
+    probe = _probe(text)
+    for rule in rules():
+        if rule.search(probe):
+            return rule.reason
     return None
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache, lru_cache
 
 PLACEHOLDER = "[redacted: {}]"
 _PLACEHOLDER = re.compile(r"\[redacted: [a-z ]+\]")
@@ -55,18 +55,18 @@ _CREDENTIAL = (r"(?:(?:wi-?fi |admin |root |master |account |login |database |db
                r"(?:api|access|secret|auth|bearer|private|license|licence|client) (?:key|token|secret)|api[_-]?key|"
                r"secret key|auth token|access token|token|client secret|2fa (?:backup )?codes?|recovery codes?|"
                r"seed phrase|cvv|cvc)")
-_PROSE = re.compile(
+_PROSE_SOURCE = (
     r"\b(?P<what>" + _CREDENTIAL + r"|code\s+(?:for|to)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+|back\s+|main\s+)?"
     r"(?:door|gate|safe|alarm|building|garage|lock|locker|lockbox|key\s*box|storage\s+unit|padlock|bike\s+lock))"
     r"(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)?"
     r"(?P<sep>'s\s+|\s+(?:is|was|are|=|:)\s+|\s*[:=]\s*|\s+(?:is now|will be|has been set to|was set to|is set to|"
     r"changed to|was changed to|reads)\s+)"
     r"(?:(?P<q>[\"'`\u201c\u2018])(?P<quoted>[^\"'`\u201d\u2019\n]{1,100})[\"'`\u201d\u2019]"
-    r"|(?P<value>[^\s\"'`\u201d\u2019,;]+))", re.I)
+    r"|(?P<value>[^\s\"'`\u201d\u2019,;]+))")
 # A secret assigned in code or a config line: API_KEY=…, TWILIO_AUTH_TOKEN: …, client_secret = "…", db_password=….
 # The name must read as code (upper case, or with _ or -), or be followed by "="; the value has a digit or symbol
 # or is long.
-_ASSIGNED = re.compile(
+_ASSIGNED_SOURCE = (
     r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*)\s*(?P<sep>:=|=|:)\s*"
     r"(?P<q>[\"']?)(?P<value>[^\s\"',;]{6,200})(?P=q)")
 _SECRET_NAME = re.compile(r"(?:^|[_-])(?:api[_-]?key|apikey|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
@@ -80,6 +80,17 @@ in on at for from with by to of into under somewhere nowhere written there here 
 needed optional shared private public fine ok okay good bad great terrible unknown empty blank none nothing
 something anything everything encrypted hashed hidden visible generated random complicated long-ish
 """.split())
+
+
+# Compiled on first use, and used only when a word they need is there (_PROSE alone takes 4 ms to compile: the
+# capture of an ordinary fact line must not pay it).
+_PROSE_WORDS = ("pass", "pw", "pin", "code", "key", "token", "secret", "cred", "cvv", "cvc", "seed", "2fa", "login",
+                "sign")
+
+
+@cache
+def _compiled(source: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _entropy(token: str) -> float:
@@ -177,7 +188,8 @@ def redact(text: str) -> tuple[str, list[str]]:
         kinds.append(kind)
         return m.group(0)[: m.start("value") - m.start()] + PLACEHOLDER.format(kind) + m.group("q")
 
-    text = _ASSIGNED.sub(assigned, text)
+    if "=" in text or ":" in text:
+        text = _compiled(_ASSIGNED_SOURCE).sub(assigned, text)
     if _candidate(text):
         for kind, value in sorted(set(_library_finds(text)), key=lambda kv: -len(kv[1])):
             if _PLACEHOLDER.search(value):
@@ -211,7 +223,10 @@ def redact(text: str) -> tuple[str, list[str]]:
         kinds.append(kind)
         return m.group(0)[: m.start("value") - m.start()] + PLACEHOLDER.format(kind) + value[len(bare):]
 
-    return _PROSE.sub(prose, text), kinds
+    lowered = text.lower()
+    if not any(word in lowered for word in _PROSE_WORDS):
+        return text, kinds
+    return _compiled(_PROSE_SOURCE, re.I).sub(prose, text), kinds
 
 
 def _high_entropy(token: str) -> bool:

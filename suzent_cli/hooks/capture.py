@@ -18,7 +18,10 @@ Bad input never blocks a session: a session record of the wrong shape (a negativ
 ``last_uuid`` that is not a string, …) is moved to ``.state/quarantine/claude_code.json.jsonl`` with one warning
 (the session then starts as a new one: turns may be captured twice, never lost); a turn whose timestamp is out of
 range (year 99999, more than a day ahead of now) is captured as of now, and one whose line was not valid UTF-8 is
-captured with U+FFFD for the bad bytes, each with one warning per call.
+captured with U+FFFD for the bad bytes, each with one warning per call; a transcript line over
+:data:`~suzent_cli.hooks.transcript.MAX_LINE_BYTES` is skipped unread, with one warning, and the turns around it
+are captured. The capture stops between transcript chunks and between turns at its deadline or when its ``stop``
+says so (nothing half-done is recorded: the next call goes on from the last recorded turn).
 """
 
 from __future__ import annotations
@@ -28,17 +31,20 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from suzent_cli.config import Settings
 from suzent_cli.hooks.transcript import (
+    MAX_LINE_BYTES,
     Entry,
+    Line,
     Payload,
+    ReadStopped,
     TranscriptUnavailable,
     _timestamp,
     assemble,
-    entry_of,
     read_transcript,
 )
 from suzent_cli.vault.state import CLAUDE_CODE, CLAUDE_CODE_LOCK
@@ -153,46 +159,61 @@ def record_position(settings: Settings, session_id: str, entry: Entry, transcrip
         atomic_write(_state_path(settings), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
 
-def _entries(lines: list[tuple[int, object]], mangled: list[int] | None = None) -> list[Entry]:
-    """The entries of decoded transcript ``lines``; those at an offset in ``mangled`` (lines that were not valid
-    UTF-8) are marked ``mangled`` for the warning."""
-    out = [e for offset, record in lines if (e := entry_of(record, offset)) is not None]
-    bad = set(mangled or ())
-    for e in out if bad else []:
-        e.mangled = e.offset in bad
-    return out
+def _entries(lines: list[Line]) -> list[Entry]:
+    """The entries of transcript ``lines`` (those that are part of a turn)."""
+    return [line.entry for line in lines if line.entry is not None]
 
 
-def _uuid_of(record: object) -> str | None:
-    return record.get("uuid") if isinstance(record, dict) and isinstance(record.get("uuid"), str) else None
+@dataclass
+class NewEntries:
+    """What :func:`new_entries` found after a session's recorded position: the ``entries``, whether the transcript
+    ends ``partial`` (an unterminated line still being written), a ``warning`` (the recorded entry is gone, or lines
+    over the length bound were skipped), or None."""
+
+    entries: list[Entry]
+    partial: bool
+    warning: str | None = None
 
 
-def new_entries(path: Path, session_id: str, positions: dict) -> tuple[list[Entry], bool, str | None]:
-    """The entries after the session's recorded position: ``(entries, partial, warning)``."""
+def new_entries(path: Path, session_id: str, positions: dict, *,
+                stop: Callable[[], bool] | None = None) -> NewEntries:
+    """The entries after the session's recorded position in the transcript at ``path`` (:class:`NewEntries`).
+    ``stop``: as :func:`~suzent_cli.hooks.transcript.read_transcript`'s. Raises :class:`TranscriptUnavailable`,
+    :class:`~suzent_cli.hooks.transcript.ReadStopped`."""
     record = positions.get(session_id) if isinstance(positions.get(session_id), dict) else None
-    mangled: list[int] = []
     if record and record.get("transcript") == str(path) and isinstance(record.get("offset"), int):
-        lines, partial = read_transcript(path, record["offset"], mangled)  # fast path: seek to the recorded line
-        if lines and _uuid_of(lines[0][1]) == record.get("last_uuid"):
-            return _entries(lines[1:], mangled), partial, None
-        mangled.clear()
-    lines, partial = read_transcript(path, 0, mangled)
+        read = read_transcript(path, record["offset"], stop=stop)  # fast path: seek to the recorded line
+        if read.lines and read.lines[0].uuid == record.get("last_uuid"):
+            return NewEntries(_entries(read.lines[1:]), read.partial, _skipped(session_id, path, read.skipped))
+    read = read_transcript(path, 0, stop=stop)
+    lines, partial = read.lines, read.partial
+    skipped = _skipped(session_id, path, read.skipped)
     if record and record.get("last_uuid"):
-        idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) == record["last_uuid"]), None)
+        idx = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].uuid == record["last_uuid"]), None)
         if idx is not None:
-            return _entries(lines[idx + 1:], mangled), partial, None
+            return NewEntries(_entries(lines[idx + 1:]), partial, skipped)
         cutoff = _timestamp(record.get("last_ts")) or _timestamp(record.get("updated"))
-        entries = [e for e in _entries(lines, mangled) if cutoff is None or e.ts is None or e.ts > cutoff]
+        entries = [e for e in _entries(lines) if cutoff is None or e.ts is None or e.ts > cutoff]
         since = cutoff.isoformat().replace("+00:00", "Z") if cutoff else "the start"
-        return entries, partial, (f"session {session_id[:8]}: the last captured entry is no longer in {path.name} "
-                                  f"(rewritten or compacted?); capturing the turns after {since}")
+        gone = (f"session {session_id[:8]}: the last captured entry is no longer in {path.name} (rewritten or "
+                f"compacted?); capturing the turns after {since}")
+        return NewEntries(entries, partial, "; ".join(w for w in (gone, skipped) if w))
     seen = {r.get("last_uuid") for r in positions.values()
             if isinstance(r, dict) and isinstance(r.get("last_uuid"), str)}
     if seen:  # a resumed/forked session that copies an earlier session's history: start after what was captured
-        idx = next((i for i in range(len(lines) - 1, -1, -1) if _uuid_of(lines[i][1]) in seen), None)
+        idx = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].uuid in seen), None)
         if idx is not None:
-            return _entries(lines[idx + 1:], mangled), partial, None
-    return _entries(lines, mangled), partial, None
+            return NewEntries(_entries(lines[idx + 1:]), partial, skipped)
+    return NewEntries(_entries(lines), partial, skipped)
+
+
+def _skipped(session_id: str, path: Path, offsets: list[int]) -> str | None:
+    """The warning for transcript lines skipped for their length (None when there were none)."""
+    if not offsets:
+        return None
+    return (f"session {session_id[:8]}: skipped {len(offsets)} line(s) of {path.name} longer than "
+            f"{MAX_LINE_BYTES // (1 << 20)} MB (first at byte {offsets[0]}): no message is that large, their "
+            "content is not captured")
 
 
 def _sane_times(settings: Settings, entries: list[Entry]) -> None:
@@ -256,10 +277,13 @@ def transcript_path(payload: Payload) -> Path:
 
 
 def capture_payload(settings: Settings, payload: Payload, *, deadline: float | None = None,
-                    extractor: str | None = None, progress: dict | None = None) -> Outcome:
+                    extractor: str | None = None, progress: dict | None = None,
+                    stop: Callable[[], bool] | None = None) -> Outcome:
     """Capture the complete turns of ``payload``'s transcript that its session has not captured yet, recording
-    the position after each. The caller holds the session's lock. ``deadline`` (monotonic): no turn is started
-    after it (``finished`` False). Raises :class:`TranscriptUnavailable`, and what capture raises."""
+    the position after each. The caller holds the session's lock. ``deadline`` (monotonic) and ``stop`` (a
+    callable, e.g. "the server's client has gone"): once the deadline has passed or ``stop()`` is True, no turn is
+    started and the transcript is read no further (``finished`` False; the turns left are captured by the next
+    call). Raises :class:`TranscriptUnavailable`, and what capture raises."""
     from suzent_cli.capture import extract_and_write
 
     outcome = Outcome()
@@ -268,9 +292,18 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
         raise TranscriptUnavailable(f"transcript not found: {path}" if not path.exists()
                                     else f"transcript is not a file: {path}")
     positions = read_positions(settings, outcome.warnings)
-    entries, partial, note = new_entries(path, payload.session_id, positions)
-    if note:
-        outcome.warnings.append(note)
+
+    def halt() -> bool:
+        return (deadline is not None and time.monotonic() >= deadline) or (stop is not None and stop())
+
+    try:
+        found = new_entries(path, payload.session_id, positions, stop=halt)
+    except ReadStopped:  # nothing captured and nothing recorded: the payload stays for the next run
+        outcome.finished = False
+        return outcome
+    entries, partial = found.entries, found.partial
+    if found.warning:
+        outcome.warnings.append(found.warning)
     _sane_times(settings, entries)
     final = payload.hook_event_name == "SessionEnd"
     ready = [t for t in assemble(entries) if t.complete(partial, final)]
@@ -280,7 +313,7 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     known = _known_facts(settings)
     session = re.sub(r"\s+", "", payload.session_id)[:8] or "claude"
     for turn in ready:
-        if deadline is not None and time.monotonic() >= deadline:
+        if halt():
             outcome.finished = False
             break
         result = extract_and_write(settings, turn.as_input(), extractor_name=extractor, known_facts=known,

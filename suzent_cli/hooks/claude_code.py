@@ -36,6 +36,7 @@ import json
 import shlex
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,6 @@ from suzent_cli.hooks import spool
 from suzent_cli.hooks.transcript import Payload, PayloadInvalid, decode_payload, payload_from_dict
 
 CAPTURE_TIMEOUT = 10.0
-STDIN_FLOOR = 1.0  # a payload on a closed pipe is read in microseconds; only a stdin left open waits this long
 
 
 def bounded(work, seconds: float, name: str) -> bool:
@@ -114,11 +114,13 @@ class CaptureOutcome:
 
 
 def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, timeout: float,
-                   extractor: str | None = None) -> CaptureOutcome:
+                   extractor: str | None = None, stop: Callable[[], bool] | None = None) -> CaptureOutcome:
     """Drain the spool (oldest first, this call's payload included) until ``deadline`` (a :func:`time.monotonic`
     instant; ``timeout`` is the budget in seconds, for the messages), in a worker thread (:func:`bounded`).
     ``extractor``: as ``capture --extractor``. A payload that could not be spooled is captured directly after the
-    drain, under its session's lock.
+    drain, under its session's lock. The worker itself stops at the deadline too (no turn started, no transcript
+    read after it: :func:`.spool.drain`), and as soon as ``stop()`` returns True (the server: its client has gone),
+    so a caller that returned at the deadline leaves no work running on.
 
     Every warning says where the payload is: spooled (in ``<vault>/.state/spool/``, or the fallback
     ``<home>/spool/``), or, when it was not spooled and the capture did not finish, what recovers its turns
@@ -128,12 +130,12 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
 
     def work() -> None:
         try:
-            box["result"] = _drain_then_direct(settings, accepted, deadline, extractor, progress)
+            box["result"] = _drain_then_direct(settings, accepted, deadline, extractor, progress, stop)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
             box["error"] = exc
 
     if not bounded(work, max(0.0, deadline - time.monotonic()), "suzent-capture"):
-        return CaptureOutcome(None, [_unfinished(settings, accepted, progress, timeout)], timed_out=True)
+        return CaptureOutcome(None, [unfinished(settings, accepted, timeout, progress)], timed_out=True)
     if "error" in box:
         tail = _fate(settings, accepted)
         return CaptureOutcome(None, [f"capture failed ({describe(box['error'])})" + (f"; {tail}" if tail else "")])
@@ -141,17 +143,17 @@ def capture_within(settings: Settings, accepted: Accepted, *, deadline: float, t
     warnings = report["errors"] + report["warnings"]
     own = accepted.own
     if own is not None and own.exists() and time.monotonic() >= deadline:  # else: an error above says why
-        warnings.append(_unfinished(settings, accepted, progress, timeout))
+        warnings.append(unfinished(settings, accepted, timeout, progress))
     elif direct_finished is False:
-        warnings.append(_unfinished(settings, accepted, progress, timeout))
+        warnings.append(unfinished(settings, accepted, timeout, progress))
     return CaptureOutcome(report, warnings)
 
 
 def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, extractor: str | None,
-                       progress: dict) -> tuple[dict, bool | None]:
+                       progress: dict, stop: Callable[[], bool] | None = None) -> tuple[dict, bool | None]:
     """The worker's job: drain the spool, then capture a payload that could not be spooled directly. Returns the
     drain report (direct capture added) and whether the direct capture finished (None: there was none)."""
-    report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress)
+    report = spool.drain(settings, deadline=deadline, extractor=extractor, progress=progress, stop=stop)
     payload = accepted.payload
     if payload is None or accepted.own is not None:
         return report, None
@@ -160,7 +162,7 @@ def _drain_then_direct(settings: Settings, accepted: Accepted, deadline: float, 
     wait = max(0.0, min(settings.lock_timeout, deadline - time.monotonic()))
     with locked(spool.session_lock(settings, payload.session_id), wait):
         outcome = session_capture.capture_payload(settings, payload, deadline=deadline, extractor=extractor,
-                                                  progress=progress)
+                                                  progress=progress, stop=stop)
     report["turns"] += outcome.turns
     report["facts"] += outcome.facts
     report["warnings"].extend(outcome.warnings)
@@ -174,8 +176,11 @@ def _fate(settings: Settings, accepted: Accepted) -> str:
     return _not_spooled(settings, accepted.data, accepted.payload) if accepted.payload is not None else ""
 
 
-def _unfinished(settings: Settings, accepted: Accepted, progress: dict, timeout: float) -> str:
-    """The warning for a capture the deadline cut short: how many turns were left, and where the payload is."""
+def unfinished(settings: Settings, accepted: Accepted, timeout: float, progress: dict | None = None) -> str:
+    """The warning for a capture the deadline cut short after ``accepted`` (:func:`accept`): how many turns were
+    left (from ``progress``, :func:`capture_within`'s counts; None: unknown), and where the payload is; e.g.
+    ``capture of 3 turn(s) not finished in 10 s; spooled for the next run``."""
+    progress = progress or {"planned": 0, "done": 0}
     left = progress["planned"] - progress["done"]
     what = f"capture of {left} turn(s)" if left > 0 else "capture"
     where = "spooled for the next run" if accepted.own is not None or accepted.payload is None \

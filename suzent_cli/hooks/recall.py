@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,10 +189,13 @@ class RecallAnswer:
 
 
 def recall_within(settings: Settings, read: Callable[[], bytes], *, timeout: float = RECALL_TIMEOUT,
-                  mode: str = "fts", limit: int = RECALL_LIMIT, model: str | None = None) -> RecallAnswer:
+                  mode: str = "fts", limit: int = RECALL_LIMIT, model: str | None = None,
+                  deadline: float | None = None) -> RecallAnswer:
     """Read the payload with ``read()`` (stdin's bytes; it may block, so it runs inside the time bound too) and
-    find its prompt's memories (:func:`recall_context`) within ``timeout`` seconds, in a worker thread
-    (:func:`~suzent_cli.hooks.claude_code.bounded`). Any error becomes the answer's ``warning``; never raises."""
+    find its prompt's memories (:func:`recall_context`) by ``deadline`` (a :func:`time.monotonic` instant, e.g.
+    the hook process's; None: ``timeout`` seconds from now; ``timeout`` is also the number the warning names), in a
+    worker thread (:func:`~suzent_cli.hooks.claude_code.bounded`). Any error becomes the answer's ``warning``;
+    never raises."""
     box: dict = {}
 
     def work() -> None:
@@ -200,7 +204,8 @@ def recall_within(settings: Settings, read: Callable[[], bytes], *, timeout: flo
         except BaseException as exc:  # noqa: BLE001 - reported by the caller, never raised at the agent
             box["error"] = exc
 
-    if not bounded(work, timeout, "suzent-recall"):
+    wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
+    if not bounded(work, wait, "suzent-recall"):
         return RecallAnswer(warning=f"recall skipped: no answer within {timeout:g} s", timed_out=True)
     if "error" in box:
         return RecallAnswer(warning=f"recall skipped ({describe(box['error'])})")

@@ -40,12 +40,13 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from suzent_cli.errors import LockTimeout
 from suzent_cli.files import atomic_write, atomic_write_bytes, locked
-from suzent_cli.hooks.stdin import is_tty, read_stdin  # light; kept importable from here
+from suzent_cli.hooks.stdin import PayloadTooLarge, is_tty, read_stdin  # light; kept importable from here
 from suzent_cli.vault.state import SPOOL as SPOOL_NAME
 from suzent_cli.vault.state import SPOOL_FAILED
 
@@ -237,7 +238,10 @@ def rescue_unread_payload(home: Path | None, *, stdin: BinaryIO | None = None) -
     try:
         if home is None or is_tty(stdin):
             return ""
-        raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)
+        try:
+            raw = read_stdin(RESCUE_STDIN_SECONDS, stdin)
+        except PayloadTooLarge as exc:
+            return f"; {exc}, nothing kept"
         if raw is None:
             return f"; no hook payload on stdin within {RESCUE_STDIN_SECONDS:g} s, nothing kept"
         if not raw.strip():
@@ -287,11 +291,12 @@ def _reason(exc: BaseException) -> str:
 
 
 def drain(settings: Settings, *, deadline: float | None = None, extractor: str | None = None,
-          progress: dict | None = None) -> dict:
+          progress: dict | None = None, stop: Callable[[], bool] | None = None) -> dict:
     """Capture the spooled payloads of both spool folders, oldest first, each under its session's lock; remove each
     one whose turns are all captured. ``deadline`` (a :func:`time.monotonic` instant): no payload — and no turn —
-    is started after it (the one under way finishes). ``extractor``: as ``capture --extractor`` (default: the
-    settings').
+    is started after it (the one under way finishes its turn; its transcript is read no further). ``stop``: a
+    callable that ends the drain the same way when it returns True (the server's client has gone). ``extractor``:
+    as ``capture --extractor`` (default: the settings').
 
     Returns ``{"drained", "left", "failed", "errors", "turns", "facts", "warnings"}``: payloads removed, payloads
     still waiting at the end, failed attempts in this call (each with a message in ``errors``; at the third the
@@ -309,10 +314,11 @@ def drain(settings: Settings, *, deadline: float | None = None, extractor: str |
         report["left"] = len(todo)
         return report
     for path in todo:
-        if deadline is not None and time.monotonic() >= deadline:
+        if (deadline is not None and time.monotonic() >= deadline) or (stop is not None and stop()):
             break
         payload = _load(path, report)
-        if payload is not None and not _drain_one(settings, path, payload, report, deadline, extractor, progress):
+        if payload is not None and not _drain_one(settings, path, payload, report, deadline, extractor, progress,
+                                                  stop):
             break
     report["left"] = pending(settings)
     return report
@@ -358,7 +364,7 @@ def _load(path: Path, report: dict):
 
 
 def _drain_one(settings: Settings, path: Path, payload, report: dict, deadline: float | None,
-               extractor: str | None, progress: dict | None) -> bool:
+               extractor: str | None, progress: dict | None, stop: Callable[[], bool] | None = None) -> bool:
     """Capture the payload spooled at ``path`` under its session's lock (:func:`_capture_locked`). Returns False
     when the drain must stop: the deadline cut a capture short, or the lock file cannot be created."""
     wait = settings.lock_timeout if deadline is None else max(0.0, min(settings.lock_timeout,
@@ -366,7 +372,7 @@ def _drain_one(settings: Settings, path: Path, payload, report: dict, deadline: 
     lock = session_lock(settings, payload.session_id)
     try:
         with locked(lock, wait):
-            return _capture_locked(settings, path, payload, report, deadline, extractor, progress)
+            return _capture_locked(settings, path, payload, report, deadline, extractor, progress, stop)
     except LockTimeout:
         return True  # another hook of this session is capturing right now; it or the next run drains this one
     except OSError as exc:  # the lock file cannot be created: the state folder's problem, not the payloads'
@@ -375,16 +381,16 @@ def _drain_one(settings: Settings, path: Path, payload, report: dict, deadline: 
 
 
 def _capture_locked(settings: Settings, path: Path, payload, report: dict, deadline: float | None,
-                    extractor: str | None, progress: dict | None) -> bool:
+                    extractor: str | None, progress: dict | None, stop: Callable[[], bool] | None = None) -> bool:
     """With the session's lock held: capture the payload's new turns, add them to ``report`` and remove ``path``
-    once all are captured. Returns False when the deadline stopped the capture between turns (the payload stays)."""
+    once all are captured. Returns False when the deadline (or ``stop``) stopped the capture (the payload stays)."""
     from suzent_cli.hooks import capture as session_capture
 
     if not path.exists():
         return True  # another run captured it while we waited for the lock
     try:
         outcome = session_capture.capture_payload(settings, payload, deadline=deadline, extractor=extractor,
-                                                  progress=progress)
+                                                  progress=progress, stop=stop)
     except LockTimeout as exc:  # e.g. the daily log's lock: busy, not broken
         report["errors"].append(f"{path.name}: {_reason(exc)} (kept for the next run)")
         return True

@@ -2,8 +2,10 @@
 
 One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
 
-1. Open the table and check it is whole (:meth:`ReadStore.verify`: every data file readable, else refuse naming the
-   file and ``--rebuild``). Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone
+1. Open the table, or create it when there is none. A table folder without a manifest (no committed version: what
+   a first pass that failed on a full disk leaves) is no index yet: :func:`clear_uncommitted` removes it, or moves
+   it to ``<home>/backups/`` when it holds any file, and the table is created. Check the table is whole
+   (:meth:`ReadStore.verify`: every data file readable, else refuse naming the file and ``--rebuild``). Load the index state (``<index_dir>/index_state.json``: version, embedder, tombstone
    fingerprint, ``rows`` — how many rows derived from markdown the table held after the last commit — and the
    ``{label:filename: {mtime_ns, size}}`` of every file indexed). A missing, unversioned or older state, or one
    written for another embedder, is discarded and the pass becomes a full one; so does a state that does not
@@ -19,7 +21,8 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
 4. Record each file's stat (taken before it was read) only after its rows are committed.
-5. Bring the search indexes up to date: the BM25 indexes, the BTree index on ``source`` (recall's neighbour read),
+5. Bring the search indexes up to date: the BM25 indexes (after new rows, on a full pass, and whenever one is
+   missing, e.g. a pass that committed its rows and then failed to build it), the BTree index on ``source`` (recall's neighbour read),
    and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index (:meth:`TableWriter.ensure_vector_index`): trained
    when the table first reaches the threshold, again when it has doubled since (``ann_trained_rows`` in the state)
    and on a full pass; new rows folded into it (lance ``optimize``) once more than 5% are outside it. Rows outside
@@ -44,6 +47,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -55,7 +59,17 @@ from suzent_cli.errors import EmbeddingFailed, SuzentError
 from suzent_cli.files import atomic_write, locked
 from suzent_cli.index.embed import Embedder
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
-from suzent_cli.index.store import BLOCKS_TABLE, TABLE, TableWriter, index_error, lance_message, quote, temp_dir
+from suzent_cli.index.store import (
+    BLOCKS_TABLE,
+    FTS_COLUMNS,
+    TABLE,
+    TableWriter,
+    index_error,
+    lance_message,
+    quote,
+    temp_dir,
+    uncommitted_tables,
+)
 from suzent_cli.vault import skipped_warning as vault_skipped_warning
 from suzent_cli.vault.forgotten import Forgotten
 from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombstones
@@ -225,6 +239,9 @@ class Indexer:
         if lost:  # the file was deleted or replaced by an older copy: a sweep would bring forgotten text back
             raise TombstonesUnreadable(lost_tombstones_message(self.paths.index_dir, self.paths.state_dir, lost))
         fingerprint = _tombstone_fingerprint(tombstones)
+        cleared = clear_uncommitted(self.paths.index_dir, self.paths.home / "backups")
+        if cleared:
+            report.warnings.append(cleared)
         store = TableWriter.open_or_create(self.paths.index_dir, self.embedder.name, self.embedder.dim,
                                            home=self.paths.home)
         derived = 0 if store.created else store.verify(home=self.paths.home)[1]
@@ -274,8 +291,11 @@ class Indexer:
             state["tombstones"] = fingerprint
         state["rows"] = self._rows
         self._save_state(state)
+        # A BM25 index missing from a table with rows (a pass that committed its rows, then failed to build the
+        # index, e.g. on a full disk) is built by the next pass, rows added or not.
+        missing_fts = not all(store.has_fts_index(c) for c in FTS_COLUMNS)
         report.fts_rebuilt = store.ensure_fts_index(rebuild_ratio=0.0 if report.full else 0.2) \
-            if (report.rows_added or report.full) else False
+            if (report.rows_added or report.full or missing_fts) else False
         # Every pass (a count and an index listing when nothing is due): a table that crossed the threshold, or
         # was built before suzent kept these indexes, gets them at the next pass, changed rows or not.
         try:
@@ -443,17 +463,76 @@ def delete_legacy_rows(index_dir: Path, rows: Mapping[str, str | None], *, timeo
             raise SuzentError(f"deleting legacy rows from {index_dir} failed ({first}){kept}") from exc
 
 
+def _new_backup(backups_dir: Path) -> Path:
+    """A new, empty ``<backups_dir>/index-<UTC YYYYmmddTHHMMSSZ>[-N]/`` (made here). Raises OSError."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    backups_dir.mkdir(parents=True, exist_ok=True)
+    for n in range(100):
+        backup = backups_dir / (f"index-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            backup.mkdir()
+            return backup
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{backups_dir}/index-{stamp}: 100 backups in one second")
+
+
+def _empty_folders(path: Path) -> list[str] | None:
+    """The folders of the tree at ``path``, deepest first, when it holds nothing but folders (no file, no
+    symlink); None when it holds anything else or cannot be walked whole."""
+    def fail(exc: OSError) -> None:
+        raise exc
+
+    folders: list[str] = []
+    try:
+        for root, dirs, files in os.walk(path, topdown=False, onerror=fail):
+            if files or any(os.path.islink(os.path.join(root, d)) for d in dirs):
+                return None
+            folders.append(root)
+    except OSError:
+        return None
+    return folders
+
+
+def clear_uncommitted(index_dir: Path, backups_dir: Path) -> str | None:
+    """Clear the table folders of ``index_dir`` that hold no committed version
+    (:func:`~suzent_cli.index.store.uncommitted_tables`), so the pass creates the tables anew: a table with no
+    manifest is no index yet. A folder of empty folders only (what a first commit that failed on a full disk
+    leaves) is removed; one holding any file (a transaction file, data files without a manifest) is moved whole
+    into a new ``<backups_dir>/index-<UTC timestamp>/``: nothing is deleted, though no committed row can be in it.
+    Call it under the indexer lock. Returns one line saying what was moved where, or None (nothing moved).
+    A table folder with a manifest is never touched here, whatever else is wrong with it (opening it reports
+    that). Crash: a folder is removed or moved whole, or is still a folder without a manifest that the next pass
+    clears. Raises OSError when the backup cannot be made or the move fails (the folder then stays)."""
+    moved: list[Path] = []
+    for table_dir in uncommitted_tables(index_dir):
+        folders = _empty_folders(table_dir)
+        try:
+            for folder in folders or ():
+                os.rmdir(folder)
+        except OSError:
+            folders = None
+        if folders is None and table_dir.exists():
+            moved.append(table_dir)
+    if not moved:
+        return None
+    backup = _new_backup(backups_dir)
+    for table_dir in moved:
+        shutil.move(str(table_dir), str(backup / table_dir.name))
+    names = " and ".join(t.name for t in moved)
+    return (f"{names} in {index_dir} held no committed version (a first index pass that failed, e.g. on a full "
+            f"disk): moved to {backup}, and the index is built anew")
+
+
 def move_table_aside(index_dir: Path, backups_dir: Path, *, timeout: float) -> Path | None:
     """Move the table and the index state out of ``index_dir`` into ``<backups_dir>/index-<UTC timestamp>/``
     (nothing is deleted), under the indexer lock, so the next pass rebuilds from markdown (a fresh state: no
     tombstones recorded as applied). Returns the backup dir, or None if there was neither a table nor a state.
-    Raises LockTimeout, OSError (the backup dir exists or cannot be made)."""
+    Raises LockTimeout, OSError (the backup dir cannot be made)."""
     table = index_dir / f"{TABLE}.lance"
     if not table.exists() and not (index_dir / STATE_FILE).exists():
         return None
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    backup = backups_dir / f"index-{stamp}"
-    backup.mkdir(parents=True, exist_ok=False)
+    backup = _new_backup(backups_dir)
     with locked(index_dir / LOCK_FILE, timeout):
         if table.exists():
             shutil.move(str(table), str(backup / table.name))

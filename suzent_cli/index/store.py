@@ -255,8 +255,46 @@ def unreadable(index_dir: Path, exc: BaseException, *, home: Path | None = None)
     return index_error(index_dir, exc, home=home)
 
 
+MANIFEST = ".manifest"  # a committed table version: ``_versions/<n>.manifest`` (``_latest.manifest``: older lance)
+
+
+def committed(table_dir: Path) -> bool:
+    """True when the lance table folder ``table_dir`` (``<name>.lance``) holds a committed version: a
+    ``*.manifest`` file in its ``_versions/`` (or an older lance's ``_latest.manifest``).
+
+    lance writes a version's manifest last (through a staging file renamed into place), so a folder without one
+    holds no committed row: it is what a first commit that failed leaves (a full disk: ``_versions/`` and
+    ``_transactions/``, empty or with a transaction file), and lance itself answers "Table … was not found" for
+    it. False when the folder is missing. A ``_versions`` that cannot be listed (permission denied, not a
+    folder) counts as committed: opening the table then fails with lance's own message, and nothing treats it as
+    absent. One ``scandir``, stopped at the first manifest."""
+    if not table_dir.is_dir():
+        return False
+    if (table_dir / f"_latest{MANIFEST}").exists():
+        return True
+    try:
+        with os.scandir(table_dir / "_versions") as entries:
+            return any(entry.name.endswith(MANIFEST) for entry in entries)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 def table_exists(index_dir: Path) -> bool:
-    return (index_dir / f"{TABLE}.lance").is_dir()
+    """True when ``index_dir`` holds a committed ``archival_memories`` table (:func:`committed`). A table folder
+    with no manifest is no index yet: readers get :class:`IndexMissing` ("run `suzent index`"), and the indexer
+    clears the folder (removed when empty, else moved to ``<home>/backups/``) and creates the table
+    (:func:`uncommitted_tables`)."""
+    return committed(index_dir / f"{TABLE}.lance")
+
+
+def uncommitted_tables(index_dir: Path) -> list[Path]:
+    """The table folders of ``index_dir`` (``archival_memories.lance``, ``memory_blocks.lance``) that exist but hold
+    no committed version (:func:`committed`): what a failed first commit leaves. The indexer clears them before it
+    creates the tables (:func:`suzent_cli.index.indexer.clear_uncommitted`)."""
+    return [index_dir / f"{name}.lance" for name in (TABLE, BLOCKS_TABLE)
+            if (index_dir / f"{name}.lance").is_dir() and not committed(index_dir / f"{name}.lance")]
 
 
 def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
@@ -691,19 +729,22 @@ class TableWriter(ReadStore):
     @classmethod
     def open_or_create(cls, index_dir: Path, embedder_name: str, dim: int, *,
                        home: Path | None = None) -> TableWriter:
-        """Open the table as :meth:`ReadStore.open` does, creating it (and the compat ``memory_blocks`` table)
-        when there is none; ``created`` is then True. Raises as :meth:`ReadStore.open`, minus IndexMissing."""
+        """Open the table as :meth:`ReadStore.open` does, creating it when there is none (no committed version:
+        :func:`table_exists`); ``created`` is then True. The compat ``memory_blocks`` table is created too when it
+        has none. Raises as :meth:`ReadStore.open`, minus IndexMissing."""
         if table_exists(index_dir):
-            return cls.open(index_dir, embedder_name, dim, home=home)
-        index_dir.mkdir(parents=True, exist_ok=True)
-        db = _lancedb().connect(str(index_dir))
-        table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
-        if not (index_dir / f"{BLOCKS_TABLE}.lance").is_dir():
-            # compat only (suzent never writes it): an existing one — e.g. the original app's, whose timestamps
-            # have no time zone — is left exactly as it is
-            db.create_table(BLOCKS_TABLE, schema=blocks_schema())
-        store = cls(index_dir, table, created=True, home=home)
-        store.check(embedder_name, dim)
+            store, db = cls.open(index_dir, embedder_name, dim, home=home), None
+        else:
+            index_dir.mkdir(parents=True, exist_ok=True)
+            db = _lancedb().connect(str(index_dir))
+            table = db.create_table(TABLE, schema=archival_schema(dim, embedder_name), exist_ok=True)
+            store = cls(index_dir, table, created=True, home=home)
+            store.check(embedder_name, dim)
+        if not committed(index_dir / f"{BLOCKS_TABLE}.lance"):
+            # compat only (suzent never writes it): made when missing or left without a manifest by a failed first
+            # pass; an existing one — e.g. the original app's, whose timestamps have no time zone — is left as it is
+            (db or _lancedb().connect(str(index_dir))).create_table(BLOCKS_TABLE, schema=blocks_schema(),
+                                                                    exist_ok=True)
         return store
 
     def delete_ids(self, ids: list[str]) -> int:

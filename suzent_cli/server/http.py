@@ -4,7 +4,9 @@
   :data:`~suzent_cli.server.protocol.OPS`, the JSON body as the op's keyword arguments, the result object as the
   answer. No token: the socket is mode 0600 in a 0700 folder, so only the home's owner reaches it.
 * :func:`mcp_http_app` — MCP over streamable HTTP at ``/mcp`` (the official SDK's app), behind a bearer token
-  (:class:`BearerToken`) and the SDK's DNS-rebinding guard (Host and Origin must be 127.0.0.1 or localhost).
+  (:class:`BearerToken`) and the SDK's DNS-rebinding guard, given exact values only: Host must be 127.0.0.1,
+  localhost or [::1] with exactly the port the server is bound to (:func:`allowed_hosts`), and an Origin, when
+  there is one, ``http://`` one of those with that port (:func:`allowed_origins`).
 
 starlette and mcp are imported inside the functions: importing this module costs nothing.
 """
@@ -25,8 +27,8 @@ log = logging.getLogger("suzent.serve")
 
 MCP_PATH = "/mcp"
 SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status)
-ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*")
-ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what a client on this machine names the server by
+HTTP_DEFAULT_PORT = 80  # the port a Host or Origin without one means (RFC 9110 §7.2, RFC 6454 §6.1)
 DRAIN_LIMIT = 1 << 20  # bytes of a refused request's body read before the 401 (a larger one may see a reset)
 MAX_BODY = 16 << 20  # bytes of a local API request body; the largest real one (a hook payload, 1 MB) is far below
 
@@ -125,10 +127,16 @@ async def _read_body(request: Any, limit: int | None = None) -> bytes | None:
     return b"".join(chunks) if size <= limit else None
 
 
+NO_TOKEN = "a bearer token is required: `suzent serve --print-config` shows it"
+WRONG_TOKEN = "the bearer token is wrong: use the one `suzent serve --print-config` shows"
+
+
 class BearerToken:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (compared in constant time with
-    :func:`hmac.compare_digest`), else 401 with ``WWW-Authenticate: Bearer``. Lifespan events pass through (the
-    MCP app's session manager starts and stops with them); a websocket without the token is closed (1008)."""
+    :func:`hmac.compare_digest`), else 401 with ``WWW-Authenticate: Bearer`` and one line saying which:
+    :data:`NO_TOKEN` (no ``Authorization`` header, another scheme, an empty token) or :data:`WRONG_TOKEN`.
+    Lifespan events pass through (the MCP app's session manager starts and stops with them); a websocket without
+    the token is closed (1008)."""
 
     def __init__(self, app: Any, token: str, stats: Stats | None = None) -> None:
         if not token:
@@ -137,24 +145,29 @@ class BearerToken:
         self._token = token.encode("utf-8")
         self.stats = stats
 
-    def _authorized(self, scope: dict) -> bool:
+    def _refusal(self, scope: dict) -> str | None:
+        """None when the request carries the token, else the 401's message. The first ``Authorization`` header
+        counts."""
         for name, value in scope.get("headers") or ():
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
-        return False
+                given = given.strip()
+                if scheme.lower() != b"bearer" or not given:
+                    return NO_TOKEN
+                return None if hmac.compare_digest(given, self._token) else WRONG_TOKEN
+        return NO_TOKEN
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
-        if not self._authorized(scope):
+        refusal = self._refusal(scope)
+        if refusal is not None:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
             await _drain(receive)  # so the client reads a 401, not a reset, while it still sends its body
-            body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT,
-                                         "message": "a bearer token is required (suzent serve --print-config)"}})
+            body = _json_body({"error": {"type": "Unauthorized", "exit": errors.BAD_INPUT, "message": refusal}})
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
                                     (b"content-length", str(len(body)).encode())]})
@@ -177,15 +190,41 @@ async def _drain(receive: Any, limit: int = DRAIN_LIMIT) -> None:
             return
 
 
-def mcp_http_app(mcp_server: Any, token: str, stats: Stats | None = None):
+def _check_port(port: int) -> int:
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"the bound port must be an integer from 1 to 65535, got {port!r}")
+    return port
+
+
+def allowed_hosts(port: int) -> list[str]:
+    """The exact ``Host`` header values the MCP endpoint accepts when bound to ``port`` (1-65535; ValueError
+    otherwise): ``127.0.0.1:<port>``, ``localhost:<port>``, ``[::1]:<port>``, and the bare names only when ``port``
+    is 80 (HTTP's default, which a client may leave out). Compared as whole strings, so no suffix
+    (``127.0.0.1:<port>.evil.example``, ``localhost:<port>@evil``), other port, trailing dot or upper case passes:
+    every client on this machine sends one of these exactly."""
+    port = _check_port(port)
+    bare = list(LOOPBACK_NAMES) if port == HTTP_DEFAULT_PORT else []
+    return [f"{name}:{port}" for name in LOOPBACK_NAMES] + bare
+
+
+def allowed_origins(port: int) -> list[str]:
+    """The exact ``Origin`` header values the MCP endpoint accepts when bound to ``port`` (ValueError as
+    :func:`allowed_hosts`): ``http://`` and one of :func:`allowed_hosts`' values (an Origin is scheme, host and
+    port, no path). A request without an Origin (not a browser's cross-site one) is not refused for it."""
+    return [f"http://{host}" for host in allowed_hosts(port)]
+
+
+def mcp_http_app(mcp_server: Any, token: str, stats: Stats | None = None, *, port: int):
     """MCP over streamable HTTP at :data:`MCP_PATH` for ``mcp_server`` (an ``mcp.server.mcpserver.MCPServer``),
-    behind :class:`BearerToken`. The SDK's transport security is on: a request whose Host is not 127.0.0.1/localhost
-    (any port) or whose Origin is another site is refused (DNS rebinding). The app's lifespan runs the SDK's session
-    manager: serve it with lifespan on (uvicorn's default), once per ``mcp_server``. Raises ValueError for an empty
-    token."""
+    behind :class:`BearerToken`, for a server bound to 127.0.0.1:``port`` (the real port, after binding). The SDK's
+    transport security is on with exact values: a request whose Host is not one of :func:`allowed_hosts` (421) or
+    whose Origin is not one of :func:`allowed_origins` (403) is refused (DNS rebinding). The app's lifespan runs
+    the SDK's session manager: serve it with lifespan on (uvicorn's default), once per ``mcp_server``. Raises
+    ValueError for an empty token or a port outside 1-65535."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=list(ALLOWED_HOSTS),
-                                         allowed_origins=list(ALLOWED_ORIGINS))
+    # No "name:*" pattern: the SDK matches those by prefix (any suffix after the colon passed).
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts(port),
+                                         allowed_origins=allowed_origins(port))
     inner = mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security)
     return BearerToken(inner, token, stats)

@@ -20,8 +20,14 @@ can stamp its own output as human-verified); they stay CLI-only.
 Resources (read-only, ``text/markdown``): :data:`MEMORY_URI` (MEMORY.md) and every vault page as
 ``suzent://vault/<vault-relative path>`` (:data:`PAGE_TEMPLATE`; listed one by one from ``list_pages``).
 
+Arguments are taken as JSON gives them, never coerced: every boolean must be a JSON ``true``/``false`` and every
+integer a JSON integer (:data:`JsonBool`, :data:`JsonInt`: ``{"apply": "yes"}``, ``{"apply": 1}``,
+``{"limit": true}``, ``{"limit": "3"}`` and ``{"limit": 2.0}`` are refused, where pydantic's lax mode would read
+them as ``True``, ``True``, ``1``, ``3`` and ``2``).
+
 Errors: a :class:`~suzent_cli.errors.SuzentError` from the backend becomes a tool error (``isError``) or a resource
-error carrying its one line; arguments out of range are refused with one line naming the argument; an unexpected
+error carrying its one line; arguments of the wrong type or out of range are refused with one line naming the
+argument; an unexpected
 exception is one line too (``SUZENT_DEBUG=1`` logs its traceback on stderr). Nothing here writes to stdout.
 """
 
@@ -75,6 +81,13 @@ INSTRUCTIONS = (
 
 MODES = ("hybrid", "vector", "fts")
 DATE = r"^\d{4}-\d{2}-\d{2}$"
+
+# The only boolean and integer types a tool argument may have: strict, so a string, a number or a boolean of the
+# other kind is an error, never coerced ("yes" is not True, true is not 1). A test asks every tool's schema.
+JsonBool = Annotated[bool, Field(strict=True)]
+JsonInt = Annotated[int, Field(strict=True)]
+_STRICT_TYPES = {"bool_type": "must be true or false (a JSON boolean)",
+                 "int_type": "must be a whole number (a JSON integer, not a string, boolean or decimal)"}
 
 
 # --- structured results (the output schemas the tools publish) -----------------------------------------------------
@@ -223,7 +236,14 @@ def _validation_line(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
-        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+        msg = err.get("msg")
+        if err.get("type") in _STRICT_TYPES:  # a wrong JSON type: say which one it must be and what came
+            try:
+                given = json.dumps(err.get("input"), ensure_ascii=False)
+            except (TypeError, ValueError):
+                given = repr(err.get("input"))
+            msg = f"{_STRICT_TYPES[err['type']]}, got {errors.one_line(given, 60)}"
+        parts.append(f"{where}: {msg}" if where else str(msg))
     more = f" (+{exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
     return errors.one_line("; ".join(parts) + more)
 
@@ -392,8 +412,8 @@ def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
     def recall(
         query: Annotated[str, Field(description="What to look for, in plain words (1-2000 characters).",
                                     min_length=1, max_length=MAX_QUERY)],
-        limit: Annotated[int, Field(description=f"How many memories at most (1-{MAX_LIMIT}).",
-                                    ge=1, le=MAX_LIMIT)] = 10,
+        limit: Annotated[JsonInt, Field(description=f"How many memories at most (1-{MAX_LIMIT}).",
+                                        ge=1, le=MAX_LIMIT)] = 10,
         mode: Annotated[Literal["hybrid", "vector", "fts"],
                         Field(description="hybrid (keywords + meaning; best), vector (meaning only) or fts "
                                           "(keywords only).")] = "hybrid",
@@ -447,8 +467,9 @@ def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
                                           min_length=1, max_length=MAX_FACT)] = None,
         id: Annotated[str | None, Field(description="A row id from recall (instead of text).",
                                         min_length=1, max_length=MAX_NAME)] = None,
-        apply: Annotated[bool, Field(description="False (default): only list what would be forgotten. True: "
-                                                 "forget it, after the user confirmed the dry run.")] = False,
+        apply: Annotated[JsonBool, Field(description="false (default): only list what would be forgotten. true "
+                                                     "(the JSON boolean, nothing else): forget it, after the user "
+                                                     "confirmed the dry run.")] = False,
     ) -> Annotated[CallToolResult, ForgetResult]:
         """Make a fact disappear from the user's memory everywhere it could be recalled again (a tombstone; the
         daily log keeps the line, hidden). Destructive, so a dry run first: call it without apply, show the user

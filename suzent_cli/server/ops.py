@@ -265,6 +265,8 @@ class LocalBackend:
 
         if (text is None) == (id is None):
             raise InputInvalid("give exactly one of text or id")
+        if not isinstance(apply, bool):  # the destructive switch is a JSON boolean on every path, never coerced
+            raise InputInvalid(f"apply: must be true or false (a JSON boolean), got {apply!r:.40}")
         settings = self.warm.settings()
         if text is not None:
             target = _text(text, "text", MAX_FACT_CHARS)
@@ -460,9 +462,14 @@ class LocalBackend:
         on the index worker, waiting at most :data:`CAPTURE_INDEX_WAIT` s and never past the deadline, so the
         next prompt's recall sees the turn. Returns ``{"report", "warnings", "indexed"}``: the drain report (None
         when it did not finish; the payload then stays spooled for the next run), the warning lines, and whether
-        the reindex finished. ``timeout`` None: the hook's default (10 s). Raises :class:`InputInvalid` for bad
-        base64 or timeout."""
+        the reindex finished. ``timeout`` None: the hook's default (10 s). The capture stops at the deadline, and as
+        soon as the request's client has gone (:func:`suzent_cli.server.cancel.client_gone`: the hook gave up or
+        was killed): no transcript is read and no turn started for nobody, the payload stays spooled for the next
+        run. Raises :class:`InputInvalid` for bad base64 or timeout."""
         from suzent_cli.hooks import claude_code
+        from suzent_cli.server.cancel import client_gone
+
+        gone = client_gone()  # taken here: the capture's worker thread does not inherit the request's context
 
         raw = _payload(payload_b64)
         timeout = claude_code.CAPTURE_TIMEOUT if timeout is None else timeout
@@ -476,13 +483,13 @@ class LocalBackend:
         accepted = claude_code.accept(settings, raw)
         warnings = list(accepted.warnings)
         outcome = claude_code.capture_within(settings, accepted, deadline=deadline, timeout=float(timeout),
-                                             extractor=extractor)
+                                             extractor=extractor, stop=gone)
         warnings += outcome.warnings
         after = _log_state(settings.paths.archive_dir)
         touched = sorted(p for p, state in after.items() if before.get(p) != state)
         indexed = False
-        if touched:
-            wait = max(0.0, min(CAPTURE_INDEX_WAIT, deadline - time.monotonic()))
+        if touched:  # queued either way; waited for only while someone waits for the answer
+            wait = 0.0 if gone() else max(0.0, min(CAPTURE_INDEX_WAIT, deadline - time.monotonic()))
             indexed = self.warm.index.reindex(touched, wait=wait)
         return {"report": outcome.report, "warnings": warnings, "indexed": indexed}
 

@@ -42,12 +42,13 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from suzent_cli import errors
+from suzent_cli.hooks.stdin import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES  # re-exported, see below
 
 OPS = ("recall", "remember", "forget", "status", "list_pages", "read_page", "briefing", "hook_capture",
        "hook_recall", "hook_session_start")
 API_PREFIX = "/v1/"
-MAX_PAYLOAD_BYTES = 1_000_000  # a hook payload (a few hundred bytes in practice): larger ones are refused by the server
-# and never sent by the hooks' fast path (the cold path keeps such bytes in the spool's failed/ folder)
+# MAX_PAYLOAD_BYTES (imported above): the largest hook payload (a few hundred bytes in practice); the server refuses
+# larger ones, and no hook reads more of its stdin. One constant, owned by the hooks' stdin rule.
 PROTOCOL_VERSION = 1
 
 

@@ -315,10 +315,13 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
             from suzent_cli.server.mcp_surface import build_mcp
 
             mcp_server = build_mcp(backend)
+        from suzent_cli.server.cancel import WatchDisconnect
         from suzent_cli.server.http import local_app, mcp_http_app
 
-        listeners = [(_uvicorn_server(local_app(backend, stats), lifespan="off"), unix),
-                     (_uvicorn_server(mcp_http_app(mcp_server, token, stats), lifespan="on"), tcp)]
+        # the local API's work for a request stops when its client has gone (a hook that gave up)
+        listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats)), lifespan="off"), unix),
+                     (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
+                      tcp)]
         stopper.servers = [server for server, _ in listeners]
         runtime.write_info(home, {"pid": os.getpid(), "started": stats.started, "version": __version__,
                                   "mcp_url": stats.mcp_url, "socket": str(sock_path), "port": real_port})

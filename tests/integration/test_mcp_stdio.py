@@ -68,11 +68,13 @@ def test_standalone_mcp_remembers_recalls_and_serves_resources(tmp_path):
                                                    "session": "stdio-test"})
         found = await recall_until_found(client, "night train Vienna")
         bad = await client.call_tool("recall", {"query": "train", "limit": 1000})
+        coerced = await client.call_tool("forget", {"text": "Takes the night train to Vienna", "apply": "yes"})
+        after = await client.call_tool("recall", {"query": "night train Vienna"})
         memory = await client.read_resource(MEMORY_URI)
         status = await client.call_tool("status", {})
-        return tools, kept, found, bad, memory, status
+        return tools, kept, found, bad, (coerced, after), memory, status
 
-    (tools, kept, found, bad, memory, status), stderr = session(home, body)
+    (tools, kept, found, bad, (coerced, after), memory, status), stderr = session(home, body)
     assert tools == set(TOOLS)
     assert not kept.is_error, text_of(kept)
     assert kept.structured_content["outcomes"][0]["outcome"] == "captured"
@@ -81,6 +83,8 @@ def test_standalone_mcp_remembers_recalls_and_serves_resources(tmp_path):
     assert hit["content"] == "Takes the night train to Vienna" and hit["session"] == "stdio-test"
     assert text_of(found).startswith(RECALL_HEADER)
     assert bad.is_error and text_of(bad) == "Error executing tool recall: limit: Input should be less than or equal to 50"
+    assert coerced.is_error and 'apply: must be true or false (a JSON boolean), got "yes"' in text_of(coerced)
+    assert [h["content"] for h in after.structured_content["hits"]][:1] == ["Takes the night train to Vienna"]
     assert memory.contents[0].mime_type == "text/markdown"
     assert not status.is_error and "server" not in status.structured_content
     assert "serving in-process" in stderr and "Traceback" not in stderr
@@ -191,9 +195,15 @@ def test_streamable_http_needs_the_token(server):
             tools = {t.name for t in (await mcp.list_tools()).tools}
             kept = await mcp.call_tool("remember", {"facts": ["[goal] Wants to learn the cello"]})
             found = await recall_until_found(mcp, "cello")
-            return tools, kept, found
+            coerced = await mcp.call_tool("forget", {"text": "Wants to learn the cello", "apply": "yes"})
+            lax = await mcp.call_tool("recall", {"query": "cello", "limit": True})
+            still = await mcp.call_tool("recall", {"query": "cello"})
+            return tools, kept, found, (coerced, lax, still)
 
-    tools, kept, found = anyio.run(with_token, token)
+    tools, kept, found, (coerced, lax, still) = anyio.run(with_token, token)
+    assert coerced.is_error and 'apply: must be true or false (a JSON boolean), got "yes"' in text_of(coerced)
+    assert lax.is_error and "limit: must be a whole number" in text_of(lax)
+    assert still.structured_content["hits"][0]["content"] == "Wants to learn the cello"  # "yes" forgot nothing
     assert tools == set(TOOLS)
     assert not kept.is_error, text_of(kept)
     assert found.structured_content["hits"], (text_of(kept), text_of(found))
