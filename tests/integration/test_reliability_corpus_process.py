@@ -9,7 +9,7 @@ import time
 import types
 
 import pytest
-from test_reliability_corpus import SUBSET, rel
+from test_reliability_corpus import ATTACK_SUBSET, SUBSET, att, rel
 
 from conftest import invoke
 
@@ -55,3 +55,13 @@ def test_a_subset_of_the_corpus_passes_end_to_end(tmp_path, setup_in_process):
     table = rel.table(verdicts)
     assert len(verdicts) == len(SUBSET) and table.count("| PASS |") == len(SUBSET), table + "\n" + "\n".join(
         f"{v.case.name}: {v.traceback + v.lost}" for v in verdicts if not v.ok)
+
+
+def test_a_subset_of_the_attack_corpus_passes_end_to_end(tmp_path, setup_in_process):
+    """benchmarks/attack.py on the same harness: a case per capture-side item of issue 24 (umask 000, a stamp, a
+    planted line, secrets), each step a subprocess, the attack checks judging the home afterwards."""
+    cases = [c for c in att.CASES if c.name in ATTACK_SUBSET]
+    verdicts = rel.run_corpus(cases, jobs=2, keep=tmp_path)
+    table = rel.table(verdicts)
+    assert len(verdicts) == len(ATTACK_SUBSET) and table.count("| PASS |") == len(ATTACK_SUBSET), table + "\n" + \
+        "\n".join(f"{v.case.name}: {v.traceback + v.lost}" for v in verdicts if not v.ok)
