@@ -352,10 +352,17 @@ def planted_reason(text: str) -> str | None:
     return None
 
 
-def planted(content: str, tags: tuple[str, ...] | list[str] = ()) -> str | None:
+def planted(content: str, tags: tuple[str, ...] | list[str] = (), category: str | None = None) -> str | None:
     """The reason a stored fact is a planted instruction: it carries the :data:`TAG` tag (capture marked it), or
-    its text reads as one now (:func:`planted_reason`; a line written before the mark existed). None otherwise.
-    Every reader that must not pass such a fact on (MEMORY.md, the dream's batch, the hooks) asks this."""
-    if tags and TAG in tags:
-        return planted_reason(content) or "marked as planted when captured"
-    return planted_reason(content)
+    its text, its ``category`` or one of its ``tags`` reads as one now (:func:`planted_reason`; a line written
+    before the mark existed). The category counts as much as the text: the prompt hook shows it (``- [category]
+    text``) and the dream names a vault page after it. A tag's ``-``/``_`` read as spaces (``skip-all-confirmations``).
+    None otherwise. Every reader that must not pass such a fact on (MEMORY.md, the dream's batch, the hooks, recall's
+    flag) and capture's tagging ask this."""
+    reason = planted_reason(content) or planted_reason(category or "")
+    if reason is None and tags:
+        labels = [t for t in tags if t != TAG]
+        reason = planted_reason(re.sub(r"[-_]+", " ", " ; ".join(labels))) if labels else None
+    if reason is None and tags and TAG in tags:
+        return "marked as planted when captured"
+    return reason
