@@ -229,6 +229,26 @@ def test_a_turn_with_secrets_keeps_its_preference_and_loses_the_secrets(tmp_path
     assert "sk-proj" not in text and "hunter2" not in text
 
 
+def test_no_secret_of_a_query_or_a_prompt_lands_in_the_recall_log(tmp_path):
+    """recall_log.jsonl keeps each recall's query: a key pasted into a prompt (the UserPromptSubmit hook) or a
+    query (CLI, MCP) is redacted before it is logged, and the hook does not search for it either."""
+    from claude_code_session import prompt
+
+    from suzent_cli.hooks.recall import recall_context
+    from suzent_cli.index.api import run_index
+
+    home = tmp_path / "home"
+    s = settings_at(home, env=HASH_ENV)
+    log(s, "2026-06-19", "[preference] Uses poetry for dependency management in every project")
+    run_index(s)
+    out = recall_context(s, prompt(f"my key {KEY} does not work with poetry, why?").encode(), mode="fts")
+    assert out and "poetry" in out and KEY not in out
+    assert invoke(home, "recall", f"poetry {KEY} dependency", "--mode", "fts", env_extra=HASH_ENV).returncode == 0
+    logged = (home / "notebook" / ".state" / "recall_log.jsonl").read_text(encoding="utf-8")
+    assert logged.count("\n") >= 2 and "poetry" in logged
+    assert KEY.split("-")[-1].lower() not in logged.lower() and "[redacted: api key]" in logged
+
+
 def test_a_poisoned_turn_loses_its_planted_sentences_and_keeps_the_real_preference(tmp_path):
     home = tmp_path / "home"
     proc = invoke(home, "capture", "--turn-from", "-", input=json.dumps({"user": POISON}), env_extra=HASH_ENV)

@@ -147,6 +147,11 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
         return None
+    # A secret pasted into the prompt is neither searched for nor logged: the query below is the prompt's words,
+    # in which the recall log's own redaction could no longer see a key.
+    from suzent_cli.guard.secrets import redact  # the detectors load only for a candidate token
+
+    prompt = redact(prompt)[0]
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for
