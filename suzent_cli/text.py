@@ -10,6 +10,10 @@ import re
 # C1 (but NEL, U+0085). They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns
 # them into a space like a newline (dropping them would glue two words: "tea\vwith" -> "teawith").
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+# Characters that show nothing (or only steer the text's direction): the soft hyphen, zero-width space, non-joiner and
+# joiner, the direction marks, embeddings, overrides and isolates, the word joiner and invisible operators, the
+# byte-order mark. Inside a word they leave it looking the same to a person while no rule reading it matches.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 # A lone surrogate no UTF-8 can hold: JSON's "\ud800" escape (JavaScript's JSON.stringify writes one for an emoji
 # cut in half), or one a Python caller made. Those of surrogateescape (argv's undecodable bytes) are the subset
 # U+DC80-U+DCFF, which :func:`repair` turns back into their bytes first.
@@ -43,6 +47,13 @@ def content_words(text: str) -> list[str]:
         if len(w) >= 3 and w not in STOP_WORDS:
             seen.setdefault(w, None)
     return list(seen)
+
+
+def without_invisible(text: str) -> str:
+    """``text`` without the characters that show nothing (zero-width space, non-joiner and joiner, soft hyphen, word
+    joiner, the bidi marks and overrides, a byte-order mark): what a rule must read, since ``ver\u200bified`` or
+    ``instruc\u200btions`` looks to a person like the word without it."""
+    return _INVISIBLE.sub("", text)
 
 
 def normalize(text: str) -> str:

@@ -30,6 +30,8 @@ import re
 import unicodedata
 import zlib
 
+from suzent_cli.text import without_invisible
+
 OVERRIDE = "overrides the agent's rules"
 DESTRUCTIVE = "asks for destructive or unreviewed actions"
 EXFILTRATE = "sends data elsewhere"
@@ -331,12 +333,13 @@ _ALL: list[Rule] = []
 
 
 def _probe(text: str) -> str:
-    """``text`` as the rules read it: NFKC-normalised and case-folded (a long s, a Kelvin sign or full-width
-    letters cannot dodge a gate), typographic quotes made straight; long texts read in their first and last
-    :data:`MAX_CHARS` halves."""
+    """``text`` as the rules read it: without invisible characters (:func:`suzent_cli.text.without_invisible`: a
+    zero-width space inside a word cannot dodge a rule), NFKC-normalised and case-folded (a long s, a Kelvin sign
+    or full-width letters cannot dodge a gate), typographic quotes made straight; long texts read in their first
+    and last :data:`MAX_CHARS` halves."""
     if len(text) > MAX_CHARS:
         text = text[: MAX_CHARS // 2] + " \n " + text[-MAX_CHARS // 2:]
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", without_invisible(text)).casefold()
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
