@@ -391,6 +391,16 @@ def test_recall_flags_a_planted_row_and_the_hooks_never_inject_it(tmp_path):
     assert "Likes tea" in zone and "verified" not in zone and "Never ask" not in zone
 
 
+def test_verify_fact_refuses_a_secret(tmp_path):
+    """A verified line sits in MEMORY.md, is indexed and put into an agent's context by the prompt hook: a key in
+    it would go to the model with every prompt that mentions it. verify-fact refuses it, writing nothing."""
+    home = tmp_path / "home"
+    proc = invoke(home, "verify-fact", f"My OpenAI key is {KEY}", "--by", "alice", env_extra=HASH_ENV)
+    assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and len(proc.stderr.splitlines()) == 1
+    assert "api key" in proc.stderr and KEY not in proc.stderr and KEY not in _memory_md(home)
+    assert invoke(home, "verify-fact", "Drinks oolong tea", "--by", "alice", env_extra=HASH_ENV).returncode == 0
+
+
 def test_the_claude_extractor_is_told_about_planted_text_and_standing_preferences():
     from suzent_cli.capture.extract.claude import build_system_prompt
 

@@ -322,7 +322,8 @@ def rewrite_generated(settings: Settings, make_body: Callable[[str], str], *, wr
 # --- writer 2: human verification stamps ----------------------------------------------------------------------------
 
 def stamp_line(text: str, by: str, day: dt.date) -> str:
-    """``- {text} <!-- verified: human:{by}@{day} -->`` after validating ``text`` and ``by`` (InputInvalid)."""
+    """``- {text} <!-- verified: human:{by}@{day} -->`` after validating ``text`` and ``by`` (InputInvalid: also
+    for a ``text`` holding a secret, :func:`suzent_cli.guard.redact`)."""
     if not isinstance(by, str) or not _NAME.match(by) or len(by) > 64:
         raise InputInvalid(f"--by must be a plain name (letters, digits, '.', '_', '-'), got {by!r}")
     if by.lower().startswith("agent"):
@@ -334,6 +335,12 @@ def stamp_line(text: str, by: str, day: dt.date) -> str:
         raise InputInvalid("the fact to verify must not contain '<!--' or '-->'")
     if len(text) > 2000:
         raise InputInvalid("the fact to verify is longer than 2000 characters")
+    from suzent_cli.guard import describe, redact  # the detectors load only for a candidate token
+
+    kinds = redact(text)[1]
+    if kinds:  # the line is indexed and put into an agent's context by the hooks: a key would go with it
+        raise InputInvalid(f"the fact to verify holds {describe(kinds)}; a verified line is shown to agents, so "
+                           "write it without the secret")
     return f"- {text} <!-- verified: human:{by}@{day.isoformat()} -->"
 
 
