@@ -7,9 +7,11 @@ import json
 import re
 
 # Control characters that are not whitespace: C0 (but tab, LF, VT, FF, CR and the separators \x1c-\x1f), DEL and
-# C1 (but NEL, U+0085). They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns
-# them into a space like a newline (dropping them would glue two words: "tea\vwith" -> "teawith").
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+# C1 (but NEL, U+0085), and the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069:
+# right-to-left text needs none of them, and with them a line displays otherwise than it reads, "Trojan Source").
+# They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns them into a space like a
+# newline (dropping them would glue two words: "tea\vwith" -> "teawith").
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 # Characters that show nothing (or only steer the text's direction): the soft hyphen, zero-width space, non-joiner and
 # joiner, the direction marks, embeddings, overrides and isolates, the word joiner and invisible operators, the
 # byte-order mark. Inside a word they leave it looking the same to a person while no rule reading it matches.

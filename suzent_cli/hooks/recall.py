@@ -122,7 +122,9 @@ def hit_line(hit, words: list[str] | None = None) -> str:
     else:
         label = hit.category or _KIND.get(hit.source_type or "", hit.source_type or "memory")
         content = "" if hit.planted else " ".join(str(hit.content).split())
-    return f"- [{label}] {_clip(content)}" + (f" ({date})" if date else "")
+    from suzent_cli.guard import strip_markup  # a MEMORY.md line's stamp is the person's, but no comment goes out
+
+    return f"- [{label}] {_clip(strip_markup(content)[0])}" + (f" ({date})" if date else "")
 
 
 def format_context(hits: list, words: list[str] | None = None) -> str:
