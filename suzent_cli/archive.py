@@ -85,12 +85,14 @@ def render_entry(facts: list[Fact], time: str, session: str) -> str:
 def clean_session(session: object) -> str:
     """``session`` as it is written in an entry heading: invalid UTF-8 (lone surrogates from argv bytes) replaced,
     control characters dropped, HTML comments and stamp shapes cut (an unclosed ``<!--`` in a heading would hide
-    every later entry of the log from a person reading it rendered), folded to one line; ``cli`` when nothing is
+    every later entry of the log from a person reading it rendered), secrets redacted (a key given as a session id
+    would be kept in the log, the index and ``confirmations.jsonl``), folded to one line; ``cli`` when nothing is
     left. Never raises."""
     from suzent_cli.guard.markup import strip_markup  # stdlib only
+    from suzent_cli.guard.secrets import redact  # the detectors load only for a candidate token
 
     text, _ = repair(session if isinstance(session, str) else str(session))
-    return fold_line(strip_markup(fold_line(text))[0]) or "cli"
+    return fold_line(redact(strip_markup(fold_line(text))[0])[0]) or "cli"
 
 
 def log_header(day: dt.date) -> str:

@@ -155,7 +155,7 @@ class Hit:
 
         if not self.text:
             self.text = plain_content(self.content)
-        self.planted = self.planted or planted(self.text, tuple(self.tags or ()))
+        self.planted = self.planted or planted(self.text, tuple(self.tags or ()), self.category)
         factors = self.factors or {}
         self.verified = self.verified or bool(factors.get("human"))
         if self.source_type != "notebook":

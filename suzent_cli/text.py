@@ -3,12 +3,25 @@ words that recall's BM25 query and the hooks' prompt filter leave out."""
 
 from __future__ import annotations
 
+import json
 import re
 
 # Control characters that are not whitespace: C0 (but tab, LF, VT, FF, CR and the separators \x1c-\x1f), DEL and
-# C1 (but NEL, U+0085). They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns
-# them into a space like a newline (dropping them would glue two words: "tea\vwith" -> "teawith").
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+# C1 (but NEL, U+0085), and the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069:
+# right-to-left text needs none of them, and with them a line displays otherwise than it reads, "Trojan Source").
+# They are dropped. The whitespace ones are line or field breaks: :func:`fold_line` turns them into a space like a
+# newline (dropping them would glue two words: "tea\vwith" -> "teawith").
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters that show nothing (or only steer the text's direction): the soft hyphen, zero-width space, non-joiner and
+# joiner, the direction marks, embeddings, overrides and isolates, the word joiner and invisible operators, the
+# byte-order mark. Inside a word they leave it looking the same to a person while no rule reading it matches.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# A lone surrogate no UTF-8 can hold: JSON's "\ud800" escape (JavaScript's JSON.stringify writes one for an emoji
+# cut in half), or one a Python caller made. Those of surrogateescape (argv's undecodable bytes) are the subset
+# U+DC80-U+DCFF, which :func:`repair` turns back into their bytes first.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_ESCAPED_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 # Words that carry no meaning of their own in a question or a prompt ("which", "does", "use", "the"): recall drops
@@ -36,6 +49,13 @@ def content_words(text: str) -> list[str]:
         if len(w) >= 3 and w not in STOP_WORDS:
             seen.setdefault(w, None)
     return list(seen)
+
+
+def without_invisible(text: str) -> str:
+    """``text`` without the characters that show nothing (zero-width space, non-joiner and joiner, soft hyphen, word
+    joiner, the bidi marks and overrides, a byte-order mark): what a rule must read, since ``ver\u200bified`` or
+    ``instruc\u200btions`` looks to a person like the word without it."""
+    return _INVISIBLE.sub("", text)
 
 
 def normalize(text: str) -> str:
@@ -73,7 +93,8 @@ def repair(data: bytes | str) -> tuple[str, list[str]]:
         text = data
         try:
             text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates, e.g. from surrogateescape'd argv
+        except UnicodeEncodeError:  # lone surrogates, e.g. from surrogateescape'd argv or a JSON "\ud800"
+            text = _NOT_ESCAPED_BYTE.sub("\ufffd", text)
             text = text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
             text = text.encode("utf-8", errors="replace").decode("utf-8")
             warnings.append("replaced invalid UTF-8 byte sequence(s) with U+FFFD")
@@ -87,3 +108,28 @@ def repair(data: bytes | str) -> tuple[str, list[str]]:
     if others:
         warnings.append(f"removed {others} control character(s)")
     return cleaned, warnings
+
+
+def loads_json(text: str) -> tuple[object, bool]:
+    """``json.loads(text)``, with every lone surrogate in its strings (keys too) replaced by U+FFFD: JSON may escape
+    one (``"\\ud83d"``, half an emoji, as JavaScript writes it), and no UTF-8 file, log or answer can hold it.
+    Returns ``(value, replaced)``. Raises what :func:`json.loads` raises (ValueError, RecursionError). The walk
+    runs only when ``text`` holds a surrogate escape, so the cost of an ordinary document is one substring scan."""
+    value = json.loads(text)
+    if not _SURROGATE_ESCAPE.search(text):
+        return value, False
+    found = [False]
+
+    def fix(item: object) -> object:
+        if isinstance(item, str):
+            fixed = _SURROGATE.sub("\ufffd", item)
+            found[0] = found[0] or fixed != item
+            return fixed
+        if isinstance(item, list):
+            return [fix(x) for x in item]
+        if isinstance(item, dict):
+            return {fix(k): fix(v) for k, v in item.items()}
+        return item
+
+    value = fix(value)
+    return value, found[0]

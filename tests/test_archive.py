@@ -71,6 +71,19 @@ def test_bad_bytes_are_repaired_with_warnings():
     assert clean == "all good ✓" and none == []
 
 
+def test_a_lone_surrogate_from_json_is_repaired_not_raised():
+    """JSON can carry a lone surrogate ("\\ud800": JavaScript's JSON.stringify writes one for a broken emoji);
+    repair() never raises: it becomes U+FFFD like a bad byte, and argv's escaped bytes still come back whole."""
+    from suzent_cli.text import loads_json
+
+    text, warnings = repair("likes \ud800 tea \udfff")
+    assert text == "likes \ufffd tea \ufffd" and any("UTF-8" in w for w in warnings)
+    assert repair("caf\udcc3\udca9")[0] == "caf\u00e9"  # surrogateescape'd argv bytes: decoded as UTF-8
+    value, replaced = loads_json('{"a": ["x\\ud800", {"k\\udfff": "\\ud83d\\ude00"}], "n": 1}')
+    assert value == {"a": ["x\ufffd", {"k\ufffd": "\U0001f600"}], "n": 1} and replaced
+    assert loads_json('{"a": "\\\\ud800"}') == ({"a": "\\ud800"}, False)  # an escaped backslash, no surrogate
+
+
 def test_parse_fact_lines_accepts_three_shapes():
     facts = parse_fact_lines("- [preference] Prefers compact dashboards `ui`\n\n[goal] Ship v1\nplain words here\n- [] \n")
     assert [(f.category, f.content, f.tags) for f in facts] == [

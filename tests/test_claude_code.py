@@ -196,6 +196,25 @@ def test_malformed_payload_is_a_warning_and_exit_0_and_kept(home, stdin):
     assert (state_dir(home) / "spool" / "failed" / kept[0]).read_bytes() == stdin.encode()
 
 
+def test_a_lone_surrogate_in_a_transcript_or_a_payload_never_blocks_the_session(tmp_path, home):
+    """Claude Code's JSON can escape a lone surrogate ("\\ud83d" of an emoji cut in half): such a transcript line
+    failed every capture of its session (3 attempts, then failed/, and the same again on every later hook), and
+    such a payload ended the hook with a traceback. Both are read with U+FFFD, as a line of bad bytes is."""
+    t = Transcript(tmp_path / "s.jsonl")
+    t.user("I prefer tabs XSURX over spaces.")
+    t.assistant("Noted.")
+    t.user("My cat is named Pixel.")
+    t.assistant("Nice name.")
+    t.path.write_text(t.path.read_text(encoding="utf-8").replace("XSURX", "\\ud83d"), encoding="utf-8")
+    r = hook(home, payload(t.path), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["turns"] == 2 and json.loads(r.stdout)["failed"] == 0
+    assert "not valid UTF-8" in r.stderr
+    assert facts(home) == ["- [preference] I prefer tabs \ufffd over spaces.", "- [personal] My cat is named Pixel."]
+    assert spooled(home) == [] and failed(home) == []
+    odd = hook(home, payload(t.path, session="5c9e\\ud800-2b7a").replace("\\\\", "\\"))
+    assert odd.returncode == 0 and "Traceback" not in odd.stderr
+
+
 def test_hook_mode_never_fails_the_agent_but_a_wrong_source_is_an_error(tmp_path, home):
     home.mkdir(parents=True)
     (home / "config.toml").write_text("this is = not [toml\n", encoding="utf-8")

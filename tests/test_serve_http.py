@@ -139,6 +139,15 @@ def test_bad_calls_and_suzent_errors_are_4xx_error_objects(path, body, status, k
     assert stats.snapshot()["last_error"] is None  # a caller's mistake is no server error
 
 
+def test_a_lone_surrogate_in_a_body_is_replaced_not_a_500():
+    """JSON may escape a lone surrogate ("\\ud800"); it reached the ops as text no UTF-8 can hold (an
+    InternalError, or a traceback in the server's log): it arrives as U+FFFD, like a bad byte."""
+    backend, stats = FakeBackend(), Stats()
+    r = _post(local_app(backend, stats), "/v1/recall", b'{"query": "tea \\ud800"}')
+    assert r.status_code == 200 and r.json()["query"] == "tea \ufffd"
+    assert stats.snapshot()["last_error"] is None
+
+
 def test_an_unexpected_exception_is_a_500_internal_error_and_the_last_error():
     stats = Stats()
     r = _post(local_app(FakeBackend(), stats), "/v1/forget", b'{"text": "x"}')

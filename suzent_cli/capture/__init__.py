@@ -134,8 +134,8 @@ def parse_fact_lines(text: str, rejected: list[str] | None = None) -> list[Fact]
 def clean_facts(facts: list[Fact], warnings: list[str] | None = None) -> list[Fact]:
     """The facts as they will be written: each folded to one line (no input can forge a heading or an extra line),
     then screened (:func:`suzent_cli.guard.screen`): HTML comments and verification-stamp-shaped text cut out,
-    secrets redacted in content, category and tags (a tag holding one is dropped), and a fact that reads as a planted
-    instruction tagged ``planted`` (it stays in the log; no reader passes it on to an agent). What the screen changed
+    secrets redacted in content, category and tags (a tag holding one is dropped), and a fact whose text, category
+    or a tag reads as a planted instruction tagged ``planted`` (it stays in the log; no reader passes it on to an agent). What the screen changed
     is said in ``warnings``, one line per fact. Empty facts are dropped. Idempotent."""
     out = []
     for f in facts:
@@ -146,7 +146,7 @@ def clean_facts(facts: list[Fact], warnings: list[str] | None = None) -> list[Fa
 
 
 def _screened(fact: Fact, warnings: list[str]) -> Fact:
-    from suzent_cli.guard import TAG, describe, redact, screen, strip_markup
+    from suzent_cli.guard import TAG, describe, planted, redact, screen, strip_markup
 
     content = screen(fact.content)
     category, cut = strip_markup(fact.category)
@@ -168,9 +168,11 @@ def _screened(fact: Fact, warnings: list[str]) -> Fact:
                      if "a verification stamp" in removed else f"removed {what}")
     if secrets:
         notes.append(f"redacted {describe(secrets)}")
-    if content.planted and TAG not in tags:
+    # The category and the tags too: the prompt hook shows the category, the dream names a page after it.
+    reason = content.planted or planted("", tuple(tags), category)
+    if reason and TAG not in tags:
         tags.append(TAG)
-        notes.append(f"kept in the log but tagged `{TAG}`: it reads as a planted instruction ({content.planted}), so "
+        notes.append(f"kept in the log but tagged `{TAG}`: it reads as a planted instruction ({reason}), so "
                      "it is left out of MEMORY.md, the vault and the hooks")
     if notes:
         shown = repr(_shown(content.text, 60)) if content.text else "a fact left empty by it (not captured)"
@@ -356,7 +358,7 @@ def _without_planted(facts: list[Fact], warnings: list[str]) -> list[Fact]:
 
     kept = []
     for f in facts:
-        reason = planted(f.content, f.tags)
+        reason = planted(f.content, f.tags, f.category)
         if reason:
             warnings.append(f"not captured: {_shown(fold_line(f.content), 80)!r} reads as a planted instruction "
                             f"({reason})")

@@ -115,8 +115,9 @@ def _session(raw: str, warnings: list[str]) -> str:
     found: list[str] = []
     cleaned = clean_session(repair_input(raw, found))
     if found or (cleaned != raw.strip() and raw.strip()):
+        secret = "[redacted: " in cleaned and "[redacted: " not in raw
         warnings.append(f"--session {cleaned!r} written instead of the given id "
-                        f"({'; '.join(found) or 'folded to one line'})")
+                        f"({'; '.join(found) or ('a secret redacted' if secret else 'folded to one line')})")
     return cleaned
 
 

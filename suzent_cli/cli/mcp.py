@@ -38,7 +38,7 @@ def mcp_cmd(
 
     from suzent_cli.errors import InputInvalid
     from suzent_cli.server import client
-    from suzent_cli.server.mcp_surface import FallbackBackend, build_mcp
+    from suzent_cli.server.mcp_surface import FallbackBackend, build_mcp, run_stdio
 
     settings = settings_of(ctx)
     try:
@@ -66,7 +66,7 @@ def mcp_cmd(
     print(f"suzent mcp: {'relaying to the server of' if remote else 'serving in-process for'} {settings.paths.home}",
           file=sys.stderr)
     try:
-        anyio.run(build_mcp(backend).run_stdio_async)
+        anyio.run(run_stdio, build_mcp(backend))
     finally:
         for warm in warms:
             warm.close()

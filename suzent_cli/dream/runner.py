@@ -630,7 +630,7 @@ class DreamRunner:
             for f in parse_log(text, day):
                 if f.line < first:
                     continue
-                if forgotten.covers(f.content) or planted(f.content, f.tags):
+                if forgotten.covers(f.content) or planted(f.content, f.tags, f.category):
                     dropped.add(f.line)  # a planted instruction is not the person's fact (suzent_cli.guard)
                     continue
                 ts = max((t for line, t in stamps.get(day, []) if line <= f.line), default="") if day in late else None

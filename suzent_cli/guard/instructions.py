@@ -30,10 +30,13 @@ import re
 import unicodedata
 import zlib
 
+from suzent_cli.text import without_invisible
+
 OVERRIDE = "overrides the agent's rules"
 DESTRUCTIVE = "asks for destructive or unreviewed actions"
 EXFILTRATE = "sends data elsewhere"
 TRUST = "changes what the agent trusts"
+TOO_LONG = "too long to read whole"  # a text over MAX_SCAN characters: not screened past it, so not passed on
 TAG = "planted"  # the tag a fact line given as is carries when it reads as planted (see suzent_cli.guard)
 
 _W = r"(?:\s+\S+){0,%d}?"  # up to N words (any non-blank run), lazily and bounded: no pattern backtracks far
@@ -257,7 +260,9 @@ _TRUST = (
 
 _GROUPS = ((OVERRIDE, _OVERRIDE), (DESTRUCTIVE, _DESTRUCTIVE_COMMAND), (DESTRUCTIVE, _UNREVIEWED),
            (EXFILTRATE, _EXFILTRATE), (TRUST, _TRUST))
-MAX_CHARS = 20_000  # longer texts are read in their first and last parts (a fact is a sentence; a turn is cut)
+MAX_CHARS = 20_000  # a longer text is read in windows of this many characters (each normalised on its own)
+OVERLAP = 2_000  # characters two windows share: a match straddling an edge lies whole in one (every rule's is shorter)
+MAX_SCAN = 100_000  # characters read at most (a few windows, under half a second at worst); a fact is a sentence
 
 
 def alternatives(source: str) -> list[str]:
@@ -331,31 +336,52 @@ _ALL: list[Rule] = []
 
 
 def _probe(text: str) -> str:
-    """``text`` as the rules read it: NFKC-normalised and case-folded (a long s, a Kelvin sign or full-width
-    letters cannot dodge a gate), typographic quotes made straight; long texts read in their first and last
-    :data:`MAX_CHARS` halves."""
-    if len(text) > MAX_CHARS:
-        text = text[: MAX_CHARS // 2] + " \n " + text[-MAX_CHARS // 2:]
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """``text`` (one window of :func:`_windows`) as the rules read it: without invisible characters
+    (:func:`suzent_cli.text.without_invisible`: a zero-width space inside a word cannot dodge a rule),
+    NFKC-normalised and case-folded (a long s, a Kelvin sign or full-width letters cannot dodge a gate), typographic
+    quotes made straight."""
+    text = unicodedata.normalize("NFKC", without_invisible(text)).casefold()
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
 def planted_reason(text: str) -> str | None:
     """Why ``text`` reads as a planted instruction (one of :data:`OVERRIDE`, :data:`DESTRUCTIVE`,
-    :data:`EXFILTRATE`, :data:`TRUST`), or None when it does not. Never raises."""
+    :data:`EXFILTRATE`, :data:`TRUST`), or None when it does not. The whole text is read, in windows
+    (:func:`_windows`), up to :data:`MAX_SCAN` characters: a longer one that holds none in its first part is
+    :data:`TOO_LONG` (what was not read is not passed on to an agent either; no fact is that long). Never raises."""
     if not text:
         return None
-    probe = _probe(text)
-    for rule in rules():
-        if rule.search(probe):
-            return rule.reason
-    return None
+    for window in _windows(text[:MAX_SCAN]):
+        probe = _probe(window)
+        for rule in rules():
+            if rule.search(probe):
+                return rule.reason
+    return TOO_LONG if len(text) > MAX_SCAN else None
 
 
-def planted(content: str, tags: tuple[str, ...] | list[str] = ()) -> str | None:
+def _windows(text: str):
+    """``text`` whole when it has at most :data:`MAX_CHARS` characters, else in windows of that size overlapping by
+    :data:`OVERLAP`: every part is read (padding cannot push a sentence out of sight) and the work stays linear in
+    the text's length, each window normalised on its own."""
+    if len(text) <= MAX_CHARS:
+        yield text
+        return
+    step = MAX_CHARS - OVERLAP
+    for start in range(0, len(text) - OVERLAP, step):
+        yield text[start:start + MAX_CHARS]
+
+
+def planted(content: str, tags: tuple[str, ...] | list[str] = (), category: str | None = None) -> str | None:
     """The reason a stored fact is a planted instruction: it carries the :data:`TAG` tag (capture marked it), or
-    its text reads as one now (:func:`planted_reason`; a line written before the mark existed). None otherwise.
-    Every reader that must not pass such a fact on (MEMORY.md, the dream's batch, the hooks) asks this."""
-    if tags and TAG in tags:
-        return planted_reason(content) or "marked as planted when captured"
-    return planted_reason(content)
+    its text, its ``category`` or one of its ``tags`` reads as one now (:func:`planted_reason`; a line written
+    before the mark existed). The category counts as much as the text: the prompt hook shows it (``- [category]
+    text``) and the dream names a vault page after it. A tag's ``-``/``_`` read as spaces (``skip-all-confirmations``).
+    None otherwise. Every reader that must not pass such a fact on (MEMORY.md, the dream's batch, the hooks, recall's
+    flag) and capture's tagging ask this."""
+    reason = planted_reason(content) or planted_reason(category or "")
+    if reason is None and tags:
+        labels = [t for t in tags if t != TAG]
+        reason = planted_reason(re.sub(r"[-_]+", " ", " ; ".join(labels))) if labels else None
+    if reason is None and tags and TAG in tags:
+        return "marked as planted when captured"
+    return reason

@@ -7,12 +7,14 @@ MEMORY.md a verification nobody made. So every HTML comment is removed from a fa
 is never closed, to the end, since a renderer hides everything after it, and a stray ``-->``), and so is the bare
 stamp shape ``verified: <actor>:…`` outside one. The rest of the fact is kept.
 
-Pure functions, stdlib only: the capture fast path calls them for every fact line.
+Pure functions, stdlib only (and :mod:`suzent_cli.text`): the capture fast path calls them for every fact line.
 """
 
 from __future__ import annotations
 
 import re
+
+from suzent_cli.text import without_invisible
 
 # An HTML comment, closed or not (an unclosed one hides the rest of the line, the zone marker below it included).
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
@@ -24,8 +26,18 @@ _STAMP = re.compile(r"\bverified\s*:\s*[\w.-]+\s*:\s*[^\s<>]*", re.I)
 
 def strip_markup(text: str) -> tuple[str, list[str]]:
     """``text`` without HTML comments and verification-stamp-shaped text, and one note per kind removed
-    (``"an HTML comment"``, ``"a verification stamp"``); ``(text, [])`` when there was none. For one line: where
-    something was cut, whitespace is folded (the leading indent kept). Never raises."""
+    (``"an HTML comment"``, ``"a verification stamp"``); ``(text, [])`` when there was none. Invisible characters
+    do not hide either (``ver\u200bified: human:x`` reads as the stamp to a person): when markup shows only
+    without them (:func:`suzent_cli.text.without_invisible`), the text loses them along with it. For one line:
+    where something was cut, whitespace is folded (the leading indent kept). Never raises."""
+    bare = without_invisible(text)
+    if bare != text:
+        stripped, removed = _strip(bare)
+        return (stripped, removed) if removed else (text, [])
+    return _strip(text)
+
+
+def _strip(text: str) -> tuple[str, list[str]]:
     if "<!" not in text and "-->" not in text and "--!>" not in text and "verified" not in text.lower():
         return text, []
     removed: list[str] = []

@@ -95,8 +95,16 @@ def _is_page(hit) -> bool:
 def for_agent(hits: list) -> list:
     """The hits a hook may put into an agent's context: a row that reads as a planted instruction (``hit.planted``,
     :func:`suzent_cli.guard.planted`) is left out; a vault or core-file chunk loses only its planted lines
-    (:func:`hit_line`), and is left out when none is left."""
-    return [h for h in hits if not h.planted or (_is_page(h) and _page_lines(str(h.content), None)[0])]
+    (:func:`hit_line`), and is left out when none is left, or when its page's path reads as one (the page's name is
+    the hit's label, and the briefing quotes the path)."""
+    return [h for h in hits if (not h.planted or (_is_page(h) and _page_lines(str(h.content), None)[0]))
+            and not (_is_page(h) and _planted_path(h.source_file))]
+
+
+def _planted_path(path: str | None) -> bool:
+    from suzent_cli.guard import planted_reason
+
+    return bool(path) and planted_reason(re.sub(r"[/\\_]+", " ", str(path))) is not None
 
 
 def hit_line(hit, words: list[str] | None = None) -> str:
@@ -114,7 +122,9 @@ def hit_line(hit, words: list[str] | None = None) -> str:
     else:
         label = hit.category or _KIND.get(hit.source_type or "", hit.source_type or "memory")
         content = "" if hit.planted else " ".join(str(hit.content).split())
-    return f"- [{label}] {_clip(content)}" + (f" ({date})" if date else "")
+    from suzent_cli.guard import strip_markup  # a MEMORY.md line's stamp is the person's, but no comment goes out
+
+    return f"- [{label}] {_clip(strip_markup(content)[0])}" + (f" ({date})" if date else "")
 
 
 def format_context(hits: list, words: list[str] | None = None) -> str:
@@ -147,6 +157,11 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
         return None
+    # A secret pasted into the prompt is neither searched for nor logged: the query below is the prompt's words,
+    # in which the recall log's own redaction could no longer see a key.
+    from suzent_cli.guard.secrets import redact  # the detectors load only for a candidate token
+
+    prompt = redact(prompt)[0]
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from suzent_cli.errors import SuzentError
+from suzent_cli.text import loads_json
 
 ASSISTANT_CLIP = 6000  # characters of the assistant's side of a turn given to the extractor
 
@@ -80,7 +81,7 @@ def decode_payload(raw: bytes) -> dict:
     if not text:
         raise PayloadInvalid("stdin is empty")
     try:
-        data = json.loads(text)
+        data, _ = loads_json(text)  # a lone "\ud800" becomes U+FFFD: the spool and the state are UTF-8 files
     except (ValueError, RecursionError) as exc:
         raise PayloadInvalid(f"stdin is not JSON ({' '.join(str(exc).split())[:120]})") from None
     if not isinstance(data, dict):
@@ -109,7 +110,7 @@ class Entry:
     has_text: bool = False  # assistant: holds a text block
     ends_with_tool: bool = False  # assistant: its last block is a tool call (a result will follow)
     bad_ts: str | None = None  # the line's timestamp when present but unusable (``ts`` is then None)
-    mangled: bool = False  # the line was not valid UTF-8 (decoded with U+FFFD)
+    mangled: bool = False  # the line was not valid UTF-8, or escaped a lone surrogate (decoded with U+FFFD)
 
 
 def _timestamp(value: object) -> dt.datetime | None:
@@ -262,7 +263,7 @@ def read_transcript(path: Path, start: int = 0, *, stop: Callable[[], bool] | No
     at once) plus one line of at most ``max_line`` bytes. A longer line is skipped without being held — the rest of
     it is read and dropped up to its newline — and its offset listed in ``skipped``; when it is the unterminated
     last line it also makes the read ``partial``. A line that is not valid UTF-8 is decoded with U+FFFD for the bad
-    bytes (its entry marked ``mangled``). ``stop`` is asked before each chunk: when it returns True the read ends
+    bytes, and a lone surrogate escape (``"\\ud83d"``) read as U+FFFD too (its entry marked ``mangled``). ``stop`` is asked before each chunk: when it returns True the read ends
     with :class:`ReadStopped` (nothing half-read is returned).
 
     Raises :class:`TranscriptUnavailable`, :class:`ReadStopped`."""
@@ -355,13 +356,13 @@ def _decoded(offset: int, data: bytes, terminated: bool) -> Line | None:
     except UnicodeDecodeError:
         text, mangled = data.decode("utf-8", errors="replace"), True
     try:
-        record: object = json.loads(text)
+        record, halved = loads_json(text)  # a lone surrogate escape (half an emoji) is a bad byte too
     except (ValueError, RecursionError):
         if not terminated:
             return None
-        record = None
+        record, halved = None, False
     entry = entry_of(record, offset)
-    if entry is not None and mangled:
+    if entry is not None and (mangled or halved):
         entry.mangled = True
     return Line(offset, _uuid_of(record), entry)
 

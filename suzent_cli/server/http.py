@@ -22,6 +22,7 @@ from typing import Any
 from suzent_cli import errors
 from suzent_cli.server.protocol import API_PREFIX, OPS, error_json
 from suzent_cli.server.stats import Stats
+from suzent_cli.text import loads_json
 
 log = logging.getLogger("suzent.serve")
 
@@ -81,8 +82,8 @@ def local_app(backend: Any, stats: Stats):
         if op not in OPS:
             return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(OPS)})")), 404)
         stats.count(op)
-        try:
-            kwargs = json.loads(raw) if raw.strip() else {}
+        try:  # a lone surrogate escape ("\ud800") arrives as U+FFFD, as a bad byte would: no UTF-8 answer holds one
+            kwargs = loads_json(raw.decode("utf-8"))[0] if raw.strip() else {}
         except (ValueError, RecursionError):
             return answer(error_json(errors.InputInvalid(f"{op}: the body is not valid JSON")), 400)
         if not isinstance(kwargs, dict):

@@ -389,6 +389,42 @@ class SuzentMCP(MCPServer):
         return listed
 
 
+class _StdinLines:
+    """The process's stdin as text lines for the MCP SDK's stdio transport, each a message the SDK can read: a line
+    whose JSON escapes a lone surrogate (``"\\ud800"``, half an emoji, valid JSON) is re-written with U+FFFD in its
+    place (:func:`suzent_cli.text.loads_json`). The SDK's own reader drops such a message without an answer, so the
+    client would wait forever. Any other line is passed on as read (bad UTF-8 replaced, as the SDK does)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def readline(self) -> str:
+        line = self._stream.readline().decode("utf-8", errors="replace")
+        if "\\u" not in line:
+            return line
+        from suzent_cli.text import loads_json
+
+        try:
+            value, replaced = loads_json(line)
+        except (ValueError, RecursionError):
+            return line  # not JSON: the SDK reports it as it does any other
+        return json.dumps(value, ensure_ascii=False) + "\n" if replaced else line
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """``server.run_stdio_async()``, reading stdin through :class:`_StdinLines` (stdout is the SDK's: it keeps fd 1
+    for the protocol and sends stray output to stderr)."""
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    stdin = anyio.wrap_file(_StdinLines(sys.stdin.buffer))
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        low = server._lowlevel_server  # what run_stdio_async runs, with our stdin
+        await low.run(read_stream, write_stream, low.create_initialization_options())
+
+
 def build_mcp(backend: Backend, *, name: str = "suzent") -> SuzentMCP:
     """The MCP server for ``backend``: the tools of :data:`TOOLS` and the resources of the module docstring.
 

@@ -224,3 +224,49 @@ def test_streamable_http_needs_the_token(server):
         with pytest.raises(BaseExceptionGroup) as caught:
             anyio.run(with_token, wrong)
         assert caught.value.subgroup(MCPError) is not None, repr(caught.value)
+
+
+def test_a_lone_surrogate_escape_in_a_request_is_answered(tmp_path):
+    """JSON may escape half an emoji ("\\ud83d"); the SDK's reader dropped such a request without an answer and the
+    client waited forever. suzent mcp reads it as U+FFFD: the request is answered, the process lives on."""
+    import json
+    import selectors
+
+    home = tmp_path / "home"
+    proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "--home", str(home), "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=cli_env(home, **HASH_ENV))
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+
+    def send(line: str) -> None:
+        proc.stdin.write(line.encode("utf-8") + b"\n")
+        proc.stdin.flush()
+
+    def answer(request_id: int) -> dict:
+        end = time.monotonic() + 120  # a hang guard, not a time bound
+        while time.monotonic() < end:
+            if selector.select(timeout=1):
+                message = json.loads(proc.stdout.readline())
+                if message.get("id") == request_id:
+                    return message
+        raise AssertionError(f"no answer to request {request_id}")
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        assert "result" in answer(1)
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", '
+             '"arguments": {"facts": ["[preference] Likes the \\ud83d night train"]}}}')
+        reply = answer(2)
+        assert reply["result"]["structuredContent"]["outcomes"][0]["outcome"] == "captured"
+        send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "status",
+                                                                                        "arguments": {}}}))
+        assert "result" in answer(3)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=120)
+        err = proc.stderr.read().decode("utf-8", "replace")
+    assert proc.returncode == 0 and "Traceback" not in err
+    logged = "".join(p.read_text(encoding="utf-8") for p in home.rglob("archive/*.md"))
+    assert "Likes the \ufffd night train" in logged

@@ -18,12 +18,18 @@ from suzent_cli.vault.state import RECALL_LOG, STATE_LOCK
 
 
 def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout: float = 2.0) -> None:
-    """Best-effort: one JSON line per returned hit. Never raises (recall must not fail on its log)."""
+    """Best-effort: one JSON line per returned hit. Never raises (recall must not fail on its log). The query's
+    secrets are redacted before it is logged (:func:`suzent_cli.guard.redact`; a key pasted into a query or a
+    prompt must not land in the memory's state), then it is cut to 160 characters; the snippets are stored rows,
+    screened when they were captured."""
+    from suzent_cli.guard.secrets import redact  # the detectors load only for a candidate token
+
     if not hits:
         return
+    query = redact(query)[0][:160]
     ts = dt.datetime.now(dt.UTC).isoformat()
     record = "".join(
-        json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query[:160]},
+        json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query},
                    ensure_ascii=False) + "\n"
         for h in hits
     )
