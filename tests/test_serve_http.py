@@ -100,6 +100,28 @@ def test_a_body_over_the_limit_is_refused_without_being_held(monkeypatch):
     assert _post(app, "/v1/recall", json.dumps({"query": "tea"}).encode()).status_code == 200
 
 
+def test_a_caller_that_hangs_up_mid_body_is_dropped_without_a_traceback(caplog):
+    """A hook its watchdog ended mid-send: starlette raised ClientDisconnect out of the handler ("Exception in ASGI
+    application" and a traceback in the server's log). Now the request is dropped, and no op runs."""
+    backend, stats = FakeBackend(), Stats()
+    app = local_app(backend, stats)
+    sent: list[dict] = []
+    parts = [{"type": "http.request", "body": b'{"facts": ["[x]', "more_body": True}, {"type": "http.disconnect"}]
+
+    async def receive():
+        return parts.pop(0) if parts else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/remember", "raw_path": b"/v1/remember", "query_string": b"", "root_path": "",
+             "headers": [(b"content-length", b"1000000")], "client": ("test", 1), "server": ("test", 80)}
+    asyncio.run(app(scope, receive, send))  # raised ClientDisconnect before the fix
+    assert backend.calls == [] and sent and sent[0]["status"] == 400
+    assert "Traceback" not in caplog.text
+
+
 def test_an_op_call_passes_the_body_as_keyword_arguments():
     backend, stats = FakeBackend(), Stats()
     r = _post(local_app(backend, stats), "/v1/recall", json.dumps({"query": "tea", "limit": 3}).encode())

@@ -65,7 +65,7 @@ def local_app(backend: Any, stats: Stats):
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
     from starlette.routing import Route
 
@@ -76,7 +76,10 @@ def local_app(backend: Any, stats: Stats):
     # asks for Connection: close) while the client still writes its body breaks the client's pipe.
     async def call(request: Request) -> Response:
         op = request.path_params["op"]
-        raw = await _read_body(request)
+        try:
+            raw = await _read_body(request)
+        except ClientDisconnect:  # the caller hung up mid-body (a hook its watchdog ended): nobody to answer, no op run
+            return Response(status_code=400)
         if raw is None:
             return answer(error_json(errors.InputInvalid(f"{op}: the body is over {MAX_BODY} bytes")), 413)
         if op not in OPS:
@@ -106,7 +109,10 @@ def local_app(backend: Any, stats: Stats):
             return answer(error_json(exc), 500)
 
     async def server(request: Request) -> Response:
-        await _read_body(request)
+        try:
+            await _read_body(request)
+        except ClientDisconnect:
+            return Response(status_code=400)
         return answer(stats.snapshot())
 
     return Starlette(routes=[Route(API_PREFIX + SERVER_ROUTE, server, methods=["POST"]),
