@@ -513,3 +513,33 @@ def test_a_persons_stamp_never_goes_out_raw_in_a_hook_line():
     hit = Hit(id="r1", content=f"- Name is Ana {STAMP}", score=1.0, source="memory:MEMORY.md", source_type="memory_md",
               source_file="MEMORY.md", locator=0, date=None, session=None, category="facts", tags=[], importance=0.9)
     assert "<!--" not in hit_line(hit) and "Name is Ana" in hit_line(hit)
+
+
+def test_stdin_kept_as_an_invalid_payload_is_kept_without_its_secrets(tmp_path):
+    """Garbage on a hook's stdin is kept in spool/failed/ for a person to look at: its secrets redacted, every other
+    byte (bad UTF-8 included) as it came."""
+    from suzent_cli.hooks.spool import keep_invalid
+
+    s = settings_at(tmp_path / "home", env=HASH_ENV)
+    raw = b"export GITHUB_TOKEN=ghp_R8kT3mQ9wX2zL7vN4bJ6hF1cD5sG0aY8pE2u\n\xff\xfe not json\n"
+    path = keep_invalid(s, raw, "not a hook payload")
+    kept = path.read_bytes()
+    assert b"ghp_" not in kept and b"[redacted: " in kept and b"\xff\xfe not json\n" in kept
+    assert "secret(s) redacted" in path.with_suffix(".error.txt").read_text(encoding="utf-8")
+    clean = keep_invalid(s, b"\xff plain garbage", "not a hook payload")
+    assert clean.read_bytes() == b"\xff plain garbage"
+
+
+def test_facts_from_a_file_are_redacted_whole_before_the_split(tmp_path):
+    """A PEM block spans lines: screened line by line, its short last line and its END line were logged."""
+    home = tmp_path / "home"
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijkl\n"
+           "Kq4Wm8Zt2XrPq7Ln3Vb==\n-----END RSA PRIVATE KEY-----\n")
+    source = tmp_path / "facts.txt"
+    source.write_text("[work] Deploy key follows\n" + pem + "[preference] Likes tea\n", encoding="utf-8")
+    proc = invoke(home, "capture", "--facts-from", str(source), env_extra=HASH_ENV)
+    assert proc.returncode == 0, proc.stderr
+    text = _log_text(home)
+    assert "Kq4Wm8" not in text and "END RSA" not in text and "MIIE" not in text
+    assert "- [work] Deploy key follows" in text and "- [preference] Likes tea" in text
+    assert "redacted 1 secret (private key) spanning several lines" in proc.stderr

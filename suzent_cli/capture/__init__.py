@@ -108,8 +108,10 @@ def _shown(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def parse_fact_lines(text: str, rejected: list[str] | None = None) -> list[Fact]:
-    """Facts from ``--facts-from`` text: each non-blank line is one fact (see :func:`parse_fact`).
+def parse_fact_lines(text: str, rejected: list[str] | None = None, warnings: list[str] | None = None) -> list[Fact]:
+    """Facts from ``--facts-from`` text: each non-blank line is one fact (see :func:`parse_fact`). A private-key
+    block is redacted whole first (:func:`suzent_cli.guard.secrets.redact_blocks`, a warning in ``warnings``): it
+    spans lines, and screened line by line its short last line and its END line would be kept.
 
     Lines are split at ``\\n``, ``\\r\\n`` and ``\\r`` only: a Unicode line or paragraph separator (U+2028,
     U+2029, U+0085, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``) inside a line is folded into the fact, never splits it.
@@ -117,6 +119,11 @@ def parse_fact_lines(text: str, rejected: list[str] | None = None) -> list[Fact]
     is skipped instead and its one-line reason (``line N: …``) appended to ``rejected``, so one bad line does not
     cost the good ones.
     """
+    from suzent_cli.guard.secrets import describe, redact_blocks
+
+    text, kinds = redact_blocks(text)
+    if kinds and warnings is not None:
+        warnings.append(f"redacted {describe(kinds)} spanning several lines")
     facts: list[Fact] = []
     for number, line in enumerate(_LINE_BREAK.split(text), start=1):
         try:

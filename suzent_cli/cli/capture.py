@@ -94,7 +94,7 @@ def capture_cmd(
         rejected += [f"--fact: {why}" for _, why in parsed if why]
         if facts_from:
             lines: list[str] = []
-            facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings), lines)
+            facts += parse_fact_lines(repair_input(_read_source(facts_from), warnings), lines, warnings)
             rejected += [f"--facts-from {facts_from} {why}" for why in lines]
         result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
     report = None

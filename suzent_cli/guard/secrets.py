@@ -159,6 +159,20 @@ def _library_finds(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def redact_blocks(text: str) -> tuple[str, list[str]]:
+    """``text`` with each private-key block (it spans lines) replaced by ``[redacted: private key]`` followed by as
+    many line breaks as the block had, so every other line keeps its number; and the kinds found. For a text that
+    is split into lines before each line is redacted (``capture --facts-from``): a block's lines alone are not all
+    recognisable (its short last line, its END line)."""
+    kinds: list[str] = []
+
+    def block(m: re.Match[str]) -> str:
+        kinds.append("private key")
+        return PLACEHOLDER.format("private key") + "\n" * m.group(0).count("\n")
+
+    return _PEM.sub(block, text), kinds
+
+
 def redact(text: str) -> tuple[str, list[str]]:
     """``text`` with every secret found replaced by ``[redacted: <kind>]`` and the kinds found, in order of the
     passes (one per value replaced; ``(text, [])`` when none). Kinds: ``api key``, ``aws key``, ``github token``,

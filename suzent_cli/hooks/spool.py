@@ -187,6 +187,15 @@ def spool(settings: Settings, payload: dict, notes: list[str] | None = None) -> 
 
 
 def _keep_raw(folder: Path, raw: bytes, reason: str) -> Path:
+    """Keep ``raw`` (stdin that was no usable payload) in ``folder`` with its ``.error.txt``; its secrets redacted
+    first (:func:`suzent_cli.guard.redact`; a real payload names a transcript and holds no credential, so a retry
+    loses nothing), every other byte, bad UTF-8 included, kept as it came."""
+    from suzent_cli.guard import redact  # the detectors load only for a candidate token
+
+    text, kinds = redact(raw.decode("utf-8", errors="surrogateescape"))
+    if kinds:
+        raw = text.encode("utf-8", errors="surrogateescape")
+        reason += f" (kept with {len(kinds)} secret(s) redacted)"
     path = folder / f"{_stamp()}-invalid-{secrets.token_hex(4)}.raw"
     _write(path, raw)
     atomic_write(path.with_suffix(".error.txt"), reason + "\n")
