@@ -199,7 +199,7 @@ def test_capture_fact_cuts_a_forged_stamp_and_says_so(tmp_path):
 def test_a_session_id_cannot_hide_the_log_behind_a_comment(tmp_path):
     home = tmp_path / "home"
     proc = invoke(home, "capture", "--session", "abc <!-- hides the rest", "--fact", "Likes tea", env_extra=HASH_ENV)
-    assert proc.returncode == 0
+    assert proc.returncode == 0 and "(an HTML comment or stamp cut)" in proc.stderr
     text = _log_text(home)
     assert "<!--" not in text and "— abc\n" in text and "- [general] Likes tea" in text
 

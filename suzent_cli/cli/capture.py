@@ -115,9 +115,15 @@ def _session(raw: str, warnings: list[str]) -> str:
     found: list[str] = []
     cleaned = clean_session(repair_input(raw, found))
     if found or (cleaned != raw.strip() and raw.strip()):
-        secret = "[redacted: " in cleaned and "[redacted: " not in raw
+        from suzent_cli.guard import strip_markup  # stdlib only
+
+        why = list(found)
+        if "[redacted: " in cleaned and "[redacted: " not in raw:
+            why.append("a secret redacted")
+        if strip_markup(raw)[1]:
+            why.append("an HTML comment or stamp cut")
         warnings.append(f"--session {cleaned!r} written instead of the given id "
-                        f"({'; '.join(found) or ('a secret redacted' if secret else 'folded to one line')})")
+                        f"({'; '.join(why) or 'folded to one line'})")
     return cleaned
 
 
