@@ -19,7 +19,8 @@ Three tables:
 
 2. **Secrets** on ``secrets_dev.jsonl`` and ``secrets_blind.jsonl``: :func:`suzent_cli.guard.redact` on each
    item's text: secrets removed / all secrets, kept strings intact / all kept strings, items entirely right, items
-   with no secret that were changed (false redactions); by kind.
+   with no secret that were changed (false redactions), and what detect-secrets' detectors and suzent's own
+   shapes each remove alone; by kind.
 
 3. **Cost**: :func:`suzent_cli.guard.screen` on an ordinary fact and on one holding a key, per call, and the import
    of detect-secrets (a fresh interpreter, bytecode cached), which only a candidate token triggers.
@@ -141,14 +142,38 @@ def secrets_table(name: str, verbose: bool) -> list[str]:
             by_kind[kind][1] += len(gone) == len(it["secrets"])
         if verbose and (not ok or (not it["secrets"] and out != it["text"])):
             misses.append(f"  {it['id']}: {' '.join(it['text'].split())[:120]}  ->  {' '.join(out.split())[:160]}")
+    library, own = _sources(items)
     out = [f"### {name} ({len(items)} items, {total} secrets, {clean_items} items without one)", "",
-           "| secrets removed | kept strings intact | items entirely right | items without a secret changed |",
-           "|---:|---:|---:|---:|",
+           "| secrets removed | kept strings intact | items entirely right | items without a secret changed | "
+           "removed by detect-secrets alone | by suzent's own shapes alone |",
+           "|---:|---:|---:|---:|---:|---:|",
            f"| {removed}/{total} ({removed / max(total, 1):.3f}) | {kept}/{keeps} ({kept / max(keeps, 1):.3f}) | "
-           f"{right}/{len(items)} | {false_redactions}/{clean_items} |", "",
+           f"{right}/{len(items)} | {false_redactions}/{clean_items} | {library}/{total} | {own}/{total} |", "",
            "by kind (items whose every secret was removed / items of that kind): "
            + ", ".join(f"{k} {v[1]}/{v[0]}" for k, v in sorted(by_kind.items()))]
     return out + ([""] + misses if misses else [])
+
+
+def _sources(items: list[dict]) -> tuple[int, int]:
+    """Secrets removed by detect-secrets' detectors alone (each value they report, replaced), and by suzent's own
+    passes alone (:func:`redact` with the library's finds left out): what each half of :func:`redact` brings."""
+    from unittest import mock
+
+    from suzent_cli.guard import secrets as engine
+
+    def library_only(text: str) -> str:
+        for _kind, value in sorted(set(engine._library_finds(text)), key=lambda kv: -len(kv[1])):
+            text = text.replace(value, "[redacted]")
+        return text
+
+    def own_only(text: str) -> str:
+        with mock.patch.object(engine, "_library_finds", lambda _text: []):
+            return redact(text)[0]
+
+    def gone(fn) -> int:
+        return sum(sum(s not in fn(it["text"]) for s in it["secrets"]) for it in items)
+
+    return gone(library_only), gone(own_only)
 
 
 def _per_call(fn, arg, runs: int) -> float:
