@@ -18,8 +18,6 @@ Stdlib only at import: detect-secrets is imported only when a text holds a candi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from suzent_cli.guard.instructions import TAG, planted, planted_reason
 from suzent_cli.guard.markup import strip_markup
 from suzent_cli.guard.secrets import describe, redact
@@ -27,16 +25,16 @@ from suzent_cli.guard.secrets import describe, redact
 __all__ = ["TAG", "Screened", "describe", "planted", "planted_reason", "redact", "screen", "strip_markup"]
 
 
-@dataclass(frozen=True)
 class Screened:
     """One text after the screen: ``text`` as it may be stored; ``removed``: markup kinds cut from it (``"an HTML
     comment"``, ``"a verification stamp"``); ``secrets``: the kinds redacted (``"api key"``, …); ``planted``: why it
-    reads as a planted instruction, or None."""
+    reads as a planted instruction, or None. (A plain class: :mod:`dataclasses` costs the capture path 1-2 ms.)"""
 
-    text: str
-    removed: tuple[str, ...] = ()
-    secrets: tuple[str, ...] = ()
-    planted: str | None = None
+    __slots__ = ("text", "removed", "secrets", "planted")
+
+    def __init__(self, text: str, removed: tuple[str, ...] = (), secrets: tuple[str, ...] = (),
+                 planted: str | None = None) -> None:
+        self.text, self.removed, self.secrets, self.planted = text, removed, secrets, planted
 
     @property
     def changed(self) -> bool:

@@ -315,20 +315,26 @@ class Rule:
 
 
 def key(source: str) -> str:
-    """The gate table's key of one alternative's source: its CRC-32 and length (a changed source has another key,
-    so a stale table can only miss a gate, never give a wrong one; hashlib costs this path 5 ms to import)."""
+    """The gate table's key of a group's source: its CRC-32 and length (a changed source has another key, so a stale
+    table can only miss gates, never give a wrong one; hashlib costs this path 5 ms to import)."""
     data = source.encode("utf-8")
     return f"{zlib.crc32(data):08x}-{len(data)}"
 
 
 def rules() -> list[Rule]:
-    """Every alternative of every group, in order, each with its gate from :data:`suzent_cli.guard.gates.GATES`."""
+    """Every alternative of every group, in order, each with its gate. The table
+    (:data:`suzent_cli.guard.gates.GATES`) holds, per group (by :func:`key` of its source), each alternative's span
+    and gate, so nothing is scanned or parsed here; a group whose source the table does not know (a rule changed
+    without ``python -m suzent_cli.guard.prefilter``) is split by :func:`alternatives` and runs ungated."""
     if not _ALL:
         from suzent_cli.guard.gates import GATES
 
         for reason, source in _GROUPS:
-            for alternative in alternatives(source):
-                _ALL.append(Rule(reason, alternative, GATES.get(key(alternative))))
+            known = GATES.get(key(source))
+            if known is None:
+                _ALL.extend(Rule(reason, alternative, None) for alternative in alternatives(source))
+            else:
+                _ALL.extend(Rule(reason, source[start:end], gate) for start, end, gate in known)
     return _ALL
 
 

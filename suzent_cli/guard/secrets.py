@@ -27,23 +27,24 @@ from collections import Counter
 from functools import cache, lru_cache
 
 PLACEHOLDER = "[redacted: {}]"
-_PLACEHOLDER = re.compile(r"\[redacted: [a-z ]+\]")
 
-# Our own shapes, each with its kind (what the placeholder says).
-_PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.S)
-_OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("jwt", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
-    ("api key", re.compile(r"(?<![\w-])sk-(?:proj|ant|svcacct|admin|live|test)-[A-Za-z0-9_-]{16,}+")),
-    ("api key", re.compile(r"(?<![\w-])sk-[A-Za-z0-9]{32,}+(?![\w-])")),
-    ("api key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])")),
-    ("github token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,}+")),
-    ("github token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}+")),
-    ("gitlab token", re.compile(r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}+")),
-    ("npm token", re.compile(r"(?<![\w-])npm_[A-Za-z0-9]{36}(?![\w-])")),
+# Our own shapes: (kind the placeholder says, a literal every match holds, the pattern). Each is compiled the first
+# time a text holds its literal (a capture process of ordinary facts compiles none).
+_PEM = (r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.S)
+_OWN: tuple[tuple[str, str, str], ...] = (
+    ("private key", "PRIVATE KEY", _PEM[0]),
+    ("jwt", "eyJ", r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"),
+    ("api key", "sk-", r"(?<![\w-])sk-(?:proj|ant|svcacct|admin|live|test)-[A-Za-z0-9_-]{16,}+"),
+    ("api key", "sk-", r"(?<![\w-])sk-[A-Za-z0-9]{32,}+(?![\w-])"),
+    ("api key", "AIza", r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])"),
+    ("github token", "github_pat_", r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,}+"),
+    ("github token", "_", r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}+"),
+    ("gitlab token", "glpat-", r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}+"),
+    ("npm token", "npm_", r"(?<![\w-])npm_[A-Za-z0-9]{36}(?![\w-])"),
 )
 # The password of a URL with credentials, any scheme, an empty user too (redis://:pw@host); detect-secrets' own
 # rule wants a user and refuses reserved characters in the password ("Tr0ub4dor&3").
-_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,256}:)[^\s/@]{1,256}+(?=@)", re.I)
+_URL_PASSWORD = r"(?P<head>\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,256}:)[^\s/@]{1,256}+(?=@)"
 
 # Credentials said in prose: "my password is hunter2", "wifi pw: x", "the door code's 4821", "api key = abc".
 # The value is the next token; a word that describes rather than gives one ("is strong", "is in 1Password",
@@ -69,9 +70,9 @@ _PROSE_SOURCE = (
 _ASSIGNED_SOURCE = (
     r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*)\s*(?P<sep>:=|=|:)\s*"
     r"(?P<q>[\"']?)(?P<value>[^\s\"',;]{6,200})(?P=q)")
-_SECRET_NAME = re.compile(r"(?:^|[_-])(?:api[_-]?key|apikey|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
+_SECRET_NAME = (r"(?:^|[_-])(?:api[_-]?key|apikey|secret|secret[_-]?key|token|auth[_-]?token|access[_-]?token|"
                           r"access[_-]?key|password|passwd|pwd|pass|private[_-]?key|client[_-]?secret|credentials?|"
-                          r"auth)$", re.I)
+                          r"auth)$")
 _NOT_A_VALUE = frozenset("""
 a an the my your our their his her its this that it not no now still also too very really quite pretty so just
 stored saved kept managed written set reset changed expired expiring expires rotated strong weak long short
@@ -100,7 +101,7 @@ def _entropy(token: str) -> float:
 
 
 # A generic high-entropy token: 32+ characters of the base64/url alphabet with upper case, lower case and digits.
-_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_=-]{32,}+(?![\w+/=-])")
+_TOKEN = r"(?<![\w+/=-])[A-Za-z0-9+/_=-]{32,}+(?![\w+/=-])"
 _ENTROPY_FLOOR = 4.2
 
 
@@ -170,7 +171,9 @@ def redact_blocks(text: str) -> tuple[str, list[str]]:
         kinds.append("private key")
         return PLACEHOLDER.format("private key") + "\n" * m.group(0).count("\n")
 
-    return _PEM.sub(block, text), kinds
+    if "PRIVATE KEY" not in text:
+        return text, kinds
+    return _compiled(*_PEM).sub(block, text), kinds
 
 
 def redact(text: str) -> tuple[str, list[str]]:
@@ -184,15 +187,19 @@ def redact(text: str) -> tuple[str, list[str]]:
     ``NAME=value`` assignments whose name says secret, detect-secrets' detectors and the high-entropy floor (only
     when :func:`_candidate`), then credentials said in prose."""
     kinds: list[str] = []
-    for kind, pattern in (("private key", _PEM), *_OWN):
-        text, n = pattern.subn(lambda _m, k=kind: PLACEHOLDER.format(k), text)
-        kinds.extend([kind] * n)
-    text, n = _URL_PASSWORD.subn(lambda m: m.group("head") + PLACEHOLDER.format("password"), text)
-    kinds.extend(["password"] * n)
+    for kind, literal, source in _OWN:
+        if literal in text:
+            flags = _PEM[1] if source is _PEM[0] else 0
+            text, n = _compiled(source, flags).subn(lambda _m, k=kind: PLACEHOLDER.format(k), text)
+            kinds.extend([kind] * n)
+    if "://" in text:
+        text, n = _compiled(_URL_PASSWORD, re.I).subn(lambda m: m.group("head") + PLACEHOLDER.format("password"),
+                                                      text)
+        kinds.extend(["password"] * n)
 
     def assigned(m: re.Match[str]) -> str:
         name, value = m.group("name"), m.group("value")
-        said = _SECRET_NAME.search(name)
+        said = _compiled(_SECRET_NAME, re.I).search(name)
         code_like = name.isupper() or "_" in name or "-" in name or m.group("sep") != ":"
         if not (said and code_like) or value.startswith("[redacted") or value.lower() in _NOT_A_VALUE:
             return m.group(0)
@@ -206,7 +213,7 @@ def redact(text: str) -> tuple[str, list[str]]:
         text = _compiled(_ASSIGNED_SOURCE).sub(assigned, text)
     if _candidate(text):
         for kind, value in sorted(set(_library_finds(text)), key=lambda kv: -len(kv[1])):
-            if _PLACEHOLDER.search(value):
+            if "[redacted: " in value:
                 continue
             # the whole token the value starts: a shape that matches a fixed length (Stripe's 24 characters)
             # must not leave the key's tail behind
@@ -220,7 +227,7 @@ def redact(text: str) -> tuple[str, list[str]]:
             kinds.append("token")
             return PLACEHOLDER.format("token")
 
-        text = _TOKEN.sub(token, text)
+        text = _compiled(_TOKEN).sub(token, text)
 
     def prose(m: re.Match[str]) -> str:
         kind = _kind_of(m.group("what"))
