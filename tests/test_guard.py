@@ -543,3 +543,23 @@ def test_facts_from_a_file_are_redacted_whole_before_the_split(tmp_path):
     assert "Kq4Wm8" not in text and "END RSA" not in text and "MIIE" not in text
     assert "- [work] Deploy key follows" in text and "- [preference] Likes tea" in text
     assert "redacted 1 secret (private key) spanning several lines" in proc.stderr
+
+
+def test_detect_secrets_loads_without_requests_and_can_never_verify():
+    """The library's verifiers would call the providers; it is loaded against a stand-in for ``requests`` (which is
+    most of its import time) that refuses every call, and the real ``requests`` is what later imports get."""
+    code = (
+        "import sys\n"
+        "from suzent_cli.guard import secrets as s\n"
+        "print(s.redact('key AKIAIOSFODNN7EXAMPLE here')[1])\n"
+        "print('requests' in sys.modules)\n"
+        "from detect_secrets.plugins.slack import SlackDetector\n"
+        "try:\n"
+        "    SlackDetector().verify('xoxb-1-2-abc')\n"
+        "    print('verified')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+        "import requests\n"
+        "print(hasattr(requests, 'adapters'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.split("\n")[:4] == ["['aws key']", "False", "RequestException", "True"]

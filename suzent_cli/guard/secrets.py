@@ -13,16 +13,20 @@ Anthropic keys (``sk-proj-…``, ``sk-ant-…``), Google API keys (``AIza…``),
 (``github_pat_…``), whole PEM private-key blocks (detect-secrets finds the BEGIN line; the block is what must go)
 and credentials said in prose ("my password is hunter2", "the door code's 4821", "api key: …").
 
-Cost: importing detect-secrets takes about 0.2-0.4 s (it imports ``requests`` for its verifiers), so it is imported
-only when the text holds a candidate (:func:`_candidate`: a long token with a digit, a ``://…@`` URL, a ``BEGIN``
+Cost: importing detect-secrets takes about 0.3 s, 0.2 s of it for ``requests``, which only its verifiers use: it
+is imported against a stand-in that refuses every call (:func:`_without_requests`, about 0.1 s left), and only when
+the text holds a candidate (:func:`_candidate`: a long token with a digit, a ``://…@`` URL, a ``BEGIN``
 line). A fact line without one is screened by a few regexes in microseconds (``benchmarks/guard.py`` measures
 both). The candidate test is a superset of every shape above: it only decides whether the library is asked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import sys
+import types
 from collections import Counter
 from functools import cache, lru_cache
 
@@ -133,11 +137,14 @@ _KINDS = {"AWS Access Key": "aws key", "Azure Storage Account access key": "azur
 @lru_cache(maxsize=1)
 def _detectors() -> tuple[tuple[str, object], ...]:
     """``(kind, detector)`` for every regex detector of detect-secrets' registry but :data:`_SKIPPED_TYPES`
-    (imported on first use; a detector that cannot be built without arguments is skipped)."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    (imported on first use, through :func:`_without_requests`; a detector that cannot be built without arguments is
+    skipped)."""
+    with _without_requests():
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
+        mapping = get_mapping_from_secret_type_to_class()
     out = []
-    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+    for secret_type, cls in sorted(mapping.items()):
         if secret_type in _SKIPPED_TYPES:
             continue
         try:
@@ -146,6 +153,37 @@ def _detectors() -> tuple[tuple[str, object], ...]:
             continue
         out.append((_KINDS.get(secret_type, secret_type.lower().replace(" credentials", "").strip()), detector))
     return tuple(out)
+
+
+@contextlib.contextmanager
+def _without_requests():
+    """detect-secrets imports ``requests`` for its verifiers, which call the providers' APIs; suzent never verifies
+    (no outbound connection, ever), and ``requests`` is two thirds of its import time (about 0.2 s). Unless the
+    process has imported ``requests`` already, the library is imported against a stand-in whose every call raises
+    ``RequestException`` (so a verifier reached by mistake fails closed, offline); the stand-in is taken out of
+    ``sys.modules`` afterwards, so anything importing ``requests`` later gets the real one."""
+    if "requests" in sys.modules:
+        yield
+        return
+    stub, exceptions = types.ModuleType("requests"), types.ModuleType("requests.exceptions")
+
+    class RequestException(Exception):
+        """What every call of the stand-in raises."""
+
+    def refuse(*_args, **_kwargs):
+        raise RequestException("suzent makes no outbound connection: secrets are never verified")
+
+    exceptions.RequestException = RequestException
+    stub.exceptions, stub.RequestException = exceptions, RequestException
+    stub.get = stub.post = stub.put = stub.head = stub.request = refuse
+    stub.Session = stub.Response = type("Refused", (), {"__init__": refuse})
+    sys.modules["requests"], sys.modules["requests.exceptions"] = stub, exceptions
+    try:
+        yield
+    finally:
+        for name, module in (("requests", stub), ("requests.exceptions", exceptions)):
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
 
 
 def _library_finds(text: str) -> list[tuple[str, str]]:
