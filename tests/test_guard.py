@@ -563,3 +563,9 @@ def test_detect_secrets_loads_without_requests_and_can_never_verify():
         "print(hasattr(requests, 'adapters'))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.split("\n")[:4] == ["['aws key']", "False", "RequestException", "True"]
+    threaded = ("import sys, threading\n"
+                "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+                "from suzent_cli.guard import secrets as s\n"
+                "print(s.redact('key AKIAIOSFODNN7EXAMPLE here')[1], hasattr(sys.modules.get('requests'), 'adapters'))\n")
+    out = subprocess.run([sys.executable, "-c", threaded], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "['aws key'] True"  # another thread could import requests: the real one, always

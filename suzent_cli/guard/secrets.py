@@ -26,6 +26,7 @@ import contextlib
 import math
 import re
 import sys
+import threading
 import types
 from collections import Counter
 from functools import cache, lru_cache
@@ -158,11 +159,13 @@ def _detectors() -> tuple[tuple[str, object], ...]:
 @contextlib.contextmanager
 def _without_requests():
     """detect-secrets imports ``requests`` for its verifiers, which call the providers' APIs; suzent never verifies
-    (no outbound connection, ever), and ``requests`` is two thirds of its import time (about 0.2 s). Unless the
-    process has imported ``requests`` already, the library is imported against a stand-in whose every call raises
-    ``RequestException`` (so a verifier reached by mistake fails closed, offline); the stand-in is taken out of
-    ``sys.modules`` afterwards, so anything importing ``requests`` later gets the real one."""
-    if "requests" in sys.modules:
+    (no outbound connection, ever), and ``requests`` is two thirds of its import time (about 0.2 s). In a process
+    with one thread (``suzent capture``) that has not imported ``requests``, the library is imported against a
+    stand-in whose every call raises ``RequestException`` (so a verifier reached by mistake fails closed, offline);
+    the stand-in is taken out of ``sys.modules`` afterwards, so anything importing ``requests`` later gets the real
+    one. With other threads running (the server, a hook's worker) the real one is imported: another thread's
+    import must never see the stand-in."""
+    if "requests" in sys.modules or threading.active_count() > 1:
         yield
         return
     stub, exceptions = types.ModuleType("requests"), types.ModuleType("requests.exceptions")
