@@ -44,6 +44,21 @@ def load_script(relpath: str, name: str):
     return module
 
 
+def open_entries(*roots: Path) -> list[str]:
+    """Every folder and file under ``roots`` (the roots included; symlinks not followed) that grants its group or
+    others any permission bit, as ``"0644 path"`` (the privacy tests: nothing of the memory may be open)."""
+    import stat
+
+    found = []
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            for path in [folder] + [os.path.join(folder, n) for n in dirs + files]:
+                st = os.lstat(path)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    found.append(f"{stat.S_IMODE(st.st_mode):04o} {path}")
+    return sorted(set(found))
+
+
 INTEGRATION = Path(__file__).resolve().parent / "integration"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke
+from conftest import invoke, open_entries
 from suzent_cli import privacy
 from suzent_cli.config import resolve_settings
 from suzent_cli.files import append_locked, atomic_write, atomic_write_bytes, file_lock, locked, write_if_absent
@@ -22,16 +22,6 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-def open_entries(*roots: Path) -> list[str]:
-    """Folders and files under ``roots`` (symlinks not followed) granting group or others any bit."""
-    found = []
-    for root in roots:
-        for folder, dirs, files in os.walk(root):
-            for path in [folder] + [os.path.join(folder, n) for n in dirs + files]:
-                st = os.lstat(path)
-                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
-                    found.append(f"{stat.S_IMODE(st.st_mode):04o} {path}")
-    return sorted(set(found))
 
 
 def open_up(*roots: Path) -> None:

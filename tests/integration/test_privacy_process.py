@@ -17,23 +17,12 @@ import pytest
 from claude_code_session import Transcript, payload
 from serve_process import ready, stderr_of, stop
 
-from conftest import HASH_ENV, REPO, cli_env
+from conftest import HASH_ENV, REPO, cli_env, open_entries
 
 NOW = "2026-06-10T12:00"
 PAST = "2026-06-09"
 
 
-def open_entries(*roots: Path) -> list[str]:
-    """Every folder and file under ``roots`` (the roots included; symlinks not followed) that grants its group or
-    others any permission bit, as ``"0644 path"``."""
-    found = []
-    for root in roots:
-        for folder, dirs, files in os.walk(root):
-            for path in [folder] + [os.path.join(folder, n) for n in dirs + files]:
-                st = os.lstat(path)
-                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
-                    found.append(f"{stat.S_IMODE(st.st_mode):04o} {path}")
-    return sorted(set(found))
 
 
 def suzent(home: Path, umask: int, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
