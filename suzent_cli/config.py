@@ -37,6 +37,8 @@ ENGINES = ("auto", "offline", "claude")
 ENGINE_ALIASES = {"rules": "offline"}
 """Old spellings still accepted (the dream called its offline engine ``rules``); they mean the canonical name."""
 ENGINE_METAVAR = "|".join(ENGINES)
+BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+"""How an environment variable spells a ``bool`` setting (case and spaces ignored)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,18 @@ SETTINGS: tuple[Setting, ...] = (
             "port.", more="The server binds 127.0.0.1 only, never another interface; MCP over HTTP also needs the "
             "bearer token in `<home>/server/token` (`suzent serve --print-config`).", env=("SUZENT_SERVE_PORT",),
             flags=("serve --port",), limits=(0, 65535), check="use", attr="serve_port"),
+    Setting("serve.autostart", "bool", None, "Start the home's server (detached, no chain) when a hook, suzent mcp "
+            "or a command finds none.", more="The call that starts it answers by the cold path; the next ones are "
+            "warm. Off when the environment variable `CI` is set (not `0` or `false`), unless this key or the "
+            "variable says otherwise. `suzent serve stop` ends the server; `suzent status` shows who started it. "
+            "The variable takes `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.", env=("SUZENT_SERVE_AUTOSTART",),
+            check="use", attr="serve_autostart", default_doc="`true` (`false` when `CI` is set)",
+            example="true"),
+    Setting("serve.idle_minutes", "number", 60.0, "An auto-started server exits after this many minutes without "
+            "a request; 0 = never.", more="Requests on the local API (hooks, CLI, suzent mcp) and MCP over HTTP "
+            "count; `suzent status` does not. A server you start with `suzent serve` runs until stopped unless "
+            "given `--idle-exit MINUTES`.", env=("SUZENT_SERVE_IDLE_MINUTES",), flags=("serve --idle-exit",),
+            limits=(0, 525600), check="use", attr="serve_idle_minutes", type_doc="minutes, 0..525600"),
     Setting("dream.interval_seconds", "seconds", 1800.0, "Between ticks: the default --interval of suzent loop.",
             flags=("dream --interval", "loop --interval"), limits=(1, 7 * 86400), check="dream"),
     Setting("dream.min_hours", "number", 24.0, "Hours since the last attempt before a run (unless far behind).",
@@ -278,6 +292,8 @@ class Settings:
     lock_timeout: float = _default("lock_timeout")
     context_window: int = _default("index.context_window")
     serve_port: int = _default("serve.port")
+    serve_autostart: bool | None = _default("serve.autostart")
+    serve_idle_minutes: float = _default("serve.idle_minutes")
     rerank_top: int = _default("recall.rerank")
     now: dt.datetime | None = _default("now")
     dream: Mapping[str, object] = field(default_factory=dict)
@@ -470,8 +486,9 @@ class _Resolver:
             if key not in table:
                 continue
             value = table[key]
-            kind = (int, float) if row.kind == "seconds" else int if row.kind == "whole" else str
-            if not isinstance(value, kind) or isinstance(value, bool):
+            kind = ((int, float) if row.kind in ("seconds", "number") else int if row.kind == "whole"
+                    else bool if row.kind == "bool" else str)
+            if not isinstance(value, kind) or (isinstance(value, bool) and row.kind != "bool"):
                 where = f"[{row.table}] {key}" if row.table else key
                 self.refuse(name, f"{self.cfg_path}: {where} must be a "
                                   f"{kind.__name__ if isinstance(kind, type) else 'number'}, got {value!r}")
@@ -574,6 +591,8 @@ def _resolved(r: _Resolver, row: Setting, raw: Any, label: str, by_old_name: boo
             return row.default
     if row.kind == "string":
         return str(raw)
+    if row.kind == "bool" and isinstance(raw, str):  # from the environment: a word, kept as given when it is none
+        return BOOL_WORDS.get(raw.strip().lower(), raw)
     return raw
 
 
@@ -704,7 +723,8 @@ def effective_config(settings: Settings) -> dict[str, Any]:
             values[row.key] = dream[row.name]
             continue
         values[row.key] = (_shown(row, settings), settings.origins.get(row.field) or "default")
-        if row.check == "use" and row.kind in ("whole", "choice"):
+        if row.check == "use" and row.kind in ("whole", "number", "choice", "bool") and not (
+                row.kind == "bool" and getattr(settings, row.field) is None):
             try:
                 check_value(row, getattr(settings, row.field), row.key)
             except ConfigInvalid as exc:

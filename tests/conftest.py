@@ -91,13 +91,20 @@ class CountingEmbedder(HashEmbedder):
         return super().encode(texts)
 
 
+# No test starts a server by accident (a hook or suzent mcp that finds none would): every process a test runs
+# inherits this, and cli_env keeps it. Only tests/test_autostart.py turns it on, for the homes it stops itself.
+AUTOSTART_OFF = {"SUZENT_SERVE_AUTOSTART": "0"}
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
-    """No test ever reads the real ~/.suzent, an API key, or a user's config."""
+    """No test ever reads the real ~/.suzent, an API key, or a user's config, or leaves a server behind."""
     for key in list(os.environ):
         if key.startswith("SUZENT_") or key.startswith("ANTHROPIC_"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    for key, value in AUTOSTART_OFF.items():
+        monkeypatch.setenv(key, value)
 
 
 @pytest.fixture
@@ -146,9 +153,10 @@ def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", s
 
 def cli_env(home: Path | None, **extra: str | None) -> dict:
     """The environment of a CLI run: this one without ``SUZENT_*``/``ANTHROPIC_*``, then ``SUZENT_HOME`` (unless
-    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, then ``extra`` (a None value removes the variable)."""
+    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, :data:`AUTOSTART_OFF`, then ``extra`` (a None value removes
+    the variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(NO_COLOR="1", COLUMNS="120")
+    env.update(NO_COLOR="1", COLUMNS="120", **AUTOSTART_OFF)
     if home is not None:
         env["SUZENT_HOME"] = str(home)
     for key, value in extra.items():

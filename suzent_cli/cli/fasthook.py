@@ -21,8 +21,9 @@ printed in the same format the cold path prints (Claude Code's ``hookSpecificOut
 SessionStart, the drain report for ``capture --json``), every warning as one ``suzent: …`` line on stderr, exit 0.
 The round trip gets what is left of the deadline. The recall hook's mode is ``hybrid`` through the server (the
 model is warm there); an explicit ``--mode`` wins. A ``SessionStart`` payload gets the session briefing
-(``hook_session_start``). Without a server the same bytes go to the normal path (``sys.stdin`` is replaced by a
-buffer holding them).
+(``hook_session_start``). Without a server the home's server is started for the next hook
+(:func:`suzent_cli.server.autostart.ensure`: detached, never waited for; off with ``serve.autostart``) and the same
+bytes go to the normal path (``sys.stdin`` is replaced by a buffer holding them).
 
 When the server fails (it dies mid-request, answers garbage, or fails a capture), the SAME stdin bytes are handed
 to the normal path (``sys.stdin`` is replaced by a buffer holding them), which does the work in-process: capture is
@@ -227,6 +228,9 @@ def attempt(argv: list[str], *, process: bool = False) -> int | None:
 
     backend = connect(home, timeout=_left(dog, line))
     if backend is None:
+        from suzent_cli.server.autostart import ensure
+
+        ensure(home, why=f"hook {line.command}")  # the next hook finds it warm; never waits, never raises
         return replay(raw)  # no server: the cold path reads the same bytes
     if capture:
         return _capture(backend, line, home, raw, dog)

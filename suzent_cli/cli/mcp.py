@@ -24,7 +24,8 @@ def mcp_cmd(
 
     When a `suzent serve` runs for the home, every call is relayed to it over its socket; if it goes away, this
     process carries on in-process. Without a server it serves in-process (the model loads on the first recall that
-    needs it; no chain, no watcher). stdout carries only the protocol; messages go to stderr. It exits when stdin
+    needs it; no chain, no watcher) and starts the home's server for the next callers (serve.autostart; not with
+    --no-relay). stdout carries only the protocol; messages go to stderr. It exits when stdin
     closes. Marking facts as verified (verify-fact) and retire-legacy --apply stay CLI-only.
 
     Example: suzent --home ~/.suzent mcp
@@ -63,6 +64,12 @@ def mcp_cmd(
     backend = FallbackBackend(remote, in_process, lost=(client.ServerUnavailable,))
     if remote is None:
         backend.local()  # a home the backend cannot use fails here, before the protocol starts
+        if relay:  # the home's server, for the other agents and hooks (and the next suzent mcp); never waited for
+            from suzent_cli.server.autostart import ensure
+
+            started = ensure(settings.paths.home, why="suzent mcp")
+            if started.startswith(("started", "spawn failed", "backing off")):
+                print(f"suzent mcp: server {started}", file=sys.stderr)
     print(f"suzent mcp: {'relaying to the server of' if remote else 'serving in-process for'} {settings.paths.home}",
           file=sys.stderr)
     try:

@@ -302,16 +302,25 @@ def _duration(seconds: int | None) -> str:
 
 
 def server_rows(server: dict) -> list[tuple[str, str]]:
-    """The server's rows of ``suzent status`` (:func:`suzent_cli.server.runtime.server_state`'s shape)."""
+    """The server's rows of ``suzent status`` (:func:`suzent_cli.server.runtime.server_state`'s shape, with the
+    ``autostart`` block of :func:`suzent_cli.server.autostart.describe` when present)."""
+    auto = _autostart_rows(server.get("autostart"))
     if server.get("running") is None:
-        return [("server", f"unknown: {server.get('unknown')}")]
+        return [("server", f"unknown: {server.get('unknown')}"), *auto]
     if not server["running"]:
         return [("server", "not running: hooks and MCP use the cold path"
                  + ("; a stopped server's socket is left (the next suzent serve replaces it)" if server.get("stale")
-                    else ""))]
+                    else "")), *auto]
+    idle = server.get("idle_exit_seconds")
     rows = [("server", f"running, pid {server.get('pid')}, since {server.get('started')}"
                        + (f", up {_duration(server.get('uptime_s'))}" if "uptime_s" in server else "")),
             ("MCP", f"{server.get('mcp_url')} (bearer token: suzent serve --print-config)")]
+    if server.get("started_by"):
+        rows.append(("started by", f"{server['started_by']}" + (" (auto-start)" if server.get("auto") else "")
+                     + (f"; exits after {idle / 60:g} min without a request" if idle else "; runs until stopped")
+                     + (f" (idle {_duration(server['idle_s'])})" if idle and server.get("idle_s") is not None
+                        else "")))
+    rows += auto
     if server.get("no_answer"):
         return [*rows, ("answer", f"none: {server['no_answer']}")]
     requests = server.get("requests") or {}
@@ -326,6 +335,19 @@ def server_rows(server: dict) -> list[tuple[str, str]]:
              ("watcher", f"{watcher.get('state')}" + (f", {watcher['events']} change batch{'es' if watcher['events'] != 1 else ''}"
                                                       if watcher.get("events") else ""))]
     return rows
+
+
+def _autostart_rows(auto: dict | None) -> list[tuple[str, str]]:
+    """The ``autostart`` row: on/off and why, the last failed starts when there are any."""
+    if not auto:
+        return []
+    text = "on" if auto.get("enabled") else "off"
+    if auto.get("reason") and auto["reason"] != "default":
+        text += f" ({auto['reason']})"
+    last = auto.get("last") or {}
+    if last.get("failures"):
+        text += f"; {last['failures']} failed start{'s' if last['failures'] != 1 else ''} in a row, see {auto.get('log')}"
+    return [("autostart", text)]
 
 
 def _index_rows(idx: dict | None) -> list[tuple[str, str]]:

@@ -18,7 +18,8 @@ def status_cmd(
     """Every tier on one screen: daily logs and fact lines, vault pages and claims, MEMORY.md, index rows, queues,
     the dream's watermark, pending work, next tick, retries and last results, lock holders, whether the memory is
     private to you (one warning when other users can read the home or a tier folder: `suzent init` fixes it), and
-    the server (pid, uptime, requests, last error, MCP URL; or "not running": hooks and MCP then use the cold path).
+    the server (pid, uptime, requests, last error, MCP URL, who started it and when it exits when idle; or "not
+    running": hooks and MCP then use the cold path) and whether it starts itself (serve.autostart, and why).
 
     Example: suzent status --json
     """
@@ -28,7 +29,9 @@ def status_cmd(
 
     settings = settings_of(ctx)
     data = status(settings, dream_config(settings), with_index=not no_index)
-    data["server"] = server_state(settings.paths.home)
+    from suzent_cli.server.autostart import describe
+
+    data["server"] = {**server_state(settings.paths.home), "autostart": describe(settings.paths.home)}
     if json_out:
         emit_json(data)
     else:

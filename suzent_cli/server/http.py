@@ -60,7 +60,7 @@ def local_app(backend: Any, stats: Stats):
       :func:`http_status`'s code (400/409/422);
     * 500 ``InternalError`` for anything else: logged with its traceback once and kept as ``stats``' last error.
 
-    Every request to a known op is counted in ``stats``. The backend's methods are blocking: each call runs in a
+    Every request to a known op is counted in ``stats`` (and is activity for the idle exit until it ends). The backend's methods are blocking: each call runs in a
     worker thread (starlette's thread pool), so one slow recall never stalls the loop.
     """
     from starlette.applications import Starlette
@@ -107,6 +107,8 @@ def local_app(backend: Any, stats: Stats):
             log.exception("%s failed", op)
             stats.error(op, exc)
             return answer(error_json(exc), 500)
+        finally:
+            stats.touch()  # a long request is activity until it ends (the idle exit)
 
     async def server(request: Request) -> Response:
         try:

@@ -9,6 +9,7 @@
   the caller holds ``serve.lock``, so no live server owns it) and MCP's TCP socket on 127.0.0.1 only.
 * :func:`is_running` / :func:`server_state` — whether a server runs on a home (a probe of ``serve.lock``) and what
   ``suzent status`` shows about it.
+* :func:`stop_server` — ``suzent serve stop``: SIGTERM to a server that really holds the lock, then wait for it.
 * :func:`client_config` — the token, the MCP URL and ready-to-paste client configurations (``--print-config``).
 
 Stdlib at import time (``filelock`` and the light client inside the functions that probe a running server).
@@ -161,7 +162,51 @@ def running_port(home: Path) -> int | None:
     return port if isinstance(port, int) and not isinstance(port, bool) and port > 0 else None
 
 
-LIVE_KEYS = ("uptime_s", "requests", "last_error", "chain", "watcher")
+STOP_WAIT = 30.0  # seconds `suzent serve stop` waits for the server to let go of serve.lock
+STOP_POLL = 0.1
+
+
+def stop_server(home: Path, *, wait: float = STOP_WAIT) -> dict[str, Any]:
+    """Stop the server of ``home`` (``suzent serve stop``): SIGTERM to the pid ``serve.json`` names, sent only
+    while ``serve.lock`` is held (:func:`is_running`: a server really runs, so the pid is not a stale one that
+    another process may have reused), then wait up to ``wait`` seconds for the lock to be released (its requests
+    finish, the chain finishes its current stage). Returns ``{"stopped": bool, "was_running": bool, "pid": int |
+    None, "message": str}``: ``stopped`` is True when no server runs any more (also when none ran). Never raises
+    for a server that is gone meanwhile; ``stopped`` False when the lock cannot be probed, serve.json names no pid,
+    or the server still runs after ``wait``."""
+    import signal
+    import time
+
+    running = is_running(home)
+    if running is None:
+        return {"stopped": False, "was_running": False, "pid": None,
+                "message": f"cannot probe {paths.lock_path(home)}"}
+    if not running:
+        return {"stopped": True, "was_running": False, "pid": None, "message": f"no server runs on {home}"}
+    pid = running_pid(home)
+    if pid is None or pid == os.getpid():
+        return {"stopped": False, "was_running": True, "pid": None,
+                "message": f"a server holds {paths.lock_path(home)} but {paths.info_path(home)} names no pid yet "
+                           "(starting?); try again in a moment"}
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass  # gone between the probe and the signal: the lock tells below
+    except PermissionError:
+        return {"stopped": False, "was_running": True, "pid": pid,
+                "message": f"pid {pid} (from {paths.info_path(home)}) is not yours to stop"}
+    deadline = time.monotonic() + wait
+    while is_running(home):
+        if time.monotonic() >= deadline:
+            return {"stopped": False, "was_running": True, "pid": pid,
+                    "message": f"the server (pid {pid}) is still stopping after {wait:g} s (it finishes its current "
+                               "chain stage); run suzent serve stop again to wait more"}
+        time.sleep(STOP_POLL)
+    return {"stopped": True, "was_running": True, "pid": pid, "message": f"stopped the server (pid {pid}) of {home}"}
+
+
+LIVE_KEYS = ("uptime_s", "requests", "last_error", "chain", "watcher", "idle_s")
+INFO_KEYS = ("pid", "started", "version", "mcp_url", "socket", "port", "started_by", "auto", "idle_exit_seconds")
 
 
 def server_state(home: Path, *, timeout: float = 3.0) -> dict[str, Any]:
@@ -170,8 +215,10 @@ def server_state(home: Path, *, timeout: float = 3.0) -> dict[str, Any]:
 
     * ``{"running": False, "stale": bool}`` — ``stale``: a killed server left its socket or ``serve.json`` (the
       next ``suzent serve`` replaces them); hooks and MCP use the cold path;
-    * ``{"running": True, "pid", "started", "version", "mcp_url", "socket", "port"}`` from ``serve.json``, plus
-      the live ``"uptime_s", "requests", "last_error", "chain", "watcher"`` the server reports (``POST
+    * ``{"running": True, "pid", "started", "version", "mcp_url", "socket", "port", "started_by", "auto",
+      "idle_exit_seconds"}`` from ``serve.json`` (who started it: ``"suzent serve"`` or the auto-start's reason,
+      ``"hook recall"``; seconds without a request before it exits, null for never), plus the live ``"uptime_s",
+      "requests", "last_error", "chain", "watcher", "idle_s"`` the server reports (``POST
       /v1/server``: its counters alone, not a whole status), or ``"no_answer": str`` when it did not answer;
     * ``{"running": None, "unknown": str}`` — the lock cannot be probed.
     """
@@ -182,8 +229,7 @@ def server_state(home: Path, *, timeout: float = 3.0) -> dict[str, Any]:
         return {"running": False,
                 "stale": paths.info_path(home).exists() or os.path.lexists(paths.socket_path(home))}
     info = read_info(home) or {}
-    state: dict[str, Any] = {"running": True, **{k: info.get(k) for k in ("pid", "started", "version", "mcp_url",
-                                                                          "socket", "port")}}
+    state: dict[str, Any] = {"running": True, **{k: info.get(k) for k in INFO_KEYS}}
     live = _ask_server_block(home, timeout)
     if isinstance(live, str):
         state["no_answer"] = live

@@ -6,14 +6,18 @@ Life of the process (:func:`serve`):
    on the same home stops with :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3) naming the running pid.
 2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2), then the local API's Unix socket (mode 0600; a
    leftover socket file from a killed server is unlinked first: holding the lock proves nobody serves it).
-3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port); the chain and watcher threads start,
-   and a daemon thread loads the model (:meth:`~suzent_cli.server.warm.Warm.preload`).
+3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port, started_by, auto, chain,
+   idle_exit_seconds) and the auto-start record notes a server that serves (:func:`suzent_cli.server.autostart.
+   note_listening`; after a minute of serving, no failed start); the chain, watcher and idle threads start, and a daemon thread loads the
+   model (:meth:`~suzent_cli.server.warm.Warm.preload`).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
    chain finishes its current stage (never a write cut in half), ``warm.close()`` runs, the socket and
-   ``serve.json`` are removed and the lock released. Exit 0 for SIGTERM, 130 for SIGINT; a second signal exits
-   at once with 128+signal (every write suzent makes is whole; the next start replaces the stale socket).
+   ``serve.json`` are removed, the clean exit is recorded (:func:`~suzent_cli.server.autostart.note_exit`) and the
+   lock released. Exit 0 for SIGTERM, 130 for SIGINT; a second signal exits at once with 128+signal (every write
+   suzent makes is whole; the next start replaces the stale socket). The idle exit (``idle_exit``: no request on
+   the local API or MCP for that long, :func:`idle_thread`) stops it as SIGTERM does, exit 0.
 
 Crash (SIGKILL, power loss): the kernel releases the lock; the socket and ``serve.json`` stay behind and the next
 start or ``suzent status`` sees the lock free and treats them as stale. The server writes memory only through the
@@ -36,7 +40,7 @@ from typing import Any
 
 from suzent_cli import __version__, errors
 from suzent_cli.config import Settings, check_value, setting
-from suzent_cli.server import paths, runtime
+from suzent_cli.server import autostart, paths, runtime
 from suzent_cli.server.stats import Stats, now_iso
 from suzent_cli.signals import Signals
 
@@ -45,6 +49,7 @@ log = logging.getLogger("suzent.serve")
 GRACE = 3.0  # seconds the listeners wait for open requests (an MCP event stream never ends by itself) at shutdown
 WATCH_SLICE_MS = 2000  # the watcher looks for new tier folders (and the stop flag) at least this often
 WAIT_SLICE = 0.2  # seconds between looks at the stop flag while waiting for a tier folder
+IDLE_SLICE = 30.0  # seconds between the idle thread's looks at the clock (less for a short idle time)
 
 
 @dataclasses.dataclass
@@ -62,6 +67,30 @@ def port_of(settings: Settings, flag: str | None) -> int:
     row = setting("serve.port")
     return int(check_value(row, flag if flag is not None else settings.serve_port,
                            "--port" if flag is not None else row.key))
+
+
+def idle_exit_of(settings: Settings, flag: str | None, *, auto: bool) -> float | None:
+    """Seconds without a request after which the server exits, None for never: ``--idle-exit MINUTES`` when given,
+    else ``serve.idle_minutes`` for an auto-started server (``--auto``), else never; 0 minutes means never.
+    Checked 0..525600 minutes (ConfigInvalid, exit 2)."""
+    row = setting("serve.idle_minutes")
+    if flag is None and not auto:
+        return None
+    minutes = check_value(row, flag if flag is not None else settings.serve_idle_minutes,
+                          "--idle-exit" if flag is not None else row.key)
+    return float(minutes) * 60 if minutes else None
+
+
+def idle_thread(stats: Stats, seconds: float, stop: threading.Event, request: Callable[[], None],
+                say: Callable[[str], None]) -> None:
+    """Stop the server (``request()``, as SIGTERM does: requests finish) once ``stats.idle_seconds()`` reaches
+    ``seconds`` (no request on the local API or MCP for that long); returns when ``stop`` is set."""
+    slice_ = max(0.1, min(IDLE_SLICE, seconds / 4))
+    while not stop.wait(slice_):
+        if stats.idle_seconds() >= seconds:
+            say(f"suzent serve: no request for {seconds / 60:g} min: stopping (idle exit)")
+            request()
+            return
 
 
 def _acquire(home: Path):
@@ -258,7 +287,8 @@ def watcher_thread(settings: Settings, warm: Any, stop: threading.Event, stats: 
 
 def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = True, warm: Any = None,
           backend: Any = None, mcp_server: Any = None, stop: threading.Event | None = None,
-          announce: Callable[[str], None] | None = None) -> int:
+          announce: Callable[[str], None] | None = None, auto: bool = False, started_by: str = "suzent serve",
+          idle_exit: float | None = None) -> int:
     """Run the server of ``settings.paths.home`` until SIGTERM/SIGINT (module doc); returns the exit code: 0 after
     SIGTERM or ``stop``, 130 after SIGINT, 1 when a listener failed.
 
@@ -269,7 +299,9 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     when not given (tests pass their own); ``warm.close()`` runs at the end (once the lock was taken) whoever made
     it. ``stop``: an event that stops the server like SIGTERM when set (the signal handlers are installed only in
     the main thread; elsewhere ``stop`` is the way). ``announce(line)`` receives the start and stop lines
-    (default: stderr).
+    (default: stderr). ``auto``: started by :mod:`suzent_cli.server.autostart` (``suzent serve --auto``): when
+    ``port`` is taken, any free port is used instead of failing. ``started_by``: who started it (``serve.json``,
+    ``suzent status``). ``idle_exit``: seconds without a request after which it stops as on SIGTERM (None: never).
 
     Raises, before anything is served: :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3),
     :class:`~suzent_cli.server.runtime.PortInUse` and :class:`~suzent_cli.errors.ConfigInvalid` (exit 2; a bad
@@ -290,6 +322,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     made: list[Any] = []  # sockets to close if start-up fails
     threads: list[threading.Thread] = []
     unix_id = None
+    listened, exit_code = False, None
     stopper = _Stopper(stop)
     try:
         stopper.__enter__()  # from here a signal stops the start-up cleanly too (the finally below runs)
@@ -297,7 +330,13 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         # a second serve would name the dead pid, status and --print-config its dead port. The full one follows.
         runtime.write_info(home, {"pid": os.getpid(), "started": now_iso(), "version": __version__})
         token = runtime.ensure_token(home, warn=lambda m: say(f"warning: {m}"))
-        tcp = runtime.bind_tcp(port)
+        try:
+            tcp = runtime.bind_tcp(port)
+        except runtime.PortInUse:
+            if not auto or port == 0:
+                raise
+            say(f"suzent serve: port {port} is taken (another home's server?); using any free port")
+            tcp = runtime.bind_tcp(0)
         made.append(tcp)
         real_port = tcp.getsockname()[1]
         unix, unix_id = runtime.bind_unix(sock_path, run_dir)
@@ -324,13 +363,22 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
                       tcp)]
         stopper.servers = [server for server, _ in listeners]
         runtime.write_info(home, {"pid": os.getpid(), "started": stats.started, "version": __version__,
-                                  "mcp_url": stats.mcp_url, "socket": str(sock_path), "port": real_port})
+                                  "mcp_url": stats.mcp_url, "socket": str(sock_path), "port": real_port,
+                                  "started_by": started_by, "auto": auto, "chain": chain,
+                                  "idle_exit_seconds": idle_exit})
+        autostart.note_listening(home, started_by, auto=auto)
+        listened = True
         if chain:
             threads.append(threading.Thread(target=chain_thread, args=(warm, config, engine, stop, stats),
                                             name="suzent-chain", daemon=True))
         if watch:
             threads.append(threading.Thread(target=watcher_thread, args=(settings, warm, stop, stats),
                                             name="suzent-watcher", daemon=True))
+        threading.Thread(target=lambda: stop.wait(autostart.STABLE) or autostart.note_stable(home),
+                         name="suzent-stable", daemon=True).start()  # served long enough: no failed start
+        if idle_exit:
+            threads.append(threading.Thread(target=idle_thread, args=(stats, idle_exit, stop, stopper.request, say),
+                                            name="suzent-idle", daemon=True))
         for thread in threads:
             thread.start()
         if hasattr(warm, "preload"):  # the model loads in the background now, so the first hybrid recall after a
@@ -338,7 +386,8 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
             threading.Thread(target=warm.preload, name="suzent-preload", daemon=True).start()
         say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
             f"(bearer token in {paths.token_path(home)}); chain {'on' if chain else 'off'}, "
-            f"watcher {'on' if watch else 'off'}")
+            f"watcher {'on' if watch else 'off'}; started by {started_by}"
+            + (f"; exits after {idle_exit / 60:g} min without a request" if idle_exit else ""))
         code = errors.OK
         try:
             asyncio.run(_serve_both(stopper, listeners))
@@ -360,6 +409,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
             say(f"suzent serve: stopped ({signal.Signals(stopper.signum).name})")
             if code == errors.OK and stopper.signum == signal.SIGINT:
                 code = errors.INTERRUPTED
+        exit_code = code
         return code
     finally:
         stop.set()
@@ -375,5 +425,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
                 if (st.st_dev, st.st_ino) == unix_id:  # ours, not a newer server's
                     os.unlink(sock_path)
         runtime.remove_quietly(paths.info_path(home))
+        if listened and exit_code is not None:
+            autostart.note_exit(home, exit_code)
         lock.release()
         stopper.__exit__(None, None, None)

@@ -39,11 +39,26 @@ class Stats:
         self._last_error: dict[str, str] | None = None
         self._chain: dict[str, Any] = {"state": "off"}
         self._watcher: dict[str, Any] = {"state": "off"}
+        self._last_request = self._start  # monotonic: the idle exit counts from here
 
     def count(self, op: str) -> None:
-        """One request for ``op`` (an operation name, or ``mcp`` for a request to the MCP endpoint)."""
+        """One request for ``op`` (an operation name, or ``mcp`` for a request to the MCP endpoint); it is also
+        activity (:meth:`touch`)."""
         with self._lock:
             self._requests[op] = self._requests.get(op, 0) + 1
+            self._last_request = time.monotonic()
+
+    def touch(self) -> None:
+        """Activity without a new request (a request that ends): the idle time starts again."""
+        with self._lock:
+            self._last_request = time.monotonic()
+
+    def idle_seconds(self) -> float:
+        """Seconds since the last request began or ended (since the start when there was none): what the idle
+        exit of ``suzent serve --auto`` (:func:`suzent_cli.server.serve.idle_thread`) measures. ``POST /v1/server``
+        (``suzent status``) and the watcher's events are not requests: they keep no server alive."""
+        with self._lock:
+            return time.monotonic() - self._last_request
 
     def error(self, where: str, exc: BaseException | str) -> None:
         """Record the last error: ``where`` is the op, ``chain`` or ``watcher``; the message is one line."""
@@ -68,12 +83,13 @@ class Stats:
             self._watcher["last_event"] = now_iso()
 
     def snapshot(self) -> dict[str, Any]:
-        """``{"pid", "started" (UTC ISO), "uptime_s" (int seconds), "requests": {"total", "by_op": {op: n}},
+        """``{"pid", "started" (UTC ISO), "uptime_s" (int seconds), "requests": {"total", "by_op": {op: n}}, "idle_s" (int seconds since the last request),
         "last_error": {"time", "op", "message"} | None, "mcp_url", "socket", "chain": {...}, "watcher": {...}}``."""
         with self._lock:
             by_op = dict(sorted(self._requests.items()))
             return {"pid": self.pid, "started": self.started, "uptime_s": int(time.monotonic() - self._start),
                     "requests": {"total": sum(by_op.values()), "by_op": by_op},
+                    "idle_s": int(time.monotonic() - self._last_request),
                     "last_error": dict(self._last_error) if self._last_error else None,
                     "mcp_url": self.mcp_url, "socket": self.socket,
                     "chain": dict(self._chain), "watcher": dict(self._watcher)}

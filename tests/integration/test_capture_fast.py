@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import AUTOSTART_OFF
+
 HEAVY = ("torch", "sentence_transformers", "transformers", "lancedb", "pyarrow", "anthropic")
 TODAY = "2026-11-29"
 
@@ -28,7 +30,7 @@ _PROBE = (
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUZENT_")}
-    env.update(SUZENT_HOME=str(home), SUZENT_TODAY=TODAY)
+    env.update(SUZENT_HOME=str(home), SUZENT_TODAY=TODAY, **AUTOSTART_OFF)
     return env
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from conftest import AUTOSTART_OFF, REPO
 
 
 def test_ready_facts_and_importing_the_module_never_import_anthropic(tmp_path):
@@ -40,7 +40,7 @@ def test_a_hook_answered_by_a_server_imports_no_framework_and_no_engine(tmp_path
     home = tmp_path / "home"
     output = json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}})
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))},
-           "SUZENT_HOME": str(home), "PYTHONPATH": str(REPO)}
+           "SUZENT_HOME": str(home), "PYTHONPATH": str(REPO), **AUTOSTART_OFF}
     server = subprocess.Popen([sys.executable, str(REPO / "tests" / "fake_server.py"), str(home), output],
                               stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import AUTOSTART_OFF, REPO
 from suzent_cli.errors import CODES
 
 SECTIONS = ("Quick start", "Configuration")
@@ -59,7 +59,7 @@ def newcomer(tmp_path_factory):
     refused = "http://127.0.0.1:9"  # the discard port: any HTTP(S) attempt fails at once
     env.update(HOME=str(user_home), PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}", COLUMNS="120",
                http_proxy=refused, https_proxy=refused, HTTP_PROXY=refused, HTTPS_PROXY=refused, ALL_PROXY=refused,
-               no_proxy="", NO_PROXY="")
+               no_proxy="", NO_PROXY="", **AUTOSTART_OFF)
     results = {}
     lines = []
     for section in SECTIONS:
