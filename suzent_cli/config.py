@@ -158,7 +158,7 @@ SETTINGS: tuple[Setting, ...] = (
             "warm. Off when the environment variable `CI` is set (not `0` or `false`), unless this key or the "
             "variable says otherwise. `suzent serve stop` ends the server; `suzent status` shows who started it. "
             "The variable takes `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.", env=("SUZENT_SERVE_AUTOSTART",),
-            check="use", attr="serve_autostart", default_doc="`true` (`false` when `CI` is set)",
+            check="use", attr="serve_autostart", default_doc="on (off when `CI` is set)",
             example="true"),
     Setting("serve.idle_minutes", "number", 60.0, "An auto-started server exits after this many minutes without "
             "a request; 0 = never.", more="Requests on the local API (hooks, CLI, suzent mcp) and MCP over HTTP "

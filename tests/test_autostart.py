@@ -231,17 +231,26 @@ def test_a_hook_without_a_server_starts_one_and_the_next_goes_through_it(tmp_pat
 
 
 def test_a_stale_server_is_replaced(tmp_path, reap):
+    # What a SIGKILLed server leaves: serve.json naming a dead pid, a socket file nobody listens on, the lock
+    # file (free), and the record of a server a person started that served.
     home = tmp_path / "h"
     reap(home)
-    proc = start(home)
-    info = ready(home, proc)
-    proc.kill()
-    proc.wait()
-    assert runtime.read_info(home) and os.path.lexists(paths.socket_path(home))  # what a SIGKILL leaves
+    runtime.prepare_run_dir(home)
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    runtime.write_info(home, {"pid": dead.pid, "started": "2026-06-10T08:00:00Z", "port": 9,
+                              "socket": str(paths.socket_path(home))})
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(str(paths.socket_path(home)))
+    left.close()
+    paths.lock_path(home).touch()
+    autostart._write_record(home, {"pid": dead.pid, "at": time.time(), "why": "suzent serve", "auto": False,
+                                   "failures": 0, "listening": time.time(), "ended": None, "exit": None})
+    assert runtime.server_state(home) == {"running": False, "stale": True}
     said = autostart.ensure(home, why="hook recall", env=on_env(home))
     assert said.startswith("started pid "), said
     new = poll("a new server serves", lambda: serving(home))
-    assert new["pid"] != info["pid"] and new["started_by"] == "hook recall"
+    assert new["pid"] != dead.pid and new["started_by"] == "hook recall"
 
 
 def test_a_crash_loop_forks_once_then_backs_off(tmp_path, reap):
@@ -342,7 +351,7 @@ def test_suzent_mcp_without_a_server_starts_one(tmp_path, reap):
 def test_serve_stop_ends_a_server_and_says_when_none_runs(tmp_path, reap):
     home = tmp_path / "h"
     reap(home)
-    proc = start(home)
+    proc = start(home, "--no-chain")
     info = ready(home, proc)
     stopped = run_cli(home, "serve", "stop", "--json")
     assert stopped.returncode == 0, stopped.stderr

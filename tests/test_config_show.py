@@ -25,7 +25,7 @@ from suzent_cli.init import CONFIG_SEED
 
 # Keys whose default is not a literal (derived from the clock, or unset): the docs say it in words, the template
 # shows an example value.
-NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url"}
+NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url", "serve.autostart"}
 OLD_KEYS = {old for old, _, _ in OLD_NAMES.values()}  # still read, documented as old names, never shown
 
 
@@ -44,7 +44,7 @@ def code_defaults() -> dict[str, object]:
             "paths.vault_dir": "notebook", "paths.index_dir": "memory", "index.embedder": DEFAULT_EMBEDDER,
             "index.context_window": DEFAULT_CONTEXT_WINDOW, "capture.extractor": "auto",
             "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0,
-            "capture.max_turn_chars": 200_000} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
+            "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 
 def docs_config_table() -> dict[str, dict[str, str]]:
@@ -91,7 +91,8 @@ def test_docs_name_the_environment_variable_of_every_setting_that_has_one():
            "paths.index_dir": "SUZENT_INDEX_DIR", "index.embedder": "SUZENT_EMBEDDER",
            "index.context_window": "SUZENT_CONTEXT_WINDOW", "capture.extractor": "SUZENT_EXTRACTOR",
            "claude.model": "SUZENT_CLAUDE_MODEL", "claude.api_key": "ANTHROPIC_API_KEY",
-           "claude.base_url": "ANTHROPIC_BASE_URL"}
+           "claude.base_url": "ANTHROPIC_BASE_URL", "serve.autostart": "SUZENT_SERVE_AUTOSTART",
+           "serve.idle_minutes": "SUZENT_SERVE_IDLE_MINUTES"}
     for key, var in env.items():
         assert f"`{var}`" in rows[key]["env"], key
         s = resolve_settings(home="/nonexistent-suzent-home", env={var: "2026-01-02T03:04" if key == "now" else "1"})
@@ -254,4 +255,5 @@ def test_init_writes_the_template_and_it_changes_nothing(home):
     assert (home / "config.toml").read_text() == CONFIG_SEED
     data = json.loads(invoke(home, "config", "show", "--json").stdout)
     assert data["exists"] is True and data["problems"] == []
-    assert all(item["origin"] in ("default", "env:SUZENT_HOME") for item in data["settings"].values())
+    assert all(item["origin"] in ("default", "env:SUZENT_HOME", "env:SUZENT_SERVE_AUTOSTART")  # conftest's
+               for item in data["settings"].values())
