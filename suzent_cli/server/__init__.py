@@ -23,6 +23,9 @@ Modules (one job each):
   interval, clean shutdown on SIGTERM/SIGINT.
 * :mod:`.runtime` — the runtime files and sockets: the private run folder, the token, ``serve.json``, binding the
   0600 Unix socket and the 127.0.0.1 TCP socket, whether a server runs (``suzent status``), ``--print-config``.
+* :mod:`.autostart` — the server starts itself: :func:`~.autostart.ensure` (called by the hooks' fast path,
+  ``suzent mcp`` and relayed CLI commands when no server answers) forks ``suzent serve --auto`` detached, once per
+  back-off, under its own decision lock; stdlib only.
 * :mod:`.stats` — what a running server knows about itself (requests per op, last error, chain and watcher state):
   the ``server`` block of ``/v1/status`` and ``suzent status``.
 

@@ -62,7 +62,10 @@ def test_lifecycle_modes_one_server_per_home_and_a_clean_sigterm(served):
     assert "stopped (SIGTERM)" in stderr_of(proc)
     assert not os.path.lexists(sock) and not paths.info_path(home).exists()
     after = json.loads(run_cli(home, "status", "--json", "--no-index").stdout)["server"]
+    auto = after.pop("autostart")
     assert after == {"running": False, "stale": False}
+    assert auto["enabled"] is False and auto["reason"] == "SUZENT_SERVE_AUTOSTART=0"  # conftest's: no daemon
+    assert auto["last"]["why"] == "suzent serve" and auto["last"]["exit"] == 0  # a clean stop is no failed start
 
 
 def test_a_stale_socket_from_a_killed_server_is_replaced_and_sigint_exits_130(served):
@@ -73,6 +76,7 @@ def test_a_stale_socket_from_a_killed_server_is_replaced_and_sigint_exits_130(se
     assert os.path.lexists(sock)  # SIGKILL: nothing cleaned up
     assert connect(home, timeout=5) is None  # a socket nobody listens on is no server
     shown = json.loads(run_cli(home, "status", "--json", "--no-index").stdout)["server"]
+    assert shown.pop("autostart")["last"]["ended"] is None  # killed: no clean stop recorded
     assert shown == {"running": False, "stale": True}
 
     again = start(home, "--no-chain")
