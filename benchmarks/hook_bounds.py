@@ -53,7 +53,8 @@ SERVER_WATCH = 120.0
 
 def env_for(home: Path, tree: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), SUZENT_EMBEDDER="hash:64", PYTHONPATH=str(tree), NO_COLOR="1")
+    env.update(SUZENT_HOME=str(home), SUZENT_EMBEDDER="hash:64", PYTHONPATH=str(tree), NO_COLOR="1",
+               SUZENT_SERVE_AUTOSTART="0")  # cold means no server: none may start itself
     return env
 
 

@@ -178,7 +178,7 @@ def mib(n: float) -> str:
 
 def cli_env(home: Path, now: str, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), SUZENT_NOW=now, NO_COLOR="1", COLUMNS="120", **extra)
+    env.update(SUZENT_HOME=str(home), SUZENT_NOW=now, NO_COLOR="1", COLUMNS="120", SUZENT_SERVE_AUTOSTART="0", **extra)
     return env
 
 

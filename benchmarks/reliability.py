@@ -156,7 +156,7 @@ def S(*args, stdin: bytes | str | None = None, hook: bool = False, timeout: floa
 def base_env(home: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
     env.update(SUZENT_HOME=str(home), SUZENT_EMBEDDER="hash", SUZENT_TODAY=TODAY, NO_COLOR="1", COLUMNS="120",
-               HOME=str(home.parent / "user-home"), PYTHONPATH=str(REPO))
+               HOME=str(home.parent / "user-home"), PYTHONPATH=str(REPO), SUZENT_SERVE_AUTOSTART="0")
     return env
 
 

@@ -75,6 +75,7 @@ def ms(seconds: float) -> str:
 def env_for(home: Path, embedder: str | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
     env["SUZENT_HOME"] = str(home)
+    env["SUZENT_SERVE_AUTOSTART"] = "0"  # the cold cases mean no server: none may start itself
     if embedder:
         env["SUZENT_EMBEDDER"] = embedder
     return env

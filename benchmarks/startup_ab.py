@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-bytecode", action="store_true", help="compile on every start (PYTHONDONTWRITEBYTECODE=1)")
     args = ap.parse_args(argv)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SUZENT_")}
+    env["SUZENT_SERVE_AUTOSTART"] = "0"  # a hook without a server must not start one mid-measurement
     if args.no_bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     trees = {"old": args.old.resolve(), "new": args.new.resolve()}

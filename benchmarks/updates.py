@@ -242,7 +242,7 @@ def score_lint(scenario: dict, states: dict, contradictions: list[str]) -> dict:
 
 def _env(model: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(NO_COLOR="1", COLUMNS="200", SUZENT_EMBEDDER=model, PYTHONPATH=str(ROOT))
+    env.update(NO_COLOR="1", COLUMNS="200", SUZENT_EMBEDDER=model, PYTHONPATH=str(ROOT), SUZENT_SERVE_AUTOSTART="0")
     return env
 
 
