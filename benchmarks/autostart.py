@@ -9,6 +9,8 @@ Cases (a home of two facts indexed with the ``hash:64`` embedder, so no model is
 * ``ensure: off (config.toml)`` — ``serve.autostart = false`` in the home's config.toml (one read, one TOML parse).
 * ``ensure: backing off`` — a crash loop's state (a failed start recorded a moment ago): the decision lock, the
   record, a lock probe, no fork.
+* ``ensure: spawns`` — no server, auto-start on: ``ensure`` forks the server (in this process; the server killed
+  after each call).
 * ``hook: off`` / ``hook: spawns`` — a whole ``python -m suzent_cli recall --from claude-code`` process with no
   server, auto-start off, and on (it forks the server, then answers by the cold path); interleaved round by round,
   the spawned server killed and its record removed after each round. The difference is what the spawn adds to
@@ -127,6 +129,16 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("ensure: backing off", f"{per_call(lambda: autostart.ensure(home, why='b', env=env_on), args.calls) * 1e3:.3f} ms",
                          autostart.ensure(home, why="b", env=env_on)[:40] + "…"))
             kill_servers(home)
+
+            spawn_times = []
+            for _ in range(args.rounds):
+                t = time.perf_counter()
+                said = autostart.ensure(home, why="b", env=env_on)
+                spawn_times.append(time.perf_counter() - t)
+                assert said.startswith("started pid "), said
+                kill_servers(home)
+            rows.append(("ensure: spawns", f"{statistics.median(spawn_times) * 1e3:.3f} ms",
+                         f"median of {args.rounds} (fork + exec, not the server's start)"))
 
             hook: dict[str, list[float]] = {"off": [], "spawns": []}
             for _ in range(args.rounds):
