@@ -43,7 +43,7 @@ def test_the_setting_is_the_one_the_config_resolves(tmp_path, env, file):
 
 @pytest.mark.parametrize("env, file, on, says", [
     ({}, None, True, "default"),
-    ({"CI": "true"}, None, False, "CI is set"),
+    ({"CI": "true"}, None, False, "CI=true is set"),
     ({"CI": "0"}, None, True, "default"),
     ({"CI": "false"}, None, True, "default"),
     ({"CI": "1", "SUZENT_SERVE_AUTOSTART": "1"}, None, True, "SUZENT_SERVE_AUTOSTART=1"),

@@ -114,7 +114,7 @@ def setting(home: Path | str, env: Any = None) -> tuple[bool | None, str]:
 
 def enabled(home: Path | str, env: Any = None) -> tuple[bool, str]:
     """Whether auto-start is on for ``home``, and why in words (``"serve.autostart = false in config.toml"``,
-    ``"CI is set"``, ``"default"``…). Order: the variable, the file, CI, on. A value that is not true/false (or an
+    ``"CI=true is set; …"``, ``"default"``…). Order: the variable, the file, CI, on. A value that is not true/false (or an
     unreadable config.toml) is off, saying why: a server that cannot read its configuration would not start
     anyway. Never raises."""
     env = os.environ if env is None else env
@@ -125,7 +125,7 @@ def enabled(home: Path | str, env: Any = None) -> tuple[bool, str]:
     if origin != "default":
         return False, origin
     if under_ci(env):
-        return False, f"CI is set ({CI_ENV}={env.get(CI_ENV)}); set {ENV}=1 or serve.autostart = true to start anyway"
+        return False, f"{CI_ENV}={env.get(CI_ENV)} is set; {ENV}=1 or serve.autostart = true starts it anyway"
     return True, "default"
 
 
