@@ -7,9 +7,10 @@ Life of the process (:func:`serve`):
 2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2), then the local API's Unix socket (mode 0600; a
    leftover socket file from a killed server is unlinked first: holding the lock proves nobody serves it).
 3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port, started_by, auto, chain,
-   idle_exit_seconds) and the auto-start record notes a server that serves (:func:`suzent_cli.server.autostart.
-   note_listening`; after a minute of serving, no failed start); the chain, watcher and idle threads start, and a daemon thread loads the
-   model (:meth:`~suzent_cli.server.warm.Warm.preload`).
+   idle_exit_seconds) and the auto-start record notes a server that serves
+   (:func:`~suzent_cli.server.autostart.note_listening`; after a minute of serving, no failed start); the chain,
+   watcher and idle threads start, and a daemon thread loads the model
+   (:meth:`~suzent_cli.server.warm.Warm.preload`).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
