@@ -139,9 +139,12 @@ class LocalBackend:
                 result["note"] = ("no search index yet: memories become searchable after the first index pass "
                                   "(`suzent index`, or the server's own)")
                 return result
-            embedder = self.warm.embedder if mode != "fts" else None
+            embedder, loading = self.warm.search_embedder(mode)
+            if loading is not None:  # a starting server answers now: full-text hits while the model loads
+                result["mode"], result["loading"] = "fts", loading
             try:
-                hits = recall(settings, embedder, query, mode=mode, limit=limit, filters=filters, store=store)
+                hits = recall(settings, embedder, query, mode=result["mode"], limit=limit, filters=filters,
+                              store=store)
                 break
             except IndexUnreadable:
                 self.warm.forget_store()  # e.g. old versions cleaned up under a long-lived store: open again once
@@ -152,6 +155,8 @@ class LocalBackend:
             result["note"] = NOTHING_RELEVANT + (" with these filters" if filters else "")
         elif len(hits) < limit and filters:
             result["note"] = f"only {len(hits)} hit(s) pass the filters"
+        if loading := result.pop("loading", None):
+            result["note"] = f"{result['note']}; {loading}" if result["note"] else loading
         return result
 
     # --- remember ------------------------------------------------------------------------------------------------
@@ -395,12 +400,15 @@ class LocalBackend:
 
     # --- hooks ---------------------------------------------------------------------------------------------------
     def _warm_search(self, mode: str):
-        """``(embedder, store)`` for a hook search in ``mode``: the warm ones (store None: no index yet)."""
+        """``(mode, embedder, store)`` for a hook search asked in ``mode``: the warm ones (store None: no index
+        yet); while the model is still loading, a hybrid search is answered full-text (``fts``, embedder None)
+        at once rather than after the load (:meth:`~suzent_cli.server.warm.Warm.search_embedder`)."""
         try:
             store = self.warm.store()
         except IndexMissing:
             store = None
-        return (None if mode == "fts" else self.warm.embedder), store
+        embedder, loading = self.warm.search_embedder(mode)
+        return ("fts" if loading is not None else mode), embedder, store
 
     def briefing(self, *, cwd: str | None = None) -> dict[str, Any]:
         """The SessionStart briefing for ``cwd`` (:func:`suzent_cli.hooks.session_start.briefing`, hybrid on the
@@ -409,7 +417,7 @@ class LocalBackend:
 
         if cwd is not None:
             cwd = _text(cwd, "cwd", 4096)
-        embedder, store = self._warm_search("hybrid")
+        _, embedder, store = self._warm_search("hybrid")
         return {"text": briefing(self.warm.settings(), cwd, embedder=embedder, store=store)}
 
     def hook_session_start(self, *, payload_b64: str) -> dict[str, Any]:
@@ -420,7 +428,7 @@ class LocalBackend:
 
         raw = _payload(payload_b64)
         try:
-            embedder, store = self._warm_search("hybrid")
+            _, embedder, store = self._warm_search("hybrid")
             return {"output": session_start_output(self.warm.settings(), raw, embedder=embedder, store=store),
                     "warning": None}
         except Exception as exc:  # noqa: BLE001 - a hook never fails its agent: the warning says why
@@ -448,7 +456,7 @@ class LocalBackend:
         except PayloadInvalid as exc:
             return {"output": None, "warning": f"recall skipped ({describe(exc)})"}
         try:
-            embedder, store = self._warm_search(mode)
+            mode, embedder, store = self._warm_search(mode)
             output = recall_context(self.warm.settings(), raw, mode=mode, limit=limit, embedder=embedder,
                                     store=store)
             return {"output": output, "warning": None}

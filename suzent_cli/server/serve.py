@@ -10,7 +10,8 @@ Life of the process (:func:`serve`):
    idle_exit_seconds) and the auto-start record notes a server that serves
    (:func:`~suzent_cli.server.autostart.note_listening`; after a minute of serving, no failed start); the chain,
    watcher and idle threads start, and a daemon thread loads the model
-   (:meth:`~suzent_cli.server.warm.Warm.preload`).
+   (:meth:`~suzent_cli.server.warm.Warm.start_preload`; requests meanwhile answer full-text, and the chain's
+   first pass waits for the load).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
@@ -176,6 +177,9 @@ def chain_thread(warm: Any, config: Any, engine: str, stop: threading.Event, sta
     from suzent_cli.run import run_pass
 
     passes = 0
+    if hasattr(warm, "wait_preload"):  # the first pass waits for the model load: a starting server's cores go to
+        stats.set_chain(state="waiting for the model")  # its first requests and the load, not to a dream too
+        warm.wait_preload(stop)
     while not stop.is_set():
         stats.set_chain(state="running", pass_started=now_iso())
         behind = False
@@ -380,11 +384,11 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         if idle_exit:
             threads.append(threading.Thread(target=idle_thread, args=(stats, idle_exit, stop, stopper.request, say),
                                             name="suzent-idle", daemon=True))
+        if hasattr(warm, "start_preload"):  # the model loads in the background now, so the first hybrid recall
+            # after a start does not wait for it (requests meanwhile answer full-text: Warm.search_embedder)
+            warm.start_preload()
         for thread in threads:
             thread.start()
-        if hasattr(warm, "preload"):  # the model loads in the background now, so the first hybrid recall after a
-            # start does not wait for it; a daemon, never joined: a stop during the load does not wait for it
-            threading.Thread(target=warm.preload, name="suzent-preload", daemon=True).start()
         say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
             f"(bearer token in {paths.token_path(home)}); chain {'on' if chain else 'off'}, "
             f"watcher {'on' if watch else 'off'}; started by {started_by}"

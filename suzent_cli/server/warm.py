@@ -285,6 +285,8 @@ class Warm:
         self._fixed_embedder = embedder is not None
         self._store = None
         self._stamp = None
+        self._preload: threading.Thread | None = None
+        self._preloaded = threading.Event()  # set when a preload ended, loaded or not
         self.index = IndexWorker(self.settings, self.embedder_or_none, runner=runner)
 
     def settings(self) -> Settings:
@@ -362,13 +364,49 @@ class Warm:
     def preload(self) -> bool:
         """Open the store and load the model now (one encode of a short text), so the first recall after a start is
         not the one that waits for the model. Returns True when the model is loaded; False when there is no index
-        yet or it could not be loaded (the first real use then reports why). Meant for a background thread."""
+        yet or it could not be loaded (the first real use then reports why). Runs in the caller's thread; see
+        :meth:`start_preload` for the background one."""
         try:
-            self.store()
+            try:
+                self.store()
+            except Exception:  # noqa: BLE001 - no index yet: the model still loads (the first capture needs it)
+                pass
             self.embedder.encode(["suzent warm-up"])
         except Exception:  # noqa: BLE001 - best effort; the first real use raises the real error
             return False
+        finally:
+            self._preloaded.set()
         return self.embedder_loaded
+
+    def start_preload(self) -> None:
+        """Load the model in a daemon thread (:meth:`preload`), once per process; later calls do nothing. Never
+        joined: a stop during the load does not wait for it."""
+        with self._lock:
+            if self._preload is not None:
+                return
+            self._preload = threading.Thread(target=self.preload, name="suzent-preload", daemon=True)
+        self._preload.start()
+
+    def wait_preload(self, stop: threading.Event) -> None:
+        """Block until a started preload has ended (loaded or failed) or ``stop`` is set; at once when none was
+        started. The chain waits here so its first pass never competes with the model load for the two cores a
+        starting server's first requests need."""
+        while self._preload is not None and not self._preloaded.is_set() and not stop.is_set():
+            self._preloaded.wait(0.2)
+
+    def search_embedder(self, mode: str) -> tuple[Any, str | None]:
+        """``(embedder, note)`` for a request's search in ``mode`` that must answer now (a hook, MCP): the warm
+        embedder when the model is in memory (or ``mode`` is fts: None); while the model is still loading, None
+        and a ``note`` saying the answer is full-text only (the caller searches in fts mode), and the preload is
+        started if nobody started it. Once a preload has failed, the embedder itself (raising
+        :class:`~suzent_cli.errors.EmbedderUnavailable` with the real reason, as before)."""
+        if mode == "fts":
+            return None, None
+        embedder = self.embedder  # made, not loaded: the model loads at its first encode
+        if embedder.loaded or mode != "hybrid" or self._preloaded.is_set():
+            return embedder, None
+        self.start_preload()
+        return None, "full-text only: the model is still loading"
 
     def forget_store(self) -> None:
         """Drop the open store: the next :meth:`store` opens the table again (after a read failed on it)."""

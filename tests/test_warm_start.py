@@ -1,0 +1,139 @@
+"""A starting server answers at once (issue 25, item 3): while the model loads, hybrid requests from hooks and MCP
+get full-text hits instead of waiting for the load, and the chain's first pass waits for the load to end. The
+model here is a hash embedder behind a gate the test opens, so "still loading" is a state the test holds, not a
+race against the clock."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+
+import pytest
+from claude_code_session import prompt
+
+from conftest import HASH_ENV, log, settings_at
+from suzent_cli.index.api import run_index
+from suzent_cli.index.embed import HashEmbedder
+from suzent_cli.server import serve as serve_mod
+from suzent_cli.server.ops import LocalBackend
+from suzent_cli.server.stats import Stats
+from suzent_cli.server.warm import Warm
+
+
+class GatedModel:
+    """The index's hash:64 embedder that is "not loaded" until ``gate`` opens: its first encode blocks there, as a
+    real model's first encode blocks on the weights."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbedder(64)
+        self.name, self.dim = self.inner.name, self.inner.dim
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self._loaded = False
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    def encode(self, texts):
+        self.entered.set()
+        assert self.gate.wait(120), "the test never opened the gate"
+        self._loaded = True
+        return self.inner.encode(texts)
+
+
+@pytest.fixture
+def starting(tmp_path):
+    """``(backend, model)``: a home with two facts indexed (hash:64) and a warm state whose model is loading."""
+    settings = settings_at(tmp_path / "home", env=HASH_ENV)
+    log(settings, "2026-06-19", "[preference] Prefers oat milk in coffee", "[personal] Lives in Porto")
+    run_index(settings)
+    model = GatedModel()
+    warm = Warm(settings, embedder=model)
+    warm.start_preload()
+    assert model.entered.wait(120)  # the preload is inside the model's first encode: loading
+    yield LocalBackend(warm), model
+    model.gate.set()
+    warm.close()
+
+
+def test_recall_while_the_model_loads_answers_full_text_at_once_and_says_so(starting):
+    backend, model = starting
+    result = backend.recall("oat milk coffee")  # hybrid asked
+    assert not model.loaded  # answered while the load is still blocked
+    assert result["mode"] == "fts" and "model is still loading" in result["note"]
+    assert result["hits"][0]["content"] == "Prefers oat milk in coffee"
+
+    model.gate.set()
+    backend.warm.wait_preload(threading.Event())
+    after = backend.recall("oat milk coffee")
+    assert after["mode"] == "hybrid" and after["note"] is None and after["hits"]
+
+
+def test_explicit_vector_recall_still_waits_for_the_model(starting):
+    backend, model = starting
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(r=backend.recall("oat milk coffee", mode="vector")))
+    worker.start()
+    worker.join(0.5)
+    assert worker.is_alive() and not box  # vectors cannot be had without the model: it waits
+    model.gate.set()
+    worker.join(120)
+    assert box["r"]["mode"] == "vector" and box["r"]["hits"]
+
+
+def test_the_recall_hook_answers_while_the_model_loads(starting):
+    backend, model = starting
+    raw = prompt("How does the user take coffee, with which milk?").encode()
+    answer = backend.hook_recall(payload_b64=base64.b64encode(raw).decode(), mode="hybrid", limit=5)
+    assert not model.loaded and answer["warning"] is None
+    context = json.loads(answer["output"])["hookSpecificOutput"]["additionalContext"]
+    assert "oat milk" in context
+
+
+def test_the_briefing_answers_while_the_model_loads(starting):
+    backend, model = starting
+    text = backend.briefing(cwd="/work/coffee-milk")["text"]  # returns: it did not wait for the gate
+    assert not model.loaded and (text is None or isinstance(text, str))
+
+
+def test_the_chain_first_pass_waits_for_the_model_load(monkeypatch, tmp_path):
+    calls = []
+    stop = threading.Event()
+
+    class Report:
+        started, exit_code, seconds, behind, stages = "now", 0, 0.0, False, []
+
+    def run_pass(*args, **kwargs):
+        calls.append(args)
+        stop.set()
+        return Report()
+
+    monkeypatch.setattr("suzent_cli.run.run_pass", run_pass)
+    loaded = threading.Event()
+    waiting = threading.Event()
+
+    class Warmish:
+        embedder = None
+
+        def settings(self):
+            return settings_at(tmp_path / "home", env=HASH_ENV)
+
+        def wait_preload(self, stop_event):
+            waiting.set()
+            while not loaded.is_set() and not stop_event.is_set():
+                loaded.wait(0.05)
+
+    stats = Stats()
+    chain = threading.Thread(target=serve_mod.chain_thread, args=(Warmish(), _Config(), "rules", stop, stats))
+    chain.start()
+    assert waiting.wait(60)
+    assert calls == [] and stats.snapshot()["chain"]["state"] == "waiting for the model"
+    loaded.set()
+    chain.join(60)
+    assert not chain.is_alive() and len(calls) == 1
+
+
+class _Config:
+    interval_seconds = 3600
