@@ -43,9 +43,10 @@ def serve_cmd(
         return
     chosen = port_of(settings, port)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s suzent serve %(levelname)s: %(message)s")
+    from suzent_cli.cli.relayed import run as run_relayed  # CLI commands relayed to this server (cli/relay.py)
     from suzent_cli.server.serve import serve
 
-    raise typer.Exit(serve(settings, port=chosen, chain=not no_chain, watch=not no_watch))
+    raise typer.Exit(serve(settings, port=chosen, chain=not no_chain, watch=not no_watch, cli=run_relayed))
 
 
 def _print_config(settings, port_flag: str | None, json_out: bool) -> None:

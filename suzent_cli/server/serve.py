@@ -258,7 +258,7 @@ def watcher_thread(settings: Settings, warm: Any, stop: threading.Event, stats: 
 
 def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = True, warm: Any = None,
           backend: Any = None, mcp_server: Any = None, stop: threading.Event | None = None,
-          announce: Callable[[str], None] | None = None) -> int:
+          announce: Callable[[str], None] | None = None, cli: Callable[..., dict] | None = None) -> int:
     """Run the server of ``settings.paths.home`` until SIGTERM/SIGINT (module doc); returns the exit code: 0 after
     SIGTERM or ``stop``, 130 after SIGINT, 1 when a listener failed.
 
@@ -269,7 +269,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     when not given (tests pass their own); ``warm.close()`` runs at the end (once the lock was taken) whoever made
     it. ``stop``: an event that stops the server like SIGTERM when set (the signal handlers are installed only in
     the main thread; elsewhere ``stop`` is the way). ``announce(line)`` receives the start and stop lines
-    (default: stderr).
+    (default: stderr). ``cli``: the runner of CLI command lines relayed over the local API
+    (:func:`suzent_cli.cli.relayed.run`, which ``suzent serve`` hands in; None: not offered); with it, the process
+    shares one embedder per model between the warm state and the commands it runs
+    (:func:`~suzent_cli.server.warm.share_process_embedders`).
 
     Raises, before anything is served: :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3),
     :class:`~suzent_cli.server.runtime.PortInUse` and :class:`~suzent_cli.errors.ConfigInvalid` (exit 2; a bad
@@ -303,6 +306,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         unix, unix_id = runtime.bind_unix(sock_path, run_dir)
         made.append(unix)
         stats = Stats(mcp_url=runtime.mcp_url(real_port), socket=str(sock_path))
+        if cli is not None:
+            from suzent_cli.server.warm import share_process_embedders
+
+            share_process_embedders()  # relayed commands load no second model (suzent_cli.cli.relayed)
         if warm is None:
             from suzent_cli.server.warm import Warm
 
@@ -319,7 +326,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         from suzent_cli.server.http import local_app, mcp_http_app
 
         # the local API's work for a request stops when its client has gone (a hook that gave up)
-        listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats)), lifespan="off"), unix),
+        listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats, cli)), lifespan="off"), unix),
                      (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
                       tcp)]
         stopper.servers = [server for server, _ in listeners]
