@@ -121,7 +121,7 @@ def test_the_answer_is_written_byte_for_byte_and_its_exit_code_returned(served, 
     (op, args), = fake.calls
     assert op == "cli" and args["argv"] == ["recall", "tea", "--json"] and args["env"]["SUZENT_HOME"]
     assert set(args) == {"argv", "env", "stdout_tty", "stderr_tty", "terminal_size", "stdout_encoding",
-                         "stderr_encoding"}
+                         "stderr_encoding", "version"}
 
 
 def test_no_server_means_the_cold_path(home, monkeypatch):
@@ -210,6 +210,11 @@ def test_the_runner_declines_a_client_whose_process_wide_variables_differ(name):
     env[name] = (env.get(name) or "") + "-other"
     answer = relayed.run(["status"], env)
     assert answer == {"ran": False, "why": f"the client's {name} differs from the server's"}
+
+
+def test_the_runner_declines_a_client_of_another_version():
+    answer = relayed.run(["status"], dict(os.environ), version="0.0.0-other")
+    assert answer["ran"] is False and answer["why"].startswith("the client runs suzent 0.0.0-other, the server ")
 
 
 @pytest.mark.parametrize("kwargs", [{"argv": "status"}, {"argv": [1]}, {"env": {"A": 1}}, {"env": []},

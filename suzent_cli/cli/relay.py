@@ -22,8 +22,8 @@ tracebacks are the process's).
 
 Failures:
 
-* no server (no socket, refused), or one that declines (an older server without the op, a client ``HOME``/``TZ``
-  that differs from the server's): the cold path, nothing was run;
+* no server (no socket, refused), or one that declines (an older server without the op, another suzent version, a
+  client ``HOME``/``TZ`` that differs from the server's): the cold path, nothing was run;
 * the server fails or stops after the request was sent: a read-only command (``recall``, ``status``, ``paths``,
   ``forget --dry-run``) runs cold; a write (``capture``, ``index``, ``forget``) is NOT redone, since it may have
   happened: one ``Error: the server stopped mid-request …; check with suzent status`` line, exit 1. No answer
@@ -38,6 +38,8 @@ from __future__ import annotations
 import base64
 import os
 import sys
+
+from suzent_cli import __version__
 
 NO_SERVER_ENV = "SUZENT_NO_SERVER"
 RELAY_TIMEOUT = 6 * 3600.0  # seconds a relayed command may take (an index rebuild of a large home takes minutes)
@@ -190,7 +192,7 @@ def attempt(argv: list[str]) -> int | None:
     request = {"argv": line.argv, "env": sent_env(), "stdout_tty": _tty(sys.stdout), "stderr_tty": _tty(sys.stderr),
                "terminal_size": terminal_size(),
                "stdout_encoding": getattr(sys.stdout, "encoding", None) or "utf-8",
-               "stderr_encoding": getattr(sys.stderr, "encoding", None) or "utf-8"}
+               "stderr_encoding": getattr(sys.stderr, "encoding", None) or "utf-8", "version": __version__}
     try:
         answer = backend.call("cli", request)
     except KeyboardInterrupt:

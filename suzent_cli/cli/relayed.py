@@ -17,7 +17,7 @@ its surroundings replaced, for this context only, by the client's:
   ``load_embedder`` in a relayed ``recall`` or ``index`` returns the warm model, never a second one.
 
 What the process's surroundings hold that a thread cannot have of its own is compared instead: when the client's
-``HOME``, ``TZ``, ``XDG_RUNTIME_DIR`` or ``TMPDIR`` differ from the server's (:data:`PROCESS_ENV`: ``~`` expansion,
+suzent version is not the server's, or its ``HOME``, ``TZ``, ``XDG_RUNTIME_DIR`` or ``TMPDIR`` differ from the server's (:data:`PROCESS_ENV`: ``~`` expansion,
 local time, the socket folder, temporary files), nothing runs and the answer says so (the client then runs the
 command itself). The working directory is never changed: the client refuses to relay a command line with a path the
 server would resolve differently (:mod:`suzent_cli.cli.relay`).
@@ -126,7 +126,7 @@ def _encoding(value: Any) -> str:
 
 def run(argv: list[str], env: dict[str, str], stdout_tty: bool = False, stderr_tty: bool = False,
         terminal_size: list[int] | None = None, stdout_encoding: str = "utf-8",
-        stderr_encoding: str = "utf-8") -> dict[str, Any]:
+        stderr_encoding: str = "utf-8", version: str | None = None) -> dict[str, Any]:
     """Run ``suzent ARGV`` here as the client's process would (module docstring) and return what it printed:
     ``{"ran": True, "exit": int, "stdout_b64": str, "stderr_b64": str}`` (the bytes as the client's streams would
     have received them, base64), or ``{"ran": False, "why": str}`` when the client's environment differs in a
@@ -134,7 +134,8 @@ def run(argv: list[str], env: dict[str, str], stdout_tty: bool = False, stderr_t
 
     ``env``: the client's whole environment; ``stdout_tty``/``stderr_tty``: whether the client's streams are
     terminals; ``terminal_size``: ``[columns, lines]`` of the client's first standard stream that is a terminal
-    (None: none is); the encodings: the client's streams'. An exception the app does not handle is printed as a
+    (None: none is); the encodings: the client's streams'; ``version``: the client's suzent version (another
+    than this server's declines: the answer would be another version's). An exception the app does not handle is printed as a
     traceback on the request's stderr with exit 1, as the interpreter would. Raises :class:`InputInvalid` for
     arguments of the wrong shape (nothing ran). Blocking: call it in a worker thread."""
     argv = _strings(argv, "argv")
@@ -142,6 +143,10 @@ def run(argv: list[str], env: dict[str, str], stdout_tty: bool = False, stderr_t
         raise InputInvalid("cli: env must be an object of strings")
     size = _size(terminal_size)
     out_enc, err_enc = _encoding(stdout_encoding), _encoding(stderr_encoding)
+    from suzent_cli import __version__
+
+    if version is not None and version != __version__:
+        return {"ran": False, "why": f"the client runs suzent {version}, the server {__version__}"}
     differs = [name for name in PROCESS_ENV if env.get(name) != os.environ.get(name)]
     if differs:
         return {"ran": False, "why": f"the client's {', '.join(differs)} differs from the server's"}

@@ -38,7 +38,7 @@ Results (keys always present unless marked optional):
 
 One more op, on the local API only (:data:`CLI_OP`, not a :class:`Backend` method): ``cli`` runs a whole CLI command
 line relayed by :mod:`suzent_cli.cli.relay` (``{"argv", "env", "stdout_tty", "stderr_tty", "terminal_size",
-"stdout_encoding", "stderr_encoding"}``) and answers ``{"ran": true, "exit", "stdout_b64", "stderr_b64"}`` or
+"stdout_encoding", "stderr_encoding", "version"}``) and answers ``{"ran": true, "exit", "stdout_b64", "stderr_b64"}`` or
 ``{"ran": false, "why"}`` (:func:`suzent_cli.cli.relayed.run`).
 """
 
