@@ -52,13 +52,22 @@ def cli_requests(home: Path) -> int:
     return int(((state.get("requests") or {}).get("by_op") or {}).get("cli", 0))
 
 
-def relayed(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    """``suzent ARGS`` with the server up; fails unless it went through the server (asked, and not declined:
-    the client's process-wide variables are the server's)."""
+# `suzent ARGS` as the console script runs it (suzent_cli.cli.fasthook.main), then a note in a side file of whether
+# the CLI framework was imported: it was not if and only if the server ran the command.
+PROBE = ("import os, sys\nfrom suzent_cli.cli.fasthook import main\ncode = main(sys.argv[1:])\n"
+         "open(os.environ['RELAY_PROBE'], 'w').write(str('typer' in sys.modules))\nsys.exit(code)")
+
+
+def relayed(home: Path, *args: str, timeout: float = DEADLINE) -> subprocess.CompletedProcess:
+    """``suzent ARGS`` with the server up; fails unless the server ran it (it was asked once, and this process
+    never imported typer: nothing ran here)."""
     assert all(cli_env(home, **ENV).get(k) == SERVER_ENV.get(k) for k in PROCESS_ENV)
+    probe = home.parent / "relay-probe"
     before = cli_requests(home)
-    r = run_cli(home, *args, env_extra=ENV, **kw)
-    assert cli_requests(home) == before + 1, f"not relayed: {args}"
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=timeout,
+                       env=cli_env(home, **ENV, RELAY_PROBE=str(probe)), cwd=REPO)
+    assert cli_requests(home) == before + 1, f"the server was not asked: {args}"
+    assert probe.read_text() == "False", f"run here, not by the server: {args}"
     return r
 
 
