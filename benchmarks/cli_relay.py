@@ -30,6 +30,9 @@ import serve  # noqa: E402
 
 QUERY = "which editor does the user use"
 COMMANDS = {"recall": ["recall", QUERY], "status": ["status"]}
+# The relayed variant is checked once to be run by the server: its client never imports typer.
+PROBE = ("import sys\nfrom suzent_cli.cli.fasthook import main\ncode = main(sys.argv[1:])\nsys.stdout.flush()\n"
+         "print('typer loaded:', 'typer' in sys.modules)\nsys.exit(code)")
 
 
 def server_cpu(pid: int) -> float:
@@ -69,6 +72,10 @@ def main() -> int:
             env = dict(serve.env_for(home), PYTHONPATH=str(ROOT))
             cold_env = dict(env, SUZENT_NO_SERVER="1")
             run(home, COMMANDS["recall"], env, None)  # the model loads in the server before the first timing
+            probe = subprocess.run([str(serve.PY), "-c", PROBE, *COMMANDS["recall"]], env=env, cwd=str(ROOT),
+                                   capture_output=True, text=True)
+            if probe.returncode != 0 or not probe.stdout.rstrip().endswith("typer loaded: False"):
+                raise SystemExit(f"the server did not run the relayed recall: {probe.stdout[-200:]} {probe.stderr}")
             times = {(c, v): ([], []) for c in COMMANDS for v in ("relayed", "cold")}
             outputs: dict[tuple[str, str], set[bytes]] = {k: set() for k in times}
             for i in range(args.rounds):
