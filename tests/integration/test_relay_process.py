@@ -272,3 +272,48 @@ def test_a_server_killed_while_a_relayed_write_waits_gives_one_error_and_no_seco
     assert after.returncode == 0, after.stderr
     text = "".join(p.read_text(encoding="utf-8") for p in archive.glob("*.md"))
     assert text.count("Written at most once") == 1
+
+
+def _on_a_terminal(home: Path, argv: list[str], env: dict) -> tuple[int, bytes]:
+    """``python ARGV`` with stdout and stderr a pseudo-terminal of 50 columns × 31 lines (narrow: the recall table folds) (stdin not one), colour
+    on (``TERM=xterm-256color``, no ``NO_COLOR``, no ``COLUMNS``): (exit code, the bytes the terminal received)."""
+    import fcntl
+    import os as _os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 50, 0, 0))
+    env = {k: v for k, v in (env | {"TERM": "xterm-256color"}).items() if k not in ("NO_COLOR", "COLUMNS")}
+    proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
+                            cwd=REPO)
+    _os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = _os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _os.close(master)
+    return proc.wait(timeout=DEADLINE), b"".join(chunks)
+
+
+@pytest.mark.parametrize("args", [("recall", "oat milk"), ("recall", "tea", "--limit", "0"), ("paths",),
+                                  ("forget", "Lives in Lisbon", "--dry-run")], ids=" ".join)
+def test_on_a_terminal_a_relayed_command_draws_what_the_cold_one_draws(server, args, tmp_path):
+    """rich on the client's terminal: its size (from the terminal, not COLUMNS), colours, tables."""
+    home, _ = server
+    probe = tmp_path / "probe"
+    before = cli_requests(home)
+    up = _on_a_terminal(home, ["-c", PROBE, *args], cli_env(home, **ENV, RELAY_PROBE=str(probe)))
+    assert cli_requests(home) == before + 1 and probe.read_text() == "False"
+    down = _on_a_terminal(home, ["-m", "suzent_cli", *args], cli_env(home, **COLD))
+    assert up == down
+    if args[0] == "recall" and len(args) == 2:
+        assert b"\x1b[" in up[1]  # drawn for a terminal: a table with bold headers
+        lines = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", up[1].decode()).splitlines()
+        assert max(len(line) for line in lines) == 50  # the terminal's width, folded to it (not 80, not COLUMNS)
