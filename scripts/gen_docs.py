@@ -37,7 +37,8 @@ def environment() -> list[tuple[str, str]]:
     from suzent_cli.config import SETTINGS
 
     rows = [(", ".join(s.env), f"{s.key}: {s.doc}") for s in SETTINGS if s.env]
-    return rows + [("NO_COLOR", "plain output"), ("SUZENT_DEBUG", "show tracebacks instead of one-line errors")]
+    return rows + [("NO_COLOR", "plain output"), ("SUZENT_DEBUG", "show tracebacks instead of one-line errors"),
+                   ("SUZENT_NO_SERVER", "1: never hand a command to a running suzent serve (the cold path)")]
 
 
 # --- docs/configuration.md, from the settings table -------------------------------------------------------------

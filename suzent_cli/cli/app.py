@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import typer
@@ -22,6 +24,28 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+# The environment a command line is run under: this process's, or a relayed request's (suzent_cli.cli.relayed: the
+# client's, so settings resolve as they would in the client's own process).
+_request_env: ContextVar[Mapping[str, str] | None] = ContextVar("suzent_request_env", default=None)
+
+
+def environ() -> Mapping[str, str]:
+    """The environment the current command resolves its settings from: ``os.environ``, or inside
+    :func:`request_environ` the relayed request's."""
+    env = _request_env.get()
+    return os.environ if env is None else env
+
+
+@contextmanager
+def request_environ(env: Mapping[str, str]) -> Iterator[None]:
+    """Inside, in this context, :func:`environ` is ``env`` (a relayed command's client environment)."""
+    token = _request_env.set(env)
+    try:
+        yield
+    finally:
+        _request_env.reset(token)
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -61,7 +85,7 @@ def root(
     """
     lenient = ctx.invoked_subcommand in ("capture", "config")  # a wrong-typed setting capture does not need: warn
     ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, now=now,
-                               today=today, lenient=lenient)
+                               today=today, lenient=lenient, env=environ())
     if ctx.obj.config_errors:
         if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
             from suzent_cli.errors import ConfigInvalid
@@ -194,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # click's standalone mode ends every run this way
         return _exit_code(exc.code)
     except SuzentError as exc:
-        if os.environ.get("SUZENT_DEBUG"):
+        if environ().get("SUZENT_DEBUG"):
             raise
         if _hook_of(argv)[0]:  # an agent hook never fails its agent (Claude Code reads exit 2 as "block"): warn, exit 0
             from suzent_cli.hooks.spool import rescue_unread_payload  # keeps an unread capture payload
@@ -205,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
-        if os.environ.get("SUZENT_DEBUG"):
+        if environ().get("SUZENT_DEBUG"):
             raise
         hook = _hook_of(argv)[0] is not None
         print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",

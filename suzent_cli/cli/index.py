@@ -38,7 +38,7 @@ def index_cmd(
     else:
         from rich.progress import Progress
 
-        with Progress(transient=True, console=out) as bar:
+        with Progress(transient=True, console=out.current()) as bar:  # its refresh thread prints too
             task = bar.add_task("indexing", total=None)
 
             def progress(done: int, total: int, key: str) -> None:

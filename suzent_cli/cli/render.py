@@ -7,12 +7,73 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# The process's consoles, on sys.stdout/sys.stderr as they are at each print. A command relayed to a running server
+# (suzent_cli.cli.relayed) prints through consoles of its own instead, built as its client's process would build
+# these (request_consoles); `out` and `err` stand for whichever is the current one.
+_process_out = Console(highlight=False, soft_wrap=True)
+_process_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_request: ContextVar[tuple[Console, Console] | None] = ContextVar("suzent_request_consoles", default=None)
+
+
+class _CurrentConsole:
+    """``out``/``err``: every attribute and method is the current console's: the process's, or, inside
+    :func:`request_consoles`, the relayed request's (the current context's: a thread a command starts itself sees
+    the process's, so pass :meth:`current` to anything that prints from its own thread, such as a live display)."""
+
+    __slots__ = ("_index", "_process")
+
+    def __init__(self, index: int, process: Console) -> None:
+        self._index, self._process = index, process
+
+    def current(self) -> Console:
+        """The :class:`~rich.console.Console` this context prints through."""
+        request = _request.get()
+        return self._process if request is None else request[self._index]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.current(), name)
+
+    def __repr__(self) -> str:
+        return f"<current {'stderr' if self._index else 'stdout'} console: {self.current()!r}>"
+
+
+out: Any = _CurrentConsole(0, _process_out)
+err: Any = _CurrentConsole(1, _process_err)
+
+
+def request_console(file: Any, *, stderr: bool, environ: Mapping[str, str],
+                    terminal_size: tuple[int, int] | None) -> Console:
+    """A console printing to ``file`` as the module's would in another process whose environment is ``environ``
+    and whose first standard stream that is a terminal has ``terminal_size`` (columns, lines; None: none is):
+    terminal detection from ``file.isatty()`` and ``environ`` (``TTY_COMPATIBLE``, ``FORCE_COLOR``), colours
+    (``NO_COLOR``, ``TERM``, ``COLORTERM``), and the size exactly as rich works it out (``COLUMNS``/``LINES``
+    over the terminal's, 80×25 by default or on a dumb terminal), never from this process's own terminal."""
+    console = Console(file=file, stderr=stderr, highlight=False, soft_wrap=True, _environ=dict(environ))
+    if not console.is_dumb_terminal:
+        width, height = terminal_size or (None, None)
+        columns, lines = environ.get("COLUMNS"), environ.get("LINES")
+        width = int(columns) if columns is not None and columns.isdigit() else width
+        height = int(lines) if lines is not None and lines.isdigit() else height
+        console.size = (console._width if console._width is not None else width or 80,
+                        console._height if console._height is not None else height or 25)
+    return console
+
+
+@contextmanager
+def request_consoles(stdout: Console, stderr: Console) -> Iterator[None]:
+    """Inside, in this context, ``out`` and ``err`` are ``stdout`` and ``stderr`` (a relayed request's)."""
+    token = _request.set((stdout, stderr))
+    try:
+        yield
+    finally:
+        _request.reset(token)
 
 
 def emit_json(data: Any, *, compact: bool = False) -> None:

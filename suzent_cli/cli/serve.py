@@ -68,13 +68,14 @@ def serve_cmd(
     chosen = port_of(settings, port)
     idle = idle_exit_of(settings, idle_exit, auto=auto)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s suzent serve %(levelname)s: %(message)s")
+    from suzent_cli.cli.relayed import run as run_relayed  # CLI commands relayed to this server (cli/relay.py)
     from suzent_cli.server.serve import serve
     from suzent_cli.server.stats import now_iso
 
     announce = (lambda line: print(f"{now_iso()} {line}", file=sys.stderr, flush=True)) if auto else None
     raise typer.Exit(serve(settings, port=chosen, chain=not no_chain and not auto, watch=not no_watch,
                            auto=auto, started_by=started_by or ("suzent serve --auto" if auto else "suzent serve"),
-                           idle_exit=idle, announce=announce))
+                           idle_exit=idle, announce=announce, cli=run_relayed))
 
 
 def _stop(settings, json_out: bool) -> None:

@@ -14,6 +14,8 @@ import importlib.util
 import os
 import re
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -103,14 +105,33 @@ def encode_query(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return fn(texts) if fn is not None else embedder.encode(texts)
 
 
+# Weight files this process has found whole: (path, expected sha256) -> the file's stat identity then. Hashing
+# MiniLM's 90 MB costs 0.2-0.3 s, which a relayed `suzent recall` in a warm server would otherwise pay every time.
+_VERIFIED: dict[tuple[str, str], tuple[int, ...]] = {}
+SETTLE_NS = 2_000_000_000  # a weight file changed less than this ago is hashed again (file times are coarse)
+
+
 def check_weights(path: Path, expected: str, fix: str) -> None:
     """Refuse a weight file that is missing or whose sha256 is not ``expected`` (hex): :class:`EmbedderUnavailable`
-    with one line naming the file and ``fix`` (what to reinstall)."""
-    if not path.is_file():
+    with one line naming the file and ``fix`` (what to reinstall).
+
+    A file this process already found whole is not hashed again while its stat identity (device, inode, size,
+    mtime and ctime in ns) is unchanged and its ctime is older than :data:`SETTLE_NS` at that check: any write or
+    replacement (a reinstall renames a new file in) changes the identity, so an altered file is still refused."""
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is None or not path.is_file():
         raise EmbedderUnavailable(f"model weights missing: {path} ({fix})")
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if _VERIFIED.get((str(path), expected)) == identity:
+        return
     actual = sha256_file(path)
     if actual != expected:
         raise EmbedderUnavailable(f"model weights {path} have sha256 {actual[:12]}…, expected {expected[:12]}… ({fix})")
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLE_NS:
+        _VERIFIED[(str(path), expected)] = identity
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -263,16 +284,75 @@ class LazyEmbedder:
 
 def lazy_embedder(spec: str) -> Embedder:
     """Like :func:`load_embedder`, but defers loading the model until something is encoded (bundled models, and
-    local directories that declare their dimension; otherwise it loads now)."""
+    local directories that declare their dimension; otherwise it loads now). In a process that shares its
+    embedders (:func:`share_embedders`), the process's one embedder for the model."""
+    if _share_wrap is not None:
+        return shared_embedder(spec)
+    return _lazy(spec)
+
+
+def _lazy(spec: str) -> Embedder:
     model = bundled_model(spec)
     if model is not None:
         model.model_dir()  # a missing package is reported now, not at the first encode
-        return LazyEmbedder(model.name, model.dim, lambda: load_embedder(spec))
+        return LazyEmbedder(model.name, model.dim, lambda: _load(spec))
     if not (spec == "hash" or spec.startswith("hash:")):
         path = Path(spec).expanduser()
         if path.is_dir() and (dim := _model_dim(path)):
-            return LazyEmbedder(f"local:{path.absolute().name}", dim, lambda: load_embedder(spec))
-    return load_embedder(spec)
+            return LazyEmbedder(f"local:{path.absolute().name}", dim, lambda: _load(spec))
+    return _load(spec)
+
+
+# --- one embedder per model in a long-lived process -------------------------------------------------------------
+# `suzent serve` runs CLI commands relayed to it (suzent_cli.cli.relayed) beside its own recall and index work; each
+# command asks load_embedder/lazy_embedder as a one-command process would. With sharing on, all of them get the
+# same instance per model, the server's (wrapped so one thread at a time encodes): no second model in memory and
+# no reload per command. Off (the default) every call makes its own, as before.
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+_share_wrap: Callable[[Embedder], Embedder] | None = None
+
+
+def share_embedders(wrap: Callable[[Embedder], Embedder]) -> None:
+    """From now on this process keeps one embedder per model (:func:`model_key`): :func:`load_embedder` and
+    :func:`lazy_embedder` return ``wrap(<the lazy embedder>)``, made at the first ask and kept for the life of the
+    process. ``wrap`` must keep ``name``/``dim`` and make ``encode`` safe to call from several threads (the
+    server's :class:`suzent_cli.server.warm._SharedEmbedder`). Called once by ``suzent serve``; a later call only
+    replaces the wrapper for models not made yet."""
+    global _share_wrap
+    with _SHARED_LOCK:
+        _share_wrap = wrap
+
+
+def sharing_embedders() -> bool:
+    """True once :func:`share_embedders` was called in this process."""
+    return _share_wrap is not None
+
+
+def model_key(spec: str) -> str:
+    """The identity of the model ``spec`` names, whatever the spelling: a bundled model's name (aliases folded),
+    ``hash:DIM``, or ``local:<absolute directory>``."""
+    model = bundled_model(spec)
+    if model is not None:
+        return model.name
+    if spec == "hash":
+        return "hash:256"
+    if spec.startswith("hash:"):
+        return spec
+    return f"local:{Path(spec).expanduser().absolute()}"
+
+
+def shared_embedder(spec: str) -> Embedder:
+    """The process's one embedder for ``spec``'s model (see :func:`share_embedders`; without sharing, wrapped
+    by nothing), made on first use. Raises :class:`EmbedderUnavailable` as :func:`lazy_embedder` does (nothing is
+    kept then)."""
+    key = model_key(spec)
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            made = _lazy(spec)
+            found = _SHARED[key] = _share_wrap(made) if _share_wrap is not None else made
+        return found
 
 
 # A bundled model loaded once per process (key: name, model directory): the dream's same-subject judge, the
@@ -284,8 +364,19 @@ _LOADED_LOCK = threading.Lock()
 
 def load_embedder(spec: str) -> Embedder:
     """Load the embedder named by ``spec``: a bundled model's name (:data:`BUNDLED`; every weight file
-    sha256-checked at each call, the loaded model kept for the rest of the process), ``hash[:DIM]``, or a path to
-    a local sentence-transformers model directory. Raises :class:`EmbedderUnavailable`."""
+    sha256-checked at each call (:func:`check_weights`), the loaded model kept for the rest of the process),
+    ``hash[:DIM]``, or a path to a local sentence-transformers model directory. In a process that shares its
+    embedders (:func:`share_embedders`), the process's one embedder for the model (a bundled model's weights are
+    still checked first). Raises :class:`EmbedderUnavailable`."""
+    if _share_wrap is not None:
+        model = bundled_model(spec)
+        if model is not None:
+            model.verify()
+        return shared_embedder(spec)
+    return _load(spec)
+
+
+def _load(spec: str) -> Embedder:
     model = bundled_model(spec)
     if model is not None:
         directory = model.verify()

@@ -2,7 +2,7 @@
 home's Unix socket (:func:`suzent_cli.server.paths.socket_path`).
 
 Used by the Claude Code hooks (before the CLI framework is even imported, :mod:`suzent_cli.cli.fasthook`), by the
-CLI and by ``suzent mcp`` when it relays. It imports the standard library and :mod:`suzent_cli.server.paths`,
+CLI (:mod:`suzent_cli.cli.relay`: whole command lines) and by ``suzent mcp`` when it relays. It imports the standard library and :mod:`suzent_cli.server.paths`,
 :mod:`suzent_cli.server.protocol` and :mod:`suzent_cli.errors` only: no typer, rich, pydantic, mcp, lancedb or
 torch (``tests/test_server_client.py`` checks it).
 
@@ -86,8 +86,8 @@ class RemoteBackend:
     def call(self, op: str, args: dict[str, Any] | None = None, *, timeout: float | None = None) -> dict[str, Any]:
         """``POST /v1/<op>`` with ``args`` (JSON-ready) and return the result object; ``timeout`` (seconds)
         overrides the backend's for this call. Raises as the class docstring says; ``ValueError`` for an ``op``
-        not in :data:`~suzent_cli.server.protocol.OPS`."""
-        if op not in protocol.OPS:
+        not in :data:`~suzent_cli.server.protocol.OPS` (nor :data:`~suzent_cli.server.protocol.CLI_OP`)."""
+        if op not in protocol.OPS and op != protocol.CLI_OP:
             raise ValueError(f"unknown operation {op!r}")
         seconds = self.timeout if timeout is None else float(timeout)
         body = json.dumps(args or {}, ensure_ascii=False).encode("utf-8")

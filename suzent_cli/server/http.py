@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from suzent_cli import errors
-from suzent_cli.server.protocol import API_PREFIX, OPS, error_json
+from suzent_cli.server.protocol import API_PREFIX, CLI_OP, OPS, error_json
 from suzent_cli.server.stats import Stats
 from suzent_cli.text import loads_json
 
@@ -46,7 +46,7 @@ def _json_body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-def local_app(backend: Any, stats: Stats):
+def local_app(backend: Any, stats: Stats, cli: Any = None):
     """The local API as a Starlette app over ``backend`` (any :class:`~suzent_cli.server.protocol.Backend`).
 
     ``POST /v1/<op>`` with a JSON object body (empty body = no arguments). Answers:
@@ -62,6 +62,10 @@ def local_app(backend: Any, stats: Stats):
 
     Every request to a known op is counted in ``stats`` (and is activity for the idle exit until it ends). The backend's methods are blocking: each call runs in a
     worker thread (starlette's thread pool), so one slow recall never stalls the loop.
+
+    ``cli``: the runner of relayed CLI command lines (``POST /v1/cli``, :data:`~suzent_cli.server.protocol.CLI_OP`;
+    :func:`suzent_cli.cli.relayed.run`, handed in by ``suzent serve``: the server never imports the CLI); None:
+    that op is unknown here (404).
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -82,8 +86,9 @@ def local_app(backend: Any, stats: Stats):
             return Response(status_code=400)
         if raw is None:
             return answer(error_json(errors.InputInvalid(f"{op}: the body is over {MAX_BODY} bytes")), 413)
-        if op not in OPS:
-            return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(OPS)})")), 404)
+        known = (*OPS, CLI_OP) if cli is not None else OPS
+        if op not in known:
+            return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(known)})")), 404)
         stats.count(op)
         try:  # a lone surrogate escape ("\ud800") arrives as U+FFFD, as a bad byte would: no UTF-8 answer holds one
             kwargs = loads_json(raw.decode("utf-8"))[0] if raw.strip() else {}
@@ -91,7 +96,7 @@ def local_app(backend: Any, stats: Stats):
             return answer(error_json(errors.InputInvalid(f"{op}: the body is not valid JSON")), 400)
         if not isinstance(kwargs, dict):
             return answer(error_json(errors.InputInvalid(f"{op}: the body must be a JSON object of arguments")), 400)
-        method = getattr(backend, op)
+        method = cli if op == CLI_OP else getattr(backend, op)
         try:
             inspect.signature(method).bind(**kwargs)
         except TypeError as exc:

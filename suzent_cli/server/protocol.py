@@ -35,6 +35,11 @@ Results (keys always present unless marked optional):
   report; ``indexed``: the touched logs were reindexed before the answer).
 * ``hook_recall`` / ``hook_session_start`` → ``{"output": str | None, "warning": str | None}`` (the hook's stdout
   line, already in Claude Code's hook output format).
+
+One more op, on the local API only (:data:`CLI_OP`, not a :class:`Backend` method): ``cli`` runs a whole CLI command
+line relayed by :mod:`suzent_cli.cli.relay` (``{"argv", "env", "stdout_tty", "stderr_tty", "terminal_size",
+"stdout_encoding", "stderr_encoding", "version"}``) and answers ``{"ran": true, "exit", "stdout_b64", "stderr_b64"}`` or
+``{"ran": false, "why"}`` (:func:`suzent_cli.cli.relayed.run`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from suzent_cli.hooks.stdin import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES  # re-
 
 OPS = ("recall", "remember", "forget", "status", "list_pages", "read_page", "briefing", "hook_capture",
        "hook_recall", "hook_session_start")
+CLI_OP = "cli"  # the local API only (no Backend method, never on MCP): a whole CLI command line run by the server
 API_PREFIX = "/v1/"
 # MAX_PAYLOAD_BYTES (imported above): the largest hook payload (a few hundred bytes in practice); the server refuses
 # larger ones, and no hook reads more of its stdin. One constant, owned by the hooks' stdin rule.

@@ -293,7 +293,7 @@ def watcher_thread(settings: Settings, warm: Any, stop: threading.Event, stats: 
 def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = True, warm: Any = None,
           backend: Any = None, mcp_server: Any = None, stop: threading.Event | None = None,
           announce: Callable[[str], None] | None = None, auto: bool = False, started_by: str = "suzent serve",
-          idle_exit: float | None = None) -> int:
+          idle_exit: float | None = None, cli: Callable[..., dict] | None = None) -> int:
     """Run the server of ``settings.paths.home`` until SIGTERM/SIGINT (module doc); returns the exit code: 0 after
     SIGTERM or ``stop``, 130 after SIGINT, 1 when a listener failed.
 
@@ -307,6 +307,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
     (default: stderr). ``auto``: started by :mod:`suzent_cli.server.autostart` (``suzent serve --auto``): when
     ``port`` is taken, any free port is used instead of failing. ``started_by``: who started it (``serve.json``,
     ``suzent status``). ``idle_exit``: seconds without a request after which it stops as on SIGTERM (None: never).
+    ``cli``: the runner of CLI command lines relayed over the local API
+    (:func:`suzent_cli.cli.relayed.run`, which ``suzent serve`` hands in; None: not offered); with it, the process
+    shares one embedder per model between the warm state and the commands it runs
+    (:func:`~suzent_cli.server.warm.share_process_embedders`).
 
     Raises, before anything is served: :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3),
     :class:`~suzent_cli.server.runtime.PortInUse` and :class:`~suzent_cli.errors.ConfigInvalid` (exit 2; a bad
@@ -347,6 +351,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         unix, unix_id = runtime.bind_unix(sock_path, run_dir)
         made.append(unix)
         stats = Stats(mcp_url=runtime.mcp_url(real_port), socket=str(sock_path))
+        if cli is not None:
+            from suzent_cli.server.warm import share_process_embedders
+
+            share_process_embedders()  # relayed commands load no second model (suzent_cli.cli.relayed)
         if warm is None:
             from suzent_cli.server.warm import Warm
 
@@ -363,7 +371,7 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         from suzent_cli.server.http import local_app, mcp_http_app
 
         # the local API's work for a request stops when its client has gone (a hook that gave up)
-        listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats)), lifespan="off"), unix),
+        listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats, cli)), lifespan="off"), unix),
                      (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
                       tcp)]
         stopper.servers = [server for server, _ in listeners]

@@ -7,7 +7,9 @@ worker — the process's one path to the indexer.
 * **Embedder.** :attr:`Warm.embedder` is made on first use, the one the index was built with
   (:func:`suzent_cli.index.api.index_embedder`: lazy, so the model loads at the first encode, never at start-up).
   Its ``encode`` is serialized by a lock: the model loads once even when a recall and an index pass ask together,
-  and the model is never entered from two threads at once.
+  and the model is never entered from two threads at once. ``suzent serve`` makes the process share its
+  embedders (:func:`share_process_embedders`): the CLI commands relayed to it (:mod:`suzent_cli.cli.relayed`)
+  then get this very instance from :func:`~suzent_cli.index.embed.load_embedder`, not a second model.
 * **Store.** :meth:`Warm.store` returns one :class:`~suzent_cli.index.store.ReadStore` for many queries. Before each
   use it compares :func:`~suzent_cli.index.store.table_stamp` (two ``stat`` calls: 0.014 ms) with the stamp it last
   saw: a new commit — by this process's index worker or by a CLI beside it — adds a manifest to the table's
@@ -269,6 +271,15 @@ class _SharedEmbedder:
                 torch.set_num_threads(threads)
 
 
+def share_process_embedders() -> None:
+    """Make this process keep one embedder per model, each behind :class:`_SharedEmbedder`'s lock
+    (:func:`suzent_cli.index.embed.share_embedders`): a :class:`Warm` and every command run in the process then use
+    the same model instance. For a process that runs CLI commands beside its warm state (``suzent serve``)."""
+    from suzent_cli.index.embed import share_embedders
+
+    share_embedders(_SharedEmbedder)
+
+
 class Warm:
     """Warm state for ``settings`` (module doc). ``embedder``: use this one instead of the index's (tests);
     ``runner``: the index worker's pass (tests). Call :meth:`close` when done."""
@@ -303,7 +314,8 @@ class Warm:
             if self._embedder is None:
                 from suzent_cli.index.api import index_embedder
 
-                self._embedder = _SharedEmbedder(index_embedder(self._base))
+                made = index_embedder(self._base)  # the process's one when it shares them (suzent serve)
+                self._embedder = made if isinstance(made, _SharedEmbedder) else _SharedEmbedder(made)
             return self._embedder
 
     @property
