@@ -170,3 +170,21 @@ def test_candidates_are_read_narrow_and_the_hits_whole(tmp_path):
     assert set(row) == {*CANDIDATE_COLUMNS, "_distance", "_rowid"}
     hits = search(store, emb, "tea garden", limit=5, today=s.today)
     assert hits and all(h.source_type == "archive_log" and h.date and h.source_file for h in hits)
+
+
+def test_with_an_ann_index_the_copy_holds_no_vectors_and_lance_searches(tmp_path, monkeypatch):
+    from suzent_cli.index import indexer as indexer_mod
+
+    monkeypatch.setattr(indexer_mod, "ANN_MIN_ROWS", 200)
+    s, emb = _home(tmp_path), CountingEmbedder()
+    run_index(s, embedder=emb)
+    kept = _kept(s, emb)
+    plain = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    assert kept.vector_index_kind() is not None
+    assert not kept._resident.vectors and all(seg.matrix is None for seg in kept._resident.segments)
+    vector = emb.encode(["garden shed roof"])[0]
+    assert kept.vector_search(vector, 20, columns=CANDIDATE_COLUMNS) == \
+        plain.vector_search(vector, 20, columns=CANDIDATE_COLUMNS)
+    for q in QUERIES:
+        got, want = search(kept, emb, q, limit=20, today=s.today), search(plain, emb, q, limit=20, today=s.today)
+        assert [(h.id, h.score, h.neighbour) for h in got] == [(h.id, h.score, h.neighbour) for h in want]

@@ -394,13 +394,16 @@ class _Segment:
 
         data = data.take(pc.sort_indices(data["_rowid"]))
         self.row_ids = data["_rowid"].to_numpy()
-        vectors = data["vector"].combine_chunks()
-        matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
-        valid = np.asarray(vectors.is_valid())
-        if valid.any():
-            matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(), dtype=np.float32).reshape(-1, dim)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
+        self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
+        if "vector" in data.column_names:
+            vectors = data["vector"].combine_chunks()
+            matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
+            valid = np.asarray(vectors.is_valid())
+            if valid.any():
+                matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
+                                           dtype=np.float32).reshape(-1, dim)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
         self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
         # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
         self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
@@ -421,7 +424,7 @@ class _Segment:
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes + self.data.nbytes)
+        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes)
 
 
 class _Resident:
@@ -431,15 +434,17 @@ class _Resident:
     are read from memory. Never changed once made: the next version gets a new one that shares the segments it
     can (:meth:`following`)."""
 
-    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any]):
-        self.version, self.dim, self.segments, self.live = version, dim, segments, live
+    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True):
+        self.version, self.dim, self.segments, self.live, self.vectors = version, dim, segments, live, vectors
         self._sources: dict[str, tuple[list[int], list[str], list[int]]] = {}
 
     @classmethod
-    def read(cls, table, version: int, dim: int) -> _Resident:
-        """Every row of ``table`` (checked out at ``version``): one scan of the result columns and the vectors."""
-        data = table.search().select([*_RESULT_COLUMNS, "vector"]).with_row_id(True).limit(None).to_arrow()
-        return cls(version, dim, [_Segment(data, dim)] if data.num_rows else [], [None] if data.num_rows else [])
+    def read(cls, table, version: int, dim: int, vectors: bool = True) -> _Resident:
+        """Every row of ``table`` (checked out at ``version``): one scan of the result columns (and the vectors,
+        with ``vectors``)."""
+        data = table.search().select(_resident_columns(vectors)).with_row_id(True).limit(None).to_arrow()
+        return cls(version, dim, [_Segment(data, dim)] if data.num_rows else [], [None] if data.num_rows else [],
+                   vectors)
 
     def following(self, table, version: int) -> _Resident:
         """The resident rows of ``table`` (checked out at ``version``), from these: one narrow scan lists the
@@ -463,14 +468,14 @@ class _Resident:
             live.append(None if mask.all() else mask)
         new = holds[~known]
         if len(new):
-            data = table.take_row_ids([int(r) for r in new]).select([*_RESULT_COLUMNS, "vector"]).with_row_id() \
+            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors)).with_row_id() \
                 .to_arrow()
             if data.num_rows:
                 segments.append(_Segment(data, self.dim))
                 live.append(None)
         if len(segments) > RESIDENT_SEGMENTS:
             segments, live = _merged(segments, live, self.dim)
-        return _Resident(version, self.dim, segments, live)
+        return _Resident(version, self.dim, segments, live, self.vectors)
 
     @property
     def rows(self) -> int:
@@ -579,6 +584,10 @@ class _Resident:
         return out
 
 
+def _resident_columns(vectors: bool) -> list[str]:
+    return [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+
+
 def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
     """The largest segment as it is, and the live rows of all the others merged into one (rebuilt from their
     arrays: no lance read)."""
@@ -592,8 +601,10 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
             continue
         keep = np.arange(len(seg.row_ids)) if mask is None else np.flatnonzero(mask)
         part = seg.data.take(keep)
-        vectors = pa.FixedSizeListArray.from_arrays(pa.array(seg.matrix[keep].reshape(-1)), dim)
-        parts.append(part.append_column("vector", vectors).append_column("_rowid", pa.array(seg.row_ids[keep])))
+        if seg.matrix is not None:
+            part = part.append_column("vector", pa.FixedSizeListArray.from_arrays(
+                pa.array(seg.matrix[keep].reshape(-1)), dim))
+        parts.append(part.append_column("_rowid", pa.array(seg.row_ids[keep])))
     merged = pa.concat_tables(parts)
     return [segments[big], _Segment(merged, dim)], [live[big], None]
 
@@ -744,17 +755,19 @@ class ReadStore:
     # ---- the resident first stage (a warm server's) ----------------------------------------------------------
     def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False) -> bool:
         """Keep every row of the table in memory for this store's queries (a store that lives across many
-        queries: ``suzent serve``'s): the vectors as one L2-normalised float32 matrix per lance fragment, so vector
-        search is exact cosine in numpy (:meth:`vector_search`), and the result columns, so :meth:`rows_at` and
-        :meth:`neighbourhood` read memory. Only BM25 still asks lance.
+        queries: ``suzent serve``'s): the result columns, so :meth:`rows_at` and :meth:`neighbourhood` read
+        memory, and — while the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows, where lance compares
+        every stored vector per query) — the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is
+        exact cosine in numpy. With an ANN index lance's search reads a few partitions, cheaper than a product over
+        every row (benchmarks/recall_floor.py at 100k rows), so lance keeps it. BM25 always asks lance.
 
         The copy is read by a background thread (``wait``: in this call) and followed version by version: after a
-        commit, one narrow scan lists the rows the new version holds, fragments already held are kept (rows it
-        deleted masked out) and only new fragments are read (after a compaction: all of them). Until the copy
-        matches the version the store reads, queries go to lance as without it (narrow columns), so a query never
-        waits for the copy and never sees an older version. Nothing is kept while the vectors would take more than
-        ``max_bytes`` (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows). Returns True when the copy matches
-        the store's version on return. Read-only: the table is never written."""
+        commit, one narrow scan lists the row addresses the new version holds; rows already held are kept (those it
+        deleted masked out) and only the others are read, by address (after a compaction: all of them). Until the
+        copy matches the version the store reads, queries go to lance as without it, so a query never waits for the
+        copy and never sees an older version. Nothing is kept while the vectors would take more than ``max_bytes``
+        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows). Returns True when the copy matches the store's
+        version on return. Read-only: the table is never written."""
         self._resident_max = max(0, int(max_bytes))
         self._resident_now()
         if wait:
@@ -799,9 +812,12 @@ class ReadStore:
             if not dim or int(table.count_rows()) * dim * 4 > self._resident_max:
                 self._resident = None
                 return
+            # With an ANN index lance's vector search reads a few partitions, less than an exact product over
+            # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
+            vectors = not any("vector" in columns for columns, _kind in self._list_indices_of(table))
             base = self._resident
-            made = _Resident.read(table, version, dim) if base is None or base.dim != dim else \
-                base.following(table, version)
+            made = _Resident.read(table, version, dim, vectors) \
+                if base is None or base.dim != dim or base.vectors != vectors else base.following(table, version)
             if made is not None and (self._resident is None or self._resident.version <= version):
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
@@ -839,7 +855,7 @@ class ReadStore:
         compared exhaustively and merged in (lance's default, never ``fast_search``), so a new row is found at
         once."""
         resident = self._resident_now() if where is None else None
-        if resident is not None:
+        if resident is not None and resident.vectors:
             rows = resident.nearest(vector, limit)
             if columns is None or not set(columns) <= set(CANDIDATE_COLUMNS):
                 full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
@@ -871,7 +887,11 @@ class ReadStore:
         return self._cached("indices", self._list_indices)
 
     def _list_indices(self) -> list[tuple[tuple[str, ...], str]]:
-        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in self._table.list_indices()]
+        return self._list_indices_of(self._table)
+
+    @staticmethod
+    def _list_indices_of(table) -> list[tuple[tuple[str, ...], str]]:
+        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in table.list_indices()]
 
     def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
         """True when ``column`` has a full-text index."""
