@@ -188,3 +188,17 @@ def test_with_an_ann_index_the_copy_holds_no_vectors_and_lance_searches(tmp_path
     for q in QUERIES:
         got, want = search(kept, emb, q, limit=20, today=s.today), search(plain, emb, q, limit=20, today=s.today)
         assert [(h.id, h.score, h.neighbour) for h in got] == [(h.id, h.score, h.neighbour) for h in want]
+
+
+def test_the_planted_screen_runs_for_the_returned_hits_only(tmp_path, monkeypatch):
+    from suzent_cli import recall as recall_mod
+
+    s, emb = _home(tmp_path, days=1, per_day=30), CountingEmbedder()
+    run_index(s, embedder=emb)
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    screened = []
+    real = recall_mod.planted
+    monkeypatch.setattr(recall_mod, "planted", lambda text, *a, **k: screened.append(text) or real(text, *a, **k))
+    hits = search(store, emb, "tea garden lunch", limit=3, today=s.today)
+    assert len(hits) == 3 and sorted(screened) == sorted(h.text for h in hits)
+    assert all(h.planted is None for h in hits)  # screened: none reads as an instruction
