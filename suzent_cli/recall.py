@@ -241,13 +241,13 @@ def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
     factors = {**stamped, "indexed": None if stored is None else float(stored), "stale_factor": stale,
                "ranked": ranked}
     score = rank.final_score(relevance, importance if ranked else rank.NEUTRAL)
-    return Hit(planted=_LATER,
+    return Hit(
         id=row["id"], content=row["content"], score=score,
         source=row.get("source"), source_type=meta.get("source_type", "legacy" if row.get("source") is None else ""),
         source_file=meta.get("source_file"), locator=row.get("locator"),
         date=row.get("source_date") or meta.get("source_date"), session=meta.get("session_id"),
         category=meta.get("category"), tags=[str(t) for t in tags], importance=importance, relevance=relevance,
-        factors=factors,
+        factors=factors, planted=_LATER,
     )
 
 

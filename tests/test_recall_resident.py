@@ -202,3 +202,17 @@ def test_the_planted_screen_runs_for_the_returned_hits_only(tmp_path, monkeypatc
     hits = search(store, emb, "tea garden lunch", limit=3, today=s.today)
     assert len(hits) == 3 and sorted(screened) == sorted(h.text for h in hits)
     assert all(h.planted is None for h in hits)  # screened: none reads as an instruction
+
+
+def test_a_version_without_a_copy_is_not_read_again_on_every_query(tmp_path, monkeypatch):
+    s, emb = _home(tmp_path, days=1, per_day=10), CountingEmbedder()
+    run_index(s, embedder=emb)
+    store = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    reads = []
+    real = ReadStore._read_resident
+    monkeypatch.setattr(ReadStore, "_read_resident", lambda self, version: reads.append(version) or real(self, version))
+    assert not store.keep_resident(max_bytes=1, wait=True)  # over the budget
+    for q in QUERIES[:3]:
+        search(store, emb, q, limit=5, today=s.today)
+    store.settle_resident()
+    assert reads == [store.version]

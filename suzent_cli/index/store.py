@@ -625,6 +625,7 @@ class ReadStore:
         self._resident: _Resident | None = None  # see keep_resident
         self._resident_max = 0  # bytes of vectors a resident copy may take; 0: none is kept
         self._resident_thread: threading.Thread | None = None
+        self._resident_missed: int | None = None  # a version whose read left no copy (too large, failed): not retried
 
     def _cached(self, what: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per table version of this store (a version never changes once committed; a store
@@ -794,6 +795,8 @@ class ReadStore:
         resident = self._resident
         if resident is not None and resident.version == version:
             return resident
+        if self._resident_missed == version:
+            return None
         with self._cache_lock:
             running = self._resident_thread
             if running is None or not running.is_alive():
@@ -804,13 +807,14 @@ class ReadStore:
 
     def _read_resident(self, version: int) -> None:
         """Read (or follow) the resident copy at ``version`` through a table handle of its own (the store's may
-        move to a newer version meanwhile). A failure leaves the copy as it was: lance keeps answering."""
+        move to a newer version meanwhile). A failure leaves the copy as it was: lance keeps answering, and that
+        version is not tried again (the next one is)."""
         try:
             dim = self.vector_dim()
             table = _lancedb().connect(str(self.index_dir)).open_table(TABLE)
             table.checkout(version)
             if not dim or int(table.count_rows()) * dim * 4 > self._resident_max:
-                self._resident = None
+                self._resident, self._resident_missed = None, version
                 return
             # With an ANN index lance's vector search reads a few partitions, less than an exact product over
             # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
@@ -818,10 +822,10 @@ class ReadStore:
             base = self._resident
             made = _Resident.read(table, version, dim, vectors) \
                 if base is None or base.dim != dim or base.vectors != vectors else base.following(table, version)
-            if made is not None and (self._resident is None or self._resident.version <= version):
+            if self._resident is None or self._resident.version <= version:
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
-            pass
+            self._resident_missed = version
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
