@@ -98,9 +98,9 @@ class TimedStore:
     def vector_search(self, *args, **kwargs):
         return self._timed("vector", self._inner.vector_search, *args, **kwargs)
 
-    def fts_search(self, text, limit, where=None, column="search_text"):
+    def fts_search(self, text, limit, where=None, column="search_text", **kwargs):
         part = "fts_content" if column == "content" else "fts"
-        return self._timed(part, self._inner.fts_search, text, limit, where, column)
+        return self._timed(part, self._inner.fts_search, text, limit, where, column, **kwargs)
 
     def neighbourhood(self, *args, **kwargs):
         return self._timed("neighbours", self._inner.neighbourhood, *args, **kwargs)

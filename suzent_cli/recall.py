@@ -71,7 +71,14 @@ from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.guard import planted
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
-from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN, ReadStore, row_metadata, unreadable
+from suzent_cli.index.store import (
+    CANDIDATE_COLUMNS,
+    CONTENT_FTS_COLUMN,
+    FTS_COLUMN,
+    ReadStore,
+    row_metadata,
+    unreadable,
+)
 from suzent_cli.text import STOP_WORDS
 from suzent_cli.vault.state import append_recall_log
 from suzent_cli.vault.supersede import prefer_newer
@@ -209,8 +216,22 @@ def asks(content: str | None) -> bool:
     return plain_content(content or "").rstrip(" \t\n\"'").endswith("?")
 
 
+# Hit.planted of a candidate: the guard's screen (~1 ms a row, more under load) runs for the returned hits only
+# (:func:`_screen`); it never changes the ranking
+_LATER = "\0later"
+
+
+def _screen(hits: list[Hit]) -> list[Hit]:
+    """Fill :attr:`Hit.planted` of hits made by :func:`_hit` (returns ``hits``)."""
+    for hit in hits:
+        if hit.planted == _LATER:
+            hit.planted = planted(hit.text, tuple(hit.tags or ()), hit.category)
+    return hits
+
+
 def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
-    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score."""
+    """A :class:`Hit` for ``row``: importance with the stale decay of ``today``, score = final score;
+    ``planted`` is left to :func:`_screen`."""
     meta = row_metadata(row)
     tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
     stored = row.get("importance")
@@ -226,7 +247,7 @@ def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
         source_file=meta.get("source_file"), locator=row.get("locator"),
         date=row.get("source_date") or meta.get("source_date"), session=meta.get("session_id"),
         category=meta.get("category"), tags=[str(t) for t in tags], importance=importance, relevance=relevance,
-        factors=factors,
+        factors=factors, planted=_LATER,
     )
 
 
@@ -357,22 +378,25 @@ def _all_runs(store: ReadStore, embedder: Embedder | None, mode: str, query: str
 
 def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int,
          where: str | None = None, encoded: dict | None = None) -> list[tuple[dict, float]]:
-    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter). The
-    vector run stores the query vector in ``encoded["vector"]`` when ``encoded`` is given."""
+    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter); a row
+    holds :data:`~suzent_cli.index.store.CANDIDATE_COLUMNS` and its ``_rowid`` only (the hits' other columns are
+    read for the few that are returned, :func:`_complete`). The vector run stores the query vector in
+    ``encoded["vector"]`` when ``encoded`` is given."""
     if name == "vector":
         if embedder is None:
             raise InputInvalid("this mode needs an embedder")
         vector = encode_query(embedder, [query])[0]
         if encoded is not None:
             encoded["vector"] = vector
-        rows = store.vector_search(vector, pool, where=where)
+        rows = store.vector_search(vector, pool, where=where, columns=CANDIDATE_COLUMNS)
         null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
         return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]
     words = fts_query(query)
     if not words:
         return []
     column = CONTENT_FTS_COLUMN if name == "fts_content" else FTS_COLUMN
-    return [(r, float(r.get("_score") or 0.0)) for r in store.fts_search(words, pool, where=where, column=column)]
+    found = store.fts_search(words, pool, where=where, column=column, columns=CANDIDATE_COLUMNS)
+    return [(r, float(r.get("_score") or 0.0)) for r in found]
 
 
 @dataclass(frozen=True)
@@ -490,7 +514,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
 
     boosted: set[str] = set()
     dates = query_dates(query)
-    if dates:
+    addresses: dict[str, int] = {rid: row["_rowid"] for rid, row in rows.items() if row.get("_rowid") is not None}
+    if dates:  # a legacy row (no source) may carry its date in its metadata only
+        _complete(store, rows, addresses, [rid for rid, row in rows.items()
+                                           if row.get("source") is None and not row.get("source_date")])
         for rid, row in rows.items():
             day = row.get("source_date") or row_metadata(row).get("source_date")
             try:
@@ -508,16 +535,17 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     own = dict(scores)
     placed = [(rid, row["source"], row["locator"]) for rid, row in rows.items()
               if row.get("source") is not None and row.get("locator") is not None]
-    addresses: dict[str, int] = {}
     if NEIGHBOUR_SHARE > 0 and placed:
         # Only the candidates and the rows just before/after them can gain or give a share: reading those (not
         # every row of their files) gives spread_to_neighbours the same adjacencies, so the same scores.
         near = store.neighbourhood(placed)
-        addresses = {p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None}
+        addresses.update({p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None})
         scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
 
     # Re-rank (suzent_cli.index.rerank, off unless rerank_top): the top candidates' own text against the query.
     fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
+    if rerank_top > 0 and embedder is not None and "vector" in RUNS[mode]:  # the re-rank reads the top rows' text
+        _complete(store, rows, addresses, sorted(scores, key=lambda rid: (-scores[rid], rid))[:rerank_top])
     for rid, norm in rerank.content_run(query, scores, rows, embedder if "vector" in RUNS[mode] else None,
                                         fetch, top=rerank_top, query_vector=encoded.get("vector")).items():
         scores[rid] += rerank.WEIGHT * norm
@@ -526,14 +554,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
 
     # Importance lifts a row by at most 20 % of its relevance, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
-    missing = [rid for rid in best if rid not in rows]
-    for row in _rows_at(store, {rid: addresses[rid] for rid in missing if rid in addresses}):
-        rows[row["id"]] = row
-    for row in store.rows_by_id([rid for rid in missing if rid not in rows]):
-        rows[row["id"]] = row
+    _complete(store, rows, addresses, best)
     hits = []
     for rid in best:
-        if rid in rows:
+        if "content" in rows.get(rid, {}):
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
             hit = _hit(rows[rid], scores[rid] * (QUESTION_FACTOR if question else 1.0), today)
             hit.asks = question
@@ -552,7 +576,21 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         hits = ordered
     if filters:
         hits = [h for h in hits if filters.keeps(h)]
-    return collapse_cited(hits)[:limit]
+    return _screen(collapse_cited(hits)[:limit])
+
+
+def _complete(store: ReadStore, rows: dict[str, dict], addresses: dict[str, int], ids: list[str]) -> None:
+    """Read the result columns of the rows ``ids`` (a candidate holding only
+    :data:`~suzent_cli.index.store.CANDIDATE_COLUMNS`, or a row only a neighbour's share brought in) into ``rows``
+    (id -> row, changed in place): by address (``addresses``: id -> ``_rowid``), then by id for those the address
+    no longer holds. A row the store no longer has at all stays as it was (without ``content``: never a hit)."""
+    wanted = [rid for rid in ids if "content" not in rows.get(rid, {})]
+    if not wanted:
+        return
+    for row in _rows_at(store, {rid: addresses[rid] for rid in wanted if rid in addresses}):
+        rows[row["id"]] = {**rows.get(row["id"], {}), **row}
+    for row in store.rows_by_id([rid for rid in wanted if "content" not in rows.get(rid, {})]):
+        rows[row["id"]] = {**rows.get(row["id"], {}), **row}
 
 
 def _rows_at(store: ReadStore, addresses: dict[str, int]) -> list[dict]:

@@ -67,6 +67,10 @@ VECTOR_INDEX = "vector_idx"
 # recall's neighbour read: after this many queries on one table version, that version's row positions are read
 # whole and kept (ReadStore.neighbourhood)
 POSITIONS_CACHE_AFTER = 3
+# A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's vector and result columns in
+# memory while their vectors take at most this many bytes (384-dim float32: ~330k rows); above it, lance serves.
+RESIDENT_MAX_BYTES = 512 * 1024 * 1024
+RESIDENT_SEGMENTS = 4  # a resident copy holds at most this many segments (each costs a search one more call)
 
 
 class IncompatibleNoLegacy(IndexIncompatible):
@@ -371,6 +375,240 @@ class _Positions:
                  "_rowid": int(self._row_ids[j])} for j, source in sorted(wanted.items())]
 
 
+# What recall's runs read of each candidate (the wide result columns are read only for the hits: ReadStore.rows_at).
+CANDIDATE_COLUMNS = ["id", "source", "locator", "source_date"]
+
+
+class _Segment:
+    """Rows of the table in memory, sorted by ``_rowid`` (their lance address: fragment << 32 | offset; a fragment
+    never changes once written and its id is never reused, so an address names the same row in every version that
+    still holds it): L2-normalised vectors (``matrix``, float32), the result columns (``data``, an arrow table;
+    the candidate columns also as Python lists in ``columns``), and where each row sits in its file (``order``:
+    the placed rows' indexes sorted by ``(source, locator, id)``; ``slices``: each source's span of it). Never
+    changed once made: which of its rows a version still holds is the version's business (:attr:`_Resident.live`)."""
+
+    def __init__(self, data, dim: int):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        data = data.take(pc.sort_indices(data["_rowid"]))
+        self.row_ids = data["_rowid"].to_numpy()
+        self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
+        if "vector" in data.column_names:
+            vectors = data["vector"].combine_chunks()
+            matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
+            valid = np.asarray(vectors.is_valid())
+            if valid.any():
+                matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
+                                           dtype=np.float32).reshape(-1, dim)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
+        self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
+        # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
+        self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
+        placed = pa.table({"i": pa.array(np.arange(data.num_rows)), "source": data["source"],
+                           "locator": data["locator"], "id": data["id"]})
+        placed = placed.filter(pc.and_(pc.is_valid(placed["source"]), pc.is_valid(placed["locator"])))
+        placed = placed.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
+        self.order = placed["i"].to_numpy()
+        self.slices: dict[str, tuple[int, int]] = {}
+        if placed.num_rows:
+            encoded = placed["source"].combine_chunks().dictionary_encode()
+            codes = encoded.indices.to_numpy()
+            names = encoded.dictionary.to_pylist()
+            cuts = np.flatnonzero(np.diff(codes)) + 1
+            starts = np.concatenate([[0], cuts])
+            ends = np.concatenate([cuts, [len(codes)]])
+            self.slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+    @property
+    def nbytes(self) -> int:
+        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes)
+
+
+class _Resident:
+    """Every row of one table version in memory (a kept store's first stage, :meth:`ReadStore.keep_resident`):
+    :class:`_Segment` s and, for each, the rows this version still holds (``live``: a boolean mask, None for all).
+    Exact cosine search is one matrix-vector product per segment; the hits' columns and the neighbour positions
+    are read from memory. Never changed once made: the next version gets a new one that shares the segments it
+    can (:meth:`following`)."""
+
+    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True):
+        self.version, self.dim, self.segments, self.live, self.vectors = version, dim, segments, live, vectors
+        self._sources: dict[str, tuple[list[int], list[str], list[int]]] = {}
+
+    @classmethod
+    def read(cls, table, version: int, dim: int, vectors: bool = True) -> _Resident:
+        """Every row of ``table`` (checked out at ``version``): one scan of the result columns (and the vectors,
+        with ``vectors``)."""
+        data = table.search().select(_resident_columns(vectors)).with_row_id(True).limit(None).to_arrow()
+        return cls(version, dim, [_Segment(data, dim)] if data.num_rows else [], [None] if data.num_rows else [],
+                   vectors)
+
+    def following(self, table, version: int) -> _Resident:
+        """The resident rows of ``table`` (checked out at ``version``), from these: one narrow scan lists the
+        row addresses the version holds; rows held here stay (those it deleted masked out), the others are read by
+        address into one new segment. Segments left with no row are dropped; with more than
+        :data:`RESIDENT_SEGMENTS` the rest is merged into one (a search pays per segment)."""
+        import numpy as np
+
+        holds = np.sort(table.search().select(["locator"]).with_row_id(True).limit(None).to_arrow()["_rowid"]
+                        .to_numpy())
+        segments: list[_Segment] = []
+        live: list[Any] = []
+        known = np.zeros(len(holds), dtype=bool)
+        for seg in self.segments:
+            mask = np.isin(seg.row_ids, holds, assume_unique=True)
+            if not mask.any():
+                continue
+            found = np.searchsorted(holds, seg.row_ids[mask])
+            known[found] = True
+            segments.append(seg)
+            live.append(None if mask.all() else mask)
+        new = holds[~known]
+        if len(new):
+            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors)).with_row_id() \
+                .to_arrow()
+            if data.num_rows:
+                segments.append(_Segment(data, self.dim))
+                live.append(None)
+        if len(segments) > RESIDENT_SEGMENTS:
+            segments, live = _merged(segments, live, self.dim)
+        return _Resident(version, self.dim, segments, live, self.vectors)
+
+    @property
+    def rows(self) -> int:
+        return sum(len(s.row_ids) if m is None else int(m.sum()) for s, m in zip(self.segments, self.live, strict=True))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in self.segments)
+
+    def nearest(self, vector, limit: int) -> list[dict[str, Any]]:
+        """The ``limit`` rows nearest to ``vector`` by exact cosine distance (``_distance``: 1 - cosine),
+        nearest first (ties by row address): :data:`CANDIDATE_COLUMNS` and ``_rowid``."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(query))
+        query = query / norm if norm > 0 else query
+        found: list[tuple[float, int, int, int]] = []  # (-similarity, row address, segment, index)
+        for k, (seg, mask) in enumerate(zip(self.segments, self.live, strict=True)):
+            sims = seg.matrix @ query
+            if mask is not None:
+                sims = np.where(mask, sims, -np.inf)
+            n = min(limit, len(sims))
+            top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+            found += [(-float(sims[i]), int(seg.row_ids[i]), k, int(i)) for i in top.tolist() if sims[i] > -np.inf]
+        found.sort()
+        out = []
+        for neg, _rid, k, i in found[:limit]:
+            row = self._row(k, i)
+            row["_distance"] = 1.0 + neg
+            out.append(row)
+        return out
+
+    def _row(self, k: int, i: int) -> dict[str, Any]:
+        seg = self.segments[k]
+        row = {c: seg.columns[c][i] for c in CANDIDATE_COLUMNS}
+        row["_rowid"] = int(seg.row_ids[i])
+        return row
+
+    def _locate(self, row_id: int) -> tuple[int, int] | None:
+        """``(segment, index)`` of the row at ``row_id`` when this version holds it."""
+        import numpy as np
+
+        for k, (seg, mask) in enumerate(zip(self.segments, self.live, strict=True)):
+            i = int(np.searchsorted(seg.row_ids, np.uint64(row_id)))
+            if i < len(seg.row_ids) and int(seg.row_ids[i]) == row_id:
+                return None if mask is not None and not mask[i] else (k, i)
+        return None
+
+    def rows_at(self, row_ids: list[int]) -> list[dict[str, Any]]:
+        """The result columns of the rows at these addresses that this version holds, in address order."""
+        import numpy as np
+
+        by_segment: dict[int, list[int]] = {}
+        for rid in sorted({int(r) for r in row_ids}):
+            where = self._locate(rid)
+            if where is not None:
+                by_segment.setdefault(where[0], []).append(where[1])
+        out = []
+        for k in sorted(by_segment):
+            out += self.segments[k].data.take(np.asarray(by_segment[k], dtype=np.int64)).to_pylist()
+        return out
+
+    def _source(self, source: str) -> tuple[list[int], list[str], list[int]]:
+        """``(locators, ids, row addresses)`` of the rows of ``source`` this version holds, ordered by
+        ``(locator, id)``; made once per source and version."""
+        hit = self._sources.get(source)
+        if hit is not None:
+            return hit
+        rows = []
+        for seg, mask in zip(self.segments, self.live, strict=True):
+            span = seg.slices.get(source)
+            if span is None:
+                continue
+            ids, locators = seg.columns["id"], seg.columns["locator"]
+            for i in seg.order[span[0]:span[1]].tolist():
+                if mask is None or mask[i]:
+                    rows.append((locators[i], ids[i], int(seg.row_ids[i])))
+        rows.sort()
+        hit = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        self._sources[source] = hit
+        return hit
+
+    def around(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+        """As :meth:`_Positions.around`: each row and the rows just before and after it in its file (by locator,
+        then id), as ``id, source, locator, _rowid``, ordered by ``(source, locator, id)``."""
+        import bisect
+
+        wanted: dict[tuple[str, int], None] = {}
+        for rid, source, locator in rows:
+            if source is None or locator is None:
+                continue
+            locators, ids, _ = self._source(source)
+            i = bisect.bisect_left(locators, int(locator))
+            while i < len(locators) and locators[i] == locator and ids[i] != rid:
+                i += 1
+            if i >= len(locators) or locators[i] != locator:
+                continue
+            for j in (i - 1, i, i + 1):
+                if 0 <= j < len(locators):
+                    wanted[(source, j)] = None
+        out = []
+        for source, j in sorted(wanted):
+            locators, ids, addresses = self._source(source)
+            out.append({"id": ids[j], "source": source, "locator": int(locators[j]), "_rowid": addresses[j]})
+        return out
+
+
+def _resident_columns(vectors: bool) -> list[str]:
+    return [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+
+
+def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
+    """The largest segment as it is, and the live rows of all the others merged into one (rebuilt from their
+    arrays: no lance read)."""
+    import numpy as np
+    import pyarrow as pa
+
+    big = max(range(len(segments)), key=lambda k: len(segments[k].row_ids))
+    parts = []
+    for k, (seg, mask) in enumerate(zip(segments, live, strict=True)):
+        if k == big:
+            continue
+        keep = np.arange(len(seg.row_ids)) if mask is None else np.flatnonzero(mask)
+        part = seg.data.take(keep)
+        if seg.matrix is not None:
+            part = part.append_column("vector", pa.FixedSizeListArray.from_arrays(
+                pa.array(seg.matrix[keep].reshape(-1)), dim))
+        parts.append(part.append_column("_rowid", pa.array(seg.row_ids[keep])))
+    merged = pa.concat_tables(parts)
+    return [segments[big], _Segment(merged, dim)], [live[big], None]
+
+
 class ReadStore:
     """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
@@ -384,6 +622,10 @@ class ReadStore:
         self._cache: dict[str, tuple[int, Any]] = {}  # what -> (table version, value): see _cached
         self._seen: tuple[int, int] = (-1, 0)  # (table version, neighbourhood calls on it): see neighbourhood
         self._cache_lock = threading.Lock()
+        self._resident: _Resident | None = None  # see keep_resident
+        self._resident_max = 0  # bytes of vectors a resident copy may take; 0: none is kept
+        self._resident_thread: threading.Thread | None = None
+        self._resident_missed: int | None = None  # a version whose read left no copy (too large, failed): not retried
 
     def _cached(self, what: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per table version of this store (a version never changes once committed; a store
@@ -511,9 +753,87 @@ class ReadStore:
         derived = total - data.column("source").null_count if "source" in columns else 0
         return total, derived
 
+    # ---- the resident first stage (a warm server's) ----------------------------------------------------------
+    def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False) -> bool:
+        """Keep every row of the table in memory for this store's queries (a store that lives across many
+        queries: ``suzent serve``'s): the result columns, so :meth:`rows_at` and :meth:`neighbourhood` read
+        memory, and — while the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows, where lance compares
+        every stored vector per query) — the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is
+        exact cosine in numpy. With an ANN index lance's search reads a few partitions, cheaper than a product over
+        every row (benchmarks/recall_floor.py at 100k rows), so lance keeps it. BM25 always asks lance.
+
+        The copy is read by a background thread (``wait``: in this call) and followed version by version: after a
+        commit, one narrow scan lists the row addresses the new version holds; rows already held are kept (those it
+        deleted masked out) and only the others are read, by address (after a compaction: all of them). Until the
+        copy matches the version the store reads, queries go to lance as without it, so a query never waits for the
+        copy and never sees an older version. Nothing is kept while the vectors would take more than ``max_bytes``
+        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows). Returns True when the copy matches the store's
+        version on return. Read-only: the table is never written."""
+        self._resident_max = max(0, int(max_bytes))
+        self._resident_now()
+        if wait:
+            self.settle_resident()
+        return self._resident is not None and self._resident.version == self._table.version
+
+    def settle_resident(self, timeout: float | None = None) -> None:
+        """Wait for the background read of the resident copy, if one runs (tests and benchmarks)."""
+        thread = self._resident_thread
+        if thread is not None:
+            thread.join(timeout)
+        if self._resident_max and (self._resident is None or self._resident.version != self._table.version):
+            self._resident_now()
+            thread = self._resident_thread
+            if thread is not None:
+                thread.join(timeout)
+
+    def _resident_now(self) -> _Resident | None:
+        """The resident copy when it matches the version this store reads, else None (and a background read of
+        that version is started, unless one runs)."""
+        if not self._resident_max:
+            return None
+        version = self._table.version
+        resident = self._resident
+        if resident is not None and resident.version == version:
+            return resident
+        if self._resident_missed == version:
+            return None
+        with self._cache_lock:
+            running = self._resident_thread
+            if running is None or not running.is_alive():
+                self._resident_thread = threading.Thread(target=self._read_resident, args=(version,), daemon=True,
+                                                         name="suzent-resident")
+                self._resident_thread.start()
+        return None
+
+    def _read_resident(self, version: int) -> None:
+        """Read (or follow) the resident copy at ``version`` through a table handle of its own (the store's may
+        move to a newer version meanwhile). A failure leaves the copy as it was: lance keeps answering, and that
+        version is not tried again (the next one is)."""
+        try:
+            dim = self.vector_dim()
+            table = _lancedb().connect(str(self.index_dir)).open_table(TABLE)
+            table.checkout(version)
+            if not dim or int(table.count_rows()) * dim * 4 > self._resident_max:
+                self._resident, self._resident_missed = None, version
+                return
+            # With an ANN index lance's vector search reads a few partitions, less than an exact product over
+            # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
+            vectors = not any("vector" in columns for columns, _kind in self._list_indices_of(table))
+            base = self._resident
+            made = _Resident.read(table, version, dim, vectors) \
+                if base is None or base.dim != dim or base.vectors != vectors else base.following(table, version)
+            if self._resident is None or self._resident.version <= version:
+                self._resident = made
+        except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
+            self._resident_missed = version
+
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
-        return int(self._table.count_rows(where)) if where else int(self._table.count_rows())
+        """The number of rows (matching ``where``, a LanceDB filter); without a filter, counted once per table
+        version (recall asks on every query)."""
+        if where:
+            return int(self._table.count_rows(where))
+        return self._cached("count", lambda: int(self._table.count_rows()))
 
     def ids_by_source(self) -> dict[str | None, set[str]]:
         """``{source: {row id, …}}`` for every row (legacy rows under ``None``). One column scan."""
@@ -523,9 +843,14 @@ class ReadStore:
             out.setdefault(source, set()).add(rid)
         return out
 
-    def vector_search(self, vector, limit: int, where: str | None = None) -> list[dict[str, Any]]:
+    def vector_search(self, vector, limit: int, where: str | None = None,
+                      columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The ``limit`` rows nearest to ``vector`` by cosine distance (``_distance``: 1 - cosine similarity),
-        nearest first.
+        nearest first, each with ``columns`` (None: the result columns) and its ``_rowid`` (its address in this
+        table version, for :meth:`rows_at`). Recall asks for :data:`CANDIDATE_COLUMNS` only: reading the wide
+        columns of a whole candidate pool costs more than the search.
+
+        With the resident copy (:meth:`keep_resident`) and no ``where``: exact cosine over every row in memory.
 
         Without a vector index (tables under :data:`ANN_MIN_ROWS` rows) every vector is compared: exact. With one
         (built by the indexer, see :meth:`TableWriter.ensure_vector_index`) the index proposes
@@ -533,21 +858,31 @@ class ReadStore:
         distance, so ``_distance`` is always the exact one; rows added since the index was last refreshed are
         compared exhaustively and merged in (lance's default, never ``fast_search``), so a new row is found at
         once."""
+        resident = self._resident_now() if where is None else None
+        if resident is not None and resident.vectors:
+            rows = resident.nearest(vector, limit)
+            if columns is None or not set(columns) <= set(CANDIDATE_COLUMNS):
+                full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
+                rows = [{**full[r["id"]], "_rowid": r["_rowid"], "_distance": r["_distance"]} for r in rows
+                        if r["id"] in full]
+            return rows
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
         if self.vector_index_kind() is not None:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
         if where:
             q = q.where(where, prefilter=True)
-        return q.select([*_RESULT_COLUMNS, "_distance"]).to_list()
+        return q.select([*(columns or _RESULT_COLUMNS), "_distance"]).with_row_id(True).to_list()
 
-    def fts_search(self, text: str, limit: int, where: str | None = None, column: str = FTS_COLUMN) -> list[dict[str, Any]]:
-        """BM25 search of ``text`` over ``column`` (``search_text`` or ``content``); [] when it has no index yet."""
+    def fts_search(self, text: str, limit: int, where: str | None = None, column: str = FTS_COLUMN,
+                   columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """BM25 search of ``text`` over ``column`` (``search_text`` or ``content``), best first, each row with
+        ``columns`` (None: the result columns), ``_score`` and ``_rowid``; [] when ``column`` has no index yet."""
         if not self.has_fts_index(column):
             return []
         q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
-        return q.select([*_RESULT_COLUMNS, "_score"]).to_list()
+        return q.select([*(columns or _RESULT_COLUMNS), "_score"]).with_row_id(True).to_list()
 
     def _indices(self) -> list[tuple[tuple[str, ...], str]]:
         """``[(columns, index type upper-cased)]`` of the table's indexes. Listed once per table version (an index
@@ -556,7 +891,11 @@ class ReadStore:
         return self._cached("indices", self._list_indices)
 
     def _list_indices(self) -> list[tuple[tuple[str, ...], str]]:
-        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in self._table.list_indices()]
+        return self._list_indices_of(self._table)
+
+    @staticmethod
+    def _list_indices_of(table) -> list[tuple[tuple[str, ...], str]]:
+        return [(tuple(idx.columns), str(idx.index_type).upper()) for idx in table.list_indices()]
 
     def has_fts_index(self, column: str = FTS_COLUMN) -> bool:
         """True when ``column`` has a full-text index."""
@@ -586,7 +925,15 @@ class ReadStore:
         table are read once and kept for that version, and answers come from memory. So a store kept open for many
         queries (a server's) gets the fast path, while one that sees a new version after nearly every query (a
         server indexing each capture, then recalling once) never pays the whole-table read. Only the rows returned
-        become Python objects."""
+        become Python objects.
+
+        A store with a resident copy of this version (:meth:`keep_resident`) answers from it; one whose copy lags
+        reads the files involved (never the whole table: the copy is being brought up to date instead)."""
+        resident = self._resident_now()
+        if resident is not None:
+            return resident.around(rows)
+        if self._resident_max:
+            return self._file_positions(rows).around(rows)
         cached = self._cache.get("positions")
         version = self._table.version
         if cached is None or cached[0] != version:
@@ -617,6 +964,9 @@ class ReadStore:
         :meth:`neighbourhood`; any order): a direct read, no scan."""
         if not row_ids:
             return []
+        resident = self._resident_now()
+        if resident is not None:
+            return resident.rows_at(row_ids)
         return self._table.take_row_ids(sorted(set(row_ids))).select(_RESULT_COLUMNS).to_arrow().to_pylist()
 
     def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
