@@ -165,10 +165,12 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for
+    from suzent_cli.index.pending import pending_logs  # light
     from suzent_cli.index.store import table_exists  # light
 
-    if not table_exists(settings.paths.index_dir):
-        return None
+    if store is None and not table_exists(settings.paths.index_dir) and not pending_logs(settings):
+        return None  # no index and nothing captured since: nothing to search (a captured line is searched unindexed)
+    from suzent_cli.errors import IndexMissing
     from suzent_cli.recall import recall
     from suzent_cli.vault.state import append_recall_log
 
@@ -180,7 +182,10 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]
-    hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
+    try:
+        hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
+    except IndexMissing:
+        return None  # the pending lines were all forgotten or indexed and the table went away meanwhile
     if mode == "fts":
         hits = [h for h in hits if _shares_a_word(words, h.content)]
     hits = for_agent(hits)[:limit]
