@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suzent_cli import archive
 from suzent_cli.config import Settings, context_window_of
 from suzent_cli.errors import SuzentError
 from suzent_cli.files import read_text
@@ -61,6 +60,7 @@ _STOP = frozenset("a an and are as at be but by for if in into is it no not of o
 _TOKEN = re.compile(r"[0-9a-z]+")
 _MAX_TOKEN = 40
 _VOWELS = "aeiouy"
+_LOG_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md\Z")
 
 
 @dataclass
@@ -157,20 +157,18 @@ def pending_logs(settings: Settings) -> list[Path]:
         return []
     for entry in entries:
         name = entry.name
-        if len(name) != 13 or not name.endswith(".md") or archive.log_day(Path(name)) is None:
-            continue
+        if not _LOG_NAME.match(name):
+            continue  # a name that looks like a day but is none (2026-02-30.md) is skipped by pending_rows
         try:
             st = entry.stat()
         except OSError:
             continue
-        if not entry.is_file():
-            continue
-        rec = recorded.get(f"archive:{name}")
+        rec = recorded.get("archive:" + name)
         changed = not isinstance(rec, dict) or rec.get("mtime_ns") != st.st_mtime_ns or rec.get("size") != st.st_size
         if changed or now - st.st_mtime_ns < RECENT_NS:
-            out.append((name, Path(entry.path)))
+            out.append((name, entry.path))
     out.sort(reverse=True)
-    return [p for _, p in out[:MAX_FILES]]
+    return [Path(p) for _, p in out[:MAX_FILES]]
 
 
 def _filter(settings: Settings):
