@@ -2,8 +2,9 @@
 
 The payload's ``prompt`` is searched (full-text by default: no model to load), and the hits are printed as one JSON
 object ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories
-(suzent), quoted data …: …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or
-no hit. The search runs in a worker thread under a hard deadline (``--timeout``, :func:`recall_within`): on
+(suzent), quoted data …: …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index
+and nothing captured yet, or no hit; lines captured since the last index pass (a cold ``Stop`` hook's) are searched
+too (:mod:`suzent_cli.index.pending`). The search runs in a worker thread under a hard deadline (``--timeout``, :func:`recall_within`): on
 time-out, or any error, the command (:mod:`suzent_cli.cli.hooks`) prints one warning line on stderr and exits 0
 (on time-out through :func:`os._exit`, so no slow call can hold the agent). This module returns data; it never
 prints or exits.
@@ -144,7 +145,7 @@ def format_context(hits: list, words: list[str] | None = None) -> str:
 def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: int = RECALL_LIMIT,
                    model: str | None = None, embedder=None, store=None) -> str | None:
     """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
-    prompt, no index, no hit). ``embedder`` / ``store``: an already loaded embedder and open
+    prompt, no index and nothing pending, no hit). ``embedder`` / ``store``: an already loaded embedder and open
     :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). A
     ``SessionStart`` payload gets the session briefing instead
     (:func:`suzent_cli.hooks.session_start.session_start_output`), so one hook command serves both events. Raises
