@@ -759,23 +759,25 @@ def fill_provenance(hits: list[Hit], archive_dir, vault_dir) -> list[Hit]:
 
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           log: bool = True, filters: Filters | None = None, store: ReadStore | None = None) -> list[Hit]:
+           log: bool = True, filters: Filters | None = None, store: ReadStore | None = None,
+           pending: bool = True) -> list[Hit]:
     """Open the index of ``settings`` (or use ``store``, an already open one: a server's) and :func:`search` it
     (stale decay as of ``settings.today``; ``filters`` before the limit); complete the vault hits' session and
     date from the markdown (:func:`fill_provenance`); log returned hits to ``recall_log.jsonl``.
 
     The daily-log lines not indexed yet are searched too (:mod:`suzent_cli.index.pending`): what was captured is
-    recalled at once.
+    recalled at once. ``pending=False`` searches the table alone (the write path's recall set, which classifies a
+    new fact against what is recorded and stays as cheap as before).
 
     Raises :class:`IndexMissing` when there is no index yet and nothing pending, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    store, pending = _store_and_pending(settings, embedder, store)
+    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
-                      pending=pending)
+                      pending=pending_rows_)
     except SuzentError:
         raise
     except Exception as exc:
@@ -786,8 +788,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     return hits
 
 
-def _store_and_pending(settings: Settings, embedder: Embedder | None,
-                       store: ReadStore | None) -> tuple[ReadStore, Pending]:
+def _store_and_pending(settings: Settings, embedder: Embedder | None, store: ReadStore | None,
+                       search_pending: bool = True) -> tuple[ReadStore, Pending]:
     """The store to search (``store``, checked against ``embedder``, or the index opened here) and the pending rows
     (:func:`~suzent_cli.index.pending.pending_rows`: what was captured and is not indexed yet). A home without a
     table is searched over its pending rows alone (:class:`~suzent_cli.index.pending.NoTable`). Raises
@@ -796,13 +798,13 @@ def _store_and_pending(settings: Settings, embedder: Embedder | None,
         try:
             store = _open_for_read(settings, embedder)
         except IndexMissing:
-            pending = pending_rows(settings, None)
+            pending = pending_rows(settings, None) if search_pending else Pending()
             if not pending:
                 raise
             return NoTable(), pending  # type: ignore[return-value]
     elif embedder is not None:
         store.check(embedder.name, embedder.dim)
-    return store, pending_rows(settings, store)
+    return store, pending_rows(settings, store) if search_pending else Pending()
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:
