@@ -40,10 +40,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from capture_speed import build_history  # noqa: E402
 
-FACT = "Prefers oat milk in coffee"
+FACT = "Prefers oat milk in coffee"  # the case, on a fresh home
 QUERY = "what milk does the user like"
-TURN = ("I always take oat milk in my coffee, never dairy.", "Noted: oat milk in your coffee.")
-PROMPT = "what milk should I put in the coffee I am making?"
+# On the indexed homes (benchmarks/synthetic.py's facts mention oat milk in coffee often): a fact only it holds.
+HOME_FACT = "Puts cardamom in the morning chai"
+HOME_QUERY = "what does the user put in chai"
+TURN = ("I always put cardamom in my morning chai.", "Noted: cardamom in the chai.")
+PROMPT = "what should I put in the chai I am brewing?"
 OFF = ("import sys, suzent_cli.index.pending as p; p.ENABLED = False; from suzent_cli.cli.fasthook import main; "
        "sys.exit(main(sys.argv[1:]))")
 
@@ -83,9 +86,9 @@ def make_home(base: Path, name: str, facts: int, embedder: str) -> Path:
 
 
 def path_cli(variant: str, home: Path, embedder: str) -> tuple[bool, float]:
-    run(variant, home, embedder, "capture", "--fact", f"[preference] {FACT}")
-    out, took = run(variant, home, embedder, "recall", QUERY, "--json", "--limit", "5")
-    return FACT in [h["content"] for h in json.loads(out)["hits"]], took
+    run(variant, home, embedder, "capture", "--fact", f"[preference] {HOME_FACT}")
+    out, took = run(variant, home, embedder, "recall", HOME_QUERY, "--json", "--limit", "5")
+    return HOME_FACT in [h["content"] for h in json.loads(out)["hits"]], took
 
 
 def _hooks(variant: str, home: Path, embedder: str) -> tuple[bool, float]:
@@ -96,7 +99,7 @@ def _hooks(variant: str, home: Path, embedder: str) -> tuple[bool, float]:
     run(variant, home, embedder, "capture", "--from", "claude-code", "--timeout", "120", stdin=payload(t.path))
     out, took = run(variant, home, embedder, "recall", "--from", "claude-code", "--timeout", "120",
                     stdin=prompt(PROMPT))
-    return "oat milk" in out, took
+    return "cardamom" in out, took
 
 
 def path_hooks_cold(variant: str, home: Path, embedder: str) -> tuple[bool, float]:
@@ -109,7 +112,8 @@ def _mcp(variant: str, home: Path, embedder: str) -> tuple[bool, float]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     cmd = command(variant)
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp"], env=env_for(home, embedder), cwd=str(ROOT))
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp", "--timeout", "900"],
+                                   env=env_for(home, embedder), cwd=str(ROOT))
 
     async def main():
         with open(os.devnull, "w") as errlog:
@@ -187,7 +191,7 @@ def section_cost(base: Path, source: Path, embedder_name: str, rounds: int, pend
     shutil.copytree(source, home)
     s = settings_at(home, now="2026-11-29T12:00", env={"SUZENT_EMBEDDER": embedder_name})
     embedder = load_embedder(embedder_name)
-    queries = (QUERY, "where does the user live", "favourite editor", "meeting on thursday", "coffee")
+    queries = (HOME_QUERY, "where does the user live", "favourite editor", "meeting on thursday", "coffee")
     def timed(enabled: bool, cold: bool) -> float:
         pending_mod.ENABLED = enabled
         took = []

@@ -23,8 +23,8 @@ whatever path calls it) also considers the pending rows, found and scored here:
   a lighter one than the index's Snowball stemmer: plurals, ``-ed``, ``-ing``), with ``N`` the table's rows plus
   the pending ones, ``n`` a term's pending documents plus the table's (one BM25 query per matched term and column,
   counted up to :data:`DF_CAP`), and the mean length of the pending documents as the average. The vector score is
-  the cosine of the row's embedding (computed here, kept per process for :data:`VECTOR_CACHE` rows) against the
-  query's. Recall then fuses them with the table's rows (docs/ranking.md).
+  the cosine of the row's embedding (computed here, for the newest :data:`MAX_EMBEDDED` pending rows, kept per
+  process for :data:`VECTOR_CACHE` rows) against the query's. Recall then fuses them with the table's rows (docs/ranking.md).
 
 Nothing here writes; the indexer stays the only writer of the index.
 """
@@ -50,6 +50,7 @@ MAX_FILES = 8  # the newest logs looked at for pending lines
 MAX_ROWS = 200  # the newest pending lines kept (each embedded once per process when the recall has a vector run)
 RECENT_NS = 5_000_000_000  # a log changed this recently is checked against the table whatever the state says
 DF_CAP = 1000  # a term's document frequency in the table is counted up to this many rows
+MAX_EMBEDDED = 32  # the newest pending lines given a vector score; older ones are found by their words alone
 VECTOR_CACHE = 4 * MAX_ROWS
 K1, B = 1.2, 0.75
 ENABLED = True  # benchmarks/read_your_writes.py turns it off to measure what it costs
@@ -328,16 +329,19 @@ _VECTORS_LOCK = threading.Lock()
 
 
 def vector_scores(pending: Pending, embedder: Any, query_vector: Any) -> dict[str, float]:
-    """The cosine of each pending row's embedding (its ``embed_text`` by ``embedder``, as the indexer would embed it;
-    kept per process and embedder for :data:`VECTOR_CACHE` rows) with ``query_vector`` (L2-normalized):
-    ``{row id: cosine}``. Raises what ``embedder.encode`` raises."""
+    """The cosine of each of the newest :data:`MAX_EMBEDDED` pending rows' embedding (its ``embed_text`` by
+    ``embedder``, as the indexer would embed it; kept per process and embedder for :data:`VECTOR_CACHE` rows) with
+    ``query_vector`` (L2-normalized): ``{row id: cosine}``. A process without the cache (a CLI recall) embeds them
+    on every recall, so they are bounded; the older pending rows are found by BM25 only. Raises what
+    ``embedder.encode`` raises."""
     import numpy as np
 
-    if not pending.rows:
+    rows = pending.rows[-MAX_EMBEDDED:]
+    if not rows:
         return {}
     name = str(getattr(embedder, "name", ""))
     with _VECTORS_LOCK:
-        missing = [r for r in pending.rows if (name, r["id"]) not in _VECTORS]
+        missing = [r for r in rows if (name, r["id"]) not in _VECTORS]
     if missing:
         vectors = np.asarray(embedder.encode([r["embed_text"] for r in missing]), dtype=np.float32)
         with _VECTORS_LOCK:
@@ -348,11 +352,11 @@ def vector_scores(pending: Pending, embedder: Any, query_vector: Any) -> dict[st
     query = np.asarray(query_vector, dtype=np.float32)
     out = {}
     with _VECTORS_LOCK:
-        for row in pending.rows:
+        for row in rows:
             vec = _VECTORS.get((name, row["id"]))
             if vec is not None:
                 out[row["id"]] = float(vec @ query)
-    for row in pending.rows:  # dropped by a concurrent clear: embed again
+    for row in rows:  # dropped by a concurrent clear: embed again
         if row["id"] not in out:
             out[row["id"]] = float(np.asarray(embedder.encode([row["embed_text"]]), dtype=np.float32)[0] @ query)
     return out
