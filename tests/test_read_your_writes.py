@@ -250,3 +250,13 @@ def test_the_pending_search_can_be_switched_off(s, monkeypatch):
     log(s, "2026-06-20", f"[preference] {OAT}")
     monkeypatch.setattr(pending_mod, "ENABLED", False)
     assert pending_logs(s) == [] and not pending_mod.searches_logs(dataclasses.replace(s))
+
+
+def test_only_the_newest_pending_lines_are_embedded(s, monkeypatch):
+    monkeypatch.setattr(pending_mod, "MAX_EMBEDDED", 1)
+    log(s, "2026-06-20", "[context] Older pending line", "[context] Newest pending line")
+    found = pending_rows(s, None)
+    emb = index_embedder(s)
+    scores = pending_mod.vector_scores(found, emb, emb.encode(["pending line"])[0])
+    assert list(scores) == [found.rows[-1]["id"]] and found.rows[-1]["content"] == "Newest pending line"
+    assert "Older pending line" in texts(recall(s, emb, "Older pending line", log=False))  # by its words
