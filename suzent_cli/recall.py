@@ -50,6 +50,11 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    rows that the offline same-subject test says replace one another moves above the older (rows move, scores stay);
    skipped when the query names a date.
 
+**Pending rows** (read-your-writes): the daily-log lines captured but not indexed yet
+(:mod:`suzent_cli.index.pending`) join every run with the scores the index would give them, as far as it can be
+done without it (:func:`_with_pending`), then go through steps 1-5 like any row; a home with no table yet is
+searched over them alone.
+
 Ties are broken by importance, then source and locator. A daily-log row and the vault claim citing it
 (``· source: F:L``) are one statement: only the better-ranked of the two is returned (:func:`collapse_cited`). Each returned hit is appended (best-effort) to
 ``notebook/.state/recall_log.jsonl``. Every hit carries its factors (``runs``, ``date_boost``, ``neighbour``,
@@ -71,6 +76,7 @@ from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
 from suzent_cli.guard import planted
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
+from suzent_cli.index.pending import NoTable, Pending, pending_rows
 from suzent_cli.index.store import (
     CANDIDATE_COLUMNS,
     CONTENT_FTS_COLUMN,
@@ -479,13 +485,15 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0) -> list[Hit]:
+           today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
+           pending: Pending | None = None) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
     the setting ``recall.rerank``).
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
-    every filter again on the ranked hits.
+    every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
+    (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
@@ -500,7 +508,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     runs: dict[str, dict[str, float]] = {}
     surprise: dict[str, float] = {}  # the vector run's score of each row it returned (unrelated.Null.z)
     encoded: dict = {}  # the query vector, once the vector run made it (the re-rank below reuses it)
-    for name, run in zip(RUNS[mode], _all_runs(store, embedder, mode, query, pool, where, encoded), strict=True):
+    results = _all_runs(store, embedder, mode, query, pool, where, encoded)
+    if pending:
+        results = _with_pending(results, pending, store, embedder, mode, query, encoded)
+    for name, run in zip(RUNS[mode], results, strict=True):
         for position, ((row, raw), norm) in enumerate(zip(run, normalize_scores([raw for _, raw in run]), strict=False), start=1):
             rid = row["id"]
             rows.setdefault(rid, row)
@@ -528,7 +539,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 scores[rid] += DATE_BOOST
                 boosted.add(rid)
 
-    keep = relevant(runs, surprise, boosted, store.count(where) if surprise else 0)
+    compared = store.count(where) + (len(pending.rows) if pending else 0) if surprise else 0
+    keep = relevant(runs, surprise, boosted, compared)
     scores = {rid: score for rid, score in scores.items() if rid in keep}
     if not scores:
         return []
@@ -540,7 +552,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         # every row of their files) gives spread_to_neighbours the same adjacencies, so the same scores.
         near = store.neighbourhood(placed)
         addresses.update({p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None})
-        scores = spread_to_neighbours(scores, [(p["id"], p["source"], p["locator"]) for p in near])
+        positions = [(p["id"], p["source"], p["locator"]) for p in near]
+        if pending:
+            positions = _pending_positions(positions, pending)
+        scores = spread_to_neighbours(scores, positions)
 
     # Re-rank (suzent_cli.index.rerank, off unless rerank_top): the top candidates' own text against the query.
     fetch = lambda ids: _rows_at(store, {rid: addresses[rid] for rid in ids if rid in addresses})  # noqa: E731
@@ -554,6 +569,9 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
 
     # Importance lifts a row by at most 20 % of its relevance, so the best limit + 64 by relevance are enough.
     best = sorted(scores, key=lambda rid: -scores[rid])[: limit + 64]
+    if pending:  # a pending line (whole already) that gained only a neighbour's share
+        chosen = set(best)
+        rows.update({r["id"]: r for r in pending.rows if r["id"] in chosen and "content" not in rows.get(r["id"], {})})
     _complete(store, rows, addresses, best)
     hits = []
     for rid in best:
@@ -591,6 +609,46 @@ def _complete(store: ReadStore, rows: dict[str, dict], addresses: dict[str, int]
         rows[row["id"]] = {**rows.get(row["id"], {}), **row}
     for row in store.rows_by_id([rid for rid in wanted if "content" not in rows.get(rid, {})]):
         rows[row["id"]] = {**rows.get(row["id"], {}), **row}
+
+
+def _with_pending(results: list[list[tuple[dict, float]]], pending: Pending, store: ReadStore,
+                  embedder: Embedder | None, mode: str, query: str,
+                  encoded: dict) -> list[list[tuple[dict, float]]]:
+    """Each run's ``[(row, raw score)]`` with the pending rows that match in it (docs/ranking.md, "Pending
+    rows"): BM25 runs get :func:`~suzent_cli.index.pending.bm25_scores` over the run's column, the vector run the
+    cosine :func:`~suzent_cli.index.pending.vector_scores` read against unrelated text as the run reads its own
+    rows; each run re-sorted best first. A row a run already holds (indexed meanwhile) is not added again."""
+    from suzent_cli.index.pending import bm25_scores, vector_scores
+
+    held = {row["id"] for run in results for row, _ in run}
+    rows = {r["id"]: r for r in pending.rows if r["id"] not in held}
+    if not rows:
+        return results
+    fresh = type(pending)(list(rows.values()), pending.positions, pending.indexed_rows)
+    out = []
+    for name, run in zip(RUNS[mode], results, strict=True):
+        if name == "vector":
+            vector = encoded.get("vector")
+            if vector is None or embedder is None:
+                out.append(run)
+                continue
+            null = unrelated.null_of(embedder, vector)
+            extra = {rid: null.z(cos) for rid, cos in vector_scores(fresh, embedder, vector).items()}
+        else:
+            words = fts_query(query)
+            column = CONTENT_FTS_COLUMN if name == "fts_content" else FTS_COLUMN
+            extra = bm25_scores(fresh, words, column, store) if words else {}
+        merged = run + [(rows[rid], score) for rid, score in extra.items()]
+        merged.sort(key=lambda pair: -pair[1])
+        out.append(merged)
+    return out
+
+
+def _pending_positions(positions: list[tuple[str, str, int]], pending: Pending) -> list[tuple[str, str, int]]:
+    """``positions`` (the table's rows around the candidates) with the pending rows and the table's rows of their
+    logs, each row once: the neighbour step reads a pending line's place in its log."""
+    seen = {rid for rid, _, _ in positions}
+    return positions + [p for p in pending.positions if p[0] not in seen and not seen.add(p[0])]
 
 
 def _rows_at(store: ReadStore, addresses: dict[str, int]) -> list[dict]:
@@ -740,22 +798,25 @@ def fill_provenance(hits: list[Hit], archive_dir, vault_dir) -> list[Hit]:
 
 
 def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
-           log: bool = True, filters: Filters | None = None, store: ReadStore | None = None) -> list[Hit]:
+           log: bool = True, filters: Filters | None = None, store: ReadStore | None = None,
+           pending: bool = True) -> list[Hit]:
     """Open the index of ``settings`` (or use ``store``, an already open one: a server's) and :func:`search` it
     (stale decay as of ``settings.today``; ``filters`` before the limit); complete the vault hits' session and
     date from the markdown (:func:`fill_provenance`); log returned hits to ``recall_log.jsonl``.
 
-    Raises :class:`IndexMissing` when there is no index yet, :class:`IndexIncompatible` when it was built with another
+    The daily-log lines not indexed yet are searched too (:mod:`suzent_cli.index.pending`): what was captured is
+    recalled at once. ``pending=False`` searches the table alone (the write path's recall set, which classifies a
+    new fact against what is recorded and stays as cheap as before).
+
+    Raises :class:`IndexMissing` when there is no index yet and nothing pending, :class:`IndexIncompatible` when it was built with another
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    if store is None:
-        store = _open_for_read(settings, embedder)
-    elif embedder is not None:
-        store.check(embedder.name, embedder.dim)
+    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
-                      rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"))
+                      rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
+                      pending=pending_rows_)
     except SuzentError:
         raise
     except Exception as exc:
@@ -764,6 +825,25 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     if log:
         append_recall_log(settings.paths.state_dir, query, [h.as_dict() for h in hits])
     return hits
+
+
+def _store_and_pending(settings: Settings, embedder: Embedder | None, store: ReadStore | None,
+                       search_pending: bool = True) -> tuple[ReadStore, Pending]:
+    """The store to search (``store``, checked against ``embedder``, or the index opened here) and the pending rows
+    (:func:`~suzent_cli.index.pending.pending_rows`: what was captured and is not indexed yet). A home without a
+    table is searched over its pending rows alone (:class:`~suzent_cli.index.pending.NoTable`). Raises
+    :class:`IndexMissing` when there is neither a table nor a pending row, and what opening the table raises."""
+    if store is None:
+        try:
+            store = _open_for_read(settings, embedder)
+        except IndexMissing:
+            pending = pending_rows(settings, None) if search_pending else Pending()
+            if not pending:
+                raise
+            return NoTable(), pending  # type: ignore[return-value]
+    elif embedder is not None:
+        store.check(embedder.name, embedder.dim)
+    return store, pending_rows(settings, store) if search_pending else Pending()
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:

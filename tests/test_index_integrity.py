@@ -162,7 +162,11 @@ def test_the_cli_index_after_a_failed_first_pass_builds_the_index(home):
     table = home / "memory" / f"{TABLE}.lance"
     (table / "_versions").mkdir(parents=True)
     (table / "_transactions").mkdir()
-    r = invoke(home, "recall", "kayak", "--model", "hash")
+    r = invoke(home, "recall", "kayak", "--model", "hash")  # no index yet: the captured line is searched unindexed
+    assert r.returncode == 0 and "kayak trip in June" in r.stdout and "not found" not in r.stderr, r.stderr
+    empty = home.parent / "nothing-captured"  # the same folder and nothing to search: no index yet, said so
+    (empty / "memory" / f"{TABLE}.lance" / "_versions").mkdir(parents=True)
+    r = invoke(empty, "recall", "kayak", "--model", "hash")
     assert r.returncode != 0 and "run `suzent index` first" in r.stderr and "not found" not in r.stderr, r.stderr
     r = invoke(home, "index", "--model", "hash")
     assert r.returncode == 0 and "not found" not in r.stderr, r.stderr

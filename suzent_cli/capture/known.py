@@ -33,7 +33,7 @@ def recall_set_for(settings: Settings, limit: int = 10, *, store: Callable[[], R
         from suzent_cli.recall import recall
 
         return recall(settings, None, text[:2000], mode="fts", limit=limit, log=False,
-                      store=store() if store is not None else None)
+                      store=store() if store is not None else None, pending=False)
 
     return lookup
 

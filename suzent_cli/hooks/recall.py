@@ -2,8 +2,9 @@
 
 The payload's ``prompt`` is searched (full-text by default: no model to load), and the hits are printed as one JSON
 object ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Relevant memories
-(suzent), quoted data …: …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index or
-no hit. The search runs in a worker thread under a hard deadline (``--timeout``, :func:`recall_within`): on
+(suzent), quoted data …: …"}}``, which Claude Code adds to the model's context. Nothing is printed for a short prompt, no index
+and nothing captured yet, or no hit; lines captured since the last index pass (a cold ``Stop`` hook's) are searched
+too (:mod:`suzent_cli.index.pending`). The search runs in a worker thread under a hard deadline (``--timeout``, :func:`recall_within`): on
 time-out, or any error, the command (:mod:`suzent_cli.cli.hooks`) prints one warning line on stderr and exits 0
 (on time-out through :func:`os._exit`, so no slow call can hold the agent). This module returns data; it never
 prints or exits.
@@ -144,7 +145,7 @@ def format_context(hits: list, words: list[str] | None = None) -> str:
 def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: int = RECALL_LIMIT,
                    model: str | None = None, embedder=None, store=None) -> str | None:
     """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
-    prompt, no index, no hit). ``embedder`` / ``store``: an already loaded embedder and open
+    prompt, no index and nothing pending, no hit). ``embedder`` / ``store``: an already loaded embedder and open
     :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). A
     ``SessionStart`` payload gets the session briefing instead
     (:func:`suzent_cli.hooks.session_start.session_start_output`), so one hook command serves both events. Raises
@@ -165,10 +166,12 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
     words = content_words(prompt)
     if not words or len(_WORD.findall(prompt)) < 3:
         return None  # "ok", "continue", "yes do it": nothing to recall for
+    from suzent_cli.index.pending import pending_logs  # light
     from suzent_cli.index.store import table_exists  # light
 
-    if not table_exists(settings.paths.index_dir):
-        return None
+    if store is None and not table_exists(settings.paths.index_dir) and not pending_logs(settings):
+        return None  # no index and nothing captured since: nothing to search (a captured line is searched unindexed)
+    from suzent_cli.errors import IndexMissing
     from suzent_cli.recall import recall
     from suzent_cli.vault.state import append_recall_log
 
@@ -180,7 +183,10 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]
-    hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
+    try:
+        hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
+    except IndexMissing:
+        return None  # the pending lines were all forgotten or indexed and the table went away meanwhile
     if mode == "fts":
         hits = [h for h in hits if _shares_a_word(words, h.content)]
     hits = for_agent(hits)[:limit]

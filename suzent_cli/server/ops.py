@@ -37,6 +37,8 @@ MAX_NAME_CHARS = 500
 REMEMBER_INDEX_WAIT = 5.0  # seconds remember waits for the reindex of what it wrote
 CAPTURE_INDEX_WAIT = 5.0  # at most this long (within the hook's timeout) for the captured turn's reindex
 SCORE_DIGITS = 4
+NO_INDEX_NOTE = ("no search index yet: memories become searchable after the first index pass (`suzent index`, or "
+                 "the server's own)")
 MEMORY_PAGE = "MEMORY.md"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _KINDS = {"archive_log": "log", "notebook": "vault", "core_file": "memory", "memory_md": "memory", "legacy": "legacy"}
@@ -105,6 +107,19 @@ def _log_state(archive_dir: Path) -> dict[Path, tuple[int, int]]:
     return out
 
 
+def _searchable_meanwhile(settings, error: dict | None) -> tuple[bool, str | None]:
+    """After a remember whose reindex has not finished: ``(recallable now, warning or None)``. The facts are
+    recallable when recall's pending search covers the log (:func:`suzent_cli.index.pending.searches_logs`): then
+    no warning unless the reindex failed (``error``, the index worker's ``last_error``)."""
+    from suzent_cli.index.pending import searches_logs
+
+    if searches_logs(settings):
+        return True, (f"captured and recallable now; the reindex failed ({error['message']}); the next index pass "
+                      "retries") if error else None
+    return False, ("captured; not yet searchable: the reindex is still queued" if not error else
+                   f"captured; the reindex failed ({error['message']}); the next index pass retries")
+
+
 class LocalBackend:
     """:class:`~suzent_cli.server.protocol.Backend` on warm state (module doc). Thread-safe: the transports call
     it from several threads at once (writes serialize on the library's file locks)."""
@@ -121,6 +136,7 @@ class LocalBackend:
         log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
         error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
         :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
+        from suzent_cli.index.pending import pending_logs
         from suzent_cli.recall import NOTHING_RELEVANT, check_query, parse_filters, recall
 
         query = _text(query, "query", MAX_QUERY_CHARS)
@@ -136,9 +152,10 @@ class LocalBackend:
             try:
                 store = self.warm.store()
             except IndexMissing:
-                result["note"] = ("no search index yet: memories become searchable after the first index pass "
-                                  "(`suzent index`, or the server's own)")
-                return result
+                if not pending_logs(settings):
+                    result["note"] = NO_INDEX_NOTE
+                    return result
+                store = None  # recall searches what was captured meanwhile (the pending lines)
             embedder, loading = self.warm.search_embedder(mode)
             if loading is not None:  # a starting server answers now: full-text hits while the model loads
                 result["mode"], result["loading"] = "fts", loading
@@ -146,6 +163,9 @@ class LocalBackend:
                 hits = recall(settings, embedder, query, mode=result["mode"], limit=limit, filters=filters,
                               store=store)
                 break
+            except IndexMissing:
+                result["note"] = NO_INDEX_NOTE
+                return result
             except IndexUnreadable:
                 self.warm.forget_store()  # e.g. old versions cleaned up under a long-lived store: open again once
                 if attempt == 2:
@@ -167,7 +187,9 @@ class LocalBackend:
         classified against what is known, as ``suzent capture --turn-from``: a word-for-word restatement is a
         ``confirmation``, not a new line). ``category``: for facts without a ``[category]`` of their own.
         ``session``: the entry heading's id (default ``mcp``). Then the touched log is reindexed through the
-        index worker (waiting up to :data:`REMEMBER_INDEX_WAIT` s; ``indexed`` says whether it finished).
+        index worker (waiting up to :data:`REMEMBER_INDEX_WAIT` s); ``indexed`` says whether the facts are
+        recallable now: the pass finished, or recall's pending search covers them meanwhile
+        (:mod:`suzent_cli.index.pending`).
 
         A bad fact (empty, too long, a control character, an unclosed ``[``) is ``rejected`` with its reason while
         the good ones are written; when every input is bad, :class:`InputInvalid`. Raises :class:`LockTimeout` /
@@ -187,9 +209,9 @@ class LocalBackend:
         if result is not None and result.path is not None:
             indexed = self.warm.index.reindex([result.path], wait=REMEMBER_INDEX_WAIT)
             if not indexed:
-                error = self.warm.index.last_error
-                warnings.append("captured; not yet searchable: the reindex is still queued" if not error else
-                                f"captured; the reindex failed ({error['message']}); the next index pass retries")
+                indexed, note = _searchable_meanwhile(settings, self.warm.index.last_error)
+                if note:
+                    warnings.append(note)
         return {"outcomes": outcomes, "captured": sum(o["outcome"] == "captured" for o in outcomes),
                 "indexed": indexed, "warnings": warnings}
 
