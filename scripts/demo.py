@@ -38,11 +38,15 @@ def main(argv: list[str] | None = None) -> int:
         if not (home / DEMO_MARKER).is_file():
             raise SystemExit(f"refusing to replace {home}: it exists and was not made by the demo "
                              f"(no {DEMO_MARKER} in it). Give another DEMO_HOME.")
+        # a server someone started on the old demo home stops first: its files are about to go
+        subprocess.run([sys.executable, "-m", "suzent_cli", "--home", str(home), "serve", "stop"], capture_output=True,
+                       env=os.environ)
         shutil.rmtree(home)
     home.mkdir(parents=True)
     (home / DEMO_MARKER).write_text("made by `make demo`; deleted and re-made by the next run\n")
+    # The demo shows every stage in its own process: no server started for a home it deletes on the next run.
     env = dict(os.environ, SUZENT_HOME=str(home.absolute()), NO_COLOR="1", SUZENT_EXTRACTOR="offline",
-               COLUMNS="110")
+               COLUMNS="110", SUZENT_SERVE_AUTOSTART="0")
     env.pop("ANTHROPIC_API_KEY", None)
     print(f"suzent demo: {example.name} → fresh home {home}")
     _run(["init"], env)

@@ -25,8 +25,15 @@ def _demo_command(home):
 
 def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
     home = tmp_path / "demo-home"
-    r = subprocess.run(_demo_command(home), capture_output=True, text=True, cwd=REPO, env=cli_env(home), timeout=600)
+    # as a person runs it: auto-start not switched off around it (the demo itself must keep servers out)
+    env = cli_env(home, SUZENT_SERVE_AUTOSTART=None, CI=None)
+    try:
+        r = subprocess.run(_demo_command(home), capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    finally:  # should the demo ever start a server, it does not outlive the test
+        subprocess.run([sys.executable, "-m", "suzent_cli", "--home", str(home), "serve", "stop"], capture_output=True,
+                       cwd=REPO, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert not (home / "server" / "autostart.json").exists()  # no server started for a home the next run deletes
     out = r.stdout
     assert "$ suzent init" in out and "$ suzent index" in out
     assert re.search(r"captured \d+ fact\(s\)", out)
