@@ -5,21 +5,14 @@ steps (``dream``, ``lint``, ``dry-run``, ``run``), a pass's rows (``run``, ``loo
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 from rich.console import Console
 
+from suzent_cli.cli.plain import clip, emit_json  # re-exported (the capture fast path uses them without rich)
+
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def emit_json(data: Any, *, compact: bool = False) -> None:
-    """Print ``data`` as JSON on stdout (stable keys, UTF-8): indented, or with ``compact`` on one line (JSON
-    Lines, for commands that print one document per pass or tick)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None if compact else 2, default=str) + "\n")
-    sys.stdout.flush()
 
 
 def escape(text: str) -> str:
@@ -31,11 +24,6 @@ def escape(text: str) -> str:
 
 def warn(message: str) -> None:
     err.print(f"[yellow]warning:[/yellow] {escape(message)}", markup=True)
-
-
-def clip(text: str, limit: int = 300) -> str:
-    """``text`` cut to ``limit`` characters for a table cell (JSON output always carries the whole text)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def plural(count: int, word: str) -> str:
