@@ -25,7 +25,7 @@ demo: install
 
 test: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 bench: install
 	$(PY) benchmarks/capture_speed.py
