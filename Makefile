@@ -29,6 +29,7 @@ test: install
 
 bench: install
 	$(PY) benchmarks/capture_speed.py
+	$(PY) benchmarks/capture_floor.py
 	$(PY) benchmarks/index_throughput.py
 	$(PY) benchmarks/extractor.py
 	$(PY) benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json
