@@ -25,7 +25,7 @@ demo: install
 
 test: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -n auto --dist loadgroup
+	$(PY) -m pytest -q -n auto --dist loadscope  # a module's tests on one worker: its shared fixtures built once
 
 bench: install
 	$(PY) benchmarks/capture_speed.py

@@ -68,17 +68,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(items):
-    """Every test under tests/integration/ is marked ``integration`` (`make test` runs them all). A test using a
-    module-scoped fixture is put in its module's ``xdist_group``: under ``pytest -n N --dist loadgroup`` (`make
-    test`) a module's shared setup (a README run, a loaded model, a running server) is then built once, on one
-    worker, instead of once per worker; every other test is dealt out one by one."""
+    """Every test under tests/integration/ is marked ``integration`` (`make test` runs them all)."""
     for item in items:
         if INTEGRATION in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.integration)
-        info = getattr(item, "_fixtureinfo", None)
-        scopes = {d.scope for defs in (info.name2fixturedefs.values() if info else ()) for d in defs}
-        if scopes & {"module", "package"}:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 class CountingEmbedder(HashEmbedder):
