@@ -25,10 +25,11 @@ demo: install
 
 test: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadscope  # a module's tests on one worker: its shared fixtures built once
 
 bench: install
 	$(PY) benchmarks/capture_speed.py
+	$(PY) benchmarks/capture_floor.py
 	$(PY) benchmarks/index_throughput.py
 	$(PY) benchmarks/extractor.py
 	$(PY) benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json

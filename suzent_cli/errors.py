@@ -71,6 +71,23 @@ def describe(exc: BaseException, limit: int = 500) -> str:
     return one_line(f"{type(exc).__name__}: {text}", limit)
 
 
+def message_of(exc: BaseException) -> str:
+    """The text a command prints for the error that ends it (after ``Error: ``, or ``suzent: `` in a hook): a
+    :class:`SuzentError`'s message as is; an ``OSError``'s ``strerror`` (its text without one) and, when it names
+    a file, ``": <filename>"``; anything else ``str(exc)``."""
+    if isinstance(exc, OSError) and not isinstance(exc, SuzentError):
+        return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+    return str(exc)
+
+
+def report(exc: BaseException) -> tuple[str, int]:
+    """The one report of an error that ends a command: ``("Error: <message>", exit code)`` (:func:`message_of`;
+    a :class:`SuzentError`'s ``exit_code``, :data:`FAILED` for anything else). The CLI's error handler
+    (:func:`suzent_cli.cli.app.main`) and the capture fast path (:mod:`suzent_cli.cli.capture_run`) print the
+    line on stderr and exit with the code."""
+    return f"Error: {message_of(exc)}", exc.exit_code if isinstance(exc, SuzentError) else FAILED
+
+
 # --- the error tree ------------------------------------------------------------------------------------------------
 
 

@@ -239,7 +239,7 @@ def _as_text(data: bytes) -> str:
 
 
 def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_extra: dict | None = None,
-           timeout: float | None = None) -> subprocess.CompletedProcess:
+           timeout: float | None = None, entry=None) -> subprocess.CompletedProcess:
     """Run ``suzent ARGS`` in this process against ``home``, as :func:`run_cli` would in a new one: same result
     shape (``returncode``; ``stdout``/``stderr`` as text, or bytes when ``input`` is bytes), same environment
     (``SUZENT_*``/``ANTHROPIC_*`` removed, then ``SUZENT_HOME``, ``NO_COLOR``, ``COLUMNS=120``, ``env_extra``),
@@ -249,8 +249,12 @@ def invoke(home: Path | None, *args: str, input: str | bytes | None = None, env_
     streams, consoles) is restored on return. ``timeout`` is accepted for drop-in use and ignored.
 
     Not a process: threads a command leaves running keep running, and what a library caches stays cached (the
-    point: lancedb and the model load once). Keep :func:`run_cli` where the process is the point."""
+    point: lancedb and the model load once). Keep :func:`run_cli` where the process is the point. ``entry``: the
+    function run instead of :func:`suzent_cli.cli.app.main` (e.g. the process entry point,
+    :func:`suzent_cli.cli.fasthook.main`)."""
     from suzent_cli.cli.app import main
+
+    main = entry or main
 
     argv = [str(a) for a in args]
     env = cli_env(home, **(env_extra or {}))

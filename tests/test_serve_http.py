@@ -9,8 +9,10 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import socket
 import stat
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -357,14 +359,19 @@ def test_the_unix_socket_is_0600_and_a_stale_one_is_replaced(tmp_path):
 
 
 def test_the_long_path_fallback_folder_is_private(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
-    (tmp_path / "xdg").mkdir()
-    home = tmp_path / ("h" * 120)
-    path = paths.socket_path(home)
-    assert path.parent == tmp_path / "xdg" / "suzent"
-    sock, _ = runtime.bind_unix(path, runtime.prepare_run_dir(home))
-    sock.close()
-    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    # A short runtime dir, as a real XDG_RUNTIME_DIR (/run/user/UID) is: tmp_path's own length varies (under
+    # pytest-xdist it gains popen-gwN/), and the socket path must stay under AF_UNIX's 108 bytes.
+    xdg = Path(tempfile.mkdtemp(prefix="xdg", dir="/tmp" if Path("/tmp").is_dir() else None))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+        home = tmp_path / ("h" * 120)
+        path = paths.socket_path(home)
+        assert path.parent == xdg / "suzent"
+        sock, _ = runtime.bind_unix(path, runtime.prepare_run_dir(home))
+        sock.close()
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    finally:
+        shutil.rmtree(xdg, ignore_errors=True)
 
 
 def test_every_spelling_of_a_home_names_the_same_socket(tmp_path, monkeypatch):

@@ -91,8 +91,9 @@ def root(
             from suzent_cli.errors import ConfigInvalid
 
             raise ConfigInvalid(ctx.obj.config_errors[0])
-        for message in ctx.obj.config_errors:  # capture never loses a fact over another stage's setting
-            print(f"warning: {message}", file=sys.stderr)
+        from suzent_cli.cli.capture_run import warn_config  # capture never loses a fact over another stage's setting
+
+        warn_config(ctx.obj)
 
 
 def _plain_coercion() -> None:
@@ -226,15 +227,18 @@ def main(argv: list[str] | None = None) -> int:
             kept = rescue_unread_payload(capture_hook_home(argv))  # "" unless a capture hook left stdin unread
             print(f"suzent: {' '.join(str(exc).split())}{kept}", file=sys.stderr)
             return errors.OK
-        print(f"Error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        message, code = errors.report(exc)
+        print(message, file=sys.stderr)
+        return code
     except OSError as exc:
         if environ().get("SUZENT_DEBUG"):
             raise
-        hook = _hook_of(argv)[0] is not None
-        print(f"{'suzent' if hook else 'Error'}: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
-              file=sys.stderr)
-        return errors.OK if hook else errors.FAILED
+        if _hook_of(argv)[0] is not None:
+            print(f"suzent: {errors.message_of(exc)}", file=sys.stderr)
+            return errors.OK
+        message, code = errors.report(exc)
+        print(message, file=sys.stderr)
+        return code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return errors.INTERRUPTED

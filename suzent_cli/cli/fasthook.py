@@ -168,12 +168,17 @@ _handed_over = False  # True while main() runs the normal path: the app's main()
 
 @private_umask  # everything this process creates is its user's alone (suzent_cli.privacy)
 def main(argv: list[str] | None = None) -> int:
-    """The ``suzent`` entry point: :func:`attempt`, then :func:`suzent_cli.cli.relay.attempt` (another command line
-    the home's running server can answer), then, when neither answered, the app (:func:`suzent_cli.cli.app.main`,
-    imported only then). Returns the exit code."""
+    """The ``suzent`` entry point: :func:`attempt` (a hook line), then a plain ``capture --fact`` line
+    (:func:`suzent_cli.cli.capture_run.answer`, the same work and output without typer, no server needed), then
+    :func:`suzent_cli.cli.relay.attempt` (another command line the home's running server can answer), then, when
+    none answered, the app (:func:`suzent_cli.cli.app.main`, imported only then). Returns the exit code."""
     global _handed_over
     argv = list(sys.argv[1:] if argv is None else argv)
     code = attempt(argv, process=True)  # a hook line: its deadline and watchdog start here (docs/hooks.md)
+    if code is None and "capture" in argv:  # a plain `capture --fact` line, answered without typer
+        from suzent_cli.cli.capture_run import answer
+
+        code = answer(argv)
     if code is not None:
         return code
     from suzent_cli.cli.relay import attempt as relay  # any other command line the running server can answer

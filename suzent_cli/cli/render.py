@@ -5,7 +5,6 @@ steps (``dream``, ``lint``, ``dry-run``, ``run``), a pass's rows (``run``, ``loo
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -13,6 +12,8 @@ from contextvars import ContextVar
 from typing import Any
 
 from rich.console import Console
+
+from suzent_cli.cli.plain import clip, emit_json  # re-exported (the capture fast path uses them without rich)
 
 # The process's consoles, on sys.stdout/sys.stderr as they are at each print. A command relayed to a running server
 # (suzent_cli.cli.relayed) prints through consoles of its own instead, built as its client's process would build
@@ -76,13 +77,6 @@ def request_consoles(stdout: Console, stderr: Console) -> Iterator[None]:
         _request.reset(token)
 
 
-def emit_json(data: Any, *, compact: bool = False) -> None:
-    """Print ``data`` as JSON on stdout (stable keys, UTF-8): indented, or with ``compact`` on one line (JSON
-    Lines, for commands that print one document per pass or tick)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None if compact else 2, default=str) + "\n")
-    sys.stdout.flush()
-
-
 def escape(text: str) -> str:
     """``text`` with rich markup neutralised (paths and user content may contain ``[…]``)."""
     from rich.markup import escape as _escape
@@ -92,11 +86,6 @@ def escape(text: str) -> str:
 
 def warn(message: str) -> None:
     err.print(f"[yellow]warning:[/yellow] {escape(message)}", markup=True)
-
-
-def clip(text: str, limit: int = 300) -> str:
-    """``text`` cut to ``limit`` characters for a table cell (JSON output always carries the whole text)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def plural(count: int, word: str) -> str:

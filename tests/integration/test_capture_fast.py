@@ -102,5 +102,25 @@ def test_console_script_capture_imports_no_heavy_module(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "- [personal] Lives in Lyon" in _log(tmp_path).read_text(encoding="utf-8")
     imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "suzent_cli.cli.app" in imported
+    assert "suzent_cli.cli.capture_run" in imported  # answered by the fast path (issue 25): no typer, no rich
     assert _heavy(imported) == []
+    assert not {m.split(".")[0] for m in imported} & {"typer", "rich", "click", "pydantic"}
+
+
+_ENTRY_PROBE = _PROBE.replace("from suzent_cli.cli.app import main", "from suzent_cli.cli.fasthook import main")
+
+
+@pytest.mark.parametrize("args", [["capture", "--fact", "[preference] Prefers green tea `drink`", "--fact", "x:y"],
+                                  ["--now", "2026-11-29T10:00", "capture", "--json", "--fact", "ok", "--session", "s 1"]])
+def test_entry_point_capture_imports_neither_typer_nor_rich(tmp_path, args):
+    """The process entry point answers a plain ``capture --fact`` line without the CLI framework or rich (issue 25:
+    they were half of its start-up); what it prints is checked against the typer path in
+    tests/test_capture_paths.py."""
+    proc = subprocess.run([sys.executable, "-c", _ENTRY_PROBE, json.dumps(args)], env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("SUZENT-MODULES ")]
+    assert lines, proc.stderr
+    modules = {m.split(".")[0] for m in json.loads(lines[-1].split(" ", 1)[1])}
+    assert proc.returncode in (0, 2), proc.stderr
+    assert "captured" in proc.stdout
+    assert not modules & {"typer", "rich", "click", "pydantic", *HEAVY}

@@ -68,7 +68,11 @@ def test_a_capture_past_its_timeout_stays_spooled_and_the_next_run_drains_it(tmp
     r = hook(home, payload(t.path), "--timeout", "0.01")
     assert r.returncode == 0 and len(r.stderr.splitlines()) == 1 and "not finished in 0.01 s;" in r.stderr, r.stderr
     kept = waiting(home)  # spooled by the capture, or kept by its watchdog if the process was that slow
-    assert kept and facts(home) == []
+    # Where the deadline fell is the machine's business; each place has its documented outcome (the warning names
+    # it) and none loses a turn: before stdin was read, or the copy not made within the watchdog's bound, the
+    # turns stay in the transcript for the next call; after, the payload waits in a spool.
+    left_in_transcript = "no payload was read" in r.stderr or "could not be kept in time" in r.stderr
+    assert facts(home) == [] and (kept == [] if left_in_transcript else kept != []), r.stderr
 
     t.turn("Remember that my code word for step 5 is kiwi5.")
     r = hook_in_process(home, payload(t.path), "--json")  # drains the old payload first, then its own
@@ -135,8 +139,8 @@ SLEEP = "time.sleep(3600)"
 HOLD = "re.match(r'(a|aa)+$', 'a' * 60 + 'b')"
 
 
-def stuck_hook(home: Path, how: str, stdin: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", STUCK.format(how=how), *args], input=stdin, capture_output=True,
+def stuck_hook(home: Path, how: str, stdin: str, *args: str, prelude: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", prelude + STUCK.format(how=how), *args], input=stdin, capture_output=True,
                           text=True, cwd=REPO, env=cli_env(home, SUZENT_TODAY=DAY), timeout=60)  # a hang guard
 
 
@@ -150,9 +154,10 @@ def test_a_recall_hook_stuck_in_an_import_is_ended_by_its_watchdog(indexed_home)
 def test_a_capture_hook_stuck_before_spooling_keeps_its_payload(tmp_path, home):
     t = Transcript(tmp_path / "s.jsonl")
     t.turn("Remember that my code word is kiwi.")
-    # 5 s: time to start and spool even on a loaded machine (at 0.5 s, load 15 could not keep the payload in time);
-    # the import below never returns, so the watchdog still is what ends the process.
-    r = stuck_hook(home, SLEEP, payload(t.path), "capture", "--from", "claude-code", "--timeout", "5")
+    # The copy's own bound (watchdog.RESCUE_SECONDS, 1 s) is lifted here: on a loaded machine the copy may take
+    # longer, and what this checks is that the watchdog makes it, not how fast.
+    r = stuck_hook(home, SLEEP, payload(t.path), "capture", "--from", "claude-code", "--timeout", "0.5",
+                   prelude="import suzent_cli.cli.watchdog as w; w.RESCUE_SECONDS = 120\n")
     kept = list((home / "spool").glob("*.json"))
     assert (r.returncode, r.stdout, len(kept)) == (0, "", 1), r.stderr
     assert r.stderr == (f"suzent: capture not finished in 5 s; a copy of the payload is kept in {kept[0]} for the "

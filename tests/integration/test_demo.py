@@ -1,8 +1,14 @@
-"""`make demo` runs the main job (capture → dream → index → recall) on the bundled example, via the Makefile."""
+"""`make demo` runs the main job (capture → dream → index → recall) on the bundled example, via the Makefile.
+
+The demo script itself runs in this process, each `suzent` step it prints run by :func:`conftest.invoke` (what a
+real process gives, tests/integration/test_invoke.py): the bundled model then loads once, not once per step, which
+made this the suite's slowest test (issue 25). The Makefile's wiring is checked with `make -n demo`.
+"""
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -10,31 +16,53 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env
+from conftest import REPO, invoke, load_script
 
 pytestmark = pytest.mark.model
 
-
-def _demo_command(home):
-    """`make demo` itself when this suite runs in the venv make built (as `make test` does), else its script."""
-    venv = Path(sys.prefix)
-    if shutil.which("make") and (venv / ".installed").is_file():
-        return ["make", "-s", "demo", f"VENV={venv}", f"DEMO_HOME={home}"]
-    return [sys.executable, str(REPO / "scripts" / "demo.py"), str(REPO / "examples" / "conversation.json"), str(home)]
+EXAMPLE = REPO / "examples" / "conversation.json"
 
 
-def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path):
+def test_make_demo_runs_the_demo_script_on_the_example(tmp_path):
+    """`make demo` is `python scripts/demo.py examples/conversation.json DEMO_HOME` in the venv (dry run)."""
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
     home = tmp_path / "demo-home"
-    # as a person runs it: auto-start not switched off around it (the demo itself must keep servers out)
-    env = cli_env(home, SUZENT_SERVE_AUTOSTART=None, CI=None)
-    try:
-        r = subprocess.run(_demo_command(home), capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
-    finally:  # should the demo ever start a server, it does not outlive the test
-        subprocess.run([sys.executable, "-m", "suzent_cli", "--home", str(home), "serve", "stop"], capture_output=True,
-                       cwd=REPO, env=env, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert not (home / "server" / "autostart.json").exists()  # no server started for a home the next run deletes
-    out = r.stdout
+    venv = Path(sys.prefix)
+    r = subprocess.run(["make", "-n", "-s", "demo", f"VENV={venv}", f"DEMO_HOME={home}", "STAMP=/dev/null"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert shlex.split(r.stdout.strip().splitlines()[-1]) == [f"{venv}/bin/python", "scripts/demo.py",
+                                                              "examples/conversation.json", str(home)]
+
+
+def _in_process(home: Path):
+    """A ``subprocess`` stand-in for the demo script: ``python -m suzent_cli ARGS`` run by :func:`invoke` with the
+    environment the script gives it (its ``SUZENT_*``, ``NO_COLOR`` and ``COLUMNS``)."""
+
+    class Steps:
+        autostart: list[str | None] = []  # SUZENT_SERVE_AUTOSTART as each step got it
+
+        @staticmethod
+        def run(cmd, *, input=None, text=True, env=None, capture_output=True):
+            assert cmd[:3] == [sys.executable, "-m", "suzent_cli"] and text and capture_output
+            extra = {k: v for k, v in env.items() if k.startswith("SUZENT_") or k in ("NO_COLOR", "COLUMNS")}
+            Steps.autostart.append(env.get("SUZENT_SERVE_AUTOSTART"))
+            return invoke(None, *cmd[3:], input=input, env_extra=extra)
+
+    return Steps
+
+
+def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "demo-home"
+    demo = load_script("scripts/demo.py", "demo_script")
+    steps = _in_process(home)
+    monkeypatch.setattr(demo, "subprocess", steps)
+    monkeypatch.delenv("SUZENT_SERVE_AUTOSTART", raising=False)  # as a person runs it
+    assert demo.main([str(EXAMPLE), str(home)]) == 0
+    out = capsys.readouterr().out
+    # no step may start a server for a home the next run deletes
+    assert steps.autostart and set(steps.autostart) == {"0"}
     assert "$ suzent init" in out and "$ suzent index" in out
     assert re.search(r"captured \d+ fact\(s\)", out)
     assert "- [personal] I just moved to Lisbon from Hamburg, so my timezone is different now." in out
