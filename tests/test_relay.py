@@ -329,3 +329,19 @@ def test_without_a_server_the_command_runs_here_and_starts_one_unless_it_only_lo
     home.mkdir()
     assert relay.attempt(["--home", str(home), *argv.split()]) is None  # no server: the cold path runs it
     assert calls == ([] if why is None else [(home.absolute(), why)])
+
+
+def test_inside_a_relayed_command_every_line_goes_through_the_request_consoles(monkeypatch):
+    """The capture fast path's plain printer decides from this process's terminal and environment; inside a relayed
+    command those are the server's, so it leaves every line to the request's consoles (built from the client's)."""
+    import io as _io
+
+    from suzent_cli.cli import plain, render
+
+    monkeypatch.setattr(sys, "stdout", _io.StringIO())
+    monkeypatch.setattr(sys, "stderr", _io.StringIO())
+    assert plain._plain_streams({"out", "err"})
+    console = render.request_console(_io.StringIO(), stderr=False, environ={"FORCE_COLOR": "1"}, terminal_size=None)
+    with render.request_consoles(console, console):
+        assert not plain._plain_streams({"out", "err"})
+    assert plain._plain_streams({"out", "err"})

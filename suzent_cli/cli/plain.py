@@ -23,8 +23,12 @@ import json
 import os
 import re
 import sys
+from contextvars import ContextVar
 from typing import Any
 
+# Set while a command relayed to a server runs (suzent_cli.cli.render.request_consoles): its terminal and its
+# environment are the client's, which only the request's rich consoles know, so every line goes through them.
+RELAYED: ContextVar[bool] = ContextVar("suzent_relayed", default=False)
 _EMOJI = re.compile(r":\S*?:")  # the shape rich's emoji replacement looks for (rich._emoji_replace)
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]|\s\Z")
 
@@ -91,8 +95,9 @@ def _emit_rich(lines: list[Line]) -> None:
 
 
 def _plain_streams(streams: set[str]) -> bool:
-    """True when rich would see none of ``streams`` as a terminal (``rich.console.Console.is_terminal``)."""
-    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+    """True when rich would see none of ``streams`` as a terminal (``rich.console.Console.is_terminal``); never
+    inside a relayed command (:data:`RELAYED`)."""
+    if RELAYED.get() or "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
         return False
     if hasattr(sys.stdin, "__module__") and str(sys.stdin.__module__).startswith("idlelib"):
         return False

@@ -70,10 +70,13 @@ def request_console(file: Any, *, stderr: bool, environ: Mapping[str, str],
 @contextmanager
 def request_consoles(stdout: Console, stderr: Console) -> Iterator[None]:
     """Inside, in this context, ``out`` and ``err`` are ``stdout`` and ``stderr`` (a relayed request's)."""
-    token = _request.set((stdout, stderr))
+    from suzent_cli.cli.plain import RELAYED
+
+    token, relayed = _request.set((stdout, stderr)), RELAYED.set(True)
     try:
         yield
     finally:
+        RELAYED.reset(relayed)
         _request.reset(token)
 
 

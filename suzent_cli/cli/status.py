@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from suzent_cli.cli import options
-from suzent_cli.cli.app import app, settings_of
+from suzent_cli.cli.app import app, environ, settings_of
 from suzent_cli.cli.render import emit_json, print_status
 
 
@@ -31,7 +31,8 @@ def status_cmd(
     data = status(settings, dream_config(settings), with_index=not no_index)
     from suzent_cli.server.autostart import describe
 
-    data["server"] = {**server_state(settings.paths.home), "autostart": describe(settings.paths.home)}
+    # the caller's environment decides auto-start's on/off, also when this runs relayed in a server
+    data["server"] = {**server_state(settings.paths.home), "autostart": describe(settings.paths.home, environ())}
     if json_out:
         emit_json(data)
     else:

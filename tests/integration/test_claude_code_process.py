@@ -160,7 +160,7 @@ def test_a_capture_hook_stuck_before_spooling_keeps_its_payload(tmp_path, home):
                    prelude="import suzent_cli.cli.watchdog as w; w.RESCUE_SECONDS = 120\n")
     kept = list((home / "spool").glob("*.json"))
     assert (r.returncode, r.stdout, len(kept)) == (0, "", 1), r.stderr
-    assert r.stderr == (f"suzent: capture not finished in 5 s; a copy of the payload is kept in {kept[0]} for the "
+    assert r.stderr == (f"suzent: capture not finished in 0.5 s; a copy of the payload is kept in {kept[0]} for the "
                         "next run (stopped by the watchdog)\n")
     r = hook_in_process(home, payload(t.path))  # the next hook call drains the copy: nothing was lost
     assert (r.returncode, r.stderr) == (0, "") and facts(home) == ["- [general] My code word is kiwi."]

@@ -116,7 +116,10 @@ READS = [
     ("forget", "Lives in Lisbon", "--dry-run"), ("forget", "Lives in Lisbon", "--dry-run", "--json"),
     ("forget", "lives somewhere else entirely", "--dry-run"), ("forget", "--id", "nope", "--dry-run"),
     ("forget", "--dry-run"),
-    ("capture", "--fact", "x", "--date", "not-a-date"), ("capture", "--fact", "[pref] x", "--time", "25:99"),
+    # a plain `capture --fact` line is answered by the capture fast path (no server needed, see below); with
+    # --index it is the server's
+    ("capture", "--fact", "x", "--date", "not-a-date", "--index"),
+    ("capture", "--fact", "[pref] x", "--time", "25:99", "--index"),
     ("capture", "--fact", "x", "--bogus"),  # not relayable: an unknown option goes cold, checked below
 ]
 
@@ -128,14 +131,14 @@ def test_a_relayed_command_prints_what_the_cold_one_prints(server, args):
 
 
 def _live(text: str) -> str:
-    """The server's live figures masked: uptime, request counts."""
+    """The server's live figures masked: uptime, request counts, idle time."""
     text = re.sub(r"up \d+m \d+s", "up …", text)
     return re.sub(r"(?m)^requests .*$", "requests …", text)
 
 
 def _live_json(text: str) -> str:
     data = json.loads(text)
-    for key in ("uptime_s", "requests"):
+    for key in ("uptime_s", "requests", "idle_s"):
         data["server"].pop(key, None)
     return json.dumps(data)
 
@@ -159,10 +162,10 @@ def test_a_relayed_capture_is_written_once_and_reads_as_the_cold_one(server, tmp
     home, _ = server
     copy = twin(home, tmp_path)
     fact = f"[preference] Likes green tea {len(json_flag)}"
-    args = ("capture", "--fact", fact, "--fact", "[bad", "--session", "relay", *json_flag)
+    args = ("capture", "--fact", fact, "--fact", "[bad", "--session", "relay", "--index", *json_flag)
     up = relayed(home, *args)
     down = run_cli(copy, "--home", str(copy), *args, env_extra=COLD)
-    same(up, down, mask=lambda text: text.replace(str(copy), str(home)))
+    same(up, down, mask=lambda text: _seconds(text.replace(str(copy), str(home))))
     assert up.returncode == 2  # the good line is captured, the bad one reported
     logs = sorted(archive_of(home).glob("*.md"))
     assert sum(p.read_text(encoding="utf-8").count(fact) for p in logs) == 1
@@ -171,7 +174,7 @@ def test_a_relayed_capture_is_written_once_and_reads_as_the_cold_one(server, tmp
 def test_relayed_index_and_forget_read_as_the_cold_ones_and_change_the_same(server, tmp_path):
     home, _ = server
     fact = "[fact] Keeps bees on the roof"
-    assert relayed(home, "capture", "--fact", fact).returncode == 0
+    assert run_cli(home, "capture", "--fact", fact, env_extra=ENV).returncode == 0  # the capture fast path
     copy = twin(home, tmp_path)
     same_path = lambda text: _seconds(text.replace(str(copy), str(home)))  # noqa: E731
     for args in (("index", "--json"), ("index",), ("forget", "Keeps bees on the roof"),
@@ -248,7 +251,7 @@ def test_a_server_killed_while_a_relayed_write_waits_gives_one_error_and_no_seco
     fact = "[fact] Written at most once"
     try:
         with locked(archive / ".append.lock", timeout=5):
-            client = subprocess.Popen([sys.executable, "-m", "suzent_cli", "capture", "--fact", fact],
+            client = subprocess.Popen([sys.executable, "-m", "suzent_cli", "capture", "--fact", fact, "--index"],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                       env=cli_env(home, **env, SUZENT_LOCK_TIMEOUT="600"), cwd=REPO)
             deadline = time.monotonic() + DEADLINE
@@ -317,3 +320,16 @@ def test_on_a_terminal_a_relayed_command_draws_what_the_cold_one_draws(server, a
         assert b"\x1b[" in up[1]  # drawn for a terminal: a table with bold headers
         lines = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", up[1].decode()).splitlines()
         assert max(len(line) for line in lines) == 50  # the terminal's width, folded to it (not 80, not COLUMNS)
+
+
+def test_a_plain_capture_is_answered_here_with_the_server_up_and_reads_as_the_cold_one(server, tmp_path):
+    """`capture --fact` without --index needs no server: the capture fast path (suzent_cli.cli.capture_run) appends
+    it in the client's process, even with a server up, and prints what the cold path prints."""
+    home, _ = server
+    copy = twin(home, tmp_path)
+    args = ("capture", "--fact", "[fact] Grows tomatoes on the balcony", "--session", "plain")
+    before = cli_requests(home)
+    here = run_cli(home, *args, env_extra=ENV)
+    assert cli_requests(home) == before  # not relayed
+    same(here, run_cli(copy, "--home", str(copy), *args, env_extra=COLD),
+         mask=lambda text: text.replace(str(copy), str(home)))
