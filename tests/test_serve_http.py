@@ -701,3 +701,22 @@ def test_serve_on_a_taken_port_is_one_line_exit_2_and_leaves_nothing(home):
     from suzent_cli.server.runtime import is_running
 
     assert is_running(home) is False
+
+
+def test_a_relayed_status_is_counted_but_keeps_no_server_alive(monkeypatch):
+    """A prompt widget polling `suzent status` (relayed to the server) must not hold off an auto-started server's
+    idle exit; a relayed `recall` is activity."""
+    from suzent_cli.server import stats as stats_mod
+
+    clock = [1000.0]
+    monkeypatch.setattr(stats_mod.time, "monotonic", lambda: clock[0])
+    stats = Stats()
+    ran = []
+    app = local_app(FakeBackend(), stats, cli=lambda **kw: ran.append(kw["argv"]) or {"ran": True})
+    clock[0] += 50
+    for argv in (["status"], ["--home=/h", "status", "--json"], ["paths", "--json"]):
+        assert _post(app, "/v1/cli", json.dumps({"argv": argv}).encode()).status_code == 200
+    assert stats.idle_seconds() == 50 and len(ran) == 3
+    assert stats.snapshot()["requests"]["by_op"]["cli"] == 3
+    assert _post(app, "/v1/cli", json.dumps({"argv": ["--home=/h", "recall", "tea"]}).encode()).status_code == 200
+    assert stats.idle_seconds() == 0

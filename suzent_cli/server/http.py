@@ -34,6 +34,19 @@ DRAIN_LIMIT = 1 << 20  # bytes of a refused request's body read before the 401 (
 MAX_BODY = 16 << 20  # bytes of a local API request body; the largest real one (a hook payload, 1 MB) is far below
 
 
+# Relayed commands that only look (suzent status, suzent paths): counted, but no activity for the idle exit, so a
+# prompt widget polling `suzent status` never keeps an auto-started server alive.
+LOOKING = frozenset({"status", "paths"})
+
+
+def relayed_command(argv: Any) -> str | None:
+    """The command word of a relayed command line ``argv`` (the relay sends root options as ``--opt=value``): the
+    first item that is not an option; None when there is none or ``argv`` is not a list."""
+    if not isinstance(argv, list):
+        return None
+    return next((a for a in argv if isinstance(a, str) and not a.startswith("-")), None)
+
+
 def http_status(exc: BaseException) -> int:
     """The HTTP status of an error answer: a :class:`SuzentError` of exit 2 (bad input) → 400, exit 3 (busy: a lock
     not taken in time) → 409, any other → 422 (the operation failed); anything else → 500."""
@@ -89,11 +102,13 @@ def local_app(backend: Any, stats: Stats, cli: Any = None):
         known = (*OPS, CLI_OP) if cli is not None else OPS
         if op not in known:
             return answer(error_json(errors.InputInvalid(f"unknown operation {op!r} (known: {', '.join(known)})")), 404)
-        stats.count(op)
         try:  # a lone surrogate escape ("\ud800") arrives as U+FFFD, as a bad byte would: no UTF-8 answer holds one
             kwargs = loads_json(raw.decode("utf-8"))[0] if raw.strip() else {}
         except (ValueError, RecursionError):
+            stats.count(op)
             return answer(error_json(errors.InputInvalid(f"{op}: the body is not valid JSON")), 400)
+        looking = op == CLI_OP and isinstance(kwargs, dict) and relayed_command(kwargs.get("argv")) in LOOKING
+        stats.count(op, activity=not looking)
         if not isinstance(kwargs, dict):
             return answer(error_json(errors.InputInvalid(f"{op}: the body must be a JSON object of arguments")), 400)
         method = cli if op == CLI_OP else getattr(backend, op)
@@ -113,7 +128,8 @@ def local_app(backend: Any, stats: Stats, cli: Any = None):
             stats.error(op, exc)
             return answer(error_json(exc), 500)
         finally:
-            stats.touch()  # a long request is activity until it ends (the idle exit)
+            if not looking:
+                stats.touch()  # a long request is activity until it ends (the idle exit)
 
     async def server(request: Request) -> Response:
         try:

@@ -41,12 +41,14 @@ class Stats:
         self._watcher: dict[str, Any] = {"state": "off"}
         self._last_request = self._start  # monotonic: the idle exit counts from here
 
-    def count(self, op: str) -> None:
+    def count(self, op: str, *, activity: bool = True) -> None:
         """One request for ``op`` (an operation name, or ``mcp`` for a request to the MCP endpoint); it is also
-        activity (:meth:`touch`)."""
+        activity (:meth:`touch`) unless ``activity`` is False (a relayed ``suzent status``: looking at a server
+        keeps no server alive)."""
         with self._lock:
             self._requests[op] = self._requests.get(op, 0) + 1
-            self._last_request = time.monotonic()
+            if activity:
+                self._last_request = time.monotonic()
 
     def touch(self) -> None:
         """Activity without a new request (a request that ends): the idle time starts again."""
