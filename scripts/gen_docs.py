@@ -53,7 +53,8 @@ Every setting has a default; `<home>/config.toml` (optional; `suzent init` write
 table), an environment variable or a flag overrides it, in the order **flag > environment > file > default**. An
 empty environment variable counts as unset. A relative path, wherever it is given, is relative to the home. The home
 itself is chosen by {home} (it holds the file, so it is not a key). A key or table the file may not hold is an error
-(exit `2`; `capture` only warns, so a typo never costs a fact), and so is a value of the wrong type.
+(exit `2`; `capture` only warns, so a typo never costs a fact, and so do `status`, which still shows the home,
+and `serve stop`, which still stops its server), and so is a value of the wrong type.
 
 ```sh
 suzent config show                       # every effective setting, its value and origin: default, file:<path>, env:NAME, flag

@@ -83,17 +83,23 @@ def root(
 
     Example: suzent --home /tmp/mem capture --fact "[preference] Prefers tea"
     """
-    lenient = ctx.invoked_subcommand in ("capture", "config")  # a wrong-typed setting capture does not need: warn
+    # A wrong-typed setting capture does not need only warns; config show lists the problem; status shows the home
+    # with the warning; serve refuses it itself, but `serve stop` must stop a server whatever the file says.
+    lenient = ctx.invoked_subcommand in LENIENT
     ctx.obj = resolve_settings(home=home, memory_dir=memory_dir, vault_dir=vault_dir, index_dir=index_dir, now=now,
                                today=today, lenient=lenient, env=environ())
     if ctx.obj.config_errors:
-        if ctx.invoked_subcommand not in ("capture", "config"):  # config show lists the problem
+        if not lenient:
             from suzent_cli.errors import ConfigInvalid
 
             raise ConfigInvalid(ctx.obj.config_errors[0])
         from suzent_cli.cli.capture_run import warn_config  # capture never loses a fact over another stage's setting
 
-        warn_config(ctx.obj)
+        if ctx.invoked_subcommand != "serve":  # serve refuses the file, or (stop) warns itself
+            warn_config(ctx.obj)
+
+
+LENIENT = ("capture", "config", "status", "serve")  # the commands a broken config.toml only warns (see root)
 
 
 def _plain_coercion() -> None:

@@ -59,9 +59,16 @@ def serve_cmd(
     if action is not None and action not in ACTIONS:
         raise InputInvalid(f"unknown action {action!r}: the only one is stop (suzent serve stop)")
     settings = settings_of(ctx)
-    if action == "stop":
+    if action == "stop":  # whatever config.toml says: a broken file must not keep a server running
+        from suzent_cli.cli.capture_run import warn_config
+
+        warn_config(settings)
         _stop(settings, json_out)
         return
+    if settings.config_errors:
+        from suzent_cli.errors import ConfigInvalid
+
+        raise ConfigInvalid(settings.config_errors[0])
     if print_config:
         _print_config(settings, port, json_out)
         return

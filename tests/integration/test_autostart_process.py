@@ -286,3 +286,23 @@ def test_serve_stop_ends_a_server_and_says_when_none_runs(tmp_path, reap):
 def test_serve_with_an_unknown_action_is_refused(tmp_path):
     r = run_cli(tmp_path / "h", "serve", "start")
     assert r.returncode == 2 and "Error: unknown action 'start'" in r.stderr
+
+
+def test_a_broken_config_does_not_keep_a_server_running(tmp_path, reap):
+    """A config.toml broken while a server runs: `suzent status` still shows the home (with the warning) and
+    `suzent serve stop` still stops it; starting a server on it is refused."""
+    home = tmp_path / "h"
+    reap(home)
+    proc = start(home, "--no-chain")
+    info = ready(home, proc)
+    (home / "config.toml").write_text('[serve]\nautostart = "maybe"\n', encoding="utf-8")
+    bad = "serve] autostart must be true or false, got 'maybe'"
+    env = {"SUZENT_SERVE_AUTOSTART": None}  # the file's value is read (the variable would win over it)
+    shown = run_cli(home, "status", "--no-index", env_extra=env)
+    assert shown.returncode == 0 and bad in shown.stderr and f"pid {info['pid']}" in shown.stdout
+    stopped = run_cli(home, "serve", "stop", env_extra=env)
+    assert stopped.returncode == 0 and f"stopped the server (pid {info['pid']})" in stopped.stdout
+    assert stopped.stderr.startswith("warning: ") and bad in stopped.stderr
+    assert proc.wait(timeout=DEADLINE) == 0
+    refused = run_cli(home, "serve", "--port", "0", env_extra=env)
+    assert refused.returncode == 2 and refused.stderr.startswith("Error: ") and bad in refused.stderr
