@@ -490,8 +490,8 @@ class _Resolver:
                     else bool if row.kind == "bool" else str)
             if not isinstance(value, kind) or (isinstance(value, bool) and row.kind != "bool"):
                 where = f"[{row.table}] {key}" if row.table else key
-                self.refuse(name, f"{self.cfg_path}: {where} must be a "
-                                  f"{kind.__name__ if isinstance(kind, type) else 'number'}, got {value!r}")
+                wanted = {int: "a whole number", bool: "true or false", str: "a string"}.get(kind, "a number")
+                self.refuse(name, f"{self.cfg_path}: {where} must be {wanted}, got {value!r}")
                 self.origins[name] = "default"
                 return row.default, name, False
             self.origins[name] = "file"

@@ -93,6 +93,7 @@ MODES = ("hybrid", "vector", "fts")
 RUNS = {"hybrid": ("fts_content", "fts", "vector"), "fts": ("fts_content", "fts"), "vector": ("vector",)}
 WEIGHTS = {"fts_content": 0.4, "fts": 0.3, "vector": 0.3, rerank.RUN: rerank.WEIGHT}  # the last: after fusion
 POOL = 100
+MAX_LIMIT = 1000  # hits a recall may ask for; more is a typo (and past the index's own integer range, an error)
 DATE_BOOST = 0.4
 NEIGHBOUR_SHARE = 0.5
 # A row whose text ends with a question mark asks rather than states: its relevance is multiplied by this (step 3c).
@@ -473,8 +474,12 @@ def check_query(query: str, *, mode: str, limit: int) -> None:
         raise InputInvalid(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if limit < 1:
         raise InputInvalid(f"--limit must be at least 1, got {limit}")
+    if limit > MAX_LIMIT:
+        raise InputInvalid(f"--limit must be at most {MAX_LIMIT:,}, got {limit}")
     if not query.strip():
         raise InputInvalid("empty query: nothing to recall")
+    if any("\ud800" <= ch <= "\udfff" for ch in query):  # bytes that are not UTF-8 on the command line
+        raise InputInvalid("the query is not valid UTF-8 text")
 
 
 def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | None) -> None:

@@ -52,10 +52,10 @@ def test_a_wrong_typed_embedder_warns_capture_and_refuses_index(home):
     (home / "config.toml").write_text("[index]\nembedder = 5\n")
     proc = invoke(home, "capture", "--fact", "[personal] Lives in Lisbon")
     assert proc.returncode == 0, proc.stderr
-    assert "warning:" in proc.stderr and "embedder must be a str" in proc.stderr and "Traceback" not in proc.stderr
+    assert "warning:" in proc.stderr and "embedder must be a string" in proc.stderr and "Traceback" not in proc.stderr
     assert "Lives in Lisbon" in next((home / "sandbox/shared/memory/archive").glob("*.md")).read_text()
     proc = invoke(home, "index")
-    assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "embedder must be a str" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("Error: ") and "embedder must be a string" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

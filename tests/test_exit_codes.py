@@ -185,3 +185,17 @@ def test_piped_output_has_no_ansi_escape(small_home, name):
     assert r.returncode in allowed, (r.returncode, r.stderr)
     assert "\x1b" not in r.stdout and "\x1b" not in r.stderr, name
     assert r.stdout.strip(), f"`suzent {name}` printed nothing"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("recall", "tea", "--limit", "99999999999999999999"), "Error: --limit must be at most 1,000, got 99999999999999999999"),
+    (("recall", "tea", "--limit", "1001"), "Error: --limit must be at most 1,000, got 1001"),
+    (("recall", "\udcff\udcfe"), "Error: the query is not valid UTF-8 text"),  # bytes ff fe on the command line
+])
+def test_recall_input_no_index_can_take_is_refused_as_input(tmp_path, args, message):
+    """A limit past any index's integer range was reported as a broken index (with advice to rebuild it), and a
+    query of undecodable bytes as a tokenizer's internal error: both are the caller's input, exit 2."""
+    home = tmp_path / "home"
+    assert invoke(home, "capture", "--fact", "[preference] Drinks green tea", env_extra=HASH_ENV).returncode == 0
+    r = invoke(home, *args, env_extra=HASH_ENV)
+    assert (r.returncode, r.stderr.strip()) == (2, message)
