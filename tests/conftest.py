@@ -314,3 +314,19 @@ def _fsync_is_a_check(monkeypatch):
     exporting thousands of facts (one fsynced append each, ~10 ms apiece on a busy disk). A test that injects a
     failing fsync patches ``os.fsync`` again on top of this."""
     monkeypatch.setattr(os, "fsync", lambda fd: os.fstat(fd) and None)
+
+
+def drain_pty(master: int) -> bytes:
+    """Everything written to a pseudo-terminal until its last writer has gone (read on ``master``, then closed):
+    Linux reports the end as EIO, other systems as an empty read."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return b"".join(chunks)

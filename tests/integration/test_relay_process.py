@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from serve_process import DEADLINE, ready, start, stop
 
-from conftest import HASH_ENV, REPO, cli_env, run_cli
+from conftest import HASH_ENV, REPO, cli_env, drain_pty, run_cli
 from suzent_cli.cli.relayed import PROCESS_ENV
 from suzent_cli.server import paths, runtime
 
@@ -292,17 +292,8 @@ def _on_a_terminal(home: Path, argv: list[str], env: dict) -> tuple[int, bytes]:
     proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
                             cwd=REPO)
     _os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = _os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    _os.close(master)
-    return proc.wait(timeout=DEADLINE), b"".join(chunks)
+    output = drain_pty(master)
+    return proc.wait(timeout=DEADLINE), output
 
 
 @pytest.mark.parametrize("args", [("recall", "oat milk"), ("recall", "tea", "--limit", "0"), ("paths",),

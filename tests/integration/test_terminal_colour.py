@@ -11,7 +11,7 @@ import sys
 import pytest
 from test_exit_codes import ENV, build_small_home
 
-from conftest import REPO, cli_env
+from conftest import REPO, cli_env, drain_pty
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +49,8 @@ def _on_a_terminal(home, args, env_extra):
     proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", *args], stdin=subprocess.DEVNULL, stdout=slave,
                             stderr=slave, env=env, cwd=REPO)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+    output = drain_pty(master)
+    return proc.wait(timeout=120), output.decode("utf-8", "replace")
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
