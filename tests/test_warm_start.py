@@ -137,3 +137,46 @@ def test_the_chain_first_pass_waits_for_the_model_load(monkeypatch, tmp_path):
 
 class _Config:
     interval_seconds = 3600
+
+
+# --- the socket appears once the store is open (issue 25 loose ends, item 1) -------------------------------------
+
+def test_the_socket_appears_only_once_the_store_is_open(monkeypatch, tmp_path):
+    """serve() prepares the backend (the store opened, its FTS indexes read, the request modules imported) before
+    it binds the local socket: a hook that finds the socket never waits on LanceDB. Checked at the bind itself."""
+    from suzent_cli.server import runtime
+    from suzent_cli.server.mcp_surface import build_mcp
+
+    settings = settings_at(tmp_path / "home", env=HASH_ENV)
+    log(settings, "2026-06-19", "[preference] Prefers oat milk in coffee")
+    run_index(settings)
+    model = GatedModel()  # the model "loads" only when the test says so: the store must not wait for it
+    warm = Warm(settings, embedder=model)
+    backend = LocalBackend(warm)
+    seen: dict = {}
+    bind = runtime.bind_unix
+
+    def watched_bind(path, run_dir):
+        seen["store open"] = warm._store is not None
+        seen["model loaded"] = model.loaded
+        return bind(path, run_dir)
+
+    monkeypatch.setattr(runtime, "bind_unix", watched_bind)
+    stop = threading.Event()
+    stop.set()  # stop as soon as it serves
+    try:
+        serve_mod.serve(settings, port=0, chain=False, watch=False, warm=warm, backend=backend,
+                        mcp_server=build_mcp(backend), stop=stop, announce=lambda line: None)
+    finally:
+        model.gate.set()
+    assert seen == {"store open": True, "model loaded": False}
+
+
+def test_prepare_writes_nothing_and_never_raises_without_an_index(tmp_path):
+    settings = settings_at(tmp_path / "home", env=HASH_ENV)
+    warm = Warm(settings, embedder=HashEmbedder(64))
+    try:
+        LocalBackend(warm).prepare()  # no index yet: nothing to open, no error
+        assert not settings.paths.index_dir.exists() and not settings.paths.state_dir.exists()
+    finally:
+        warm.close()

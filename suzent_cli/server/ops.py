@@ -127,6 +127,30 @@ class LocalBackend:
     def __init__(self, warm: Warm) -> None:
         self.warm = warm
 
+    def prepare(self) -> None:
+        """Make ready what the first request needs, so it waits on nothing but its own work: the modules a recall,
+        a hook and a remember run (recall, the pending search, the hooks, the write path), the store opened
+        (LanceDB and pyarrow imported, the table and its full-text indexes read by one BM25 query per indexed
+        column) and the embedder made (not its model: :meth:`~suzent_cli.server.warm.Warm.start_preload` loads
+        that in the background, and hybrid requests answer full-text meanwhile). ``suzent serve`` calls it before
+        its local socket exists (:func:`suzent_cli.server.serve.serve`), so the socket's appearance means the
+        store is ready. Writes nothing. Never raises: a store that cannot be opened now (no index yet, another
+        tool's table) is opened, or reported, by the first request that needs it."""
+        import suzent_cli.capture  # imported now, not by the first request
+        import suzent_cli.hooks.claude_code
+        import suzent_cli.hooks.recall
+        import suzent_cli.index.pending
+        import suzent_cli.recall  # noqa: F401
+        from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN
+
+        try:
+            store = self.warm.store()
+            for column in (FTS_COLUMN, CONTENT_FTS_COLUMN):
+                store.fts_search("suzent", 1, column=column)
+        except Exception:  # noqa: BLE001 - the first request that needs the store raises the real error
+            pass
+        self.warm.embedder_or_none()
+
     # --- recall --------------------------------------------------------------------------------------------------
     def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
                until: str | None = None, category: str | None = None) -> dict[str, Any]:

@@ -4,8 +4,11 @@ Life of the process (:func:`serve`):
 
 1. ``<home>/server/`` is made 0700 and ``serve.lock`` taken without waiting, for the whole life: a second server
    on the same home stops with :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3) naming the running pid.
-2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2), then the local API's Unix socket (mode 0600; a
-   leftover socket file from a killed server is unlinked first: holding the lock proves nobody serves it).
+2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2). The warm state, the backend and both apps are
+   made, and the backend prepared (:meth:`~suzent_cli.server.ops.LocalBackend.prepare`: the store opened, LanceDB
+   and the request modules imported); only then is the local API's Unix socket bound (mode 0600; a leftover socket
+   file from a killed server is unlinked first: holding the lock proves nobody serves it). So a hook that finds the
+   socket is answered at once; one that comes earlier takes the cold path, as with no server.
 3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port, started_by, auto, chain,
    idle_exit_seconds) and the auto-start record notes a server that serves
    (:func:`~suzent_cli.server.autostart.note_listening`; after a minute of serving, no failed start); the chain,
@@ -348,8 +351,6 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
             tcp = runtime.bind_tcp(0)
         made.append(tcp)
         real_port = tcp.getsockname()[1]
-        unix, unix_id = runtime.bind_unix(sock_path, run_dir)
-        made.append(unix)
         stats = Stats(mcp_url=runtime.mcp_url(real_port), socket=str(sock_path))
         if cli is not None:
             from suzent_cli.server.warm import share_process_embedders
@@ -370,6 +371,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         from suzent_cli.server.cancel import WatchDisconnect
         from suzent_cli.server.http import local_app, mcp_http_app
 
+        if hasattr(backend, "prepare"):  # the store open (lancedb, pyarrow), the request modules imported: BEFORE
+            backend.prepare()  # the socket exists, so a hook that finds it is answered at once, never after them
+        unix, unix_id = runtime.bind_unix(sock_path, run_dir)
+        made.append(unix)
         # the local API's work for a request stops when its client has gone (a hook that gave up)
         listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats, cli)), lifespan="off"), unix),
                      (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
