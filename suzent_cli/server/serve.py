@@ -14,7 +14,10 @@ Life of the process (:func:`serve`):
    (:func:`~suzent_cli.server.autostart.note_listening`; after a minute of serving, no failed start); the chain,
    watcher and idle threads start, and a daemon thread loads the model
    (:meth:`~suzent_cli.server.warm.Warm.start_preload`; requests meanwhile answer full-text, and the chain's
-   first pass waits for the load).
+   first pass waits for the load). Once the preload has ended the record notes the server ready
+   (:func:`~suzent_cli.server.autostart.note_ready`), and a server without the chain but with the watcher (an
+   auto-started one) queues one incremental index pass of what changed before its watcher started
+   (:func:`settle_thread`).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
@@ -206,6 +209,35 @@ def chain_thread(warm: Any, config: Any, engine: str, stop: threading.Event, sta
             stats.set_chain(state="waiting", next_pass=_after(config.interval_seconds))
             stop.wait(config.interval_seconds)
     stats.set_chain(state="stopped")
+
+
+def settle_thread(home: Path, warm: Any, stop: threading.Event, stats: Stats, *, catch_up: bool) -> None:
+    """After the start-up: wait for the model preload to end (:meth:`~suzent_cli.server.warm.Warm.wait_preload`),
+    record the server as started (:func:`~suzent_cli.server.autostart.note_ready`: killed from now on, it is
+    restarted at once), then, with ``catch_up`` (the watcher on, the chain off: an auto-started server), wait until
+    the watcher follows the tier folders and queue one incremental index pass of every changed source
+    (``warm.index.reindex(None)``: the index worker's thread, under the indexer's lock, by mtime and content-derived
+    row ids, so nothing unchanged is embedded). The watcher sees only what changes after it starts; this pass covers
+    what changed before (the Stop hook that spawned the server wrote its turn on the cold path). It runs after the
+    preload, so the first requests and the model load have the cores first; an index batch's encode is cut into
+    slices (:class:`~suzent_cli.server.warm._SharedEmbedder`) so a request's query encode waits for one slice at
+    most. Returns when done or when ``stop`` is set; never raises."""
+    try:
+        if hasattr(warm, "wait_preload"):
+            warm.wait_preload(stop)
+        if stop.is_set():
+            return
+        autostart.note_ready(home)
+        if not catch_up:
+            return
+        while not stop.is_set() and (stats.snapshot().get("watcher") or {}).get("state") not in ("watching", "failed",
+                                                                                                  "stopped"):
+            stop.wait(WAIT_SLICE)
+        if not stop.is_set():
+            warm.index.reindex(None)
+    except Exception as exc:  # recorded; the server goes on serving
+        log.exception("settling after the start failed")
+        stats.error("settle", exc)
 
 
 def _embedder(warm: Any):
@@ -400,6 +432,8 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         if hasattr(warm, "start_preload"):  # the model loads in the background now, so the first hybrid recall
             # after a start does not wait for it (requests meanwhile answer full-text: Warm.search_embedder)
             warm.start_preload()
+        threads.append(threading.Thread(target=settle_thread, args=(home, warm, stop, stats),
+                                        kwargs={"catch_up": watch and not chain}, name="suzent-settle", daemon=True))
         for thread in threads:
             thread.start()
         say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "
