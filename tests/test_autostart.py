@@ -104,3 +104,45 @@ def test_it_imports_nothing_heavy():
             "assert not bad and not own, (bad, own)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_server_killed_after_its_start_is_restarted_at_once_a_second_death_backs_off():
+    now = 1_000_000.0
+    died_starting = {"pid": 7, "at": now, "auto": True, "failures": 0, "listening": now + 2, "ready": None,
+                     "ended": None, "exit": None}
+    assert autostart.next_start(died_starting) == (1, now + 30)  # crashed while starting (its model load): back off
+    killed = {**died_starting, "ready": now + 5}
+    assert autostart.next_start(killed) == (1, now)  # had finished starting, then SIGKILLed: at once
+    again = {**killed, "failures": 1}  # the restarted one killed too, before a minute of serving
+    assert autostart.next_start(again) == (2, now + 30)
+    clean = {**killed, "ended": now + 9, "exit": 143}
+    assert autostart.next_start(clean) == (0, now)
+
+
+def test_describe_shows_a_dead_servers_failure_and_the_back_off(tmp_path):
+    import time
+
+    home = tmp_path / "h"
+    home.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    paths.run_dir(home).mkdir(mode=0o700)
+    now = time.time()
+    autostart._write_record(home, {"pid": dead.pid, "at": now, "why": "hook recall", "auto": True, "failures": 0,
+                                   "listening": None, "ready": None, "ended": now, "exit": 2,
+                                   "error": "serve.port must be between 0 and 65535, got 99999"})
+    shown = autostart.describe(home, {})
+    failed = shown["failed"]
+    assert failed["pid"] == dead.pid and failed["exit"] == 2 and failed["failures"] == 1
+    assert failed["error"].startswith("serve.port must be") and failed["log"] == shown["log"]
+    assert failed["retry_at"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 30))
+
+    from suzent_cli.cli.render import server_rows
+
+    rows = dict(server_rows({"running": False, "stale": False, "autostart": shown}))
+    assert rows["last start"] == (f"failed: pid {dead.pid} exited 2: serve.port must be between 0 and 65535, got "
+                                  "99999; 1 failed start in a row")
+    assert rows["next start"].startswith(f"not before {failed['retry_at']} (back-off); see {shown['log']}")
+
+    autostart._write_record(home, {**autostart.read_record(home), "exit": 0, "error": None})
+    assert autostart.describe(home, {})["failed"] is None  # a clean stop is no failure

@@ -466,3 +466,28 @@ def test_with_the_local_backend_forget_without_an_exact_match_lists_the_closest_
     assert closest and closest[0]["content"] == "Lives in Porto since 2021" and closest[0]["id"]
     assert "No fact matches that text exactly" in text_of(dry) and f"id {closest[0]['id']}" in text_of(dry)
     assert applied.is_error and "\n" not in text_of(applied)
+
+
+def test_remembering_forgotten_words_says_they_are_hidden_not_recallable(local_backend):
+    """A fact whose words a person forgot (suzent forget) is logged but never recalled: remember must say so, and
+    never "recallable now" (issue 25 loose ends, item 4)."""
+    async def body(client):
+        await client.call_tool("remember", {"facts": ["[personal] Keeps a spare key under the doormat"]})
+        await client.call_tool("forget", {"text": "Keeps a spare key under the doormat", "apply": True})
+        again = await client.call_tool("remember", {"facts": ["[personal] Keeps a spare key under the doormat."]})
+        mixed = await client.call_tool("remember", {"facts": ["Keeps a spare key under the doormat",
+                                                              "[preference] Likes quince jam"]})
+        found = await client.call_tool("recall", {"query": "spare key doormat", "mode": "fts"})
+        return again, mixed, found
+
+    again, mixed, found = run(local_backend, body)
+    assert not again.is_error, text_of(again)
+    data = again.structured_content
+    assert data["captured"] == 1 and data["hidden"] == 1 and data["indexed"] is False
+    assert data["outcomes"][0]["hidden"] == "forgotten" and "forgotten" in data["outcomes"][0]["reason"]
+    said = text_of(again)
+    assert "captured but hidden by a forget" in said and "recallable now" not in said
+    assert mixed.structured_content["hidden"] == 1 and mixed.structured_content["indexed"] is True
+    assert "1 of them hidden by a forget" in text_of(mixed) and "the others recallable now" in text_of(mixed)
+    assert [o.get("hidden") for o in mixed.structured_content["outcomes"]] == ["forgotten", None]
+    assert all("doormat" not in h["content"] for h in found.structured_content["hits"])  # indeed never recalled

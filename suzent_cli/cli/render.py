@@ -391,13 +391,25 @@ def server_rows(server: dict) -> list[tuple[str, str]]:
 
 
 def _autostart_rows(auto: dict | None) -> list[tuple[str, str]]:
-    """The ``autostart`` row: on/off and why, the last failed starts when there are any."""
+    """The ``autostart`` row: on/off and why, the failed starts in a row when there are any; when the last server
+    is gone without a clean exit (``failed``, :func:`suzent_cli.server.autostart.last_failure`), a ``last start``
+    row (its pid, exit code, the error) and a ``next start`` row (the back-off's end, or the next caller; the log)."""
     if not auto:
         return []
     text = "on" if auto.get("enabled") else "off"
     if auto.get("reason") and auto["reason"] != "default":
         text += f" ({auto['reason']})"
-    last = auto.get("last") or {}
+    last, failed = auto.get("last") or {}, auto.get("failed")
+    if failed:  # the last server is gone without a clean exit: why, and when auto-start tries again
+        n = failed.get("failures") or 1
+        rows = [("autostart", text),
+                ("last start", f"failed: pid {failed.get('pid')}"
+                 + (f" exited {failed['exit']}" if failed.get("exit") is not None else "")
+                 + f": {failed.get('error')}; {n} failed start{'s' if n != 1 else ''} in a row"),
+                ("next start", (f"not before {failed['retry_at']} (back-off)" if failed.get("retry_at")
+                                else "at the next hook or command that needs a server")
+                 + f"; see {failed.get('log') or auto.get('log')}")]
+        return rows
     if last.get("failures"):
         text += f"; {last['failures']} failed start{'s' if last['failures'] != 1 else ''} in a row, see {auto.get('log')}"
     return [("autostart", text)]

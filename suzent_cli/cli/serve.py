@@ -54,7 +54,6 @@ def serve_cmd(
     Example: suzent serve stop
     """
     from suzent_cli.errors import InputInvalid
-    from suzent_cli.server.serve import idle_exit_of, port_of
 
     if action is not None and action not in ACTIONS:
         raise InputInvalid(f"unknown action {action!r}: the only one is stop (suzent serve stop)")
@@ -65,13 +64,36 @@ def serve_cmd(
         warn_config(settings)
         _stop(settings, json_out)
         return
+    if print_config:
+        if settings.config_errors:
+            from suzent_cli.errors import ConfigInvalid
+
+            raise ConfigInvalid(settings.config_errors[0])
+        _print_config(settings, port, json_out)
+        return
+    try:
+        _serve(settings, port, no_chain, no_watch, auto, idle_exit, started_by)
+    except typer.Exit:  # its run ended: serve() recorded how (autostart.note_exit)
+        raise
+    except Exception as exc:
+        if auto:  # suzent status shows why at once (the auto-start record), not only when the next caller tries
+            from suzent_cli.errors import message_of, report
+            from suzent_cli.server.autostart import note_failed
+
+            note_failed(settings.paths.home, report(exc)[1], message_of(exc))
+        raise
+
+
+def _serve(settings, port: str | None, no_chain: bool, no_watch: bool, auto: bool, idle_exit: str | None,
+           started_by: str | None) -> None:
+    """The server's run (:func:`suzent_cli.server.serve.serve`) with the options checked; raises typer.Exit with
+    its exit code, or the error that kept it from starting."""
+    from suzent_cli.server.serve import idle_exit_of, port_of
+
     if settings.config_errors:
         from suzent_cli.errors import ConfigInvalid
 
         raise ConfigInvalid(settings.config_errors[0])
-    if print_config:
-        _print_config(settings, port, json_out)
-        return
     chosen = port_of(settings, port)
     idle = idle_exit_of(settings, idle_exit, auto=auto)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s suzent serve %(levelname)s: %(message)s")

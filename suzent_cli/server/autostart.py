@@ -11,15 +11,21 @@ decides whether to fork at all:
 * under ``<home>/server/autostart.lock`` (``fcntl.flock``, held for the decision and the fork, never for the
   server's start), so two callers at once cannot both spawn;
 * from ``<home>/server/autostart.json``, the record of the last spawn or server: ``{"pid", "at" (epoch seconds),
-  "why", "auto", "failures", "listening" (epoch seconds or null), "ended" (epoch seconds or null), "exit" (code or
-  null)}``. A spawn less than :data:`STARTING` seconds old whose process is alive is "starting": nothing is done.
+  "why", "auto", "failures", "listening" (epoch seconds or null), "ready" (epoch seconds or null: its start-up
+  ended, the model loaded or given up on), "ended" (epoch seconds or null), "exit" (code or null), "error" (one
+  line or null: why an auto-started server could not start)}``. A spawn less than :data:`STARTING` seconds old whose
+  process is alive is "starting": nothing is done.
   A last server that is gone without a clean exit (``ended`` unset, or an exit code other than 0/130/143) is a
   failure, whether it died starting or after it served (a model that crashes the process at its preload is a
-  crash loop too): the next spawn waits until ``at`` + :func:`backoff` (30 s × 2^(failures-1), at most an hour).
+  crash loop too): the next spawn waits until ``at`` + :func:`backoff` (30 s × 2^(failures-1), at most an hour;
+  :func:`next_start`). One such death is let through at once: a server that had finished starting (``ready``:
+  it served and its preload ended) and then was killed (SIGKILL, the OOM killer) is restarted by the next caller
+  without a back-off; a second death in a row, before a minute of serving, backs off as above.
   A server that has served for :data:`STABLE` seconds (any server of the home) resets the count
   (:func:`note_listening`, then :func:`note_stable`; not at once, so a process that dies soon after it serves,
   a model crashing it as it loads, backs off exponentially too); one that stops cleanly records it
-  (:func:`note_exit`). A server a person started (not ``--auto``) that is killed after
+  (:func:`note_exit`); one that cannot start records why (:func:`note_failed`; ``suzent status`` shows it with
+  the back-off, :func:`describe`). A server a person started (not ``--auto``) that is killed after
   it served is no failed start: the next caller starts one at once.
 
 Off (:func:`enabled`): ``SUZENT_SERVE_AUTOSTART`` (a true/false word) > ``[serve] autostart`` in
@@ -190,6 +196,40 @@ def failures_now(record: dict[str, Any]) -> int:
     return failures + 1 if record.get("pid") and _failed(record) else failures
 
 
+def next_start(record: dict[str, Any]) -> tuple[int, float]:
+    """``(failed starts in a row, epoch seconds before which no server is spawned)`` for the recorded server, gone
+    (call it only when no server runs): :func:`failures_now`, and ``at`` + :func:`backoff` of them, less one when
+    the recorded server had finished starting (``ready``) before it died: a server killed after its start-up is
+    restarted at once, a second death in a row backs off (module docstring)."""
+    failures = failures_now(record)
+    free = 1 if record.get("ready") is not None and _failed(record) else 0
+    return failures, _number(record.get("at")) + backoff(failures - free)
+
+
+def last_failure(home: Path | str, record: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The recorded server's failure when no server runs now: ``{"pid", "failures" (failed starts in a row,
+    this one counted), "exit" (code or None: killed, crashed or never recorded), "error" (one line), "retry_at"
+    (epoch seconds before which auto-start spawns none; None: the next caller starts one), "log" (serve.log's
+    path)}``; None when the last server stopped cleanly, still runs or is starting (``serve.lock`` held, or a
+    live spawn not yet holding it), or there is no record. ``record``: the record already read. Never raises."""
+    home = Path(home)
+    record = read_record(home) if record is None else record
+    pid = record.get("pid")
+    if not pid or not _failed(record):
+        return None
+    if record.get("ended") is None and alive(pid):
+        return None  # still running, or a spawn that has not taken the lock yet
+    if lock_held(paths.lock_path(home)) is not False:
+        return None  # a server runs (or is starting) now: its failed predecessor is history
+    failures, until = next_start(record)
+    error = record.get("error")
+    if not isinstance(error, str) or not error:
+        error = ("it ended without a clean exit after it served (killed or crashed)" if record.get("listening")
+                 else "it ended before it served (killed or crashed while starting)")
+    return {"pid": pid, "failures": failures, "exit": record.get("exit"), "error": error,
+            "retry_at": until if until > time.time() else None, "log": str(log_path(home))}
+
+
 def alive(pid: Any) -> bool:
     """Whether ``pid`` names a live process of ours (a zombie is dead; ``/proc`` where there is one)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -308,14 +348,13 @@ def _ensure(home: Path, why: str, env: Any) -> str:
         pid, at = record.get("pid"), _number(record.get("at"))
         if pid and record.get("ended") is None and alive(pid) and now - at < STARTING:
             return f"starting: pid {pid}, spawned {now - at:.0f} s ago"
-        failures = failures_now(record)
-        until = at + backoff(failures)
+        failures, until = next_start(record)
         if pid and now < until:
             return (f"backing off until {time.strftime('%H:%M:%S', time.gmtime(until))} UTC ({failures} failed "
                     f"start{'s' if failures != 1 else ''}; see {log_path(home)})")
         child = _spawn(home, why, env)
         _write_record(home, {"pid": child, "at": now, "why": why, "auto": True, "failures": failures,
-                             "listening": None, "ended": None, "exit": None})
+                             "listening": None, "ready": None, "ended": None, "exit": None, "error": None})
         return f"started pid {child}"
 
 
@@ -374,7 +413,30 @@ def note_listening(home: Path | str, started_by: str, *, auto: bool) -> None:
             _write_record(home, {"pid": os.getpid(), "at": _number(record.get("at"), now) if ours else now,
                                  "why": started_by, "auto": auto,
                                  "failures": int(_number(record.get("failures"))) if ours else 0,
-                                 "listening": now, "ended": None, "exit": None})
+                                 "listening": now, "ready": None, "ended": None, "exit": None, "error": None})
+
+
+def note_ready(home: Path | str) -> None:
+    """Called by a server of ``home`` once its start-up has ended (it serves and its model preload ended, loaded
+    or not): if it is killed from now on, the next caller restarts it at once (:func:`next_start`). Never
+    raises."""
+    home = Path(home)
+    with contextlib.suppress(Exception), _decision(home, wait=10.0) as decided:
+        record = read_record(home)
+        if decided and record.get("pid") == os.getpid():
+            _write_record(home, {**record, "ready": time.time()})
+
+
+def note_failed(home: Path | str, code: int, error: str) -> None:
+    """Called by an auto-started server of ``home`` that cannot start (bad configuration, a taken port…) or fails
+    outside its clean stop, with its exit ``code`` and the ``error`` on one line: ``suzent status`` shows it at
+    once (:func:`last_failure`), before any caller tries again. Only the record of this process is written.
+    Never raises."""
+    home = Path(home)
+    with contextlib.suppress(Exception), _decision(home, wait=5.0) as decided:
+        record = read_record(home)
+        if decided and record.get("pid") == os.getpid():
+            _write_record(home, {**record, "ended": time.time(), "exit": code, "error": " ".join(error.split())[:500]})
 
 
 def note_stable(home: Path | str) -> None:
@@ -400,13 +462,25 @@ def note_exit(home: Path | str, code: int) -> None:
                                  "failures": 0 if clean else record.get("failures", 0)})
 
 
+def _iso(value: Any) -> str | None:
+    return (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(value)) if isinstance(value, (int, float))
+            and not isinstance(value, bool) else None)
+
+
 def describe(home: Path | str, env: Any = None) -> dict[str, Any]:
     """What ``suzent status`` shows about auto-start: ``{"enabled": bool, "reason": str, "last": {"pid", "at",
-    "why", "failures", "listening", "ended", "exit"} | None, "log": str}`` with times as UTC ISO strings (the
-    record as it is; whether its server still runs is the server block's business). Never raises."""
+    "why", "failures", "listening", "ready", "ended", "exit", "error"} | None, "failed": {"pid", "failures", "exit",
+    "error", "retry_at", "log"} | None, "log": str}`` with times as UTC ISO strings. ``last`` is the record as it
+    is; ``failed`` is :func:`last_failure` (the last server is gone without a clean exit and none runs: why, how
+    many failed starts in a row, and when auto-start will try again, None meaning the next caller starts one), so a
+    failed start shows at once, not only when the next caller tries. Never raises."""
     on, reason = enabled(home, env)
     record = read_record(home)
-    iso = {k: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record[k])) if isinstance(record.get(k), (int, float))
-           and not isinstance(record.get(k), bool) else None for k in ("at", "listening", "ended")}
-    last = {**record, **iso} if record else None
-    return {"enabled": on, "reason": reason, "last": last, "log": str(log_path(home))}
+    last = {**record, **{k: _iso(record.get(k)) for k in ("at", "listening", "ready", "ended")}} if record else None
+    try:
+        failed = last_failure(home, record)
+    except Exception:  # noqa: BLE001 - status must not fail on a record it cannot judge
+        failed = None
+    if failed is not None:
+        failed["retry_at"] = _iso(failed["retry_at"])
+    return {"enabled": on, "reason": reason, "last": last, "failed": failed, "log": str(log_path(home))}

@@ -134,12 +134,16 @@ class Outcome(BaseModel):
     line: int | None = None
     classification: str | None = Field(None, description="For a turn: new | revision | confirmation.")
     reason: str | None = None
+    hidden: str | None = Field(None, description="forgotten: logged, but these words were forgotten (suzent "
+                                                 "forget), so recall never shows them.")
 
 
 class RememberResult(BaseModel):
     outcomes: list[Outcome]
     captured: int
-    indexed: bool = Field(description="True when the captured facts are already recallable.")
+    hidden: int = Field(0, description="Captured facts a forget hides (never recalled).")
+    indexed: bool = Field(description="True when the captured facts (those a forget does not hide) are already "
+                                      "recallable.")
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -306,9 +310,14 @@ def remember_text(result: dict[str, Any]) -> str:
     captured = int(result.get("captured") or 0)
     if not lines:
         lines.append("nothing to remember: no fact was found")
-    if captured:
-        lines.append(f"{captured} fact(s) captured; " + ("recallable now." if result.get("indexed")
-                                                         else "recallable after the next index pass."))
+    hidden = min(int(result.get("hidden") or 0), captured)
+    if captured and hidden == captured:
+        lines.append(f"{captured} fact(s) captured but hidden by a forget: these words were forgotten (suzent "
+                     "forget), so recall will not show them; the daily log keeps them.")
+    elif captured:
+        lines.append(f"{captured} fact(s) captured; "
+                     + (f"{hidden} of them hidden by a forget (never recalled); the others " if hidden else "")
+                     + ("recallable now." if result.get("indexed") else "recallable after the next index pass."))
     lines.extend(f"warning: {w}" for w in result.get("warnings") or [])
     return "\n".join(lines)
 

@@ -120,12 +120,63 @@ def _searchable_meanwhile(settings, error: dict | None) -> tuple[bool, str | Non
                    f"captured; the reindex failed ({error['message']}); the next index pass retries")
 
 
+def _hidden_by_forget(settings, outcomes: list[dict], warnings: list[str]) -> int:
+    """Mark each captured outcome whose text a person forgot in the same words (``suzent forget``: the indexer's
+    tombstone filter keeps such a log line out of the index and of recall's pending search, so it is logged but
+    never recalled; :meth:`suzent_cli.vault.forgotten.Forgotten.same`) with ``"hidden": "forgotten"`` and a reason
+    saying so; returns how many. A tombstone file that cannot be read adds a warning and marks none (the reindex
+    then fails and says why)."""
+    from suzent_cli.errors import SuzentError
+    from suzent_cli.vault.forgotten import Forgotten
+
+    if not any(o["outcome"] == "captured" for o in outcomes):
+        return 0
+    try:
+        forgotten = Forgotten.from_state(settings.paths.state_dir)
+    except (SuzentError, OSError) as exc:
+        warnings.append(f"cannot tell whether a forget hides what was captured ({describe(exc)})")
+        return 0
+    hidden = 0
+    for o in outcomes:
+        if o["outcome"] == "captured" and forgotten.same(o["text"]):
+            hidden += 1
+            o["hidden"] = "forgotten"
+            o["reason"] = ((o.get("reason") + "; ") if o.get("reason") else "") + (
+                "hidden: these words were forgotten (suzent forget), so recall never shows them; the daily log "
+                "keeps the line")
+    return hidden
+
+
 class LocalBackend:
     """:class:`~suzent_cli.server.protocol.Backend` on warm state (module doc). Thread-safe: the transports call
     it from several threads at once (writes serialize on the library's file locks)."""
 
     def __init__(self, warm: Warm) -> None:
         self.warm = warm
+
+    def prepare(self) -> None:
+        """Make ready what the first request needs, so it waits on nothing but its own work: the modules a recall,
+        a hook and a remember run (recall, the pending search, the hooks, the write path), the store opened
+        (LanceDB and pyarrow imported, the table and its full-text indexes read by one BM25 query per indexed
+        column) and the embedder made (not its model: :meth:`~suzent_cli.server.warm.Warm.start_preload` loads
+        that in the background, and hybrid requests answer full-text meanwhile). ``suzent serve`` calls it before
+        its local socket exists (:func:`suzent_cli.server.serve.serve`), so the socket's appearance means the
+        store is ready. Writes nothing. Never raises: a store that cannot be opened now (no index yet, another
+        tool's table) is opened, or reported, by the first request that needs it."""
+        import suzent_cli.capture  # imported now, not by the first request
+        import suzent_cli.hooks.claude_code
+        import suzent_cli.hooks.recall
+        import suzent_cli.index.pending
+        import suzent_cli.recall  # noqa: F401
+        from suzent_cli.index.store import CONTENT_FTS_COLUMN, FTS_COLUMN
+
+        try:
+            store = self.warm.store()
+            for column in (FTS_COLUMN, CONTENT_FTS_COLUMN):
+                store.fts_search("suzent", 1, column=column)
+        except Exception:  # noqa: BLE001 - the first request that needs the store raises the real error
+            pass
+        self.warm.embedder_or_none()
 
     # --- recall --------------------------------------------------------------------------------------------------
     def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
@@ -189,7 +240,9 @@ class LocalBackend:
         ``session``: the entry heading's id (default ``mcp``). Then the touched log is reindexed through the
         index worker (waiting up to :data:`REMEMBER_INDEX_WAIT` s); ``indexed`` says whether the facts are
         recallable now: the pass finished, or recall's pending search covers them meanwhile
-        (:mod:`suzent_cli.index.pending`).
+        (:mod:`suzent_cli.index.pending`). ``hidden`` counts the captured facts a forget hides (the same words as a
+        text ``suzent forget`` removed: logged, never recalled; each such outcome has ``"hidden": "forgotten"``);
+        when every captured fact is hidden, ``indexed`` is False.
 
         A bad fact (empty, too long, a control character, an unclosed ``[``) is ``rejected`` with its reason while
         the good ones are written; when every input is bad, :class:`InputInvalid`. Raises :class:`LockTimeout` /
@@ -206,14 +259,18 @@ class LocalBackend:
             outcomes, result = self._remember_turn(settings, turn, session_id)
         warnings = list(result.warnings) if result is not None else []
         indexed = False
+        captured = sum(o["outcome"] == "captured" for o in outcomes)
+        hidden = _hidden_by_forget(settings, outcomes, warnings)
         if result is not None and result.path is not None:
             indexed = self.warm.index.reindex([result.path], wait=REMEMBER_INDEX_WAIT)
             if not indexed:
                 indexed, note = _searchable_meanwhile(settings, self.warm.index.last_error)
                 if note:
                     warnings.append(note)
-        return {"outcomes": outcomes, "captured": sum(o["outcome"] == "captured" for o in outcomes),
-                "indexed": indexed, "warnings": warnings}
+        if hidden and hidden >= captured:
+            indexed = False  # logged, but no recall will show it: not "recallable"
+        return {"outcomes": outcomes, "captured": captured, "hidden": hidden, "indexed": indexed,
+                "warnings": warnings}
 
     def _remember_facts(self, settings, facts, session_id: str, category: str | None):
         from suzent_cli.archive import DEFAULT_CATEGORY, Fact

@@ -4,14 +4,20 @@ Life of the process (:func:`serve`):
 
 1. ``<home>/server/`` is made 0700 and ``serve.lock`` taken without waiting, for the whole life: a second server
    on the same home stops with :class:`~suzent_cli.server.runtime.ServerRunning` (exit 3) naming the running pid.
-2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2), then the local API's Unix socket (mode 0600; a
-   leftover socket file from a killed server is unlinked first: holding the lock proves nobody serves it).
+2. MCP's TCP socket is bound on 127.0.0.1 (a taken port: exit 2). The warm state, the backend and both apps are
+   made, and the backend prepared (:meth:`~suzent_cli.server.ops.LocalBackend.prepare`: the store opened, LanceDB
+   and the request modules imported); only then is the local API's Unix socket bound (mode 0600; a leftover socket
+   file from a killed server is unlinked first: holding the lock proves nobody serves it). So a hook that finds the
+   socket is answered at once; one that comes earlier takes the cold path, as with no server.
 3. ``serve.json`` is written (pid, started, version, mcp_url, socket, port, started_by, auto, chain,
    idle_exit_seconds) and the auto-start record notes a server that serves
    (:func:`~suzent_cli.server.autostart.note_listening`; after a minute of serving, no failed start); the chain,
    watcher and idle threads start, and a daemon thread loads the model
    (:meth:`~suzent_cli.server.warm.Warm.start_preload`; requests meanwhile answer full-text, and the chain's
-   first pass waits for the load).
+   first pass waits for the load). Once the preload has ended the record notes the server ready
+   (:func:`~suzent_cli.server.autostart.note_ready`), and a server without the chain but with the watcher (an
+   auto-started one) queues one incremental index pass of what changed before its watcher started
+   (:func:`settle_thread`).
 4. Both ASGI apps (:mod:`suzent_cli.server.http`) run on one event loop as two ``uvicorn.Server`` instances whose
    own signal handling is switched off: this module's handler takes SIGTERM/SIGINT.
 5. On the first signal both servers finish their requests (at most :data:`GRACE` seconds), the watcher stops, the
@@ -205,6 +211,35 @@ def chain_thread(warm: Any, config: Any, engine: str, stop: threading.Event, sta
     stats.set_chain(state="stopped")
 
 
+def settle_thread(home: Path, warm: Any, stop: threading.Event, stats: Stats, *, catch_up: bool) -> None:
+    """After the start-up: wait for the model preload to end (:meth:`~suzent_cli.server.warm.Warm.wait_preload`),
+    record the server as started (:func:`~suzent_cli.server.autostart.note_ready`: killed from now on, it is
+    restarted at once), then, with ``catch_up`` (the watcher on, the chain off: an auto-started server), wait until
+    the watcher follows the tier folders and queue one incremental index pass of every changed source
+    (``warm.index.reindex(None)``: the index worker's thread, under the indexer's lock, by mtime and content-derived
+    row ids, so nothing unchanged is embedded). The watcher sees only what changes after it starts; this pass covers
+    what changed before (the Stop hook that spawned the server wrote its turn on the cold path). It runs after the
+    preload, so the first requests and the model load have the cores first; an index batch's encode is cut into
+    slices (:class:`~suzent_cli.server.warm._SharedEmbedder`) so a request's query encode waits for one slice at
+    most. Returns when done or when ``stop`` is set; never raises."""
+    try:
+        if hasattr(warm, "wait_preload"):
+            warm.wait_preload(stop)
+        if stop.is_set():
+            return
+        autostart.note_ready(home)
+        if not catch_up:
+            return
+        while not stop.is_set() and (stats.snapshot().get("watcher") or {}).get("state") not in ("watching", "failed",
+                                                                                                  "stopped"):
+            stop.wait(WAIT_SLICE)
+        if not stop.is_set():
+            warm.index.reindex(None)
+    except Exception as exc:  # recorded; the server goes on serving
+        log.exception("settling after the start failed")
+        stats.error("settle", exc)
+
+
 def _embedder(warm: Any):
     """The warm embedder, or None when it cannot be made (the pass's index stage then reports why; the other
     stages need none)."""
@@ -348,8 +383,6 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
             tcp = runtime.bind_tcp(0)
         made.append(tcp)
         real_port = tcp.getsockname()[1]
-        unix, unix_id = runtime.bind_unix(sock_path, run_dir)
-        made.append(unix)
         stats = Stats(mcp_url=runtime.mcp_url(real_port), socket=str(sock_path))
         if cli is not None:
             from suzent_cli.server.warm import share_process_embedders
@@ -370,6 +403,10 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         from suzent_cli.server.cancel import WatchDisconnect
         from suzent_cli.server.http import local_app, mcp_http_app
 
+        if hasattr(backend, "prepare"):  # the store open (lancedb, pyarrow), the request modules imported: BEFORE
+            backend.prepare()  # the socket exists, so a hook that finds it is answered at once, never after them
+        unix, unix_id = runtime.bind_unix(sock_path, run_dir)
+        made.append(unix)
         # the local API's work for a request stops when its client has gone (a hook that gave up)
         listeners = [(_uvicorn_server(WatchDisconnect(local_app(backend, stats, cli)), lifespan="off"), unix),
                      (_uvicorn_server(mcp_http_app(mcp_server, token, stats, port=real_port), lifespan="on"),
@@ -395,6 +432,8 @@ def serve(settings: Settings, *, port: int, chain: bool = True, watch: bool = Tr
         if hasattr(warm, "start_preload"):  # the model loads in the background now, so the first hybrid recall
             # after a start does not wait for it (requests meanwhile answer full-text: Warm.search_embedder)
             warm.start_preload()
+        threads.append(threading.Thread(target=settle_thread, args=(home, warm, stop, stats),
+                                        kwargs={"catch_up": watch and not chain}, name="suzent-settle", daemon=True))
         for thread in threads:
             thread.start()
         say(f"suzent serve: pid {os.getpid()} on {home}; local API {sock_path}; MCP {stats.mcp_url} "

@@ -306,3 +306,100 @@ def test_a_broken_config_does_not_keep_a_server_running(tmp_path, reap):
     assert proc.wait(timeout=DEADLINE) == 0
     refused = run_cli(home, "serve", "--port", "0", env_extra=env)
     assert refused.returncode == 2 and refused.stderr.startswith("Error: ") and bad in refused.stderr
+
+
+# --- issue 25 loose ends --------------------------------------------------------------------------------------------
+
+def suzent(home: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suzent_cli", "--home", str(home), *args], capture_output=True,
+                          text=True, env=env, cwd=REPO, timeout=DEADLINE)
+
+
+def started_and_ready(home: Path, env: dict) -> int:
+    """Auto-start a server for ``home`` and wait until it serves and has finished starting; its pid."""
+    said = autostart.ensure(home, why="suzent index", env=env)
+    assert said.startswith("started pid "), said
+    info = poll("the auto-started server serves", lambda: serving(home))
+    poll("the server has finished starting", lambda: autostart.read_record(home).get("ready"))
+    return info["pid"]
+
+
+def sigkill(home: Path, pid: int) -> None:
+    os.killpg(pid, signal.SIGKILL)
+    poll("the killed server is gone", lambda: gone(pid) and not runtime.is_running(home))
+    assert os.path.lexists(paths.socket_path(home)) and runtime.read_info(home)["pid"] == pid  # its leftovers
+
+
+def test_a_sigkilled_server_is_recognised_answered_cold_and_restarted(tmp_path, reap):
+    """A relayed `suzent index` / `capture --fact … --index` whose server was SIGKILLed (record, socket and
+    serve.json left behind): status shows the dead server at once, the command runs cold, correctly, with no
+    traceback, and a server that had finished starting is restarted at once by it (the back-off of a second death
+    in a row: tests/test_autostart.py)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    reap(home)
+    env = on_env(home)
+    off = {**env, "SUZENT_SERVE_AUTOSTART": "0"}
+    assert suzent(home, off, "capture", "--fact", "[preference] Takes oat milk").returncode == 0
+    assert suzent(home, off, "index").returncode == 0
+    first = started_and_ready(home, env)
+    sigkill(home, first)
+    failed = json.loads(suzent(home, off, "status", "--json", "--no-index").stdout)["server"]["autostart"]["failed"]
+    assert failed["pid"] == first and failed["retry_at"] is None and "killed or crashed" in failed["error"]
+
+    ran = suzent(home, env, "index")
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert "checked" in ran.stdout and "rows in all" in ran.stdout  # the cold run's own report
+    record = autostart.read_record(home)
+    assert record["pid"] != first and record["failures"] == 1  # a fresh server, started by that command
+    second = record["pid"]
+    assert poll("the fresh server serves", lambda: serving(home))["pid"] == second
+    poll("the fresh server has finished starting", lambda: autostart.read_record(home).get("ready"))
+    sigkill(home, second)
+
+    captured = suzent(home, off, "capture", "--fact", "[preference] Drinks rooibos", "--index")
+    assert captured.returncode == 0 and "Traceback" not in captured.stderr, captured.stderr
+    assert "captured 1 fact(s)" in captured.stdout and "indexed: +1 rows" in captured.stdout
+    assert autostart.read_record(home)["pid"] == second  # auto-start off for this one: nothing spawned
+
+
+def test_status_shows_a_failed_auto_start_at_once_with_its_error(tmp_path, reap):
+    home = tmp_path / "h"
+    home.mkdir()
+    reap(home)
+    (home / "config.toml").write_text("[serve]\nport = 99999\n")  # suzent serve --auto exits 2 at start
+    env = on_env(home)
+    assert autostart.ensure(home, why="hook recall", env=env).startswith("started pid ")
+    pid = autostart.read_record(home)["pid"]
+    poll("the server that cannot start exits", lambda: gone(pid))
+    just_now(home)
+    shown = suzent(home, {**env, "SUZENT_SERVE_AUTOSTART": "0"}, "status", "--json", "--no-index")
+    failed = json.loads(shown.stdout)["server"]["autostart"]["failed"]
+    assert failed["pid"] == pid and failed["exit"] == 2 and failed["failures"] == 1
+    assert "serve.port must be between 0 and 65535" in failed["error"]
+    assert failed["retry_at"] is not None and failed["log"] == str(autostart.log_path(home))
+    text = suzent(home, {**env, "SUZENT_SERVE_AUTOSTART": "0"}, "status", "--no-index").stdout
+    assert f"failed: pid {pid} exited 2: serve.port must be between 0 and 65535" in text
+    assert "1 failed start in a row" in text and "(back-off)" in text and str(autostart.log_path(home)) in text
+    assert spawns(home) == 1  # status only looked
+
+
+def test_an_auto_started_server_indexes_what_was_written_before_it_watched(tmp_path, reap):
+    """The Stop hook that spawns a server writes its turn on the cold path, before the server's watcher runs: the
+    auto-started server (no chain) runs one incremental pass after its preload, so the index catches up."""
+    home = tmp_path / "h"
+    home.mkdir()
+    reap(home)
+    env = on_env(home)
+    off = {**env, "SUZENT_SERVE_AUTOSTART": "0"}
+    assert suzent(home, off, "capture", "--fact", "[preference] Takes oat milk").returncode == 0
+    assert suzent(home, off, "index").returncode == 0
+    assert suzent(home, off, "capture", "--fact", "[personal] Lives in Porto").returncode == 0  # not indexed
+
+    def rows() -> int | None:
+        shown = suzent(home, off, "status", "--json")
+        return json.loads(shown.stdout)["index"].get("rows") if shown.returncode == 0 else None
+
+    assert rows() == 1
+    started_and_ready(home, env)
+    poll("the auto-started server indexed the line written before it", lambda: rows() == 2)
