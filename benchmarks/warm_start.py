@@ -7,8 +7,10 @@ Each round starts ``suzent serve --port 0`` (chain on, as a person runs it) and 
 hook (``suzent recall --from claude-code``, the command Claude Code runs, default 2 s timeout) every
 ``--every`` seconds for ``--seconds`` seconds, each a whole process with bytecode cached. Before the socket
 exists a hook takes the cold path, as it would for a person. A hook "answered" when it printed recall context;
-"skipped" when it printed its no-answer warning. Prints, per variant: hooks fired, answered, skipped, wall p50 /
-p95 / max, then the command line.
+"skipped" when it printed its no-answer warning. Each hook also notes whether the server's socket existed when it
+was fired (``suzent_cli.server.paths.socket_path``): those are the hooks the server answers, the ones item 3 of
+issue 25 is about. Prints, per variant: all hooks, then those fired once the socket existed (fired, answered,
+skipped, wall p50 / p95 / max, and the seconds from the server's start to the socket), then the command line.
 
 Usage: python benchmarks/warm_start.py --old DIR [--new .] [--rounds 2] [--seconds 60] [--every 1.0]
 """
@@ -38,8 +40,11 @@ PROMPTS = ["Which editor does the user like to work in these days?", "Remind me 
            "Which programming languages does the user prefer for tooling?", "What is the user's favourite cuisine?"]
 
 
-def fire(tree: Path, home: Path, text: str) -> tuple[float, bool, bool]:
-    """One recall hook process: ``(wall seconds, answered, skipped)``."""
+def fire(tree: Path, home: Path, text: str) -> tuple[float, bool, bool, bool]:
+    """One recall hook process: ``(wall seconds, answered, skipped, socket existed when fired)``."""
+    from suzent_cli.server.paths import socket_path
+
+    served = socket_path(home).exists()
     payload = json.dumps({"session_id": "bench-warm-start", "transcript_path": "/tmp/none.jsonl", "cwd": str(home),
                           "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text})
     env = dict(serve.env_for(home), PYTHONPATH=str(tree))
@@ -50,22 +55,29 @@ def fire(tree: Path, home: Path, text: str) -> tuple[float, bool, bool]:
     wall = time.perf_counter() - t0
     answered = b"additionalContext" in done.stdout
     return wall, answered, (not answered and b"recall" in done.stderr and b"skipped" in done.stderr
-                            or b"no answer" in done.stderr)
+                            or b"no answer" in done.stderr), served
 
 
-def one_round(tree: Path, home: Path, seconds: float, every: float) -> list[tuple[float, bool, bool]]:
+def one_round(tree: Path, home: Path, seconds: float, every: float) -> tuple[list[tuple[float, bool, bool, bool]],
+                                                                            float | None]:
+    """One server's first ``seconds``: the hooks' results and the seconds from its start to its socket (None when
+    it never appeared)."""
+
     env = dict(serve.env_for(home), PYTHONPATH=str(tree))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     log = open(home / "serve.log", "ab")
     proc = subprocess.Popen([sys.executable, "-m", "suzent_cli", "serve", "--port", "0"], env=env, cwd=str(tree),
                             stdout=log, stderr=log, start_new_session=True)
     results = []
+    socket_at = None
     try:
         start = time.monotonic()
         i = 0
         while time.monotonic() - start < seconds:
             tick = time.monotonic()
             results.append(fire(tree, home, PROMPTS[i % len(PROMPTS)]))
+            if socket_at is None and results[-1][3]:
+                socket_at = tick - start  # the first hook that found it: an upper bound, to within --every
             i += 1
             time.sleep(max(0.0, every - (time.monotonic() - tick)))
     finally:
@@ -76,7 +88,7 @@ def one_round(tree: Path, home: Path, seconds: float, every: float) -> list[tupl
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
-    return results
+    return results, socket_at
 
 
 def pct(values: list[float], p: float) -> float:
@@ -97,7 +109,8 @@ def main() -> int:
     for tree in trees.values():  # bytecode cached, as users run it
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "suzent_cli")], check=False)
     base = Path(tempfile.mkdtemp(prefix="suzent-warm-start-"))
-    got: dict[str, list[tuple[float, bool, bool]]] = {name: [] for name in trees}
+    got: dict[str, list[tuple[float, bool, bool, bool]]] = {name: [] for name in trees}
+    sockets: dict[str, list[float]] = {name: [] for name in trees}
     try:
         source = serve.make_home(base, "source", args.facts, serve.MODEL)
         order = []
@@ -106,15 +119,24 @@ def main() -> int:
         for n, name in enumerate(order):
             home = base / f"{name}-{n}"
             shutil.copytree(source, home)
-            got[name] += one_round(trees[name], home, args.seconds, args.every)
+            rows, socket_at = one_round(trees[name], home, args.seconds, args.every)
+            got[name] += rows
+            if socket_at is not None:
+                sockets[name].append(socket_at)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("command: python benchmarks/warm_start.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    print(f"{'variant':8} {'hooks':>6} {'answered':>9} {'skipped':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    print(f"{'variant':8} {'hooks':14} {'fired':>6} {'answered':>9} {'skipped':>8} {'p50 s':>7} {'p95 s':>7} "
+          f"{'max s':>7} {'socket at s':>12}")
     for name, rows in got.items():
-        walls = [w for w, _, _ in rows]
-        print(f"{name:8} {len(rows):6d} {sum(a for _, a, _ in rows):9d} {sum(s for _, _, s in rows):8d} "
-              f"{pct(walls, 50):7.2f} {pct(walls, 95):7.2f} {max(walls):7.2f}")
+        at = " ".join(f"{s:.0f}" for s in sockets[name]) or "-"
+        for label, part in (("all", rows), ("socket present", [r for r in rows if r[3]])):
+            if not part:
+                print(f"{name:8} {label:14} {0:6d}")
+                continue
+            walls = [r[0] for r in part]
+            print(f"{name:8} {label:14} {len(part):6d} {sum(r[1] for r in part):9d} {sum(r[2] for r in part):8d} "
+                  f"{pct(walls, 50):7.2f} {pct(walls, 95):7.2f} {max(walls):7.2f} {at:>12}")
     return 0
 
 
