@@ -387,12 +387,15 @@ class _Segment:
     the placed rows' indexes sorted by ``(source, locator, id)``; ``slices``: each source's span of it). Never
     changed once made: which of its rows a version still holds is the version's business (:attr:`_Resident.live`)."""
 
-    def __init__(self, data, dim: int):
+    def __init__(self, data, dim: int, fts: dict[str, Any] | None = None, postings: dict[str, Any] | None = None):
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        data = data.take(pc.sort_indices(data["_rowid"]))
+        from suzent_cli.index.bm25 import Postings
+
+        order = pc.sort_indices(data["_rowid"])
+        data = data.take(order)
         self.row_ids = data["_rowid"].to_numpy()
         self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
         if "vector" in data.column_names:
@@ -405,6 +408,12 @@ class _Segment:
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
         self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
+        # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
+        # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, already in row-address order)
+        self.postings: dict[str, Any] = dict(postings or {})
+        for column, analyzer in (fts or {}).items():
+            if column not in self.postings:
+                self.postings[column] = Postings.build(data[column].to_pylist(), analyzer)
         # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
         self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
         placed = pa.table({"i": pa.array(np.arange(data.num_rows)), "source": data["source"],
@@ -424,7 +433,8 @@ class _Segment:
 
     @property
     def nbytes(self) -> int:
-        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes)
+        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes
+                   + sum(p.nbytes for p in self.postings.values()))
 
 
 class _Resident:
@@ -434,17 +444,20 @@ class _Resident:
     are read from memory. Never changed once made: the next version gets a new one that shares the segments it
     can (:meth:`following`)."""
 
-    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True):
+    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True,
+                 fts: dict[str, Any] | None = None):
         self.version, self.dim, self.segments, self.live, self.vectors = version, dim, segments, live, vectors
+        self.fts: dict[str, Any] = fts or {}  # text column -> bm25.Analyzer: the columns BM25 is answered for
         self._sources: dict[str, tuple[list[int], list[str], list[int]]] = {}
 
     @classmethod
-    def read(cls, table, version: int, dim: int, vectors: bool = True) -> _Resident:
+    def read(cls, table, version: int, dim: int, vectors: bool = True,
+             fts: dict[str, Any] | None = None) -> _Resident:
         """Every row of ``table`` (checked out at ``version``): one scan of the result columns (and the vectors,
-        with ``vectors``)."""
-        data = table.search().select(_resident_columns(vectors)).with_row_id(True).limit(None).to_arrow()
-        return cls(version, dim, [_Segment(data, dim)] if data.num_rows else [], [None] if data.num_rows else [],
-                   vectors)
+        with ``vectors``; and the text columns of ``fts``, tokenised and inverted, not kept)."""
+        data = table.search().select(_resident_columns(vectors, fts)).with_row_id(True).limit(None).to_arrow()
+        return cls(version, dim, [_Segment(data, dim, fts)] if data.num_rows else [],
+                   [None] if data.num_rows else [], vectors, fts)
 
     def following(self, table, version: int) -> _Resident:
         """The resident rows of ``table`` (checked out at ``version``), from these: one narrow scan lists the
@@ -468,14 +481,14 @@ class _Resident:
             live.append(None if mask.all() else mask)
         new = holds[~known]
         if len(new):
-            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors)).with_row_id() \
-                .to_arrow()
+            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors, self.fts)) \
+                .with_row_id().to_arrow()
             if data.num_rows:
-                segments.append(_Segment(data, self.dim))
+                segments.append(_Segment(data, self.dim, self.fts))
                 live.append(None)
         if len(segments) > RESIDENT_SEGMENTS:
             segments, live = _merged(segments, live, self.dim)
-        return _Resident(version, self.dim, segments, live, self.vectors)
+        return _Resident(version, self.dim, segments, live, self.vectors, self.fts)
 
     @property
     def rows(self) -> int:
@@ -507,6 +520,22 @@ class _Resident:
             row = self._row(k, i)
             row["_distance"] = 1.0 + neg
             out.append(row)
+        return out
+
+    def bm25(self, text: str, limit: int, column: str) -> list[dict[str, Any]]:
+        """The ``limit`` best rows for ``text`` by BM25 over ``column`` (one of :attr:`fts`), as lance's
+        full-text search scores them (:mod:`suzent_cli.index.bm25`): :data:`CANDIDATE_COLUMNS`, ``_rowid`` and
+        ``_score``, best first (equal scores by row address)."""
+        from suzent_cli.index import bm25
+
+        query = self.fts[column].query(text)
+        parts = [(seg.postings[column], mask) for seg, mask in zip(self.segments, self.live, strict=True)]
+        out = []
+        for score, k, i in bm25.search(parts, query, limit):
+            row = self._row(k, i)
+            row["_score"] = score
+            out.append(row)
+        out.sort(key=lambda r: (-r["_score"], r["_rowid"]))
         return out
 
     def _row(self, k: int, i: int) -> dict[str, Any]:
@@ -584,8 +613,47 @@ class _Resident:
         return out
 
 
-def _resident_columns(vectors: bool) -> list[str]:
-    return [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+def _with_columns(resident: _Resident, rows: list[dict[str, Any]], columns: list[str] | None) -> list[dict[str, Any]]:
+    """``rows`` of a resident search (:data:`CANDIDATE_COLUMNS`, ``_rowid`` and a score) with ``columns`` (None:
+    the result columns) when they ask for more than the candidate columns, read from the copy."""
+    if columns is not None and set(columns) <= set(CANDIDATE_COLUMNS):
+        return rows
+    full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
+    return [{**full[r["id"]], **{k: v for k, v in r.items() if k.startswith("_")}} for r in rows if r["id"] in full]
+
+
+# The options of a full-text index (lance's ``index_details``) the resident copy scores as lance does: passed to
+# ``lancedb.tokenize`` as they are; an index with any other option set (another base tokenizer, identifier or
+# number splitting, ...) is left to lance.
+_FTS_OPTIONS = ("language", "max_token_length", "lower_case", "stem", "remove_stop_words", "custom_stop_words",
+                "ascii_folding")
+_FTS_OFF = ("split_identifiers", "split_on_numerics", "preserve_original", "index_operators")
+
+
+def fts_options(details: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The tokenizer options of a full-text index from its ``index_details`` (``list_indices``), for
+    :func:`fts_tokenizer`; None when the index uses what the resident copy does not reproduce: a base tokenizer
+    other than ``simple``, a lance tokenizer other than ``text``, or one of the splitting options."""
+    if not isinstance(details, dict) or details.get("base_tokenizer", "simple") != "simple" \
+            or details.get("lance_tokenizer") not in (None, "text") or any(details.get(k) for k in _FTS_OFF):
+        return None
+    return {k: details[k] for k in _FTS_OPTIONS if k in details}
+
+
+def fts_tokenizer(options: dict[str, Any]) -> Callable[[str], list[str]]:
+    """lance's analyzer of a full-text index with ``options`` (:func:`fts_options`): ``text -> [token, ...]``,
+    exactly the tokens lance indexes (``lancedb.tokenize``)."""
+    tokenize = _lancedb().tokenize
+
+    def tokens(text: str) -> list[str]:
+        return [t.text for t in tokenize(text, base_tokenizer="simple", **options)]
+
+    return tokens
+
+
+def _resident_columns(vectors: bool, fts: dict[str, Any] | None = None) -> list[str]:
+    columns = [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+    return columns + [c for c in (fts or {}) if c not in columns]
 
 
 def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
@@ -594,8 +662,11 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
     import numpy as np
     import pyarrow as pa
 
+    from suzent_cli.index.bm25 import Postings
+
     big = max(range(len(segments)), key=lambda k: len(segments[k].row_ids))
     parts = []
+    kept = []
     for k, (seg, mask) in enumerate(zip(segments, live, strict=True)):
         if k == big:
             continue
@@ -605,8 +676,15 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
             part = part.append_column("vector", pa.FixedSizeListArray.from_arrays(
                 pa.array(seg.matrix[keep].reshape(-1)), dim))
         parts.append(part.append_column("_rowid", pa.array(seg.row_ids[keep])))
+        kept.append((seg, keep))
     merged = pa.concat_tables(parts)
-    return [segments[big], _Segment(merged, dim)], [live[big], None]
+    # the postings of the kept rows, renumbered in row-address order (the order _Segment sorts the rows into)
+    order = np.argsort(np.concatenate([seg.row_ids[keep] for seg, keep in kept]), kind="stable")
+    postings = {}
+    for column in segments[big].postings:
+        joined = Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
+        postings[column] = Postings.merged([(joined, order)]) if len(order) else joined
+    return [segments[big], _Segment(merged, dim, postings=postings)], [live[big], None]
 
 
 class ReadStore:
@@ -626,12 +704,22 @@ class ReadStore:
         self._resident_max = 0  # bytes of vectors a resident copy may take; 0: none is kept
         self._resident_thread: threading.Thread | None = None
         self._resident_missed: int | None = None  # a version whose read left no copy (too large, failed): not retried
+        self._version_read: int | None = None  # the table version, read once (see _version)
+
+    def _version(self) -> int:
+        """The table version this store reads. lance's ``table.version`` costs ~0.2-1 ms a call (more under load)
+        and recall asks several times a query; the table (opened without a read-consistency interval) only moves
+        when :meth:`refresh` moves it, so it is read once and again after each refresh."""
+        version = self._version_read
+        if version is None:
+            version = self._version_read = int(self._table.version)
+        return version
 
     def _cached(self, what: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per table version of this store (a version never changes once committed; a store
         moved to a newer one, e.g. by ``checkout_latest``, computes it again). Thread-safe: concurrent queries on
         one store build it once."""
-        version = self._table.version
+        version = self._version()
         hit = self._cache.get(what)
         if hit is not None and hit[0] == version:
             return hit[1]
@@ -773,14 +861,14 @@ class ReadStore:
         self._resident_now()
         if wait:
             self.settle_resident()
-        return self._resident is not None and self._resident.version == self._table.version
+        return self._resident is not None and self._resident.version == self._version()
 
     def settle_resident(self, timeout: float | None = None) -> None:
         """Wait for the background read of the resident copy, if one runs (tests and benchmarks)."""
         thread = self._resident_thread
         if thread is not None:
             thread.join(timeout)
-        if self._resident_max and (self._resident is None or self._resident.version != self._table.version):
+        if self._resident_max and (self._resident is None or self._resident.version != self._version()):
             self._resident_now()
             thread = self._resident_thread
             if thread is not None:
@@ -791,7 +879,7 @@ class ReadStore:
         that version is started, unless one runs)."""
         if not self._resident_max:
             return None
-        version = self._table.version
+        version = self._version()
         resident = self._resident
         if resident is not None and resident.version == version:
             return resident
@@ -818,14 +906,43 @@ class ReadStore:
                 return
             # With an ANN index lance's vector search reads a few partitions, less than an exact product over
             # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
-            vectors = not any("vector" in columns for columns, _kind in self._list_indices_of(table))
+            indices = table.list_indices()
+            vectors = not any("vector" in idx.columns for idx in indices)
             base = self._resident
-            made = _Resident.read(table, version, dim, vectors) \
-                if base is None or base.dim != dim or base.vectors != vectors else base.following(table, version)
+            fts = self._analyzers(indices, base.fts if base is not None else {})
+            same = base is not None and base.dim == dim and base.vectors == vectors and base.fts == fts
+            made = base.following(table, version) if same else _Resident.read(table, version, dim, vectors, fts)
             if self._resident is None or self._resident.version <= version:
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
             self._resident_missed = version
+
+    @staticmethod
+    def _analyzers(indices, known: dict[str, Any]) -> dict[str, Any]:
+        """``{text column: bm25.Analyzer}`` for each of :data:`FTS_COLUMNS` whose full-text index the resident
+        copy can score as lance does (:func:`fts_tokenizer` of its options); an analyzer of ``known`` with the
+        same options is reused (its vocabulary holds the ids the segments use)."""
+        from suzent_cli.index.bm25 import Analyzer
+
+        out: dict[str, Any] = {}
+        made: dict[tuple, Any] = {}
+        for idx in indices:
+            columns = tuple(idx.columns)
+            if len(columns) != 1 or columns[0] not in FTS_COLUMNS or str(idx.index_type).upper() != "FTS":
+                continue
+            options = fts_options(getattr(idx, "index_details", None))
+            if options is None:
+                continue
+            key = tuple(sorted(options.items(), key=lambda kv: kv[0]))
+            old = known.get(columns[0])
+            if old is not None and old.options == key:
+                made.setdefault(key, old)
+            if key not in made:
+                limit = options.get("max_token_length")
+                digits = (limit if limit is not None else 1 << 30) if options.get("custom_stop_words") is None else None
+                made[key] = Analyzer(fts_tokenizer(options), key, digits)
+            out[columns[0]] = made[key]
+        return out
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
@@ -860,12 +977,7 @@ class ReadStore:
         once."""
         resident = self._resident_now() if where is None else None
         if resident is not None and resident.vectors:
-            rows = resident.nearest(vector, limit)
-            if columns is None or not set(columns) <= set(CANDIDATE_COLUMNS):
-                full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
-                rows = [{**full[r["id"]], "_rowid": r["_rowid"], "_distance": r["_distance"]} for r in rows
-                        if r["id"] in full]
-            return rows
+            return _with_columns(resident, resident.nearest(vector, limit), columns)
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
         if self.vector_index_kind() is not None:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
@@ -879,6 +991,9 @@ class ReadStore:
         ``columns`` (None: the result columns), ``_score`` and ``_rowid``; [] when ``column`` has no index yet."""
         if not self.has_fts_index(column):
             return []
+        resident = self._resident_now() if where is None else None
+        if resident is not None and column in resident.fts:
+            return _with_columns(resident, resident.bm25(text, limit, column), columns)
         q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
@@ -935,7 +1050,7 @@ class ReadStore:
         if self._resident_max:
             return self._file_positions(rows).around(rows)
         cached = self._cache.get("positions")
-        version = self._table.version
+        version = self._version()
         if cached is None or cached[0] != version:
             with self._cache_lock:
                 seen = self._seen[1] + 1 if self._seen[0] == version else 1
@@ -1040,18 +1155,20 @@ class ReadStore:
     @property
     def version(self) -> int:
         """The table version this store reads (each commit makes a new one)."""
-        return int(self._table.version)
+        return self._version()
 
     def refresh(self) -> bool:
         """Move this store to the latest committed version of its table (one manifest read; for a store that
         lives across many queries, e.g. ``suzent serve``'s). True when the version changed. Raises
         :class:`IndexUnreadable` when lance cannot read the table any more (the caller reopens it)."""
-        before = self._table.version
+        before = self._version()
         try:
             self._table.checkout_latest()
         except Exception as exc:
+            self._version_read = None
             raise unreadable(self.index_dir, exc, home=self.home) from exc
-        return self._table.version != before
+        self._version_read = None
+        return self._version() != before
 
     def version_count(self) -> int:
         """How many table versions are kept on disk (compaction drops the old ones)."""
@@ -1075,6 +1192,10 @@ class TableWriter(ReadStore):
     def __init__(self, index_dir: Path, table, *, created: bool = False, home: Path | None = None):
         super().__init__(index_dir, table, home=home)
         self.created = created  # True when this open created the table (there was none)
+
+    def _version(self) -> int:
+        """The table version now: every write of the writer makes a new one (never cached)."""
+        return int(self._table.version)
 
     @classmethod
     def open_or_create(cls, index_dir: Path, embedder_name: str, dim: int, *,
