@@ -1,7 +1,8 @@
 """The resident first stage of a kept store (issue 25, item 5: ``ReadStore.keep_resident``) and recall's narrow
 candidate reads.
 
-* A store kept resident ranks exactly as lance does (exact vector search on both sides below the ANN threshold;
+* A store kept resident ranks exactly as lance does (exact vector search on both sides below the ANN threshold,
+  above it exact in numpy;
   BM25 from memory, tests/test_bm25_resident.py) while lance's full-text index covers every row.
 * The copy follows the table version by version (checked against a copy read whole at that version: after a
   commit lance scores BM25 over its index's older statistics, which the copy does not reproduce, see
@@ -16,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from test_vector_index import WORDS, _home
+from test_vector_index import WORDS, _exact, _home
 
 from conftest import CountingEmbedder
 from suzent_cli import archive
@@ -186,7 +187,9 @@ def test_candidates_are_read_narrow_and_the_hits_whole(tmp_path):
     assert hits and all(h.source_type == "archive_log" and h.date and h.source_file for h in hits)
 
 
-def test_with_an_ann_index_the_copy_holds_no_vectors_and_lance_searches(tmp_path, monkeypatch):
+def test_with_an_ann_index_the_copy_still_searches_exactly(tmp_path, monkeypatch):
+    """An ANN index on the table: the copy holds the vectors all the same and searches them exactly (cheaper than
+    lance's ANN at 100k rows, BENCHMARKS.md); ``exact_vectors=False`` leaves vector search to lance."""
     from suzent_cli.index import indexer as indexer_mod
 
     monkeypatch.setattr(indexer_mod, "ANN_MIN_ROWS", 200)
@@ -195,12 +198,20 @@ def test_with_an_ann_index_the_copy_holds_no_vectors_and_lance_searches(tmp_path
     kept = _kept(s, emb)
     plain = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
     assert kept.vector_index_kind() is not None
-    assert not kept._resident.vectors and all(seg.matrix is None for seg in kept._resident.segments)
+    assert kept._resident.vectors and all(seg.matrix is not None for seg in kept._resident.segments)
     vector = emb.encode(["garden shed roof"])[0]
-    assert kept.vector_search(vector, 20, columns=CANDIDATE_COLUMNS) == \
+    mine = kept.vector_search(vector, 20, columns=CANDIDATE_COLUMNS)
+    want = _exact(kept, vector, 20)
+    assert [r["_distance"] for r in mine] == pytest.approx([d for _, d in want], abs=1e-5)
+    assert {r["id"] for r in mine if r["_distance"] < want[-1][1] - 1e-5} == \
+        {rid for rid, d in want if d < want[-1][1] - 1e-5}
+    lance_ann = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    assert lance_ann.keep_resident(wait=True, exact_vectors=False)
+    assert not lance_ann._resident.vectors and all(seg.matrix is None for seg in lance_ann._resident.segments)
+    assert lance_ann.vector_search(vector, 20, columns=CANDIDATE_COLUMNS) == \
         plain.vector_search(vector, 20, columns=CANDIDATE_COLUMNS)
     for q in QUERIES:  # the vector run from lance on both sides; BM25 from memory (float32, another summation order)
-        _same(search(kept, emb, q, limit=20, today=s.today), search(plain, emb, q, limit=20, today=s.today))
+        _same(search(lance_ann, emb, q, limit=20, today=s.today), search(plain, emb, q, limit=20, today=s.today))
 
 
 def test_the_planted_screen_runs_for_the_returned_hits_only(tmp_path, monkeypatch):

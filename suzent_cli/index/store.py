@@ -67,9 +67,9 @@ VECTOR_INDEX = "vector_idx"
 # recall's neighbour read: after this many queries on one table version, that version's row positions are read
 # whole and kept (ReadStore.neighbourhood)
 POSITIONS_CACHE_AFTER = 3
-# A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's result columns, BM25 postings
-# and (without an ANN index) vector in memory while their vectors would take at most this many bytes (384-dim
-# float32: ~330k rows, ~200 MB of arrays with an ANN index); above it (a 1M-row table), lance serves.
+# A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's vector, result columns and
+# BM25 postings in memory while their vectors take at most this many bytes (384-dim float32: ~330k rows, ~710 MB
+# of arrays in all); above it (a 1M-row table: 1.5 GB of vectors, ~2.2 GB in all), lance serves.
 RESIDENT_MAX_BYTES = 512 * 1024 * 1024
 RESIDENT_SEGMENTS = 4  # a resident copy holds at most this many segments (each costs a search one more call)
 
@@ -401,13 +401,16 @@ class _Segment:
         self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
         if "vector" in data.column_names:
             vectors = data["vector"].combine_chunks()
-            matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
             valid = np.asarray(vectors.is_valid())
-            if valid.any():
-                matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
-                                           dtype=np.float32).reshape(-1, dim)
+            if valid.all():  # a view of arrow's buffer: the only copy made is the normalised one
+                matrix = np.asarray(vectors.flatten(), dtype=np.float32).reshape(-1, dim)
+            else:
+                matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
+                if valid.any():
+                    matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
+                                               dtype=np.float32).reshape(-1, dim)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
+            self.matrix = np.divide(matrix, np.where(norms > 0, norms, 1.0), dtype=np.float32)
         self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
         # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
         # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, already in row-address order)
@@ -703,6 +706,7 @@ class ReadStore:
         self._cache_lock = threading.Lock()
         self._resident: _Resident | None = None  # see keep_resident
         self._resident_max = 0  # bytes of vectors a resident copy may take; 0: none is kept
+        self._resident_exact = True  # the copy holds the vectors even with an ANN index (keep_resident)
         self._resident_thread: threading.Thread | None = None
         self._resident_missed: int | None = None  # a version whose read left no copy (too large, failed): not retried
         self._version_read: int | None = None  # the table version, read once (see _version)
@@ -843,13 +847,14 @@ class ReadStore:
         return total, derived
 
     # ---- the resident first stage (a warm server's) ----------------------------------------------------------
-    def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False) -> bool:
+    def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False,
+                      exact_vectors: bool = True) -> bool:
         """Keep every row of the table in memory for this store's queries (a store that lives across many
         queries: ``suzent serve``'s): the result columns, so :meth:`rows_at` and :meth:`neighbourhood` read
-        memory, and — while the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows, where lance compares
-        every stored vector per query) — the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is
-        exact cosine in numpy. With an ANN index lance's search reads a few partitions, cheaper than a product over
-        every row (benchmarks/recall_floor.py at 100k rows), so lance keeps it. Both BM25 runs (``content`` and
+        memory, and the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is exact cosine in
+        numpy: one matrix-vector product per segment, cheaper than lance's ANN search at 100k rows (23 vs 104 ms
+        at load 5, 27 vs 29 ms at load 3: BENCHMARKS.md) and exact. ``exact_vectors=False`` holds them only while
+        the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows) and leaves ANN search to lance. Both BM25 runs (``content`` and
         ``search_text``, without a ``where``) are answered from memory too, for each text column whose full-text
         index has options the copy reproduces (:func:`fts_options`): its rows inverted through lance's own analyzer
         and scored as lance's BM25 (:mod:`suzent_cli.index.bm25`; the statistics of the rows the version holds).
@@ -859,10 +864,11 @@ class ReadStore:
         deleted masked out) and only the others are read, by address (after a compaction: all of them). Until the
         copy matches the version the store reads, queries go to lance as without it, so a query never waits for the
         copy and never sees an older version. Nothing is kept while the vectors would take more than ``max_bytes``
-        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows); lance then answers everything. Measured at 100k
-        rows with an ANN index: ~62 MB of arrays (result columns 37 MB, BM25 postings of both fields ~25 MB). Returns True when the copy matches the store's
-        version on return. Read-only: the table is never written."""
+        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows); lance then answers everything. At 100k rows the
+        copy is ~216 MB of arrays: vectors 154 MB, result columns 37 MB, BM25 postings of both fields ~25 MB
+        (BENCHMARKS.md). Returns True when the copy matches the store's version on return. Read-only: the table is never written."""
         self._resident_max = max(0, int(max_bytes))
+        self._resident_exact = bool(exact_vectors)
         self._resident_now()
         if wait:
             self.settle_resident()
@@ -909,10 +915,11 @@ class ReadStore:
             if not dim or int(table.count_rows()) * dim * 4 > self._resident_max:
                 self._resident, self._resident_missed = None, version
                 return
-            # With an ANN index lance's vector search reads a few partitions, less than an exact product over
-            # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
+            # The vectors are held (and searched exactly) whatever the indexes: at 100k rows one numpy product
+            # costs less than lance's ANN search, and far less under load (BENCHMARKS.md, issue 25, item 5);
+            # exact_vectors=False holds them only while the table has no ANN index (the benchmark's comparison).
             indices = table.list_indices()
-            vectors = not any("vector" in idx.columns for idx in indices)
+            vectors = self._resident_exact or not any("vector" in idx.columns for idx in indices)
             base = self._resident
             fts = self._analyzers(indices, base.fts if base is not None else {})
             same = base is not None and base.dim == dim and base.vectors == vectors and base.fts == fts
