@@ -97,13 +97,14 @@ class Postings:
     the set, ascending) and the token's count in each (CSR: ``starts[t]:starts[t + 1]`` of ``rows``/``counts``);
     ``lengths``: each row's token count. Never changed once made."""
 
-    def __init__(self, terms, rows, counts, lengths):
+    def __init__(self, terms, rows, counts, lengths, ordered: bool = False):
         import numpy as np
 
-        order = np.lexsort((rows, terms))
-        terms = terms[order]
-        self.rows = rows[order].astype(np.int32, copy=False)
-        self.counts = counts[order].astype(np.uint16, copy=False)
+        if not ordered:  # by token id, then row (``ordered``: already so)
+            order = np.lexsort((rows, terms))
+            terms, rows, counts = terms[order], rows[order], counts[order]
+        self.rows = rows.astype(np.int32, copy=False)
+        self.counts = counts.astype(np.uint16, copy=False)
         self.lengths = lengths.astype(np.int32, copy=False)
         size = int(terms[-1]) + 1 if len(terms) else 0
         self.starts = np.searchsorted(terms, np.arange(size + 1)).astype(np.int64)
@@ -111,22 +112,9 @@ class Postings:
     @classmethod
     def build(cls, texts: list[str | None], analyzer: Analyzer) -> Postings:
         """The postings of ``texts`` (one per row, in row order) through ``analyzer``."""
-        import numpy as np
-
-        ids: list[int] = []
-        lengths = np.zeros(len(texts), dtype=np.int64)
-        for i, text in enumerate(texts):
-            row_ids = analyzer.ids(text)
-            lengths[i] = len(row_ids)
-            ids += row_ids
-        tids = np.asarray(ids, dtype=np.int64)
-        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-        if not len(tids):
-            empty = np.zeros(0, dtype=np.int64)
-            return cls(empty, empty, empty, lengths)
-        span = len(texts) + 1
-        pairs, counts = np.unique(tids * span + rows, return_counts=True)
-        return cls(pairs // span, pairs % span, np.minimum(counts, np.iinfo(np.uint16).max), lengths)
+        builder = PostingsBuilder(analyzer)
+        builder.add(texts)
+        return builder.done()
 
     @classmethod
     def merged(cls, parts: list[tuple[Postings, Any]]) -> Postings:
@@ -159,6 +147,46 @@ class Postings:
     @property
     def nbytes(self) -> int:
         return int(self.rows.nbytes + self.counts.nbytes + self.lengths.nbytes + self.starts.nbytes)
+
+
+class PostingsBuilder:
+    """:class:`Postings` made from texts given a batch at a time (a scan's batches), rows numbered in the order
+    given: the token ids are kept as int32 arrays, never as one Python list (100k rows: ~4M tokens a field)."""
+
+    def __init__(self, analyzer: Analyzer):
+        self._analyzer = analyzer
+        self._chunks: list[Any] = []
+        self._lengths: list[Any] = []
+
+    def add(self, texts: list[str | None]) -> None:
+        import numpy as np
+
+        ids: list[int] = []
+        lengths = np.zeros(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            row_ids = self._analyzer.ids(text)
+            lengths[i] = len(row_ids)
+            ids += row_ids
+        self._chunks.append(np.asarray(ids, dtype=np.int32))
+        self._lengths.append(lengths)
+
+    def done(self) -> Postings:
+        import numpy as np
+
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
+        tids = np.concatenate(self._chunks) if self._chunks else np.zeros(0, dtype=np.int32)
+        self._chunks, self._lengths = [], []
+        # every token's (id, row), sorted by id (stable: rows stay ascending), then each run of one (id, row)
+        # counted: 32-bit arrays, one sort (a few times the token count in bytes, briefly)
+        order = np.argsort(tids, kind="stable")
+        tids = tids[order]
+        rows = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)[order]
+        del order
+        first = np.ones(len(tids), dtype=bool)
+        first[1:] = (tids[1:] != tids[:-1]) | (rows[1:] != rows[:-1])
+        at = np.flatnonzero(first)
+        counts = np.diff(np.append(at, len(tids)))
+        return Postings(tids[at], rows[at], np.minimum(counts, np.iinfo(np.uint16).max), lengths, ordered=True)
 
 
 def idf(with_token: int, documents: int) -> float:

@@ -388,29 +388,25 @@ class _Segment:
     the placed rows' indexes sorted by ``(source, locator, id)``; ``slices``: each source's span of it). Never
     changed once made: which of its rows a version still holds is the version's business (:attr:`_Resident.live`)."""
 
-    def __init__(self, data, dim: int, fts: dict[str, Any] | None = None, postings: dict[str, Any] | None = None):
+    def __init__(self, data, dim: int, fts: dict[str, Any] | None = None, postings: dict[str, Any] | None = None,
+                 matrix=None):
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from suzent_cli.index.bm25 import Postings
 
-        order = pc.sort_indices(data["_rowid"])
-        data = data.take(order)
+        addresses = data["_rowid"].to_numpy()
+        if len(addresses) > 1 and not (addresses[1:] > addresses[:-1]).all():  # a scan comes in address order
+            order = pc.sort_indices(data["_rowid"])
+            data = data.take(order)
+            order = order.to_numpy()
+            matrix = matrix[order] if matrix is not None else None
+            postings = {c: Postings.merged([(p, order)]) for c, p in (postings or {}).items()}
         self.row_ids = data["_rowid"].to_numpy()
-        self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
-        if "vector" in data.column_names:
-            vectors = data["vector"].combine_chunks()
-            valid = np.asarray(vectors.is_valid())
-            if valid.all():  # a view of arrow's buffer: the only copy made is the normalised one
-                matrix = np.asarray(vectors.flatten(), dtype=np.float32).reshape(-1, dim)
-            else:
-                matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
-                if valid.any():
-                    matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
-                                               dtype=np.float32).reshape(-1, dim)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self.matrix = np.divide(matrix, np.where(norms > 0, norms, 1.0), dtype=np.float32)
+        # L2-normalised vectors (given: already in this order), None without a "vector" column read
+        self.matrix = matrix if matrix is not None else \
+            _normalised(data["vector"], dim) if "vector" in data.column_names else None
         self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
         # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
         # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, already in row-address order)
@@ -434,6 +430,44 @@ class _Segment:
             starts = np.concatenate([[0], cuts])
             ends = np.concatenate([cuts, [len(codes)]])
             self.slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+    @classmethod
+    def scanned(cls, table, dim: int, vectors: bool, fts: dict[str, Any]) -> _Segment | None:
+        """A segment of every row of ``table`` (checked out at the version wanted), read batch by batch in two
+        scans: the result and text columns (each batch's texts inverted as it comes: the texts are not kept), then
+        the vectors alone (each batch normalised as it comes), so neither the whole scan nor lance's read-ahead of
+        it piles up while the slow part runs (~300 MB at 100k rows). None for no row."""
+        import numpy as np
+        import pyarrow as pa
+
+        from suzent_cli.index.bm25 import PostingsBuilder
+
+        def batches(columns: list[str]):
+            for batch in table.search().select(columns).with_row_id(True).limit(None).to_batches():
+                if batch.num_rows:
+                    yield pa.Table.from_batches([batch])
+
+        tables, builders = [], {c: PostingsBuilder(analyzer) for c, analyzer in fts.items()}
+        for part in batches(_resident_columns(False, fts)):
+            for column, builder in builders.items():
+                builder.add(part[column].to_pylist())
+            tables.append(part.select([c for c in part.column_names if c not in fts or c in _RESULT_COLUMNS]))
+        if not tables:
+            return None
+        data = pa.concat_tables(tables)
+        matrix = None
+        if vectors:
+            addresses, matrices = [], []
+            for part in batches(["vector"]):
+                addresses.append(part["_rowid"].to_numpy())
+                matrices.append(_normalised(part["vector"], dim))
+            matrix = np.concatenate(matrices) if matrices else np.zeros((0, dim), dtype=np.float32)
+            found = np.concatenate(addresses) if addresses else np.zeros(0, dtype=np.uint64)
+            rows = data["_rowid"].to_numpy()
+            if len(found) != len(rows) or not (found == rows).all():  # the two scans' orders: one row order
+                where = np.searchsorted(found[np.argsort(found)], rows)
+                matrix = matrix[np.argsort(found)][where]
+        return cls(data, dim, postings={c: builder.done() for c, builder in builders.items()}, matrix=matrix)
 
     @property
     def nbytes(self) -> int:
@@ -459,9 +493,8 @@ class _Resident:
              fts: dict[str, Any] | None = None) -> _Resident:
         """Every row of ``table`` (checked out at ``version``): one scan of the result columns (and the vectors,
         with ``vectors``; and the text columns of ``fts``, tokenised and inverted, not kept)."""
-        data = table.search().select(_resident_columns(vectors, fts)).with_row_id(True).limit(None).to_arrow()
-        return cls(version, dim, [_Segment(data, dim, fts)] if data.num_rows else [],
-                   [None] if data.num_rows else [], vectors, fts)
+        segment = _Segment.scanned(table, dim, vectors, fts or {})
+        return cls(version, dim, [segment] if segment else [], [None] if segment else [], vectors, fts)
 
     def following(self, table, version: int) -> _Resident:
         """The resident rows of ``table`` (checked out at ``version``), from these: one narrow scan lists the
@@ -615,6 +648,30 @@ class _Resident:
             locators, ids, addresses = self._source(source)
             out.append({"id": ids[j], "source": source, "locator": int(locators[j]), "_rowid": addresses[j]})
         return out
+
+
+def _normalised(column, dim: int):
+    """A ``vector`` column (fixed-size lists, chunked or not) as an L2-normalised float32 matrix, one row per
+    vector (a null vector: zeros), made chunk by chunk into one new array (no combined copy of the column)."""
+    import numpy as np
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.zeros((len(column), dim), dtype=np.float32)
+    at = 0
+    for chunk in chunks:
+        n = len(chunk)
+        valid = np.asarray(chunk.is_valid())
+        if valid.all():  # a view of arrow's buffer
+            part = np.asarray(chunk.flatten(), dtype=np.float32).reshape(-1, dim)
+        else:
+            part = np.zeros((n, dim), dtype=np.float32)
+            if valid.any():
+                part[valid] = np.asarray(chunk.filter(pa.array(valid)).flatten(), dtype=np.float32).reshape(-1, dim)
+        norms = np.linalg.norm(part, axis=1, keepdims=True)
+        np.divide(part, np.where(norms > 0, norms, 1.0), out=out[at:at + n])
+        at += n
+    return out
 
 
 def _with_columns(resident: _Resident, rows: list[dict[str, Any]], columns: list[str] | None) -> list[dict[str, Any]]:
