@@ -322,8 +322,9 @@ def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
 
 class _Positions:
     """Where rows sit within their files: ``id, source, locator, _rowid`` rows (an arrow table) sorted by
-    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice; only the few
-    rows a query asks about become Python objects."""
+    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice. The three
+    columns are kept as Python lists (made once: a query looks up a few hundred rows, each a bisect and a few list
+    reads, ~1 ms for recall's ~270 candidates at 100k rows)."""
 
     def __init__(self, data):
         import numpy as np
@@ -331,9 +332,9 @@ class _Positions:
 
         data = data.filter(pc.and_(pc.is_valid(data["source"]), pc.is_valid(data["locator"])))
         data = data.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
-        self._ids = data["id"].combine_chunks()
-        self._locators = data["locator"].to_numpy()
-        self._row_ids = data["_rowid"].to_numpy()
+        self._ids = data["id"].to_pylist()
+        self._locators = data["locator"].to_pylist()
+        self._row_ids = data["_rowid"].to_pylist()
         self._slices: dict[str, tuple[int, int]] = {}
         if data.num_rows:
             encoded = data["source"].combine_chunks().dictionary_encode()
@@ -346,16 +347,16 @@ class _Positions:
 
     def _index(self, rid: str, source: str, locator: int) -> tuple[int, int, int] | None:
         """``(index of the row, start, end of its source's slice)``, or None when this version lacks it."""
-        import numpy as np
+        import bisect
 
         span = self._slices.get(source)
         if span is None:
             return None
         start, end = span
-        locs = self._locators[start:end]
-        i = start + int(np.searchsorted(locs, locator, side="left"))
-        while i < end and self._locators[i] == locator:
-            if self._ids[i].as_py() == rid:
+        locators, ids = self._locators, self._ids
+        i = bisect.bisect_left(locators, locator, start, end)
+        while i < end and locators[i] == locator:
+            if ids[i] == rid:
                 return i, start, end
             i += 1
         return None
@@ -372,8 +373,9 @@ class _Positions:
             for j in (i - 1, i, i + 1):
                 if start <= j < end:
                     wanted[j] = source
-        return [{"id": self._ids[j].as_py(), "source": source, "locator": int(self._locators[j]),
-                 "_rowid": int(self._row_ids[j])} for j, source in sorted(wanted.items())]
+        ids, locators, addresses = self._ids, self._locators, self._row_ids
+        return [{"id": ids[j], "source": source, "locator": locators[j], "_rowid": addresses[j]}
+                for j, source in sorted(wanted.items())]
 
 
 # What recall's runs read of each candidate (the wide result columns are read only for the hits: ReadStore.rows_at).
@@ -384,14 +386,11 @@ class _Segment:
     """Rows of the table in memory, sorted by ``_rowid`` (their lance address: fragment << 32 | offset; a fragment
     never changes once written and its id is never reused, so an address names the same row in every version that
     still holds it): L2-normalised vectors (``matrix``, float32), the result columns (``data``, an arrow table;
-    the candidate columns also as Python lists in ``columns``), and where each row sits in its file (``order``:
-    the placed rows' indexes sorted by ``(source, locator, id)``; ``slices``: each source's span of it). Never
+    the candidate columns also as Python lists in ``columns``) and each text field inverted (``postings``). Never
     changed once made: which of its rows a version still holds is the version's business (:attr:`_Resident.live`)."""
 
     def __init__(self, data, dim: int, fts: dict[str, Any] | None = None, postings: dict[str, Any] | None = None,
                  matrix=None):
-        import numpy as np
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         from suzent_cli.index.bm25 import Postings
@@ -407,7 +406,8 @@ class _Segment:
         # L2-normalised vectors (given: already in this order), None without a "vector" column read
         self.matrix = matrix if matrix is not None else \
             _normalised(data["vector"], dim) if "vector" in data.column_names else None
-        self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
+        # one chunk per column: a take of the hits' rows from a scan's hundred chunks costs ~10x more
+        self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names]).combine_chunks()
         # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
         # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, already in row-address order)
         self.postings: dict[str, Any] = dict(postings or {})
@@ -416,20 +416,6 @@ class _Segment:
                 self.postings[column] = Postings.build(data[column].to_pylist(), analyzer)
         # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
         self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
-        placed = pa.table({"i": pa.array(np.arange(data.num_rows)), "source": data["source"],
-                           "locator": data["locator"], "id": data["id"]})
-        placed = placed.filter(pc.and_(pc.is_valid(placed["source"]), pc.is_valid(placed["locator"])))
-        placed = placed.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
-        self.order = placed["i"].to_numpy()
-        self.slices: dict[str, tuple[int, int]] = {}
-        if placed.num_rows:
-            encoded = placed["source"].combine_chunks().dictionary_encode()
-            codes = encoded.indices.to_numpy()
-            names = encoded.dictionary.to_pylist()
-            cuts = np.flatnonzero(np.diff(codes)) + 1
-            starts = np.concatenate([[0], cuts])
-            ends = np.concatenate([cuts, [len(codes)]])
-            self.slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
 
     @classmethod
     def scanned(cls, table, dim: int, vectors: bool, fts: dict[str, Any]) -> _Segment | None:
@@ -486,7 +472,7 @@ class _Resident:
                  fts: dict[str, Any] | None = None):
         self.version, self.dim, self.segments, self.live, self.vectors = version, dim, segments, live, vectors
         self.fts: dict[str, Any] = fts or {}  # text column -> bm25.Analyzer: the columns BM25 is answered for
-        self._sources: dict[str, tuple[list[int], list[str], list[int]]] = {}
+        self._positions: _Positions | None = None  # where each row sits in its file (positions())
 
     @classmethod
     def read(cls, table, version: int, dim: int, vectors: bool = True,
@@ -605,49 +591,28 @@ class _Resident:
             out += self.segments[k].data.take(np.asarray(by_segment[k], dtype=np.int64)).to_pylist()
         return out
 
-    def _source(self, source: str) -> tuple[list[int], list[str], list[int]]:
-        """``(locators, ids, row addresses)`` of the rows of ``source`` this version holds, ordered by
-        ``(locator, id)``; made once per source and version."""
-        hit = self._sources.get(source)
-        if hit is not None:
-            return hit
-        rows = []
-        for seg, mask in zip(self.segments, self.live, strict=True):
-            span = seg.slices.get(source)
-            if span is None:
-                continue
-            ids, locators = seg.columns["id"], seg.columns["locator"]
-            for i in seg.order[span[0]:span[1]].tolist():
-                if mask is None or mask[i]:
-                    rows.append((locators[i], ids[i], int(seg.row_ids[i])))
-        rows.sort()
-        hit = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-        self._sources[source] = hit
-        return hit
+    def positions(self) -> _Positions:
+        """Where every row this version holds sits in its file (a :class:`_Positions`: sorted by
+        ``(source, locator, id)``, each file's span): made once per version, by the thread that reads the copy
+        (:meth:`ReadStore._read_resident`) before the copy is used, so no query pays it."""
+        positions = self._positions
+        if positions is None:
+            import pyarrow as pa
+
+            parts = []
+            for seg, mask in zip(self.segments, self.live, strict=True):
+                part = pa.table({"id": seg.data["id"], "source": seg.data["source"], "locator": seg.data["locator"],
+                                 "_rowid": pa.array(seg.row_ids)})
+                parts.append(part if mask is None else part.filter(pa.array(mask)))
+            positions = self._positions = _Positions(pa.concat_tables(parts) if parts else pa.table({
+                "id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
+                "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
+        return positions
 
     def around(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
         """As :meth:`_Positions.around`: each row and the rows just before and after it in its file (by locator,
         then id), as ``id, source, locator, _rowid``, ordered by ``(source, locator, id)``."""
-        import bisect
-
-        wanted: dict[tuple[str, int], None] = {}
-        for rid, source, locator in rows:
-            if source is None or locator is None:
-                continue
-            locators, ids, _ = self._source(source)
-            i = bisect.bisect_left(locators, int(locator))
-            while i < len(locators) and locators[i] == locator and ids[i] != rid:
-                i += 1
-            if i >= len(locators) or locators[i] != locator:
-                continue
-            for j in (i - 1, i, i + 1):
-                if 0 <= j < len(locators):
-                    wanted[(source, j)] = None
-        out = []
-        for source, j in sorted(wanted):
-            locators, ids, addresses = self._source(source)
-            out.append({"id": ids[j], "source": source, "locator": int(locators[j]), "_rowid": addresses[j]})
-        return out
+        return self.positions().around(rows)
 
 
 def _normalised(column, dim: int):
@@ -981,6 +946,7 @@ class ReadStore:
             fts = self._analyzers(indices, base.fts if base is not None else {})
             same = base is not None and base.dim == dim and base.vectors == vectors and base.fts == fts
             made = base.following(table, version) if same else _Resident.read(table, version, dim, vectors, fts)
+            made.positions()  # the neighbour positions of this version, made here rather than by a query
             if self._resident is None or self._resident.version <= version:
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
