@@ -184,3 +184,23 @@ def test_merged_segments_score_as_one_read_whole(tmp_path, monkeypatch):
                 theirs = whole.fts_search(q, 50, column=column, columns=CANDIDATE_COLUMNS)
                 assert [(r["id"], r["_rowid"]) for r in mine] == [(r["id"], r["_rowid"]) for r in theirs]
                 assert [r["_score"] for r in mine] == pytest.approx([r["_score"] for r in theirs], rel=1e-6)
+
+
+def test_a_segment_given_rows_out_of_address_order_sorts_them_with_their_vectors_and_postings():
+    import numpy as np
+    import pyarrow as pa
+
+    analyzer = bm25.Analyzer(fts_tokenizer(OPTIONS), None, 40)
+    texts = ["tea garden", "coffee shed", "tea tea roof", "harbour station"]
+    addresses = [7, 2, 9, 4]
+    vectors = np.eye(4, dtype=np.float32) * 3
+    table = pa.table({"id": [f"r{a}" for a in addresses], "content": texts, "source": ["f"] * 4,
+                      "locator": [1, 2, 3, 4], "source_date": [None] * 4, "_rowid": pa.array(addresses, pa.uint64())})
+    segment = store_mod._Segment(table, 4, postings={"content": bm25.Postings.build(texts, analyzer)},
+                                 matrix=vectors / 3)
+    assert segment.row_ids.tolist() == [2, 4, 7, 9]
+    assert segment.columns["id"] == ["r2", "r4", "r7", "r9"]
+    assert segment.matrix.argmax(axis=1).tolist() == [1, 3, 0, 2]  # each row kept its own vector
+    rows, counts = segment.postings["content"].of(analyzer.vocabulary["tea"])
+    assert [segment.columns["id"][r] for r in rows] == ["r7", "r9"] and counts.tolist() == [1, 2]
+    assert segment.postings["content"].lengths.tolist() == [2, 2, 2, 3]

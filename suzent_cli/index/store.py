@@ -684,33 +684,26 @@ def _resident_columns(vectors: bool, fts: dict[str, Any] | None = None) -> list[
 
 def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
     """The largest segment as it is, and the live rows of all the others merged into one (rebuilt from their
-    arrays: no lance read)."""
+    arrays: no lance read; the new segment sorts the rows, their vectors and postings by address together)."""
     import numpy as np
     import pyarrow as pa
 
     from suzent_cli.index.bm25 import Postings
 
     big = max(range(len(segments)), key=lambda k: len(segments[k].row_ids))
-    parts = []
-    kept = []
+    parts, kept, matrices = [], [], []
     for k, (seg, mask) in enumerate(zip(segments, live, strict=True)):
         if k == big:
             continue
         keep = np.arange(len(seg.row_ids)) if mask is None else np.flatnonzero(mask)
-        part = seg.data.take(keep)
-        if seg.matrix is not None:
-            part = part.append_column("vector", pa.FixedSizeListArray.from_arrays(
-                pa.array(seg.matrix[keep].reshape(-1)), dim))
-        parts.append(part.append_column("_rowid", pa.array(seg.row_ids[keep])))
+        parts.append(seg.data.take(keep).append_column("_rowid", pa.array(seg.row_ids[keep])))
         kept.append((seg, keep))
-    merged = pa.concat_tables(parts)
-    # the postings of the kept rows, renumbered in row-address order (the order _Segment sorts the rows into)
-    order = np.argsort(np.concatenate([seg.row_ids[keep] for seg, keep in kept]), kind="stable")
-    postings = {}
-    for column in segments[big].postings:
-        joined = Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
-        postings[column] = Postings.merged([(joined, order)]) if len(order) else joined
-    return [segments[big], _Segment(merged, dim, postings=postings)], [live[big], None]
+        if seg.matrix is not None:
+            matrices.append(seg.matrix[keep])
+    matrix = np.concatenate(matrices) if matrices and len(matrices) == len(kept) else None
+    postings = {column: Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
+                for column in segments[big].postings}
+    return [segments[big], _Segment(pa.concat_tables(parts), dim, postings=postings, matrix=matrix)], [live[big], None]
 
 
 class ReadStore:
