@@ -204,3 +204,20 @@ def test_a_segment_given_rows_out_of_address_order_sorts_them_with_their_vectors
     rows, counts = segment.postings["content"].of(analyzer.vocabulary["tea"])
     assert [segment.columns["id"][r] for r in rows] == ["r7", "r9"] and counts.tolist() == [1, 2]
     assert segment.postings["content"].lengths.tolist() == [2, 2, 2, 3]
+
+
+def test_a_failing_first_stage_leaves_bm25_to_lance(tmp_path, monkeypatch):
+    s, emb = _home(tmp_path, days=1, per_day=20), CountingEmbedder()
+    run_index(s, embedder=emb)
+    kept, plain = _kept(s, emb), ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+
+    def broken(*args, **kwargs):
+        raise ValueError("tokenizer refused the text")
+
+    monkeypatch.setattr(store_mod._Resident, "bm25", broken)
+    for q in QUERIES[:4]:
+        assert kept.fts_search(q, 10, column="content") == plain.fts_search(q, 10, column="content")
+    # a lancedb without its tokenizer: the copy is made all the same, without BM25 (lance answers it)
+    monkeypatch.setattr(store_mod._lancedb(), "tokenize", None)
+    again = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
+    assert again.keep_resident(wait=True) and again._resident.fts == {} and again._resident.vectors

@@ -953,6 +953,8 @@ class ReadStore:
         from suzent_cli.index.bm25 import Analyzer
 
         out: dict[str, Any] = {}
+        if not callable(getattr(_lancedb(), "tokenize", None)):  # a lancedb without it: lance answers BM25
+            return out
         made: dict[tuple, Any] = {}
         for idx in indices:
             columns = tuple(idx.columns)
@@ -1021,7 +1023,10 @@ class ReadStore:
             return []
         resident = self._resident_now() if where is None else None
         if resident is not None and column in resident.fts:
-            return _with_columns(resident, resident.bm25(text, limit, column), columns)
+            try:
+                return _with_columns(resident, resident.bm25(text, limit, column), columns)
+            except Exception:  # noqa: BLE001 - an optimisation (lance's tokenizer on a text it refuses?): lance answers
+                pass
         q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
