@@ -68,8 +68,8 @@ VECTOR_INDEX = "vector_idx"
 # whole and kept (ReadStore.neighbourhood)
 POSITIONS_CACHE_AFTER = 3
 # A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's vector, result columns and
-# BM25 postings in memory while their vectors take at most this many bytes (384-dim float32: ~330k rows, ~710 MB
-# of arrays in all); above it (a 1M-row table: 1.5 GB of vectors, ~2.2 GB in all), lance serves.
+# BM25 postings in memory while their vectors take at most this many bytes (384-dim float32: ~350k rows, ~730 MB
+# of arrays in all); above it (a 1M-row table: 1.5 GB of vectors, ~2.1 GB in all), lance serves.
 RESIDENT_MAX_BYTES = 512 * 1024 * 1024
 RESIDENT_SEGMENTS = 4  # a resident copy holds at most this many segments (each costs a search one more call)
 
@@ -403,13 +403,13 @@ class _Segment:
             matrix = matrix[order] if matrix is not None else None
             postings = {c: Postings.merged([(p, order)]) for c, p in (postings or {}).items()}
         self.row_ids = data["_rowid"].to_numpy()
-        # L2-normalised vectors (given: already in this order), None without a "vector" column read
+        # L2-normalised vectors (given ones in ``data``'s row order, sorted with it), None without a "vector" column
         self.matrix = matrix if matrix is not None else \
             _normalised(data["vector"], dim) if "vector" in data.column_names else None
         # one chunk per column: a take of the hits' rows from a scan's hundred chunks costs ~10x more
         self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names]).combine_chunks()
         # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
-        # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, already in row-address order)
+        # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, in ``data``'s row order)
         self.postings: dict[str, Any] = dict(postings or {})
         for column, analyzer in (fts or {}).items():
             if column not in self.postings:
@@ -451,8 +451,11 @@ class _Segment:
             found = np.concatenate(addresses) if addresses else np.zeros(0, dtype=np.uint64)
             rows = data["_rowid"].to_numpy()
             if len(found) != len(rows) or not (found == rows).all():  # the two scans' orders: one row order
-                where = np.searchsorted(found[np.argsort(found)], rows)
-                matrix = matrix[np.argsort(found)][where]
+                by_address = np.argsort(found)
+                where = np.minimum(np.searchsorted(found[by_address], rows), max(len(found) - 1, 0))
+                if len(found) != len(rows) or not (found[by_address][where] == rows).all():
+                    raise IndexUnreadable("the two scans of one table version returned other rows")  # no copy
+                matrix = matrix[by_address][where]
         return cls(data, dim, postings={c: builder.done() for c, builder in builders.items()}, matrix=matrix)
 
     @property
@@ -879,7 +882,7 @@ class ReadStore:
         deleted masked out) and only the others are read, by address (after a compaction: all of them). Until the
         copy matches the version the store reads, queries go to lance as without it, so a query never waits for the
         copy and never sees an older version. Nothing is kept while the vectors would take more than ``max_bytes``
-        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows); lance then answers everything. At 100k rows the
+        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~350k rows); lance then answers everything. At 100k rows the
         copy is ~216 MB of arrays: vectors 154 MB, result columns 37 MB, BM25 postings of both fields ~25 MB
         (BENCHMARKS.md). Returns True when the copy matches the store's version on return. Read-only: the table is never written."""
         self._resident_max = max(0, int(max_bytes))
