@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
                                 [--skip N] [--context-window N] [--cache DIR] [--json OUT]
-                                [--capture fact,extractor] [--dream [after|both]]
+                                [--capture fact,extractor] [--dream [after|both]] [--resident]
 
 ``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
 half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
@@ -458,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="index.context_window for the temporary homes (default: the product default)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder spec (default: the bundled model)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result as JSON here")
+    parser.add_argument("--resident", action="store_true",
+                        help="recall through a store kept resident, as a warm server's (ReadStore.keep_resident: "
+                             "BM25 and, under the ANN threshold, vectors from memory)")
     parser.add_argument("--rerank", type=int, default=0, metavar="N",
                         help="re-rank the top N candidates by their own text (the setting recall.rerank; 0: off)")
     parser.add_argument("--dream", nargs="?", const="after", default=None, choices=("after", "both"),
@@ -503,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
                     for key in ("capture", "index", "dream"):
                         run.seconds[key] += getattr(built, key)
                     store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+                    if args.resident and not store.keep_resident(wait=True):
+                        print(f"  {conv.sample_id}: no resident copy (over the cap): lance answers", file=sys.stderr)
                     evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings),
                              rerank_top=args.rerank)
                     if dreamed == phases[0]:

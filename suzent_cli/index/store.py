@@ -67,8 +67,9 @@ VECTOR_INDEX = "vector_idx"
 # recall's neighbour read: after this many queries on one table version, that version's row positions are read
 # whole and kept (ReadStore.neighbourhood)
 POSITIONS_CACHE_AFTER = 3
-# A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's vector and result columns in
-# memory while their vectors take at most this many bytes (384-dim float32: ~330k rows); above it, lance serves.
+# A store kept resident (ReadStore.keep_resident: a warm server's) holds every row's vector, result columns and
+# BM25 postings in memory while their vectors take at most this many bytes (384-dim float32: ~350k rows, ~730 MB
+# of arrays in all); above it (a 1M-row table: 1.5 GB of vectors, ~2.1 GB in all), lance serves.
 RESIDENT_MAX_BYTES = 512 * 1024 * 1024
 RESIDENT_SEGMENTS = 4  # a resident copy holds at most this many segments (each costs a search one more call)
 
@@ -321,8 +322,9 @@ def table_stamp(index_dir: Path) -> tuple[int, int, int] | None:
 
 class _Positions:
     """Where rows sit within their files: ``id, source, locator, _rowid`` rows (an arrow table) sorted by
-    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice; only the few
-    rows a query asks about become Python objects."""
+    ``(source, locator, id)`` (rows without a source or locator left out), with each source's slice. The three
+    columns are kept as Python lists (made once: a query looks up a few hundred rows, each a bisect and a few list
+    reads, ~1 ms for recall's ~270 candidates at 100k rows)."""
 
     def __init__(self, data):
         import numpy as np
@@ -330,9 +332,9 @@ class _Positions:
 
         data = data.filter(pc.and_(pc.is_valid(data["source"]), pc.is_valid(data["locator"])))
         data = data.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
-        self._ids = data["id"].combine_chunks()
-        self._locators = data["locator"].to_numpy()
-        self._row_ids = data["_rowid"].to_numpy()
+        self._ids = data["id"].to_pylist()
+        self._locators = data["locator"].to_pylist()
+        self._row_ids = data["_rowid"].to_pylist()
         self._slices: dict[str, tuple[int, int]] = {}
         if data.num_rows:
             encoded = data["source"].combine_chunks().dictionary_encode()
@@ -345,16 +347,16 @@ class _Positions:
 
     def _index(self, rid: str, source: str, locator: int) -> tuple[int, int, int] | None:
         """``(index of the row, start, end of its source's slice)``, or None when this version lacks it."""
-        import numpy as np
+        import bisect
 
         span = self._slices.get(source)
         if span is None:
             return None
         start, end = span
-        locs = self._locators[start:end]
-        i = start + int(np.searchsorted(locs, locator, side="left"))
-        while i < end and self._locators[i] == locator:
-            if self._ids[i].as_py() == rid:
+        locators, ids = self._locators, self._ids
+        i = bisect.bisect_left(locators, locator, start, end)
+        while i < end and locators[i] == locator:
+            if ids[i] == rid:
                 return i, start, end
             i += 1
         return None
@@ -371,8 +373,9 @@ class _Positions:
             for j in (i - 1, i, i + 1):
                 if start <= j < end:
                     wanted[j] = source
-        return [{"id": self._ids[j].as_py(), "source": source, "locator": int(self._locators[j]),
-                 "_rowid": int(self._row_ids[j])} for j, source in sorted(wanted.items())]
+        ids, locators, addresses = self._ids, self._locators, self._row_ids
+        return [{"id": ids[j], "source": source, "locator": locators[j], "_rowid": addresses[j]}
+                for j, source in sorted(wanted.items())]
 
 
 # What recall's runs read of each candidate (the wide result columns are read only for the hits: ReadStore.rows_at).
@@ -383,48 +386,82 @@ class _Segment:
     """Rows of the table in memory, sorted by ``_rowid`` (their lance address: fragment << 32 | offset; a fragment
     never changes once written and its id is never reused, so an address names the same row in every version that
     still holds it): L2-normalised vectors (``matrix``, float32), the result columns (``data``, an arrow table;
-    the candidate columns also as Python lists in ``columns``), and where each row sits in its file (``order``:
-    the placed rows' indexes sorted by ``(source, locator, id)``; ``slices``: each source's span of it). Never
+    the candidate columns also as Python lists in ``columns``) and each text field inverted (``postings``). Never
     changed once made: which of its rows a version still holds is the version's business (:attr:`_Resident.live`)."""
 
-    def __init__(self, data, dim: int):
-        import numpy as np
-        import pyarrow as pa
+    def __init__(self, data, dim: int, fts: dict[str, Any] | None = None, postings: dict[str, Any] | None = None,
+                 matrix=None):
         import pyarrow.compute as pc
 
-        data = data.take(pc.sort_indices(data["_rowid"]))
+        from suzent_cli.index.bm25 import Postings
+
+        addresses = data["_rowid"].to_numpy()
+        if len(addresses) > 1 and not (addresses[1:] > addresses[:-1]).all():  # a scan comes in address order
+            order = pc.sort_indices(data["_rowid"])
+            data = data.take(order)
+            order = order.to_numpy()
+            matrix = matrix[order] if matrix is not None else None
+            postings = {c: Postings.merged([(p, order)]) for c, p in (postings or {}).items()}
         self.row_ids = data["_rowid"].to_numpy()
-        self.matrix = None  # without a "vector" column read (the table has an ANN index: lance searches)
-        if "vector" in data.column_names:
-            vectors = data["vector"].combine_chunks()
-            matrix = np.zeros((data.num_rows, dim), dtype=np.float32)
-            valid = np.asarray(vectors.is_valid())
-            if valid.any():
-                matrix[valid] = np.asarray(vectors.filter(pa.array(valid)).flatten(),
-                                           dtype=np.float32).reshape(-1, dim)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self.matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
-        self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names])
+        # L2-normalised vectors (given ones in ``data``'s row order, sorted with it), None without a "vector" column
+        self.matrix = matrix if matrix is not None else \
+            _normalised(data["vector"], dim) if "vector" in data.column_names else None
+        # one chunk per column: a take of the hits' rows from a scan's hundred chunks costs ~10x more
+        self.data = data.select([c for c in _RESULT_COLUMNS if c in data.column_names]).combine_chunks()
+        # each text field with a full-text index, inverted (bm25.Postings; the text itself is not kept): from the
+        # texts through ``fts`` (column -> bm25.Analyzer), or given (``postings``, in ``data``'s row order)
+        self.postings: dict[str, Any] = dict(postings or {})
+        for column, analyzer in (fts or {}).items():
+            if column not in self.postings:
+                self.postings[column] = Postings.build(data[column].to_pylist(), analyzer)
         # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
         self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
-        placed = pa.table({"i": pa.array(np.arange(data.num_rows)), "source": data["source"],
-                           "locator": data["locator"], "id": data["id"]})
-        placed = placed.filter(pc.and_(pc.is_valid(placed["source"]), pc.is_valid(placed["locator"])))
-        placed = placed.sort_by([("source", "ascending"), ("locator", "ascending"), ("id", "ascending")])
-        self.order = placed["i"].to_numpy()
-        self.slices: dict[str, tuple[int, int]] = {}
-        if placed.num_rows:
-            encoded = placed["source"].combine_chunks().dictionary_encode()
-            codes = encoded.indices.to_numpy()
-            names = encoded.dictionary.to_pylist()
-            cuts = np.flatnonzero(np.diff(codes)) + 1
-            starts = np.concatenate([[0], cuts])
-            ends = np.concatenate([cuts, [len(codes)]])
-            self.slices = {names[codes[a]]: (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+
+    @classmethod
+    def scanned(cls, table, dim: int, vectors: bool, fts: dict[str, Any]) -> _Segment | None:
+        """A segment of every row of ``table`` (checked out at the version wanted), read batch by batch in two
+        scans: the result and text columns (each batch's texts inverted as it comes: the texts are not kept), then
+        the vectors alone (each batch normalised as it comes), so neither the whole scan nor lance's read-ahead of
+        it piles up while the slow part runs (~300 MB at 100k rows). None for no row."""
+        import numpy as np
+        import pyarrow as pa
+
+        from suzent_cli.index.bm25 import PostingsBuilder
+
+        def batches(columns: list[str]):
+            for batch in table.search().select(columns).with_row_id(True).limit(None).to_batches():
+                if batch.num_rows:
+                    yield pa.Table.from_batches([batch])
+
+        tables, builders = [], {c: PostingsBuilder(analyzer) for c, analyzer in fts.items()}
+        for part in batches(_resident_columns(False, fts)):
+            for column, builder in builders.items():
+                builder.add(part[column].to_pylist())
+            tables.append(part.select([c for c in part.column_names if c not in fts or c in _RESULT_COLUMNS]))
+        if not tables:
+            return None
+        data = pa.concat_tables(tables)
+        matrix = None
+        if vectors:
+            addresses, matrices = [], []
+            for part in batches(["vector"]):
+                addresses.append(part["_rowid"].to_numpy())
+                matrices.append(_normalised(part["vector"], dim))
+            matrix = np.concatenate(matrices) if matrices else np.zeros((0, dim), dtype=np.float32)
+            found = np.concatenate(addresses) if addresses else np.zeros(0, dtype=np.uint64)
+            rows = data["_rowid"].to_numpy()
+            if len(found) != len(rows) or not (found == rows).all():  # the two scans' orders: one row order
+                by_address = np.argsort(found)
+                where = np.minimum(np.searchsorted(found[by_address], rows), max(len(found) - 1, 0))
+                if len(found) != len(rows) or not (found[by_address][where] == rows).all():
+                    raise IndexUnreadable("the two scans of one table version returned other rows")  # no copy
+                matrix = matrix[by_address][where]
+        return cls(data, dim, postings={c: builder.done() for c, builder in builders.items()}, matrix=matrix)
 
     @property
     def nbytes(self) -> int:
-        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes)
+        return int((self.matrix.nbytes if self.matrix is not None else 0) + self.data.nbytes
+                   + sum(p.nbytes for p in self.postings.values()))
 
 
 class _Resident:
@@ -434,17 +471,19 @@ class _Resident:
     are read from memory. Never changed once made: the next version gets a new one that shares the segments it
     can (:meth:`following`)."""
 
-    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True):
+    def __init__(self, version: int, dim: int, segments: list[_Segment], live: list[Any], vectors: bool = True,
+                 fts: dict[str, Any] | None = None):
         self.version, self.dim, self.segments, self.live, self.vectors = version, dim, segments, live, vectors
-        self._sources: dict[str, tuple[list[int], list[str], list[int]]] = {}
+        self.fts: dict[str, Any] = fts or {}  # text column -> bm25.Analyzer: the columns BM25 is answered for
+        self._positions: _Positions | None = None  # where each row sits in its file (positions())
 
     @classmethod
-    def read(cls, table, version: int, dim: int, vectors: bool = True) -> _Resident:
+    def read(cls, table, version: int, dim: int, vectors: bool = True,
+             fts: dict[str, Any] | None = None) -> _Resident:
         """Every row of ``table`` (checked out at ``version``): one scan of the result columns (and the vectors,
-        with ``vectors``)."""
-        data = table.search().select(_resident_columns(vectors)).with_row_id(True).limit(None).to_arrow()
-        return cls(version, dim, [_Segment(data, dim)] if data.num_rows else [], [None] if data.num_rows else [],
-                   vectors)
+        with ``vectors``; and the text columns of ``fts``, tokenised and inverted, not kept)."""
+        segment = _Segment.scanned(table, dim, vectors, fts or {})
+        return cls(version, dim, [segment] if segment else [], [None] if segment else [], vectors, fts)
 
     def following(self, table, version: int) -> _Resident:
         """The resident rows of ``table`` (checked out at ``version``), from these: one narrow scan lists the
@@ -468,14 +507,14 @@ class _Resident:
             live.append(None if mask.all() else mask)
         new = holds[~known]
         if len(new):
-            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors)).with_row_id() \
-                .to_arrow()
+            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors, self.fts)) \
+                .with_row_id().to_arrow()
             if data.num_rows:
-                segments.append(_Segment(data, self.dim))
+                segments.append(_Segment(data, self.dim, self.fts))
                 live.append(None)
         if len(segments) > RESIDENT_SEGMENTS:
             segments, live = _merged(segments, live, self.dim)
-        return _Resident(version, self.dim, segments, live, self.vectors)
+        return _Resident(version, self.dim, segments, live, self.vectors, self.fts)
 
     @property
     def rows(self) -> int:
@@ -509,6 +548,22 @@ class _Resident:
             out.append(row)
         return out
 
+    def bm25(self, text: str, limit: int, column: str) -> list[dict[str, Any]]:
+        """The ``limit`` best rows for ``text`` by BM25 over ``column`` (one of :attr:`fts`), as lance's
+        full-text search scores them (:mod:`suzent_cli.index.bm25`): :data:`CANDIDATE_COLUMNS`, ``_rowid`` and
+        ``_score``, best first (equal scores by row address)."""
+        from suzent_cli.index import bm25
+
+        query = self.fts[column].query(text)
+        parts = [(seg.postings[column], mask) for seg, mask in zip(self.segments, self.live, strict=True)]
+        out = []
+        for score, k, i in bm25.search(parts, query, limit):
+            row = self._row(k, i)
+            row["_score"] = score
+            out.append(row)
+        out.sort(key=lambda r: (-r["_score"], r["_rowid"]))
+        return out
+
     def _row(self, k: int, i: int) -> dict[str, Any]:
         seg = self.segments[k]
         row = {c: seg.columns[c][i] for c in CANDIDATE_COLUMNS}
@@ -539,74 +594,119 @@ class _Resident:
             out += self.segments[k].data.take(np.asarray(by_segment[k], dtype=np.int64)).to_pylist()
         return out
 
-    def _source(self, source: str) -> tuple[list[int], list[str], list[int]]:
-        """``(locators, ids, row addresses)`` of the rows of ``source`` this version holds, ordered by
-        ``(locator, id)``; made once per source and version."""
-        hit = self._sources.get(source)
-        if hit is not None:
-            return hit
-        rows = []
-        for seg, mask in zip(self.segments, self.live, strict=True):
-            span = seg.slices.get(source)
-            if span is None:
-                continue
-            ids, locators = seg.columns["id"], seg.columns["locator"]
-            for i in seg.order[span[0]:span[1]].tolist():
-                if mask is None or mask[i]:
-                    rows.append((locators[i], ids[i], int(seg.row_ids[i])))
-        rows.sort()
-        hit = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-        self._sources[source] = hit
-        return hit
+    def positions(self) -> _Positions:
+        """Where every row this version holds sits in its file (a :class:`_Positions`: sorted by
+        ``(source, locator, id)``, each file's span): made once per version, by the thread that reads the copy
+        (:meth:`ReadStore._read_resident`) before the copy is used, so no query pays it."""
+        positions = self._positions
+        if positions is None:
+            import pyarrow as pa
+
+            parts = []
+            for seg, mask in zip(self.segments, self.live, strict=True):
+                part = pa.table({"id": seg.data["id"], "source": seg.data["source"], "locator": seg.data["locator"],
+                                 "_rowid": pa.array(seg.row_ids)})
+                parts.append(part if mask is None else part.filter(pa.array(mask)))
+            positions = self._positions = _Positions(pa.concat_tables(parts) if parts else pa.table({
+                "id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
+                "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
+        return positions
 
     def around(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
         """As :meth:`_Positions.around`: each row and the rows just before and after it in its file (by locator,
         then id), as ``id, source, locator, _rowid``, ordered by ``(source, locator, id)``."""
-        import bisect
-
-        wanted: dict[tuple[str, int], None] = {}
-        for rid, source, locator in rows:
-            if source is None or locator is None:
-                continue
-            locators, ids, _ = self._source(source)
-            i = bisect.bisect_left(locators, int(locator))
-            while i < len(locators) and locators[i] == locator and ids[i] != rid:
-                i += 1
-            if i >= len(locators) or locators[i] != locator:
-                continue
-            for j in (i - 1, i, i + 1):
-                if 0 <= j < len(locators):
-                    wanted[(source, j)] = None
-        out = []
-        for source, j in sorted(wanted):
-            locators, ids, addresses = self._source(source)
-            out.append({"id": ids[j], "source": source, "locator": int(locators[j]), "_rowid": addresses[j]})
-        return out
+        return self.positions().around(rows)
 
 
-def _resident_columns(vectors: bool) -> list[str]:
-    return [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+def _normalised(column, dim: int):
+    """A ``vector`` column (fixed-size lists, chunked or not) as an L2-normalised float32 matrix, one row per
+    vector (a null vector: zeros), made chunk by chunk into one new array (no combined copy of the column)."""
+    import numpy as np
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.zeros((len(column), dim), dtype=np.float32)
+    at = 0
+    for chunk in chunks:
+        n = len(chunk)
+        valid = np.asarray(chunk.is_valid())
+        if valid.all():  # a view of arrow's buffer
+            part = np.asarray(chunk.flatten(), dtype=np.float32).reshape(-1, dim)
+        else:
+            part = np.zeros((n, dim), dtype=np.float32)
+            if valid.any():
+                part[valid] = np.asarray(chunk.filter(pa.array(valid)).flatten(), dtype=np.float32).reshape(-1, dim)
+        norms = np.linalg.norm(part, axis=1, keepdims=True)
+        np.divide(part, np.where(norms > 0, norms, 1.0), out=out[at:at + n])
+        at += n
+    return out
+
+
+def _with_columns(resident: _Resident, rows: list[dict[str, Any]], columns: list[str] | None) -> list[dict[str, Any]]:
+    """``rows`` of a resident search (:data:`CANDIDATE_COLUMNS`, ``_rowid`` and a score) with ``columns`` (None:
+    the result columns) when they ask for more than the candidate columns, read from the copy."""
+    if columns is not None and set(columns) <= set(CANDIDATE_COLUMNS):
+        return rows
+    full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
+    return [{**full[r["id"]], **{k: v for k, v in r.items() if k.startswith("_")}} for r in rows if r["id"] in full]
+
+
+# The options of a full-text index (lance's ``index_details``) the resident copy scores as lance does: passed to
+# ``lancedb.tokenize`` as they are; an index with any other option set (another base tokenizer, identifier or
+# number splitting, ...) is left to lance.
+_FTS_OPTIONS = ("language", "max_token_length", "lower_case", "stem", "remove_stop_words", "custom_stop_words",
+                "ascii_folding")
+_FTS_OFF = ("split_identifiers", "split_on_numerics", "preserve_original", "index_operators")
+
+
+def fts_options(details: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The tokenizer options of a full-text index from its ``index_details`` (``list_indices``), for
+    :func:`fts_tokenizer`; None when the index uses what the resident copy does not reproduce: a base tokenizer
+    other than ``simple``, a lance tokenizer other than ``text``, or one of the splitting options."""
+    if not isinstance(details, dict) or details.get("base_tokenizer", "simple") != "simple" \
+            or details.get("lance_tokenizer") not in (None, "text") or any(details.get(k) for k in _FTS_OFF):
+        return None
+    return {k: details[k] for k in _FTS_OPTIONS if k in details}
+
+
+def fts_tokenizer(options: dict[str, Any]) -> Callable[[str], list[str]]:
+    """lance's analyzer of a full-text index with ``options`` (:func:`fts_options`): ``text -> [token, ...]``,
+    exactly the tokens lance indexes (``lancedb.tokenize``)."""
+    tokenize = _lancedb().tokenize
+
+    def tokens(text: str) -> list[str]:
+        return [t.text for t in tokenize(text, base_tokenizer="simple", **options)]
+
+    return tokens
+
+
+def _resident_columns(vectors: bool, fts: dict[str, Any] | None = None) -> list[str]:
+    columns = [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
+    return columns + [c for c in (fts or {}) if c not in columns]
 
 
 def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
     """The largest segment as it is, and the live rows of all the others merged into one (rebuilt from their
-    arrays: no lance read)."""
+    arrays: no lance read; the new segment sorts the rows, their vectors and postings by address together)."""
     import numpy as np
     import pyarrow as pa
 
+    from suzent_cli.index.bm25 import Postings
+
     big = max(range(len(segments)), key=lambda k: len(segments[k].row_ids))
-    parts = []
+    parts, kept, matrices = [], [], []
     for k, (seg, mask) in enumerate(zip(segments, live, strict=True)):
         if k == big:
             continue
         keep = np.arange(len(seg.row_ids)) if mask is None else np.flatnonzero(mask)
-        part = seg.data.take(keep)
+        parts.append(seg.data.take(keep).append_column("_rowid", pa.array(seg.row_ids[keep])))
+        kept.append((seg, keep))
         if seg.matrix is not None:
-            part = part.append_column("vector", pa.FixedSizeListArray.from_arrays(
-                pa.array(seg.matrix[keep].reshape(-1)), dim))
-        parts.append(part.append_column("_rowid", pa.array(seg.row_ids[keep])))
-    merged = pa.concat_tables(parts)
-    return [segments[big], _Segment(merged, dim)], [live[big], None]
+            matrices.append(seg.matrix[keep])
+    matrix = np.concatenate(matrices) if matrices and len(matrices) == len(kept) else None
+    postings = {column: Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
+                for column in segments[big].postings}
+    return [segments[big], _Segment(pa.concat_tables(parts), dim, postings=postings, matrix=matrix)], [live[big], None]
 
 
 class ReadStore:
@@ -624,14 +724,25 @@ class ReadStore:
         self._cache_lock = threading.Lock()
         self._resident: _Resident | None = None  # see keep_resident
         self._resident_max = 0  # bytes of vectors a resident copy may take; 0: none is kept
+        self._resident_exact = True  # the copy holds the vectors even with an ANN index (keep_resident)
         self._resident_thread: threading.Thread | None = None
         self._resident_missed: int | None = None  # a version whose read left no copy (too large, failed): not retried
+        self._version_read: int | None = None  # the table version, read once (see _version)
+
+    def _version(self) -> int:
+        """The table version this store reads. lance's ``table.version`` costs ~0.2-1 ms a call (more under load)
+        and recall asks several times a query; the table (opened without a read-consistency interval) only moves
+        when :meth:`refresh` moves it, so it is read once and again after each refresh."""
+        version = self._version_read
+        if version is None:
+            version = self._version_read = int(self._table.version)
+        return version
 
     def _cached(self, what: str, make: Callable[[], Any]) -> Any:
         """``make()`` once per table version of this store (a version never changes once committed; a store
         moved to a newer one, e.g. by ``checkout_latest``, computes it again). Thread-safe: concurrent queries on
         one store build it once."""
-        version = self._table.version
+        version = self._version()
         hit = self._cache.get(what)
         if hit is not None and hit[0] == version:
             return hit[1]
@@ -754,33 +865,39 @@ class ReadStore:
         return total, derived
 
     # ---- the resident first stage (a warm server's) ----------------------------------------------------------
-    def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False) -> bool:
+    def keep_resident(self, max_bytes: int = RESIDENT_MAX_BYTES, *, wait: bool = False,
+                      exact_vectors: bool = True) -> bool:
         """Keep every row of the table in memory for this store's queries (a store that lives across many
         queries: ``suzent serve``'s): the result columns, so :meth:`rows_at` and :meth:`neighbourhood` read
-        memory, and — while the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows, where lance compares
-        every stored vector per query) — the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is
-        exact cosine in numpy. With an ANN index lance's search reads a few partitions, cheaper than a product over
-        every row (benchmarks/recall_floor.py at 100k rows), so lance keeps it. BM25 always asks lance.
+        memory, and the vectors as L2-normalised float32 matrices, so :meth:`vector_search` is exact cosine in
+        numpy: one matrix-vector product per segment, cheaper than lance's ANN search at 100k rows (23 vs 104 ms
+        at load 5, 27 vs 29 ms at load 3: BENCHMARKS.md) and exact. ``exact_vectors=False`` holds them only while
+        the table has no ANN index (under ``indexer.ANN_MIN_ROWS`` rows) and leaves ANN search to lance. Both BM25 runs (``content`` and
+        ``search_text``, without a ``where``) are answered from memory too, for each text column whose full-text
+        index has options the copy reproduces (:func:`fts_options`): its rows inverted through lance's own analyzer
+        and scored as lance's BM25 (:mod:`suzent_cli.index.bm25`; the statistics of the rows the version holds).
 
         The copy is read by a background thread (``wait``: in this call) and followed version by version: after a
         commit, one narrow scan lists the row addresses the new version holds; rows already held are kept (those it
         deleted masked out) and only the others are read, by address (after a compaction: all of them). Until the
         copy matches the version the store reads, queries go to lance as without it, so a query never waits for the
         copy and never sees an older version. Nothing is kept while the vectors would take more than ``max_bytes``
-        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~330k rows). Returns True when the copy matches the store's
-        version on return. Read-only: the table is never written."""
+        (:data:`RESIDENT_MAX_BYTES`; 384-dim vectors: ~350k rows); lance then answers everything. At 100k rows the
+        copy is ~216 MB of arrays: vectors 154 MB, result columns 37 MB, BM25 postings of both fields ~25 MB
+        (BENCHMARKS.md). Returns True when the copy matches the store's version on return. Read-only: the table is never written."""
         self._resident_max = max(0, int(max_bytes))
+        self._resident_exact = bool(exact_vectors)
         self._resident_now()
         if wait:
             self.settle_resident()
-        return self._resident is not None and self._resident.version == self._table.version
+        return self._resident is not None and self._resident.version == self._version()
 
     def settle_resident(self, timeout: float | None = None) -> None:
         """Wait for the background read of the resident copy, if one runs (tests and benchmarks)."""
         thread = self._resident_thread
         if thread is not None:
             thread.join(timeout)
-        if self._resident_max and (self._resident is None or self._resident.version != self._table.version):
+        if self._resident_max and (self._resident is None or self._resident.version != self._version()):
             self._resident_now()
             thread = self._resident_thread
             if thread is not None:
@@ -791,7 +908,7 @@ class ReadStore:
         that version is started, unless one runs)."""
         if not self._resident_max:
             return None
-        version = self._table.version
+        version = self._version()
         resident = self._resident
         if resident is not None and resident.version == version:
             return resident
@@ -816,16 +933,49 @@ class ReadStore:
             if not dim or int(table.count_rows()) * dim * 4 > self._resident_max:
                 self._resident, self._resident_missed = None, version
                 return
-            # With an ANN index lance's vector search reads a few partitions, less than an exact product over
-            # every row (benchmarks/recall_floor.py at 100k): the copy then holds no vectors.
-            vectors = not any("vector" in columns for columns, _kind in self._list_indices_of(table))
+            # The vectors are held (and searched exactly) whatever the indexes: at 100k rows one numpy product
+            # costs less than lance's ANN search, and far less under load (BENCHMARKS.md, issue 25, item 5);
+            # exact_vectors=False holds them only while the table has no ANN index (the benchmark's comparison).
+            indices = table.list_indices()
+            vectors = self._resident_exact or not any("vector" in idx.columns for idx in indices)
             base = self._resident
-            made = _Resident.read(table, version, dim, vectors) \
-                if base is None or base.dim != dim or base.vectors != vectors else base.following(table, version)
+            fts = self._analyzers(indices, base.fts if base is not None else {})
+            same = base is not None and base.dim == dim and base.vectors == vectors and base.fts == fts
+            made = base.following(table, version) if same else _Resident.read(table, version, dim, vectors, fts)
+            made.positions()  # the neighbour positions of this version, made here rather than by a query
             if self._resident is None or self._resident.version <= version:
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
             self._resident_missed = version
+
+    @staticmethod
+    def _analyzers(indices, known: dict[str, Any]) -> dict[str, Any]:
+        """``{text column: bm25.Analyzer}`` for each of :data:`FTS_COLUMNS` whose full-text index the resident
+        copy can score as lance does (:func:`fts_tokenizer` of its options); an analyzer of ``known`` with the
+        same options is reused (its vocabulary holds the ids the segments use)."""
+        from suzent_cli.index.bm25 import Analyzer
+
+        out: dict[str, Any] = {}
+        if not callable(getattr(_lancedb(), "tokenize", None)):  # a lancedb without it: lance answers BM25
+            return out
+        made: dict[tuple, Any] = {}
+        for idx in indices:
+            columns = tuple(idx.columns)
+            if len(columns) != 1 or columns[0] not in FTS_COLUMNS or str(idx.index_type).upper() != "FTS":
+                continue
+            options = fts_options(getattr(idx, "index_details", None))
+            if options is None:
+                continue
+            key = tuple(sorted(options.items(), key=lambda kv: kv[0]))
+            old = known.get(columns[0])
+            if old is not None and old.options == key:
+                made.setdefault(key, old)
+            if key not in made:
+                limit = options.get("max_token_length")
+                digits = (limit if limit is not None else 1 << 30) if options.get("custom_stop_words") is None else None
+                made[key] = Analyzer(fts_tokenizer(options), key, digits)
+            out[columns[0]] = made[key]
+        return out
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
@@ -860,12 +1010,7 @@ class ReadStore:
         once."""
         resident = self._resident_now() if where is None else None
         if resident is not None and resident.vectors:
-            rows = resident.nearest(vector, limit)
-            if columns is None or not set(columns) <= set(CANDIDATE_COLUMNS):
-                full = {r["id"]: r for r in resident.rows_at([r["_rowid"] for r in rows])}
-                rows = [{**full[r["id"]], "_rowid": r["_rowid"], "_distance": r["_distance"]} for r in rows
-                        if r["id"] in full]
-            return rows
+            return _with_columns(resident, resident.nearest(vector, limit), columns)
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
         if self.vector_index_kind() is not None:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
@@ -879,6 +1024,12 @@ class ReadStore:
         ``columns`` (None: the result columns), ``_score`` and ``_rowid``; [] when ``column`` has no index yet."""
         if not self.has_fts_index(column):
             return []
+        resident = self._resident_now() if where is None else None
+        if resident is not None and column in resident.fts:
+            try:
+                return _with_columns(resident, resident.bm25(text, limit, column), columns)
+            except Exception:  # noqa: BLE001 - an optimisation (lance's tokenizer on a text it refuses?): lance answers
+                pass
         q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
         if where:
             q = q.where(where, prefilter=True)
@@ -935,7 +1086,7 @@ class ReadStore:
         if self._resident_max:
             return self._file_positions(rows).around(rows)
         cached = self._cache.get("positions")
-        version = self._table.version
+        version = self._version()
         if cached is None or cached[0] != version:
             with self._cache_lock:
                 seen = self._seen[1] + 1 if self._seen[0] == version else 1
@@ -1040,18 +1191,20 @@ class ReadStore:
     @property
     def version(self) -> int:
         """The table version this store reads (each commit makes a new one)."""
-        return int(self._table.version)
+        return self._version()
 
     def refresh(self) -> bool:
         """Move this store to the latest committed version of its table (one manifest read; for a store that
         lives across many queries, e.g. ``suzent serve``'s). True when the version changed. Raises
         :class:`IndexUnreadable` when lance cannot read the table any more (the caller reopens it)."""
-        before = self._table.version
+        before = self._version()
         try:
             self._table.checkout_latest()
         except Exception as exc:
+            self._version_read = None
             raise unreadable(self.index_dir, exc, home=self.home) from exc
-        return self._table.version != before
+        self._version_read = None
+        return self._version() != before
 
     def version_count(self) -> int:
         """How many table versions are kept on disk (compaction drops the old ones)."""
@@ -1075,6 +1228,10 @@ class TableWriter(ReadStore):
     def __init__(self, index_dir: Path, table, *, created: bool = False, home: Path | None = None):
         super().__init__(index_dir, table, home=home)
         self.created = created  # True when this open created the table (there was none)
+
+    def _version(self) -> int:
+        """The table version now: every write of the writer makes a new one (never cached)."""
+        return int(self._table.version)
 
     @classmethod
     def open_or_create(cls, index_dir: Path, embedder_name: str, dim: int, *,

@@ -17,8 +17,9 @@ worker — the process's one path to the indexer.
   ``checkout_latest``: 1.0 ms); a table that was moved aside and rebuilt (another inode) is opened again (3.3 ms).
   File times are coarse, so a stamp younger than :data:`SETTLE_NS` is never trusted alone (the store refreshes
   on every use until it is older). Measured on this machine, 10k rows, hash:64, median of 50: an FTS query 7 ms.
-  The store keeps the table's rows in memory (:meth:`ReadStore.keep_resident`: vectors for exact search, the hits'
-  columns, the neighbour positions), read and followed by a background thread; lance answers until it is ready.
+  The store keeps the table's rows in memory (:meth:`ReadStore.keep_resident`: vectors for exact search, both
+  text fields inverted for BM25 as lance scores it, the hits' columns, the neighbour positions), read and followed
+  by a background thread; lance answers until it is ready, and always for a table over the copy's cap.
   The alternatives: ``read_consistency_interval=0`` re-checks the latest version inside every LanceDB call
   (~0.05 ms each, several per hybrid recall; it does not cover a table rebuilt under the same path), and
   reopening per query costs 3.3 ms.
