@@ -709,6 +709,22 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
     return [segments[big], _Segment(pa.concat_tables(parts), dim, postings=postings, matrix=matrix)], [live[big], None]
 
 
+def release_freed_heap() -> None:
+    """Give the C heap that a resident read freed back to the system (glibc's ``malloc_trim(0)``; a no-op
+    elsewhere). Reading the copy builds and drops a few hundred MB of scan batches and token lists; glibc keeps
+    that heap mapped, so a warm server at 100k rows held ~600 MB more than the copy itself without this. Never
+    raises."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # the process's own symbols: glibc's when it is the C library
+    except (OSError, AttributeError):  # musl and others have no malloc_trim: nothing to give back this way
+        pass
+
+
 class ReadStore:
     """An open ``archival_memories`` table, read-only: what every module but the indexer gets.
 
@@ -947,6 +963,8 @@ class ReadStore:
                 self._resident = made
         except Exception:  # noqa: BLE001 - an optimisation: without the copy, lance answers every query
             self._resident_missed = version
+        finally:
+            release_freed_heap()
 
     @staticmethod
     def _analyzers(indices, known: dict[str, Any]) -> dict[str, Any]:
