@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -1068,6 +1068,43 @@ class ReadStore:
         return self.scan(columns).to_pylist()
 
 
+def arrow_rows(rows: list[dict[str, Any]] | Mapping[str, Any], schema):
+    """``rows`` as a pyarrow table of ``schema``: from row dicts, or from columns ``{column: values}`` where
+    ``vector`` is an ``(n, dim)`` array-like of floats (converted to float32 in one step) and a column of
+    ``schema`` that is absent is all nulls. Raises ValueError on columns of different lengths or a vector of
+    another width, pyarrow's errors on values that do not fit a column's type."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not isinstance(rows, Mapping):
+        return pa.Table.from_pylist(rows, schema=schema)
+    n = len(rows["id"])
+    columns = []
+    for f in schema:
+        values = rows.get(f.name)
+        if values is None:
+            columns.append(pa.nulls(n, f.type))
+        elif f.name == "vector":
+            dim = f.type.list_size
+            matrix = np.ascontiguousarray(values, dtype=np.float32).reshape(n, -1) if n else \
+                np.zeros((0, dim), np.float32)
+            if matrix.shape[1] != dim:
+                raise ValueError(f"vectors of width {matrix.shape[1]}, the table holds {dim}")
+            columns.append(pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim))
+        else:
+            if len(values) != n:
+                raise ValueError(f"column {f.name} holds {len(values)} values, id {n}")
+            columns.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# The ANN index the writer trains (TableWriter.ensure_vector_index): IVF_SQ, one partition per this many rows
+# (lance's own default size). IVF_HNSW_SQ (the index before) spent 80 s of a 100 s build of 100k rows building its
+# graph (one partition up to 1M rows); IVF_SQ trains in ~5 s there, and with ANN_NPROBES partitions probed and the
+# exact re-rank its top 10 matched exact search on 100 of 100 queries (BENCHMARKS.md, issue 25 item 5).
+ANN_PARTITION_ROWS = 8192
+
+
 class TableWriter(ReadStore):
     """The table with its writes: built by :mod:`suzent_cli.index.indexer` only, under the indexer lock
     (``tests/test_index_writer.py`` fails when another module names this class or calls a write method)."""
@@ -1109,16 +1146,18 @@ class TableWriter(ReadStore):
             self._table.delete("id IN (" + ", ".join(quote(i) for i in chunk) + ")" + only_legacy)
         return before - self.count()
 
-    def commit(self, rows: list[dict[str, Any]], delete_where: str | None) -> tuple[int, int]:
-        """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id).
+    def commit(self, rows: list[dict[str, Any]] | Mapping[str, Any], delete_where: str | None) -> tuple[int, int]:
+        """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id: a
+        row whose id the table holds already is not added twice).
 
-        Readers see the table before or after, never between. Returns ``(inserted, deleted)``.
+        ``rows``: a list of row dicts, or columns (:func:`arrow_rows`: ``{column: values}``, ``vector`` an
+        ``(n, dim)`` float array; the indexer's form, which skips a Python float per vector element). Readers see
+        the table before or after, never between. Returns ``(inserted, deleted)``. Raises lance's errors, and
+        ValueError/pyarrow's errors on rows that do not fit the schema (nothing committed).
         """
-        import pyarrow as pa
-
-        if not rows and not delete_where:
+        if not (len(rows["id"]) if isinstance(rows, Mapping) else len(rows)) and not delete_where:
             return 0, 0
-        data = pa.Table.from_pylist(rows, schema=self._table.schema)
+        data = arrow_rows(rows, self._table.schema)
         merge = self._table.merge_insert("id").when_not_matched_insert_all()
         if delete_where:
             merge = merge.when_not_matched_by_source_delete(delete_where)
@@ -1161,10 +1200,11 @@ class TableWriter(ReadStore):
         if kind is None and total < min_rows:
             return None
         if kind is None or (trained_rows and total >= retrain_growth * trained_rows) or not trained_rows:
-            from lancedb.index import HnswSq
+            from lancedb.index import IvfSq
 
-            self._table.create_index("vector", config=HnswSq(distance_type="cosine"), replace=True,
-                                     name=VECTOR_INDEX)
+            partitions = max(1, round(total / ANN_PARTITION_ROWS))
+            self._table.create_index("vector", config=IvfSq(distance_type="cosine", num_partitions=partitions),
+                                     replace=True, name=VECTOR_INDEX)
             return "built"
         try:
             stats = self._table.index_stats(VECTOR_INDEX)
