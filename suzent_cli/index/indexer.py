@@ -77,7 +77,11 @@ from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombst
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
 LOCK_FILE = ".indexer.lock"
-BATCH_TEXTS = 4096
+# Files are embedded and committed in batches of at least this many new rows (one embed call, one commit, one
+# fragment each): a first build of 1M rows makes ~31 fragments, under COMPACT_FRAGMENTS, so it is not rewritten
+# whole by a compaction at its end (4096 made 245). A crash redoes at most the batch it interrupted (~50 MB of
+# rows and vectors in memory at 384 dims).
+BATCH_TEXTS = 32768
 # Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.
 COMPACT_FRAGMENTS = 64
 KEEP_VERSIONS = dt.timedelta(hours=1)

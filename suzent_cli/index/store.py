@@ -15,7 +15,7 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn context) and one on ``content`` (the
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
-From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_HNSW_SQ, cosine) on
+From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_SQ, cosine) on
 ``vector``; :meth:`ReadStore.vector_search` then re-ranks its candidates by exact distance. Below it, vector search
 compares every row (exact).
 
@@ -58,9 +58,9 @@ MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) â†
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
 LEGACY_CHUNK = 1000  # ids per delete predicate
-# The ANN vector index (IVF_HNSW_SQ, cosine), built by the indexer once a table holds enough rows (see
+# The ANN vector index (IVF_SQ, cosine: ANN_PARTITION_ROWS), built by the indexer once a table holds enough rows (see
 # suzent_cli.index.indexer.ANN_MIN_ROWS). A query asks its partitions for ANN_REFINE x limit candidates and re-ranks
-# them by exact distance: on 100k rows its top 10 matched exact search's in 60 of 60 queries (BENCHMARKS.md).
+# them by exact distance: on 100k rows its top 10 matched exact search's in 100 of 100 queries (BENCHMARKS.md).
 ANN_NPROBES = 20
 ANN_REFINE = 5
 VECTOR_INDEX = "vector_idx"
@@ -1098,11 +1098,15 @@ def arrow_rows(rows: list[dict[str, Any]] | Mapping[str, Any], schema):
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-# The ANN index the writer trains (TableWriter.ensure_vector_index): IVF_SQ, one partition per this many rows
-# (lance's own default size). IVF_HNSW_SQ (the index before) spent 80 s of a 100 s build of 100k rows building its
-# graph (one partition up to 1M rows); IVF_SQ trains in ~5 s there, and with ANN_NPROBES partitions probed and the
-# exact re-rank its top 10 matched exact search on 100 of 100 queries (BENCHMARKS.md, issue 25 item 5).
+# The ANN index the writer trains (TableWriter.ensure_vector_index): IVF_SQ, one partition per ANN_PARTITION_ROWS
+# rows (lance's own default size), k-means and the scalar quantizer trained on ANN_SAMPLE_RATE rows per partition
+# (lance's default 256 took 7 s at 100k rows, 64 takes 2.5 s; faiss warns below 39). IVF_HNSW_SQ (the index before)
+# spent 80 s of a 103 s build of 100k rows on its graph (one partition up to 1M rows); with ANN_NPROBES partitions
+# probed and the exact re-rank, IVF_SQ's top 10 matched exact search on 100 of 100 queries there (BENCHMARKS.md,
+# issue 25 item 5).
+# A table indexed by an older suzent keeps its IVF_HNSW_SQ index (still correct) until it is trained again.
 ANN_PARTITION_ROWS = 8192
+ANN_SAMPLE_RATE = 64
 
 
 class TableWriter(ReadStore):
@@ -1203,8 +1207,8 @@ class TableWriter(ReadStore):
             from lancedb.index import IvfSq
 
             partitions = max(1, round(total / ANN_PARTITION_ROWS))
-            self._table.create_index("vector", config=IvfSq(distance_type="cosine", num_partitions=partitions),
-                                     replace=True, name=VECTOR_INDEX)
+            config = IvfSq(distance_type="cosine", num_partitions=partitions, sample_rate=ANN_SAMPLE_RATE)
+            self._table.create_index("vector", config=config, replace=True, name=VECTOR_INDEX)
             return "built"
         try:
             stats = self._table.index_stats(VECTOR_INDEX)
