@@ -17,7 +17,10 @@ The order alternates round by round (``--rounds``). sqlite-vec is a benchmark-on
 --target DIR sqlite-vec pysqlite3-binary``, then ``--deps DIR``; pysqlite3 only where Python's own sqlite3 cannot
 load extensions).
 
-Usage: python benchmarks/build_floor.py [--rows 100000] [--rounds 1] [--deps DIR]
+After the timed builds (the temp dir still there): suzent's fragment count, whether its pass compacted, and the
+ANN index's recall@10/@100 against exact vector search (``--ann-recall N`` queries, default 100).
+
+Usage: python benchmarks/build_floor.py [--rows 100000] [--rounds 1] [--deps DIR] [--ann-recall 100]
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from suzent_cli.config import resolve_settings  # noqa: E402
 from suzent_cli.index.api import run_index  # noqa: E402
 from suzent_cli.index.embed import load_embedder  # noqa: E402
 from suzent_cli.index.sources import discover, documents  # noqa: E402
+from suzent_cli.index.store import ReadStore  # noqa: E402
 
 
 def suzent_build(logs: Path, home: Path, embedder) -> float:
@@ -49,7 +53,38 @@ def suzent_build(logs: Path, home: Path, embedder) -> float:
     t0 = time.perf_counter()
     report = run_index(settings, embedder=embedder)
     assert not report.errors, report.as_dict()
-    return time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    BUILT[str(home)] = settings, report
+    return seconds
+
+
+BUILT: dict[str, tuple] = {}  # home -> (settings, IndexReport) of each suzent build
+
+
+def ann_recall(settings, embedder, n: int, rows: int) -> str:
+    """Recall@10 and @100 of the built table's vector search (:meth:`ReadStore.vector_search`: the ANN index
+    with recall's probes and exact re-rank) against exact search over every vector (lance, index bypassed), on
+    ``n`` of recall_latency.py's queries; outside the timed build."""
+    import statistics
+
+    from recall_latency import queries
+
+    from suzent_cli.index.embed import encode_query
+    from suzent_cli.index.store import ReadStore
+
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim)
+    parts = []
+    for k in (10, 100):
+        shares = []
+        for q in queries(n, 7, max(1, rows // 100)):
+            v = encode_query(embedder, [q])[0]
+            got = {r["id"] for r in store.vector_search(v, k, columns=["id"])}
+            exact = {r["id"] for r in store._table.search(v, vector_column_name="vector").distance_type("cosine")
+                     .bypass_vector_index().limit(k).select(["id", "_distance"]).to_list()}
+            shares.append(len(got & exact) / k)
+        parts.append(f"recall@{k} {statistics.mean(shares):.3f} (all {k} found: {sum(x == 1 for x in shares)} of "
+                     f"{n} queries)")
+    return f"ANN ({store.vector_index_kind() or 'none: exact'}) vs exact vector search: " + ", ".join(parts)
 
 
 def peer_build(logs: Path, home: Path, embedder) -> float:
@@ -96,6 +131,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--embedder", default="hash:384")
     ap.add_argument("--deps", default=None, help="a directory to import sqlite_vec from (pip install --target DIR)")
+    ap.add_argument("--ann-recall", type=int, default=100, metavar="N",
+                    help="after the builds, the ANN index's recall@10/@100 against exact search on N queries (0: no)")
     args = ap.parse_args()
     if args.deps:
         sys.path.insert(0, args.deps)
@@ -117,16 +154,22 @@ def main() -> None:
                 seconds = fn(logs, Path(tmp) / f"{name}-{r}", embedder)
                 times[name].append(seconds)
                 print(f"round {r + 1}: {name} {seconds:.1f} s", flush=True)
-    print()
-    print("command: python " + shlex.join(["benchmarks/build_floor.py", *sys.argv[1:]]))
-    print(f"{args.rows} rows, embedder {embedder.name}, {args.rounds} round(s), order alternated")
-    best = {k: min(v) for k, v in times.items()}
-    print("| build | seconds (each round) | best |")
-    print("|---|---|---|")
-    for name, values in times.items():
-        print(f"| {name} | {' / '.join(f'{v:.1f}' for v in values)} | {best[name]:.1f} |")
-    print(f"ratio suzent / peer (best): **{best['suzent'] / best['peer']:.1f}x**")
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+        print()
+        print("command: python " + shlex.join(["benchmarks/build_floor.py", *sys.argv[1:]]))
+        print(f"{args.rows} rows, embedder {embedder.name}, {args.rounds} round(s), order alternated")
+        best = {k: min(v) for k, v in times.items()}
+        print("| build | seconds (each round) | best |")
+        print("|---|---|---|")
+        for name, values in times.items():
+            print(f"| {name} | {' / '.join(f'{v:.1f}' for v in values)} | {best[name]:.1f} |")
+        print(f"ratio suzent / peer (best): **{best['suzent'] / best['peer']:.2f}x**")
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
+        settings, report = next(iter(BUILT.values()))
+        print(f"suzent's pass: {report.rows_added} rows, vector index {report.vector_index}, "
+              f"{ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim).fragments()} fragments, "
+              f"{report.fragments_compacted and 'compacted ' + str(report.fragments_compacted) or 'not compacted'}")
+        if args.ann_recall:
+            print(ann_recall(settings, embedder, args.ann_recall, args.rows))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,11 @@ indexed, then recall runs against it): what a server pays after each capture.
 tantivy is a benchmark-only dependency (not suzent's): ``pip install tantivy`` (or ``pip install --target DIR
 tantivy`` and ``--deps DIR``).
 
+``--warm-only``: on a table cached by an earlier run, a process holding only the warm store (as a server does):
+warm p50/p95 and its resident memory, without the index pass and the floor that share the process otherwise.
+
 Usage: python benchmarks/recall_floor.py [--rows 100000] [--queries 60] [--warmup 10] [--deps DIR]
-       [--after-commit]
+       [--after-commit] [--warm-only]
 """
 
 from __future__ import annotations
@@ -144,7 +147,13 @@ def main() -> None:
                          "(keep_resident(exact_vectors=False))")
     ap.add_argument("--after-commit", action="store_true",
                     help="also time the first recalls after a commit, on a copy of the home")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="no index pass and no floor: open the cached table as a server does (keep_resident), "
+                         "time the warm recalls and print this process's RSS (what a server holding the store pays)")
     args = ap.parse_args()
+    if args.warm_only:
+        warm_only(args)
+        return
     if args.deps:
         sys.path.insert(0, args.deps)
     try:
@@ -168,9 +177,6 @@ def main() -> None:
         kept.keep_resident(wait=True)
         resident_read = time.perf_counter() - t0
         rss2 = rss_mb()
-    t0 = time.perf_counter()
-    floor = Floor(store, embedder)
-    floor_build = time.perf_counter() - t0
     qs = queries(args.queries, args.seed, max(1, args.rows // 100))
     warm = queries(args.warmup, args.seed + 1, max(1, args.rows // 100))
 
@@ -179,6 +185,15 @@ def main() -> None:
 
     def ours_kept(q: str) -> list:
         return search(kept, embedder, q, mode="hybrid", limit=10, today=TODAY)
+
+    for q in warm:  # warm the stores before the floor exists, so this RSS is what a server holding them pays
+        ours(q)
+        if kept is not None:
+            ours_kept(q)
+    rss_warm = rss_mb()
+    t0 = time.perf_counter()
+    floor = Floor(store, embedder)
+    floor_build = time.perf_counter() - t0
 
     ann = None
     if args.resident_ann:
@@ -213,11 +228,14 @@ def main() -> None:
     for label, x, y in results:
         report(label, x, y)
     if kept is not None:
-        print(f"resident copy: read in {resident_read:.1f} s, {kept._resident.nbytes / 2**20:.0f} MB of arrays "
-              f"({_parts(kept)}); "
+        copy = (f"{kept._resident.nbytes / 2**20:.0f} MB of arrays" if kept._resident is not None else
+                "none made (over RESIDENT_MAX_BYTES): both stores answer through lance")
+        print(f"resident copy: read in {resident_read:.1f} s, {copy}"
+              f"{(' (' + _parts(kept) + ')') if kept._resident is not None else ''}; "
               f"RSS {rss0:.0f} MB before opening, {rss1:.0f} MB with one store, {rss2:.0f} MB with the resident "
               f"copy too")
         print(f"top-10 identical (ids, order), resident vs lance: {same} of {len(qs)} queries")
+    print(f"RSS with the store(s) warm ({args.warmup} recalls each), before the floor was built: {rss_warm:.0f} MB")
     print(f"RSS at the end: {rss_mb():.0f} MB (floor's matrix and tantivy index included)")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
 
@@ -229,6 +247,39 @@ def _parts(store: ReadStore) -> str:
     columns = sum(s.data.nbytes for s in segments)
     postings = sum(p.nbytes for s in segments for p in getattr(s, "postings", {}).values())
     return f"vectors {vectors / 2**20:.0f}, result columns {columns / 2**20:.0f}, BM25 postings {postings / 2**20:.0f}"
+
+
+def warm_only(args) -> None:
+    """``--warm-only``: the cached table of ``--rows`` opened in this process alone, as ``suzent serve`` holds it
+    (one ReadStore, ``keep_resident``, one embedder), ``--warmup`` recalls, then ``--queries`` timed ones; p50/p95
+    and VmRSS after each step. No index pass runs here (its reads would stay in the process's memory)."""
+    from suzent_cli.config import resolve_settings
+
+    embedder = load_embedder(args.table_embedder)
+    home = Path(args.cache) / f"{args.rows}-{embedder.name.replace(':', '_')}-ann_auto"
+    if not (home / ".built").exists():
+        sys.exit(f"no cached table at {home}: run once without --warm-only to build it")
+    settings = resolve_settings(home=str(home), today=TODAY.isoformat(), env={})
+    rss0 = rss_mb()
+    store = ReadStore.open(settings.paths.index_dir, embedder.name, embedder.dim, home=settings.paths.home)
+    kept = store.keep_resident(wait=True)
+    rss1 = rss_mb()
+    for q in queries(args.warmup, args.seed + 1, max(1, args.rows // 100)):
+        search(store, embedder, q, mode="hybrid", limit=10, today=TODAY)
+    rss2 = rss_mb()
+    times = []
+    for q in queries(args.queries, args.seed, max(1, args.rows // 100)):
+        t0 = time.perf_counter()
+        search(store, embedder, q, mode="hybrid", limit=10, today=TODAY)
+        times.append(time.perf_counter() - t0)
+    print("command: python " + shlex.join(["benchmarks/recall_floor.py", *sys.argv[1:]]))
+    print(f"{args.rows} rows ({store.vector_index_kind() or 'exact'} vector index), table embedder {embedder.name}, "
+          f"resident copy {'kept' if kept else 'not made (over RESIDENT_MAX_BYTES: lance answers)'}")
+    print(f"hybrid recall, limit 10, warm, {len(times)} queries after {args.warmup} warm-up: "
+          f"p50 {pct(times, .5) * 1000:.1f} ms, p95 {pct(times, .95) * 1000:.1f} ms")
+    print(f"RSS: {rss0:.0f} MB before opening (Python and the embedder; lancedb loads with the store), {rss1:.0f} MB with the store open, "
+          f"{rss2:.0f} MB after the warm-up, {rss_mb():.0f} MB after the timed recalls")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
 
 
 def after_commit(settings, embedder, qs: list[str], floor: Floor) -> tuple[list[float], list[float]]:

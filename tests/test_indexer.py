@@ -285,3 +285,62 @@ def test_a_partial_pass_does_not_mark_new_tombstones_as_applied(home_ready, embe
     assert "forget me" in [r[2] for r in rows(s, embedder)]
     Indexer(s, embedder).run()
     assert [r[2] for r in rows(s, embedder)] == ["other day"]
+
+
+def test_a_pass_killed_between_batches_keeps_the_committed_batch_and_the_next_pass_does_only_the_rest(
+        home_ready, embedder, monkeypatch):
+    """Several files per commit (BATCH_TEXTS): a pass whose second commit fails leaves the first batch's rows and
+    names exactly its files in the state; the next pass embeds only the other files and converges."""
+    from suzent_cli.index import indexer as indexer_mod
+
+    s = home_ready
+    days = [dt.date(2026, 6, d) for d in range(1, 7)]
+    for n, day in enumerate(days):
+        capture(s, day, f"fact {n} a", f"fact {n} b")  # 2 rows a file
+    monkeypatch.setattr(indexer_mod, "BATCH_TEXTS", 4)  # 2 files a batch
+    real, calls = TableWriter.commit, []
+
+    def second_fails(self, rows_, delete_where):
+        calls.append(len(rows_["id"]))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # killed mid-pass: lance never saw this commit
+        return real(self, rows_, delete_where)
+
+    monkeypatch.setattr(TableWriter, "commit", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(s, embedder).run()
+    monkeypatch.setattr(TableWriter, "commit", real)
+    assert calls == [4, 4]  # one commit per batch of two files, not one per file
+    state = json.loads((s.paths.index_dir / STATE_FILE).read_text())
+    first = {f"archive:{d.isoformat()}.md" for d in days[:2]}
+    assert set(state["files"]) == first and state["rows"] == 4
+    assert {r[0] for r in rows(s, embedder)} == first
+    counting = CountingEmbedder()
+    report = Indexer(s, counting).run()
+    assert counting.texts == 8 and report.rows_added == 8 and report.rows_removed == 0
+    assert [r[2] for r in rows(s, embedder)] == sorted(f"fact {n} {x}" for n in range(6) for x in "ab")
+
+
+def test_commit_takes_columns_and_refuses_a_vector_of_another_width(home_ready, embedder):
+    """The indexer hands commit() columns (vectors as one float array); a bad batch commits nothing."""
+    import numpy as np
+
+    from suzent_cli.index.store import archival_schema, arrow_rows
+
+    s = home_ready
+    capture(s, D1, "one")
+    Indexer(s, embedder).run()
+    schema = archival_schema(embedder.dim, embedder.name)
+    stamp = dt.datetime(2026, 6, 1, 10, tzinfo=dt.UTC)
+    vecs = np.eye(2, embedder.dim, dtype=np.float64)
+    columns = {"id": ["a", "b"], "content": ["x", "y"], "vector": vecs, "created_at": [stamp, stamp],
+               "source": ["archive:x.md"] * 2, "locator": [1, 2]}
+    dicts = [{"id": i, "content": c, "vector": v.tolist(), "created_at": stamp, "source": "archive:x.md",
+              "locator": loc} for i, c, v, loc in zip(["a", "b"], ["x", "y"], vecs, [1, 2], strict=True)]
+    assert arrow_rows(columns, schema).equals(arrow_rows(dicts, schema))
+    store = TableWriter.open_or_create(s.paths.index_dir, embedder.name, embedder.dim)
+    with pytest.raises(ValueError, match="width"):
+        store.commit({**columns, "vector": np.ones((2, embedder.dim + 1))}, "source = 'archive:2026-06-01.md'")
+    assert [r[2] for r in rows(s, embedder)] == ["one"]  # neither added nor deleted
+    assert store.commit(columns, "source = 'archive:2026-06-01.md'") == (2, 1)
+    assert [r[2] for r in rows(s, embedder)] == ["x", "y"]

@@ -77,7 +77,11 @@ from suzent_cli.vault.state import TOMBSTONES, TombstonesUnreadable, read_tombst
 STATE_FILE = "index_state.json"
 STATE_VERSION = 3  # 3: vault pages chunked per section with stamped importance (a v2 state forces one full pass)
 LOCK_FILE = ".indexer.lock"
-BATCH_TEXTS = 4096
+# Files are embedded and committed in batches of at least this many new rows (one embed call, one commit, one
+# fragment each): a first build of 1M rows makes ~31 fragments, under COMPACT_FRAGMENTS, so it is not rewritten
+# whole by a compaction at its end (4096 made 245). A crash redoes at most the batch it interrupted (~50 MB of
+# rows and vectors in memory at 384 dims).
+BATCH_TEXTS = 32768
 # Every commit adds a fragment; `capture --index` on every turn would leave thousands and slow every query.
 COMPACT_FRAGMENTS = 64
 KEEP_VERSIONS = dt.timedelta(hours=1)
@@ -392,23 +396,35 @@ class Indexer:
             out += self._embed([item], report)
         return out
 
+    def _columns(self, docs: list[Document], vectors: list) -> dict:
+        """The rows of ``docs`` as columns for :meth:`TableWriter.commit` (``vector``: the embeddings stacked,
+        ``(len(docs), dim)``; the columns the indexer leaves empty, ``chat_id`` and ``accessed_at``, absent)."""
+        import numpy as np  # with the embedder loaded, already imported
+
+        n = len(docs)
+        return {
+            "id": [d.id for d in docs], "content": [d.content for d in docs],
+            "vector": np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), np.float32),
+            "user_id": [self.settings.user_id] * n,
+            "metadata": [json.dumps(d.metadata, ensure_ascii=False) for d in docs],
+            "importance": [d.importance for d in docs], "created_at": [d.created_at for d in docs],
+            "updated_at": [dt.datetime.now(dt.UTC)] * n, "access_count": [0] * n,
+            "source": [d.source for d in docs], "locator": [d.locator for d in docs],
+            "source_date": [d.source_date for d in docs], "search_text": [d.search_text for d in docs],
+        }
+
     def _flush(self, store: TableWriter, batch, removed: list[str], files: dict, report: IndexReport) -> None:
         embedded = self._embed(batch, report) if batch else []
-        stamp = dt.datetime.now(dt.UTC)
-        rows, stale_ids, replaced = [], [], []
+        stale_ids, replaced, docs_all, vectors_all = [], [], [], []
         for source, _st, docs, stale, vectors in embedded:
             if stale is None:
                 replaced.append(source.key)
             else:
                 stale_ids += sorted(stale)
-            for doc, vec in zip(docs, vectors, strict=False):
-                rows.append({
-                    "id": doc.id, "content": doc.content, "vector": vec.tolist(), "user_id": self.settings.user_id,
-                    "chat_id": None, "metadata": json.dumps(doc.metadata, ensure_ascii=False),
-                    "importance": doc.importance, "created_at": doc.created_at, "updated_at": stamp,
-                    "accessed_at": None, "access_count": 0, "source": doc.source, "locator": doc.locator,
-                    "source_date": doc.source_date, "search_text": doc.search_text,
-                })
+            if docs:
+                docs_all += docs
+                vectors_all.append(vectors)
+        rows = self._columns(docs_all, vectors_all)
         clauses = []
         if stale_ids:
             clauses.append("id IN (" + ", ".join(quote(i) for i in stale_ids) + ")")

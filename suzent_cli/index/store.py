@@ -15,7 +15,7 @@ importance, created_at, updated_at, accessed_at, access_count``; ``metadata`` is
 Two BM25 indexes: one on ``search_text`` (the fact with its neighbouring-turn context) and one on ``content`` (the
 fact alone), so recall can weight a match in the fact itself above a match in its context (field weighting).
 
-From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_HNSW_SQ, cosine) on
+From ``suzent_cli.index.indexer.ANN_MIN_ROWS`` rows on, the indexer keeps an ANN index (IVF_SQ, cosine) on
 ``vector``; :meth:`ReadStore.vector_search` then re-ranks its candidates by exact distance. Below it, vector search
 compares every row (exact).
 
@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +58,9 @@ MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) â†
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
                   "builds a fresh one from markdown")
 LEGACY_CHUNK = 1000  # ids per delete predicate
-# The ANN vector index (IVF_HNSW_SQ, cosine), built by the indexer once a table holds enough rows (see
+# The ANN vector index (IVF_SQ, cosine: ANN_PARTITION_ROWS), built by the indexer once a table holds enough rows (see
 # suzent_cli.index.indexer.ANN_MIN_ROWS). A query asks its partitions for ANN_REFINE x limit candidates and re-ranks
-# them by exact distance: on 100k rows its top 10 matched exact search's in 60 of 60 queries (BENCHMARKS.md).
+# them by exact distance: on 100k rows its top 10 matched exact search's in 100 of 100 queries (BENCHMARKS.md).
 ANN_NPROBES = 20
 ANN_REFINE = 5
 VECTOR_INDEX = "vector_idx"
@@ -1239,6 +1239,47 @@ class ReadStore:
         return self.scan(columns).to_pylist()
 
 
+def arrow_rows(rows: list[dict[str, Any]] | Mapping[str, Any], schema):
+    """``rows`` as a pyarrow table of ``schema``: from row dicts, or from columns ``{column: values}`` where
+    ``vector`` is an ``(n, dim)`` array-like of floats (converted to float32 in one step) and a column of
+    ``schema`` that is absent is all nulls. Raises ValueError on columns of different lengths or a vector of
+    another width, pyarrow's errors on values that do not fit a column's type."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not isinstance(rows, Mapping):
+        return pa.Table.from_pylist(rows, schema=schema)
+    n = len(rows["id"])
+    columns = []
+    for f in schema:
+        values = rows.get(f.name)
+        if values is None:
+            columns.append(pa.nulls(n, f.type))
+        elif f.name == "vector":
+            dim = f.type.list_size
+            matrix = np.ascontiguousarray(values, dtype=np.float32).reshape(n, -1) if n else \
+                np.zeros((0, dim), np.float32)
+            if matrix.shape[1] != dim:
+                raise ValueError(f"vectors of width {matrix.shape[1]}, the table holds {dim}")
+            columns.append(pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim))
+        else:
+            if len(values) != n:
+                raise ValueError(f"column {f.name} holds {len(values)} values, id {n}")
+            columns.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# The ANN index the writer trains (TableWriter.ensure_vector_index): IVF_SQ, one partition per ANN_PARTITION_ROWS
+# rows (lance's own default size), k-means and the scalar quantizer trained on ANN_SAMPLE_RATE rows per partition
+# (lance's default 256 took 7 s at 100k rows, 64 takes 2.5 s; faiss warns below 39). IVF_HNSW_SQ (the index before)
+# spent 80 s of a 103 s build of 100k rows on its graph (one partition up to 1M rows); with ANN_NPROBES partitions
+# probed and the exact re-rank, IVF_SQ's top 10 matched exact search on 100 of 100 queries there (BENCHMARKS.md,
+# issue 25 item 5).
+# A table indexed by an older suzent keeps its IVF_HNSW_SQ index (still correct) until it is trained again.
+ANN_PARTITION_ROWS = 8192
+ANN_SAMPLE_RATE = 64
+
+
 class TableWriter(ReadStore):
     """The table with its writes: built by :mod:`suzent_cli.index.indexer` only, under the indexer lock
     (``tests/test_index_writer.py`` fails when another module names this class or calls a write method)."""
@@ -1284,16 +1325,18 @@ class TableWriter(ReadStore):
             self._table.delete("id IN (" + ", ".join(quote(i) for i in chunk) + ")" + only_legacy)
         return before - self.count()
 
-    def commit(self, rows: list[dict[str, Any]], delete_where: str | None) -> tuple[int, int]:
-        """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id).
+    def commit(self, rows: list[dict[str, Any]] | Mapping[str, Any], delete_where: str | None) -> tuple[int, int]:
+        """Add ``rows`` and delete the rows matching ``delete_where`` in ONE atomic commit (merge-insert on id: a
+        row whose id the table holds already is not added twice).
 
-        Readers see the table before or after, never between. Returns ``(inserted, deleted)``.
+        ``rows``: a list of row dicts, or columns (:func:`arrow_rows`: ``{column: values}``, ``vector`` an
+        ``(n, dim)`` float array; the indexer's form, which skips a Python float per vector element). Readers see
+        the table before or after, never between. Returns ``(inserted, deleted)``. Raises lance's errors, and
+        ValueError/pyarrow's errors on rows that do not fit the schema (nothing committed).
         """
-        import pyarrow as pa
-
-        if not rows and not delete_where:
+        if not (len(rows["id"]) if isinstance(rows, Mapping) else len(rows)) and not delete_where:
             return 0, 0
-        data = pa.Table.from_pylist(rows, schema=self._table.schema)
+        data = arrow_rows(rows, self._table.schema)
         merge = self._table.merge_insert("id").when_not_matched_insert_all()
         if delete_where:
             merge = merge.when_not_matched_by_source_delete(delete_where)
@@ -1336,10 +1379,11 @@ class TableWriter(ReadStore):
         if kind is None and total < min_rows:
             return None
         if kind is None or (trained_rows and total >= retrain_growth * trained_rows) or not trained_rows:
-            from lancedb.index import HnswSq
+            from lancedb.index import IvfSq
 
-            self._table.create_index("vector", config=HnswSq(distance_type="cosine"), replace=True,
-                                     name=VECTOR_INDEX)
+            partitions = max(1, round(total / ANN_PARTITION_ROWS))
+            config = IvfSq(distance_type="cosine", num_partitions=partitions, sample_rate=ANN_SAMPLE_RATE)
+            self._table.create_index("vector", config=config, replace=True, name=VECTOR_INDEX)
             return "built"
         try:
             stats = self._table.index_stats(VECTOR_INDEX)
