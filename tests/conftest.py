@@ -91,6 +91,12 @@ class CountingEmbedder(HashEmbedder):
         return super().encode(texts)
 
 
+# lancedb's Rust logger reads its level once, at its first import in a process. suzent sets it to "error" before it
+# imports lancedb (store._lancedb); a test that imports lancedb itself first would leave the whole pytest worker at
+# "warn", and lance's warnings would then land in whichever CLI test's stderr runs next in that worker (an order
+# that pytest-xdist changes from run to run). The tests of the setting itself use monkeypatch.
+os.environ.setdefault("LANCEDB_LOG", "error")
+
 # No test starts a server by accident (a hook or suzent mcp that finds none would): every process a test runs
 # inherits this, and cli_env keeps it. Only tests/test_autostart.py turns it on, for the homes it stops itself.
 AUTOSTART_OFF = {"SUZENT_SERVE_AUTOSTART": "0"}

@@ -439,3 +439,23 @@ def test_lancedb_rust_log_defaults_to_errors_only_and_a_persons_choice_stands(mo
     monkeypatch.setenv("LANCEDB_LOG", "debug")
     store_mod._lancedb()
     assert os.environ["LANCEDB_LOG"] == "debug"
+
+
+def test_verify_asks_lance_for_what_its_search_returns(settings, embedder):
+    """verify's one BM25 query per index asked for ``id`` alone; when a row matched its probe word ("suzent"),
+    lance's scanner logged a deprecation (``_score`` not asked for but returned, which a later lance stops doing).
+    suzent runs lance's logger at ``error`` (so a person saw nothing), but a test worker whose lancedb was imported
+    first at the default level printed it into a CLI test's stderr. Asked with ``LANCEDB_LOG=warn`` in a real
+    process, since that logger writes to fd 2: no deprecation."""
+    import subprocess
+    import sys
+
+    init_home(settings)
+    capture(settings, D1, "I keep my memory in suzent", "Likes tea")
+    make_indexer(settings, embedder=embedder).run()
+    script = ("import sys; from pathlib import Path; from suzent_cli.index.store import ReadStore; "
+              "ReadStore.open_existing(Path(sys.argv[1])).verify()")
+    done = subprocess.run([sys.executable, "-c", script, str(settings.paths.index_dir)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "LANCEDB_LOG": "warn"})
+    assert done.returncode == 0, done.stderr
+    assert "Deprecation" not in done.stderr, done.stderr

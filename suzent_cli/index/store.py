@@ -860,7 +860,7 @@ class ReadStore:
             data = self._table.search().select(columns).limit(None).to_arrow()
             for column in FTS_COLUMNS:
                 if total and self.has_fts_index(column):
-                    self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id"]).to_list()
+                    self._table.search("suzent", query_type="fts", fts_columns=column).limit(1).select(["id", "_score"]).to_list()
             kinds = {columns: kind for columns, kind in self._list_indices()}
             sources = data.column("source").drop_null() if "source" in columns else None
             known = sources[0].as_py() if sources is not None and len(sources) else None
