@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [v for v in args.variants.split(",") if v in available]
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SUZENT_")}
-        env.update(SUZENT_HOME=str(Path(tmp) / "home"), PYTHONPATH=str(ROOT))
+        env.update(SUZENT_HOME=str(Path(tmp) / "home"), PYTHONPATH=str(ROOT), SUZENT_SERVE_AUTOSTART="0")
         for cmd in [FLOOR, *(available[v] for v in variants)]:  # warm-up: .pyc files, page cache, the home
             run_once(cmd, env)
             run_once(cmd, env)

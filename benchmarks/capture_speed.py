@@ -125,7 +125,7 @@ def capture_args(i: int) -> list[str]:
 
 def run_once(cmd: list[str], home: Path, i: int) -> tuple[float, float]:
     """(wall s, CPU s = user + sys of the child) of one whole capture process."""
-    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
+    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat(), SUZENT_SERVE_AUTOSTART="0")
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd + capture_args(i), env=env, capture_output=True)
@@ -149,7 +149,7 @@ _PROBE = (
 
 def imported_heavy(python: Path, home: Path, args: list[str]) -> list[str]:
     """Run the real CLI main in a fresh process; return which of HEAVY were imported by the time it exits."""
-    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
+    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat(), SUZENT_SERVE_AUTOSTART="0")
     proc = subprocess.run([str(python), "-c", _PROBE.format(heavy=HEAVY, args=args)], env=env,
                           capture_output=True, text=True)
     for line in proc.stderr.splitlines():
@@ -160,7 +160,7 @@ def imported_heavy(python: Path, home: Path, args: list[str]) -> list[str]:
 
 def importtime_top(python: Path, home: Path, n: int = 8) -> list[tuple[str, int]]:
     """Top-level imports by cumulative microseconds under ``python -X importtime`` of the console entry point."""
-    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat())
+    env = dict(os.environ, SUZENT_HOME=str(home), SUZENT_TODAY=TODAY.isoformat(), SUZENT_SERVE_AUTOSTART="0")
     proc = subprocess.run([str(python), "-X", "importtime", "-m", "suzent_cli"] + capture_args(0), env=env,
                           capture_output=True, text=True)
     rows = []

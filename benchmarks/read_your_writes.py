@@ -57,7 +57,8 @@ def command(variant: str) -> list[str]:
 
 def env_for(home: Path, embedder: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(SUZENT_HOME=str(home), PYTHONPATH=str(ROOT), SUZENT_EMBEDDER=embedder)
+    # no server may start itself (issue 25 auto-start): the cold paths mean none; the server paths start theirs
+    env.update(SUZENT_HOME=str(home), PYTHONPATH=str(ROOT), SUZENT_EMBEDDER=embedder, SUZENT_SERVE_AUTOSTART="0")
     return env
 
 
