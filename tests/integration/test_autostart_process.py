@@ -330,11 +330,9 @@ def sigkill(home: Path, pid: int) -> None:
     assert os.path.lexists(paths.socket_path(home)) and runtime.read_info(home)["pid"] == pid  # its leftovers
 
 
-def test_a_sigkilled_server_is_recognised_answered_cold_and_restarted(tmp_path, reap):
-    """A relayed `suzent index` / `capture --fact … --index` whose server was SIGKILLed (record, socket and
-    serve.json left behind): status shows the dead server at once, the command runs cold, correctly, with no
-    traceback, and a server that had finished starting is restarted at once by it (the back-off of a second death
-    in a row: tests/test_autostart.py)."""
+def indexed_home(tmp_path: Path, reap) -> tuple[Path, dict, dict]:
+    """A home of one indexed fact, reaped at the end: ``(home, env with auto-start on, env with it off)``; the
+    capture and the index ran with it off, so no server runs yet."""
     home = tmp_path / "h"
     home.mkdir()
     reap(home)
@@ -342,6 +340,15 @@ def test_a_sigkilled_server_is_recognised_answered_cold_and_restarted(tmp_path, 
     off = {**env, "SUZENT_SERVE_AUTOSTART": "0"}
     assert suzent(home, off, "capture", "--fact", "[preference] Takes oat milk").returncode == 0
     assert suzent(home, off, "index").returncode == 0
+    return home, env, off
+
+
+def test_a_sigkilled_server_is_recognised_answered_cold_and_restarted(tmp_path, reap):
+    """A relayed `suzent index` / `capture --fact … --index` whose server was SIGKILLed (record, socket and
+    serve.json left behind): status shows the dead server at once, the command runs cold, correctly, with no
+    traceback, and a server that had finished starting is restarted at once by it (the back-off of a second death
+    in a row: tests/test_autostart.py)."""
+    home, env, off = indexed_home(tmp_path, reap)
     first = started_and_ready(home, env)
     sigkill(home, first)
     failed = json.loads(suzent(home, off, "status", "--json", "--no-index").stdout)["server"]["autostart"]["failed"]
@@ -387,13 +394,7 @@ def test_status_shows_a_failed_auto_start_at_once_with_its_error(tmp_path, reap)
 def test_an_auto_started_server_indexes_what_was_written_before_it_watched(tmp_path, reap):
     """The Stop hook that spawns a server writes its turn on the cold path, before the server's watcher runs: the
     auto-started server (no chain) runs one incremental pass after its preload, so the index catches up."""
-    home = tmp_path / "h"
-    home.mkdir()
-    reap(home)
-    env = on_env(home)
-    off = {**env, "SUZENT_SERVE_AUTOSTART": "0"}
-    assert suzent(home, off, "capture", "--fact", "[preference] Takes oat milk").returncode == 0
-    assert suzent(home, off, "index").returncode == 0
+    home, env, off = indexed_home(tmp_path, reap)
     assert suzent(home, off, "capture", "--fact", "[personal] Lives in Porto").returncode == 0  # not indexed
 
     def rows() -> int | None:
