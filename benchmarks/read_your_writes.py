@@ -224,6 +224,7 @@ def section_cost(base: Path, source: Path, embedder_name: str, rounds: int, pend
                            for i in range(pending)], time="12:00")
     from suzent_cli.index.store import ReadStore
 
+    pending_mod.ENABLED = True  # measure() leaves it as its last variant (off after an even number of rounds)
     found = len(pending_mod.pending_rows(s, ReadStore.open_existing(s.paths.index_dir)).rows)
     assert found == min(pending, pending_mod.MAX_ROWS), found
     measure(str(pending), cold=False)
