@@ -43,9 +43,12 @@ class FakeServer:
     """Serves ``answer`` on the Unix socket ``path`` in a background thread (:meth:`start`/:meth:`stop`, or as a
     context manager)."""
 
-    def __init__(self, path: Path | str, answer: Callable[[str, dict], Any]):
+    def __init__(self, path: Path | str, answer: Callable[[str, dict], Any], *, probe: Any = None):
         self.path, self.answer = Path(path), answer
         self.calls: list[tuple[str, dict]] = []
+        # POST /v1/server (the relay's liveness probe, suzent status): answered {"pid": …} as the real server's
+        # event loop does and counted in ``probes``, not ``calls``; ``probe=CLOSE`` plays a wedged server
+        self.probe, self.probes = probe, 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,11 +64,15 @@ class FakeServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 op = self.path.removeprefix(protocol.API_PREFIX)
                 args = json.loads(body or b"{}")
-                fake.calls.append((op, args))
-                try:
-                    result = fake.answer(op, args)
-                except SuzentError as exc:
-                    result = Raw(400, json.dumps(protocol.error_json(exc)).encode())
+                if op == protocol.SERVER_ROUTE:
+                    fake.probes += 1
+                    result = fake.probe if fake.probe is not None else {"pid": os.getpid()}
+                else:
+                    fake.calls.append((op, args))
+                    try:
+                        result = fake.answer(op, args)
+                    except SuzentError as exc:
+                        result = Raw(400, json.dumps(protocol.error_json(exc)).encode())
                 if result is CLOSE:
                     self.close_connection = True
                     self.connection.shutdown(2)

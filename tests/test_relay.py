@@ -175,6 +175,49 @@ def test_a_write_without_an_answer_in_time_is_not_redone(served, monkeypatch):
     assert b"did not answer cli within 0.3 s" in got.err.getvalue()
 
 
+@pytest.mark.parametrize("argv", [["capture", "--fact", "x", "--index"], ["forget", "caf\udce9"], ["recall", "tea"]])
+def test_bytes_that_are_not_utf8_in_the_environment_or_arguments_go_cold_and_nothing_is_sent(served, argv,
+                                                                                             monkeypatch):
+    """A trial found a relayed write failing with 'the server stopped mid-request' when any variable (OLDPWD after
+    a cd into a Latin-1 folder) held bytes that are not UTF-8: the request's JSON could not be encoded, before
+    anything was sent. Now such a line runs cold (which reads those bytes as it always has), writes included."""
+    fake = served(lambda op, args: _answer())
+    monkeypatch.setenv("OLDPWD", "/tmp/caf\udce9")  # what os.environ holds for the byte 0xE9 (surrogate escape)
+    got = _Captured(monkeypatch)
+    assert relay.attempt(argv) is None
+    assert fake.calls == [] and got.err.getvalue() == b""
+
+
+@pytest.mark.parametrize("argv", [["capture", "--fact", "x", "--index"], ["status"]])
+def test_a_server_that_does_not_answer_the_liveness_probe_is_not_sent_the_command(home, monkeypatch, argv):
+    """A stopped (SIGSTOP) or wedged server still accepts connections; the relay waited on it for hours
+    (RELAY_TIMEOUT), so even `suzent status` hung. The probe (POST /v1/server) fails, the line runs cold."""
+    monkeypatch.setenv("SUZENT_HOME", str(home))
+    monkeypatch.delenv("SUZENT_NO_SERVER", raising=False)
+    with FakeServer(paths.socket_path(home), lambda op, args: _answer(), probe=CLOSE) as fake:
+        assert relay.attempt(argv) is None
+    assert fake.probes == 1 and fake.calls == []
+
+
+def test_a_server_mid_index_write_still_runs_a_relayed_command():
+    """An index write in the server points TMPDIR at <index>/.tmp for lance while it runs (store.temp_dir): a
+    trial saw every relayed command declined in that window ('the client's TMPDIR differs'), i.e. a cold recall
+    right after each capture. The server compares with its own values from its start."""
+    env = dict(os.environ)
+    saved = relayed._started_env
+    relayed.snapshot_process_env()
+    try:
+        os.environ["TMPDIR"] = "/elsewhere/.tmp"  # as store.temp_dir does during a write
+        answer = relayed.run(["paths", "--json"], env)
+    finally:
+        if env.get("TMPDIR") is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = env["TMPDIR"]
+        relayed._started_env = saved
+    assert answer["ran"] is True and answer["exit"] == 0, answer
+
+
 def test_a_garbled_answer_to_a_write_is_an_error_and_to_a_read_the_cold_path(served, monkeypatch):
     served(lambda op, args: {"ran": True, "exit": "x"})
     got = _Captured(monkeypatch)

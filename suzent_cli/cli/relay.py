@@ -22,7 +22,10 @@ tracebacks are the process's).
 
 Failures:
 
-* no server (no socket, refused), or one that declines (an older server without the op, another suzent version, a
+* no server (no socket, refused), one that does not answer a liveness probe within
+  :data:`~suzent_cli.server.client.ALIVE_TIMEOUT` (stopped, wedged), an argument or environment variable holding
+  bytes that are not UTF-8 (they cannot travel in the request's JSON; the cold path reads them as it always does),
+  or a server that declines (an older server without the op, another suzent version, a
   client ``HOME``/``TZ`` that differs from the server's): the cold path, nothing was run;
 * the server fails or stops after the request was sent: a read-only command (``recall``, ``status``, ``paths``,
   ``forget --dry-run``) runs cold; a write (``capture``, ``index``, ``forget``) is NOT redone, since it may have
@@ -189,9 +192,11 @@ def attempt(argv: list[str]) -> int | None:
     home = resolve_home(line.home)
     backend = None
     if paths.untrusted_socket(paths.socket_path(home)) is None:  # the light check before the client's import
-        from suzent_cli.server.client import connect
+        from suzent_cli.server.client import alive, connect
 
         backend = connect(home, timeout=RELAY_TIMEOUT)
+        if backend is not None and not alive(backend):
+            return None  # a stopped or wedged server: this command runs here (and starts none: its lock is held)
     if backend is None:  # no server (or none we may talk to): this command runs here, and the next finds one warm
         if line.command in AUTOSTARTS:
             from suzent_cli.server.autostart import ensure

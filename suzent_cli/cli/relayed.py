@@ -44,6 +44,10 @@ from typing import Any
 from suzent_cli.errors import InputInvalid
 
 PROCESS_ENV = ("HOME", "TZ", "XDG_RUNTIME_DIR", "TMPDIR")  # read from the process, not per thread: must be equal
+# The server's own values of PROCESS_ENV, taken when it starts (snapshot_process_env): an index write points TMPDIR
+# at <index>/.tmp for lance while it runs (suzent_cli.index.store.temp_dir), and a client must not be declined for
+# that. None: compare with os.environ as it is (a process that never snapshotted: the tests' in-process runs).
+_started_env: dict[str, str | None] | None = None
 MAX_ARGS = 10_000
 
 _streams: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("suzent_request_streams", default=None)
@@ -86,6 +90,14 @@ class _CurrentStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.current(), name)
+
+
+def snapshot_process_env() -> None:
+    """Record this server process's :data:`PROCESS_ENV` values now, at its start, before any write moves one
+    (:func:`suzent_cli.index.store.temp_dir` sets ``TMPDIR`` for the length of a write); :func:`run` compares a
+    client's with these from then on."""
+    global _started_env
+    _started_env = {name: os.environ.get(name) for name in PROCESS_ENV}
 
 
 def install_streams() -> None:
@@ -147,7 +159,8 @@ def run(argv: list[str], env: dict[str, str], stdout_tty: bool = False, stderr_t
 
     if version is not None and version != __version__:
         return {"ran": False, "why": f"the client runs suzent {version}, the server {__version__}"}
-    differs = [name for name in PROCESS_ENV if env.get(name) != os.environ.get(name)]
+    server = _started_env if _started_env is not None else {name: os.environ.get(name) for name in PROCESS_ENV}
+    differs = [name for name in PROCESS_ENV if env.get(name) != server[name]]
     if differs:
         return {"ran": False, "why": f"the client's {', '.join(differs)} differs from the server's"}
     from suzent_cli.cli import app as app_module

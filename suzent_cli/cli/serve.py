@@ -98,6 +98,9 @@ def _serve(settings, port: str | None, no_chain: bool, no_watch: bool, auto: boo
     idle = idle_exit_of(settings, idle_exit, auto=auto)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s suzent serve %(levelname)s: %(message)s")
     from suzent_cli.cli.relayed import run as run_relayed  # CLI commands relayed to this server (cli/relay.py)
+    from suzent_cli.cli.relayed import snapshot_process_env
+
+    snapshot_process_env()  # before any write can move TMPDIR (index/store.temp_dir)
     from suzent_cli.server.serve import serve
     from suzent_cli.server.stats import now_iso
 

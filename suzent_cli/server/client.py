@@ -90,7 +90,12 @@ class RemoteBackend:
         if op not in protocol.OPS and op != protocol.CLI_OP:
             raise ValueError(f"unknown operation {op!r}")
         seconds = self.timeout if timeout is None else float(timeout)
-        body = json.dumps(args or {}, ensure_ascii=False).encode("utf-8")
+        try:
+            body = json.dumps(args or {}, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:  # bytes that are not UTF-8 (os.environ's or argv's surrogate escapes)
+            from suzent_cli.errors import InputInvalid
+
+            raise InputInvalid(f"{op}: an argument holds bytes that are not UTF-8 text; nothing was sent") from exc
         conn = UnixHTTPConnection(self.socket, timeout=seconds)
         try:
             conn.request("POST", protocol.API_PREFIX + op, body=body,
@@ -153,6 +158,27 @@ class RemoteBackend:
 
 def _why(exc: BaseException) -> str:
     return " ".join((getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).split())
+
+
+ALIVE_TIMEOUT = 5.0  # seconds the liveness probe waits: the server answers it on its event loop in a few ms
+
+
+def alive(backend: RemoteBackend, timeout: float = ALIVE_TIMEOUT) -> bool:
+    """True when ``backend``'s server answers ``POST /v1/server`` (the server block, answered on its event loop
+    with no worker thread; not counted as activity) within ``timeout`` seconds. A stopped (SIGSTOP) or wedged
+    server still accepts connections (the kernel's listen backlog), so :func:`connect` alone cannot tell; a caller
+    about to wait long for a command (the CLI relay: hours) asks this first. Never raises."""
+    conn = UnixHTTPConnection(backend.socket, timeout=timeout)
+    try:
+        conn.request("POST", protocol.API_PREFIX + protocol.SERVER_ROUTE, body=b"{}",
+                     headers={"Content-Type": "application/json", "Connection": "close"})
+        response = conn.getresponse()
+        response.read()
+        return response.status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
 
 
 def connect(home: Path | str, *, timeout: float = DEFAULT_TIMEOUT,

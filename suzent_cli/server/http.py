@@ -20,14 +20,13 @@ import logging
 from typing import Any
 
 from suzent_cli import errors
-from suzent_cli.server.protocol import API_PREFIX, CLI_OP, OPS, error_json
+from suzent_cli.server.protocol import API_PREFIX, CLI_OP, OPS, SERVER_ROUTE, error_json
 from suzent_cli.server.stats import Stats
 from suzent_cli.text import loads_json
 
 log = logging.getLogger("suzent.serve")
 
 MCP_PATH = "/mcp"
-SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status)
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what a client on this machine names the server by
 HTTP_DEFAULT_PORT = 80  # the port a Host or Origin without one means (RFC 9110 §7.2, RFC 6454 §6.1)
 DRAIN_LIMIT = 1 << 20  # bytes of a refused request's body read before the 401 (a larger one may see a reset)

@@ -51,6 +51,7 @@ from suzent_cli.hooks.stdin import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES  # re-
 
 OPS = ("recall", "remember", "forget", "status", "list_pages", "read_page", "briefing", "hook_capture",
        "hook_recall", "hook_session_start")
+SERVER_ROUTE = "server"  # POST /v1/server: the server block alone (suzent status; the relay's liveness probe)
 CLI_OP = "cli"  # the local API only (no Backend method, never on MCP): a whole CLI command line run by the server
 API_PREFIX = "/v1/"
 # MAX_PAYLOAD_BYTES (imported above): the largest hook payload (a few hundred bytes in practice); the server refuses

@@ -277,6 +277,37 @@ def test_a_server_killed_while_a_relayed_write_waits_gives_one_error_and_no_seco
     assert text.count("Written at most once") == 1
 
 
+def test_a_stopped_server_is_not_waited_on_and_bad_bytes_still_capture(tmp_path):
+    """Two trial findings with a real server. (1) Non-UTF-8 bytes in a variable (OLDPWD after a cd into a Latin-1
+    folder) made a relayed `capture --index` fail with 'the server stopped mid-request' and capture nothing: now it
+    runs cold and captures once. (2) A SIGSTOPped server still accepts connections; `suzent status` and every relayed
+    command waited on it without end: now the liveness probe fails and both run cold (DEADLINE bounds the wait
+    here; without the probe the relay's own timeout is hours)."""
+    home = tmp_path / "home"
+    env = HASH_ENV | NOW
+    assert run_cli(home, "init", env_extra=env | {"SUZENT_NO_SERVER": "1"}).returncode == 0
+    proc = start(home, "--no-chain", "--no-watch")
+    ready(home, proc)
+    archive = archive_of(home)
+    try:
+        bad = subprocess.run([sys.executable, "-m", "suzent_cli", "capture", "--fact", "[fact] Bytes abroad", "--index"],
+                             capture_output=True, env=cli_env(home, **env, OLDPWD="/tmp/caf\udce9"), cwd=REPO,
+                             timeout=DEADLINE)
+        assert bad.returncode == 0 and b"stopped mid-request" not in bad.stderr, bad.stderr
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            for args in (("status", "--no-index"), ("capture", "--fact", "[fact] Captured while it slept", "--index")):
+                done = subprocess.run([sys.executable, "-m", "suzent_cli", *args], capture_output=True, text=True,
+                                      env=cli_env(home, **env), cwd=REPO, timeout=DEADLINE)
+                assert done.returncode == 0, (args, done.stderr)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+    finally:
+        stop(proc)
+    text = "".join(p.read_text(encoding="utf-8") for p in archive.glob("*.md"))
+    assert text.count("Bytes abroad") == 1 and text.count("Captured while it slept") == 1
+
+
 def _on_a_terminal(home: Path, argv: list[str], env: dict) -> tuple[int, bytes]:
     """``python ARGV`` with stdout and stderr a pseudo-terminal of 50 columns × 31 lines (narrow: the recall table folds) (stdin not one), colour
     on (``TERM=xterm-256color``, no ``NO_COLOR``, no ``COLUMNS``): (exit code, the bytes the terminal received)."""
