@@ -25,6 +25,7 @@ import numpy as np
 from suzent_cli.errors import EmbedderUnavailable, EmbeddingFailed
 
 BATCH_SIZE = 64
+QUERY_TEXTS = 2  # an encode of at most this many texts is a query (or a fact or two): one torch thread
 
 
 @dataclass(frozen=True)
@@ -191,11 +192,28 @@ class SentenceTransformerEmbedder:
         self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
 
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
+        """``texts`` embedded (module doc). An encode of at most :data:`QUERY_TEXTS` texts (a query, a fact or two)
+        runs on ONE torch thread, whoever asks: the thread count changes the float sums (a vector 7e-8 apart, 2
+        threads against 1), so one rule here makes a server's and a cold process's vectors, and the scores
+        `recall --json` prints, the same bits (issue 25: the relayed command prints the cold one's bytes). It is
+        also the faster choice on two busy cores (:class:`suzent_cli.server.warm._SharedEmbedder`)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        batch = [prefix + t for t in texts]
         try:
-            vectors = self._model.encode([prefix + t for t in texts], batch_size=BATCH_SIZE,
-                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+            if len(texts) <= QUERY_TEXTS:
+                import torch  # loaded with the model
+
+                threads = torch.get_num_threads()
+                torch.set_num_threads(1)
+                try:
+                    vectors = self._model.encode(batch, batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                                 convert_to_numpy=True, show_progress_bar=False)
+                finally:
+                    torch.set_num_threads(threads)
+            else:
+                vectors = self._model.encode(batch, batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False)
         except Exception as exc:
             raise EmbeddingFailed(f"embedding failed: {exc}") from exc
         return _checked(vectors, len(texts), self.dim)

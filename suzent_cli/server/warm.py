@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -44,10 +43,10 @@ from typing import Any
 
 from suzent_cli.config import Settings
 from suzent_cli.errors import LockTimeout, describe
+from suzent_cli.index.embed import QUERY_TEXTS
 
 SETTLE_NS = 200_000_000  # a _versions mtime younger than this is not trusted alone (file times are coarse)
 ENCODE_SLICE = 64  # texts an index batch encodes per hold of the model; waiting queries go between slices
-QUERY_TEXTS = 2  # an encode of at most this many texts is a query: one torch thread, and it goes first
 Runner = Callable[[Settings, "list[Path] | None", Any], Any]
 
 
@@ -242,7 +241,7 @@ class _SharedEmbedder:
     """The index's embedder behind a lock: the model loads once, and one thread at a time encodes.
 
     Queries go first: an encode of more than :data:`ENCODE_SLICE` texts (an index batch) is done slice by slice,
-    and before each slice it lets every query (an encode of at most :data:`QUERY_TEXTS` texts) that is waiting go
+    and before each slice it lets every query (an encode of at most :data:`~suzent_cli.index.embed.QUERY_TEXTS` texts) that is waiting go
     first, so a hook's or a recall's query waits for one slice at most, never for a whole index batch (up to 4,096
     texts: tens of seconds of model time on two busy cores). The result is the same array as one call."""
 
@@ -289,15 +288,7 @@ class _SharedEmbedder:
                     self._queries -= 1
             self._busy = True
         try:
-            torch = sys.modules.get("torch") if query else None
-            if torch is None:
-                return fn(texts)
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                return fn(texts)
-            finally:
-                torch.set_num_threads(threads)
+            return fn(texts)  # a query runs on one torch thread: the model embedder's own rule (embed.QUERY_TEXTS)
         finally:
             with self._cond:
                 self._busy = False
