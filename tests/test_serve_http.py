@@ -722,3 +722,35 @@ def test_a_relayed_status_is_counted_but_keeps_no_server_alive(monkeypatch):
     assert stats.snapshot()["requests"]["by_op"]["cli"] == 3
     assert _post(app, "/v1/cli", json.dumps({"argv": ["--home=/h", "recall", "tea"]}).encode()).status_code == 200
     assert stats.idle_seconds() == 0
+
+
+def test_serve_stop_says_stopped_only_once_the_process_is_gone(tmp_path, monkeypatch):
+    """The server releases serve.lock and may then finish an index batch before its process ends; a trial saw
+    'stopped the server (pid N)' while pid N ran for 20 s more. stop_server now waits for the process too."""
+    from suzent_cli.server import runtime
+
+    probes = iter([True, False])  # the lock: held at the check, released at the first poll
+    alive = iter([True, True, False])  # the process: still finishing after the release, then gone
+    monkeypatch.setattr(runtime, "is_running", lambda home: next(probes, False))
+    monkeypatch.setattr(runtime, "running_pid", lambda home: 4242)
+    monkeypatch.setattr(runtime, "_alive", lambda pid: next(alive))
+    monkeypatch.setattr(runtime, "STOP_POLL", 0)
+    killed = []
+    monkeypatch.setattr(runtime.os, "kill", lambda pid, sig: killed.append(pid))
+    result = runtime.stop_server(tmp_path, wait=60)
+    assert result["stopped"] is True and killed == [4242]
+    assert next(alive, "drained") == "drained"  # polled until the process was gone
+
+
+def test_a_zombie_or_missing_process_is_not_alive():
+    import subprocess
+    import sys
+
+    from suzent_cli.server import runtime
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # it has exited, not reaped: a zombie
+    assert runtime._alive(proc.pid) is False  # a zombie counts as gone (only its parent could reap it)
+    assert runtime._alive(os.getpid()) is True
+    proc.wait()
+    assert runtime._alive(proc.pid) is False

@@ -196,13 +196,32 @@ def stop_server(home: Path, *, wait: float = STOP_WAIT) -> dict[str, Any]:
         return {"stopped": False, "was_running": True, "pid": pid,
                 "message": f"pid {pid} (from {paths.info_path(home)}) is not yours to stop"}
     deadline = time.monotonic() + wait
-    while is_running(home):
+    while is_running(home) or _alive(pid):  # the lock goes first; the process may still finish a write after it
         if time.monotonic() >= deadline:
             return {"stopped": False, "was_running": True, "pid": pid,
                     "message": f"the server (pid {pid}) is still stopping after {wait:g} s (it finishes its current "
-                               "chain stage); run suzent serve stop again to wait more"}
+                               "chain stage or index batch); run suzent serve stop again to wait more"}
         time.sleep(STOP_POLL)
     return {"stopped": True, "was_running": True, "pid": pid, "message": f"stopped the server (pid {pid}) of {home}"}
+
+
+def _alive(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie (Linux: ``/proc/<pid>/stat`` state ``Z``; elsewhere
+    ``kill(pid, 0)``). A server is only ever reaped by its own parent, so a zombie counts as gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 LIVE_KEYS = ("uptime_s", "requests", "last_error", "chain", "watcher", "idle_s")
