@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from suzent_cli import errors
 from suzent_cli.config import Settings
 from suzent_cli.errors import DreamBusy, InputInvalid, SuzentError
-from suzent_cli.text import normalize
+from suzent_cli.text import is_utf8, normalize
 from suzent_cli.vault.forgotten import Forgotten, fact_key, held_claims, line_text, scrub_vault
 from suzent_cli.vault.state import FORGET, append_tombstones, count_recall_log, purge_recall_log, read_forgotten
 
@@ -183,6 +183,8 @@ def plan_forget(settings: Settings, text: str) -> ForgetPlan:
     key = normalize(text)
     if not key:
         raise InputInvalid("forget needs a non-empty TEXT or --id ROW_ID")
+    if not is_utf8(text):  # bytes that are not UTF-8 on the command line: no stored fact holds one
+        raise InputInvalid("the text is not valid UTF-8")
     paths = settings.paths
     forgotten = read_forgotten(paths.state_dir, torn_ok=True)  # a torn line: this forget repairs it
     plan = ForgetPlan(text=text, key=key, already_tombstoned=key in forgotten)

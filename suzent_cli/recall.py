@@ -85,7 +85,7 @@ from suzent_cli.index.store import (
     row_metadata,
     unreadable,
 )
-from suzent_cli.text import STOP_WORDS
+from suzent_cli.text import STOP_WORDS, is_utf8
 from suzent_cli.vault.state import append_recall_log
 from suzent_cli.vault.supersede import prefer_newer
 
@@ -478,7 +478,7 @@ def check_query(query: str, *, mode: str, limit: int) -> None:
         raise InputInvalid(f"--limit must be at most {MAX_LIMIT:,}, got {limit}")
     if not query.strip():
         raise InputInvalid("empty query: nothing to recall")
-    if any("\ud800" <= ch <= "\udfff" for ch in query):  # bytes that are not UTF-8 on the command line
+    if not is_utf8(query):  # bytes that are not UTF-8 on the command line
         raise InputInvalid("the query is not valid UTF-8 text")
 
 

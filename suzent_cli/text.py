@@ -41,6 +41,17 @@ hello sure right also still just maybe perhaps something anything everything mak
 WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def is_utf8(text: str) -> bool:
+    """True when ``text`` encodes as UTF-8. Bytes that are not UTF-8 (a command-line argument, a file name) reach
+    Python as lone surrogates (``surrogateescape``); no stored fact, page or query holds one, so such text is bad
+    input for every reader (recall's query, forget's text, the vault's page names)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def content_words(text: str) -> list[str]:
     """The words of ``text`` worth searching for, lowercased, first occurrence order: :data:`STOP_WORDS` and words
     under 3 characters dropped."""

@@ -191,6 +191,9 @@ def test_piped_output_has_no_ansi_escape(small_home, name):
     (("recall", "tea", "--limit", "99999999999999999999"), "Error: --limit must be at most 1,000, got 99999999999999999999"),
     (("recall", "tea", "--limit", "1001"), "Error: --limit must be at most 1,000, got 1001"),
     (("recall", "\udcff\udcfe"), "Error: the query is not valid UTF-8 text"),  # bytes ff fe on the command line
+    # a trial: forget went ahead and echoed '\udcff' in its message (no stored fact can hold such bytes)
+    (("forget", "\udcff", "--dry-run"), "Error: the text is not valid UTF-8"),
+    (("forget", "caf\udce9"), "Error: the text is not valid UTF-8"),
 ])
 def test_recall_input_no_index_can_take_is_refused_as_input(tmp_path, args, message):
     """A limit past any index's integer range was reported as a broken index (with advice to rebuild it), and a

@@ -55,11 +55,9 @@ def utf8_name(path: Path | str) -> bool:
     """True when ``path`` encodes as UTF-8. A file name that is not valid UTF-8 (bytes such as ``b"\\xff"``) reaches
     Python as lone surrogates (``surrogateescape``): it cannot be written to a page, a state file, the index or
     the terminal, so every walker of the vault skips it (:func:`content_pages`, :func:`skipped_warning`)."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    from suzent_cli.text import is_utf8
+
+    return is_utf8(str(path))
 
 
 def shown_name(name: str) -> str:
