@@ -415,3 +415,35 @@ def test_a_page_edited_while_forget_scrubs_it_keeps_the_edit_and_loses_the_claim
     assert "Written by me while forget ran." in text  # the person's edit survives
     assert "secret diary" not in text and "- Lives in Lisbon" in text  # and the claim is gone all the same
     assert [c.line for c in removed] == ["- Keeps a secret diary at home"]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["capture fast path", "typer"])
+def test_capturing_forgotten_words_says_they_are_hidden(tmp_path, fast):
+    """A trial: after `suzent forget "Owns a corgi named Biscuit"`, `capture --fact` of the same words printed a
+    plain 'captured' (JSON "outcome": "new", nothing else), while MCP remember said 'captured but hidden by a
+    forget'. The rule is one (capture.forgotten_flags); the CLI now says it too, on both of its paths."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO, cli_env
+
+    home = tmp_path / "home"
+    words = "Owns a corgi named Biscuit"
+    assert invoke(home, "capture", "--fact", f"[personal] {words}", env_extra=HASH_ENV).returncode == 0
+    assert invoke(home, "forget", words, env_extra=HASH_ENV).returncode == 0
+
+    def capture(*extra):
+        args = ["capture", "--fact", f"[personal] {words}", *extra]
+        if not fast:
+            return invoke(home, *args, env_extra=HASH_ENV)
+        return subprocess.run([sys.executable, "-m", "suzent_cli", *args], capture_output=True, text=True, cwd=REPO,
+                              env=cli_env(home, **HASH_ENV), timeout=120)
+
+    text = capture()
+    assert text.returncode == 0 and "hidden: these words were forgotten; recall never shows them" in text.stdout
+    shown = json.loads(capture("--json").stdout)
+    fact, = shown["facts"]
+    assert fact["hidden"] == "forgotten" and "suzent forget" in fact["reason"]
+    other = invoke(home, "capture", "--fact", "[personal] Owns a cat", "--json", env_extra=HASH_ENV)
+    assert "hidden" not in json.loads(other.stdout)["facts"][0], other.stdout

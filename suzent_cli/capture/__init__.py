@@ -423,6 +423,29 @@ def _tagged(fact: Fact) -> Fact:
     return fact if "revision" in fact.tags else Fact(fact.content, fact.category, (*fact.tags, "revision"))
 
 
+def forgotten_flags(settings: Settings, texts: list[str], warnings: list[str]) -> list[bool]:
+    """For each fact text, whether a forget hides it: a person ran ``suzent forget`` on the same words, so the
+    indexer's tombstone filter keeps its log line out of the index and recall's pending search (logged, never
+    recalled; :meth:`suzent_cli.vault.forgotten.Forgotten.same`). No tombstone file: all False. A tombstone file
+    that cannot be read adds a warning and flags none (the reindex then fails and says why)."""
+    from suzent_cli.errors import SuzentError
+    from suzent_cli.vault.forgotten import Forgotten
+    from suzent_cli.vault.state import TOMBSTONES  # the capture path imports the state catalogue already
+
+    if not texts or not (settings.paths.state_dir / TOMBSTONES).exists():
+        return [False] * len(texts)
+
+    try:
+        forgotten = Forgotten.from_state(settings.paths.state_dir)
+    except (SuzentError, OSError) as exc:
+        warnings.append(f"cannot tell whether a forget hides what was captured ({describe(exc)})")
+        return [False] * len(texts)
+    return [forgotten.same(t) for t in texts]
+
+
+HIDDEN_REASON = "hidden: these words were forgotten (suzent forget), so recall never shows them; the daily log keeps the line"
+
+
 def index_after_capture(settings: Settings, path: Path):
     """Reindex the log just appended to (``capture --index``). Returns ``(IndexReport | None, warning | None)``.
 

@@ -221,12 +221,15 @@ def run(settings, *, fact: list[str] | None = None, facts_from: str | None = Non
             facts += parse_fact_lines(repair_input(read_source(facts_from), warnings), lines, warnings)
             rejected += [f"--facts-from {facts_from} {why}" for why in lines]
         result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
+    from suzent_cli.capture import forgotten_flags
+
+    hidden = forgotten_flags(settings, [f.content for f in result.facts], result.warnings)
     report = None
     if index and result.path is not None:
         report, problem = index_after_capture(settings, result.path)
         if problem:
             result.warnings.append(problem)
-    render(result, report, json_out, rejected)
+    render(result, report, json_out, rejected, hidden)
     return errors.BAD_INPUT if rejected else errors.OK  # the good lines are captured; the status says some were not
 
 
@@ -251,16 +254,24 @@ def session_id(raw: str, warnings: list[str]) -> str:
     return cleaned
 
 
-def _outcome(fact, c, logged: bool) -> dict:
-    return {"category": fact.category, "content": fact.content, "tags": list(fact.tags), "logged": logged,
-            "outcome": c.outcome if c else "new", "matched": c.matched if c else None,
-            "source": c.source if c else None, "locator": c.locator if c else None,
-            "score": c.score if c else None, "reason": c.reason if c else "fact line: not classified"}
+def _outcome(fact, c, logged: bool, hidden: bool = False) -> dict:
+    out = {"category": fact.category, "content": fact.content, "tags": list(fact.tags), "logged": logged,
+           "outcome": c.outcome if c else "new", "matched": c.matched if c else None,
+           "source": c.source if c else None, "locator": c.locator if c else None,
+           "score": c.score if c else None, "reason": c.reason if c else "fact line: not classified"}
+    if hidden:  # the same words were forgotten: logged, never recalled (capture.forgotten_flags)
+        from suzent_cli.capture import HIDDEN_REASON
+
+        out["hidden"] = "forgotten"
+        out["reason"] = f"{out['reason']}; {HIDDEN_REASON}"
+    return out
 
 
-def render(result, report, json_out: bool, rejected: list[str]) -> None:
+def render(result, report, json_out: bool, rejected: list[str], hidden: list[bool] | None = None) -> None:
     """Print what was captured (``--json``: one object); ``rejected`` fact lines go to stderr, one line each
-    (:func:`suzent_cli.cli.plain.emit`: through rich, or the same bytes without it)."""
+    (:func:`suzent_cli.cli.plain.emit`: through rich, or the same bytes without it); ``hidden[i]``: the i-th
+    captured fact's words were forgotten (shown on its line, ``"hidden": "forgotten"`` in JSON)."""
+    hidden = hidden or [False] * len(result.facts)
     from suzent_cli.cli.plain import Line, Raw, clip, emit, emit_json
 
     errors = [Line("err", "Error: ", Raw(why), " (not captured)") for why in rejected]
@@ -271,7 +282,7 @@ def render(result, report, json_out: bool, rejected: list[str]) -> None:
             "path": str(result.path) if result.path else None,
             "date": result.day.isoformat() if result.day else None, "time": result.time, "session": result.session,
             "extractor": result.extractor, "known_facts": result.known_facts,
-            "facts": [_outcome(f, c, True) for f, c in zip(result.facts, outcomes, strict=False)]
+            "facts": [_outcome(f, c, True, h) for f, c, h in zip(result.facts, outcomes, hidden, strict=False)]
                      + [_outcome(f, c, False) for f, c in result.confirmations],
             "warnings": result.warnings, "index": report.as_dict() if report else None,
             "refresh": result.refresh, "rejected": rejected,
@@ -290,9 +301,11 @@ def render(result, report, json_out: bool, rejected: list[str]) -> None:
     if confirmed:
         head.append(f"; {len(confirmed)} confirmation(s) recorded (not logged)")
     lines.append(Line("out", *head))
-    for f, c in zip(result.facts, outcomes, strict=False):
+    for f, c, h in zip(result.facts, outcomes, hidden, strict=False):
         tags = f" `{' '.join(f.tags)}`" if f.tags else ""
         note = ("  (revises ", Raw(clip(c.matched or "", 120)), ")") if c and c.outcome == "revision" else ()
+        if h:
+            note = (*note, "  (hidden: these words were forgotten; recall never shows them)")
         lines.append(Line("out", "  - \\[", Raw(f.category), "] ", Raw(clip(f.content + tags, 400)), *note))
     for f, c in confirmed:
         lines.append(Line("out", "  = \\[", Raw(f.category), "] ", Raw(clip(f.content, 400)), "  (confirms ",

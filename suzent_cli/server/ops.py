@@ -121,31 +121,18 @@ def _searchable_meanwhile(settings, error: dict | None) -> tuple[bool, str | Non
 
 
 def _hidden_by_forget(settings, outcomes: list[dict], warnings: list[str]) -> int:
-    """Mark each captured outcome whose text a person forgot in the same words (``suzent forget``: the indexer's
-    tombstone filter keeps such a log line out of the index and of recall's pending search, so it is logged but
-    never recalled; :meth:`suzent_cli.vault.forgotten.Forgotten.same`) with ``"hidden": "forgotten"`` and a reason
-    saying so; returns how many. A tombstone file that cannot be read adds a warning and marks none (the reindex
-    then fails and says why)."""
-    from suzent_cli.errors import SuzentError
-    from suzent_cli.vault.forgotten import Forgotten
+    """Mark each captured outcome whose words a forget hides (:func:`suzent_cli.capture.forgotten_flags`) with
+    ``"hidden": "forgotten"`` and the reason; returns how many."""
+    from suzent_cli.capture import HIDDEN_REASON, forgotten_flags
 
-    if not any(o["outcome"] == "captured" for o in outcomes):
-        return 0
-    try:
-        forgotten = Forgotten.from_state(settings.paths.state_dir)
-    except (SuzentError, OSError) as exc:
-        warnings.append(f"cannot tell whether a forget hides what was captured ({describe(exc)})")
-        return 0
+    captured = [o for o in outcomes if o["outcome"] == "captured"]
     hidden = 0
-    for o in outcomes:
-        if o["outcome"] == "captured" and forgotten.same(o["text"]):
+    for o, flag in zip(captured, forgotten_flags(settings, [o["text"] for o in captured], warnings), strict=True):
+        if flag:
             hidden += 1
             o["hidden"] = "forgotten"
-            o["reason"] = ((o.get("reason") + "; ") if o.get("reason") else "") + (
-                "hidden: these words were forgotten (suzent forget), so recall never shows them; the daily log "
-                "keeps the line")
+            o["reason"] = ((o.get("reason") + "; ") if o.get("reason") else "") + HIDDEN_REASON
     return hidden
-
 
 class LocalBackend:
     """:class:`~suzent_cli.server.protocol.Backend` on warm state (module doc). Thread-safe: the transports call
