@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from serve_process import DEADLINE, ready, start, stop
 
-from conftest import HASH_ENV, REPO, cli_env, drain_pty, run_cli
+from conftest import HASH_ENV, REPO, cli_env, drain_pty, invoke, run_cli
 from suzent_cli.cli.relayed import PROCESS_ENV
 from suzent_cli.server import paths, runtime
 
@@ -44,7 +44,12 @@ def pin_home() -> None:
 
 
 def cold(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    return run_cli(home, *args, env_extra=COLD, **kw)
+    """``suzent ARGS`` the cold way (``SUZENT_NO_SERVER=1``) through the process entry point, run in this process
+    (:func:`conftest.invoke`: what a process prints, tests/integration/test_invoke.py): the side compared with is
+    the relayed one, which stays a real process; lancedb and pyarrow load once here instead of once a line."""
+    from suzent_cli.cli.fasthook import main
+
+    return invoke(home, *args, env_extra=COLD, entry=main, **kw)
 
 
 def cli_requests(home: Path) -> int:
