@@ -27,6 +27,7 @@ ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-10T12:00"}
 JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "init": ((), {0}),
     "paths": ((), {0}),
+    "project": ((), {0}),
     "config show": ((), {0}),
     "config path": ((), {0}),
     "capture": (("--fact", "[preference] Drinks oolong tea every morning"), {0}),

@@ -153,7 +153,8 @@ _plain_coercion()
 # One module per command (or command group); importing one adds its commands to `app`. The order is the order
 # `suzent --help` lists them in.
 COMMAND_MODULES = ("capture", "dream", "lint", "status", "dryrun", "index", "init", "paths", "legacy", "promote",
-                   "recall", "reconcile", "forget", "run", "loop", "serve", "mcp", "verify", "config")
+                   "recall", "reconcile", "forget", "run", "loop", "serve", "mcp", "verify", "config",
+                   "project")
 
 
 def _register() -> None:

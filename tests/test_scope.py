@@ -1,0 +1,83 @@
+"""Project identity (suzent_cli.scope, `suzent project`): real git repositories, clones, worktrees, subfolders."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import invoke
+from suzent_cli.scope import identify, normalise_remote
+
+
+@pytest.mark.parametrize("url", [
+    "git@github.com:o/r.git", "git@github.com:o/r", "ssh://git@github.com/o/r.git", "ssh://git@github.com:22/o/r",
+    "https://github.com/o/r", "https://github.com/o/r.git", "https://github.com/o/r/", "https://GitHub.com/o/r",
+    "https://user:s3cret-token@github.com/o/r.git", "git://github.com/o/r.git",
+])
+def test_every_spelling_of_one_remote_is_one_key(url):
+    assert normalise_remote(url) == "github.com/o/r"
+
+
+def test_other_remotes_stay_apart_and_local_ones_are_paths(tmp_path):
+    assert normalise_remote("git@gitlab.com:group/sub/r.git") == "gitlab.com/group/sub/r"
+    assert normalise_remote("https://github.com/o/other") != normalise_remote("https://github.com/o/r")
+    assert normalise_remote(str(tmp_path / "bare.git")) == f"file:{tmp_path / 'bare'}"
+    assert normalise_remote(f"file://{tmp_path}/bare.git") == f"file:{tmp_path / 'bare'}"
+    assert normalise_remote("   ") is None
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@x", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "tax-client"
+    (root / "services" / "api").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "README").write_text("x\n")
+    git(root, "add", "README")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def test_without_a_remote_every_worktree_and_subfolder_shares_the_repository(repo, tmp_path):
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature")
+    main, sub, worktree = identify(repo), identify(repo / "services" / "api"), identify(tmp_path / "wt")
+    assert main.key == sub.key == worktree.key == f"git:{repo.resolve()}"
+    assert main.name == "tax-client" and "no origin remote" in main.why
+
+
+def test_with_a_remote_every_clone_is_one_project_and_the_token_is_never_shown(repo, tmp_path, monkeypatch):
+    git(repo, "remote", "add", "origin", "https://me:ghp_secret@github.com/acme/tax-client.git")
+    other = tmp_path / "elsewhere" / "copy"
+    other.mkdir(parents=True)
+    git(other, "init", "-q")
+    git(other, "remote", "add", "origin", "git@github.com:acme/tax-client")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))  # a caller's repository variable is not obeyed
+    a, b = identify(repo / "services"), identify(other)
+    assert a.key == b.key == "github.com/acme/tax-client" and a.name == "tax-client"
+    assert "ghp_secret" not in json.dumps(a.as_dict())
+
+
+def test_outside_git_the_directory_is_the_project(tmp_path):
+    plain = tmp_path / "scratch"
+    plain.mkdir()
+    got = identify(plain)
+    assert got.key == f"dir:{plain}" and "not inside a git repository" in got.why
+    assert identify(tmp_path / "missing").key == f"dir:{tmp_path / 'missing'}"
+
+
+def test_the_command_shows_the_key_and_why(repo, tmp_path):
+    r = invoke(tmp_path / "home", "project", str(repo / "services"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"key": f"git:{repo.resolve()}", "name": "tax-client",
+                                    "why": f"git repository at {repo.resolve()} (no origin remote)",
+                                    "root": str(repo.resolve())}
+    text = invoke(tmp_path / "home", "project", str(repo)).stdout
+    assert text.splitlines()[0] == f"key   git:{repo.resolve()}"
