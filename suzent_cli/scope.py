@@ -111,3 +111,73 @@ def identify(path: Path | str) -> Project:
         name = key.rsplit("/", 1)[-1] or root.name
         return Project(key, name, f"the git remote origin ({key})", root)  # never the URL: it may hold a token
     return Project(f"git:{root}", root.name or str(root), f"git repository at {root} (no origin remote)", root)
+
+
+# --- Scopes of facts (the contract capture, the index, recall, the dream, sync and import share) -------------------
+#
+# A fact's scope is either the person's (PERSON, "": recalled everywhere) or one project's key. It is written in the
+# fact line's backtick span as one tag, ``project:<key>`` with the key percent-encoded (scope_tag), so the original
+# app still parses ``- [category] content``; a line without that tag is the person's. A vault page's scope is its
+# frontmatter ``project:`` key; an index row's, its ``scope`` column.
+
+PERSON = ""  # the person's scope: facts about them, recalled in every project
+PERSON_CATEGORIES = frozenset({"personal", "preference", "goal", "interaction"})  # the person's wherever captured
+SCOPE_TAG_PREFIX = "project:"
+SCOPE_MODES = ("auto", "global", "project")  # the `scope` setting; `--global` and `--project NAME` override it
+_KEY_SAFE = "/:@+,=~!$&'()*;"  # kept as is in an encoded key: everything else outside [A-Za-z0-9_.-] is %XX
+
+
+def encode_key(key: str) -> str:
+    """``key`` as one space-free, backtick-free tag value: UTF-8 percent-encoding of every character but letters,
+    digits, ``_.-`` and ``/:@+,=~!$&'()*;`` (``dir:/home/a/my notes`` → ``dir:/home/a/my%20notes``).
+    :func:`decode_key` inverts it."""
+    from urllib.parse import quote
+
+    return quote(key, safe=_KEY_SAFE)
+
+
+def decode_key(value: str) -> str:
+    """The key an :func:`encode_key` value stands for (invalid escapes are kept as written)."""
+    from urllib.parse import unquote
+
+    return unquote(value, errors="surrogateescape") if "%" in value else value
+
+
+def scope_tag(key: str) -> str:
+    """The tag recording project ``key`` in a fact line's backtick span: ``project:<encoded key>``. Raises
+    ValueError for the person's scope (a person's fact carries no tag)."""
+    if not key:
+        raise ValueError("the person's scope carries no tag")
+    return SCOPE_TAG_PREFIX + encode_key(key)
+
+
+def scope_of_tags(tags: tuple[str, ...] | list[str]) -> str:
+    """The scope recorded in a fact line's tags: the first ``project:<key>`` tag's decoded key, else PERSON."""
+    for tag in tags:
+        if tag.startswith(SCOPE_TAG_PREFIX) and len(tag) > len(SCOPE_TAG_PREFIX):
+            return decode_key(tag[len(SCOPE_TAG_PREFIX):])
+    return PERSON
+
+
+def without_scope_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``tags`` without any ``project:`` tag (to replace a fact's scope)."""
+    return tuple(t for t in tags if not t.startswith(SCOPE_TAG_PREFIX))
+
+
+def scope_for(category: str, project_key: str | None, mode: str = "auto") -> str:
+    """The scope a fact of ``category`` captured in project ``project_key`` (None: outside any project) gets:
+
+    - ``mode="global"`` (``--global``): PERSON;
+    - ``mode="project"`` (``--project NAME``, ``project_key`` that project's key): ``project_key``, whatever the
+      category;
+    - ``mode="auto"`` (the default): PERSON for the person's categories (:data:`PERSON_CATEGORIES`, compared
+      case-insensitively) or when there is no project, else ``project_key``.
+
+    Raises ValueError for an unknown mode."""
+    if mode not in SCOPE_MODES:
+        raise ValueError(f"unknown scope mode {mode!r} (one of {', '.join(SCOPE_MODES)})")
+    if mode == "global" or not project_key:
+        return PERSON
+    if mode == "project":
+        return project_key
+    return PERSON if category.strip().lower() in PERSON_CATEGORIES else project_key

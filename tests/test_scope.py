@@ -81,3 +81,38 @@ def test_the_command_shows_the_key_and_why(repo, tmp_path):
                                     "root": str(repo.resolve())}
     text = invoke(tmp_path / "home", "project", str(repo)).stdout
     assert text.splitlines()[0] == f"key   git:{repo.resolve()}"
+
+
+# --- the scope of a fact: the tag, and the default rule -------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["github.com/o/r", "git:/home/a/r", "dir:/home/a/my notes", "dir:/x/`odd`%20/ü"])
+def test_scope_tag_round_trips_through_a_fact_line(key):
+    from suzent_cli.archive import Fact, parse_fact_line, render_fact
+    from suzent_cli.scope import scope_of_tags, scope_tag
+
+    fact = Fact("Uses Postgres 16", "tech", ("db", scope_tag(key))).clean()
+    category, content, tags = parse_fact_line(render_fact(fact))
+    assert (category, content) == ("tech", "Uses Postgres 16")
+    assert scope_of_tags(tags) == key
+    assert " " not in scope_tag(key) and "`" not in scope_tag(key)
+
+
+def test_untagged_line_is_the_persons_and_the_person_carries_no_tag():
+    from suzent_cli.scope import PERSON, scope_of_tags, scope_tag
+
+    assert scope_of_tags(("revision", "project:")) == PERSON
+    with pytest.raises(ValueError):
+        scope_tag(PERSON)
+
+
+def test_scope_for_the_default_rule_and_its_overrides():
+    from suzent_cli.scope import PERSON, scope_for
+
+    key = "github.com/o/r"
+    assert scope_for("Preference", key) == PERSON  # the person's categories, any case
+    assert scope_for("tech", key) == key
+    assert scope_for("tech", None) == PERSON  # outside any project
+    assert scope_for("tech", key, "global") == PERSON
+    assert scope_for("personal", key, "project") == key
+    with pytest.raises(ValueError):
+        scope_for("tech", key, "everywhere")
