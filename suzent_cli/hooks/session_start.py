@@ -131,14 +131,17 @@ def project_claims(settings: Settings, key: str, limit: int = PROJECT_CLAIMS_LIM
     from suzent_cli.errors import DreamFailed
     from suzent_cli.guard import planted, strip_markup
     from suzent_cli.vault import content_pages
-    from suzent_cli.vault.pages import CLAIMS, read_page
-    from suzent_cli.vault.projects import meta_scope
+    from suzent_cli.vault.pages import CLAIMS, parse_page
+    from suzent_cli.vault.projects import data_scope, meta_scope
 
     vault = settings.paths.vault_dir
     found: list[tuple[str, str, str]] = []
     for path in content_pages(vault):
         try:
-            page = read_page(path)
+            data = path.read_bytes()
+            if data_scope(data) != key:  # loads the frontmatter only where "project" occurs in it
+                continue
+            page = parse_page(data, path.name)
         except (DreamFailed, OSError, ValueError):
             continue
         if meta_scope(page.meta) != key:
