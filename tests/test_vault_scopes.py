@@ -339,3 +339,53 @@ def test_the_briefing_is_the_persons_profile_plus_this_projects_claims_only(tmp_
     assert "Prefers short answers" in elsewhere and "meets Mondays" in elsewhere
     for other in ("Postgres", "MySQL", "Woodpecker", "Jenkins"):
         assert other not in elsewhere
+
+
+def test_odd_project_keys_are_folded_into_safe_folders_and_never_wedge_the_dream(tmp_path):
+    s = settings_at(tmp_path / "home")
+    odd = ["%FF", "a%0Ab", "..", "%2E%2E%2F%2E%2E", "x%60y", "%20padded%20", "x" * 3000]
+    log(s, "2026-06-01", *(f"[technical] Uses tool {n} `project:{key}`" for n, key in enumerate(odd)))
+    result = tick(s)
+    assert result.outcome == "ingested" and not result.warnings, (result.error, result.warnings)
+    vault = s.paths.vault_dir
+    pages = sorted((vault / "1_Projects").rglob("*.md"))
+    assert len(pages) == len(odd)
+    for page in pages:
+        rel = page.relative_to(vault)
+        assert len(rel.parts) == 3 and len(rel.parts[1]) <= 47 and rel.parts[1][0] not in ".-"
+    keys = {read_page(p).meta["project"] for p in pages}
+    assert {"\\xff", "a\nb", "..", "../..", "x`y", "padded"} <= keys
+    assert tick(s).outcome in ("idle", "linted")  # converged: nothing left to fold
+
+
+class _DiesOnProjectB(RulesEngine):
+    """The rules engine, killed while folding project B's part (after the person's and A's are written)."""
+
+    def ingest(self, batch):
+        if batch.scope == B:
+            raise DreamFailed("killed")
+        return super().ingest(batch)
+
+
+def test_a_run_that_dies_between_scopes_converges_to_the_uninterrupted_one(tmp_path):
+    facts = ("[preference] Likes tea", f"[technical] Uses Postgres 16 `{TA}`", f"[technical] Uses MySQL 8 `{TB}`",
+             "[preference] Likes tea", f"[technical] Uses Postgres 16 `{TA}`")
+    clean, broken = settings_at(tmp_path / "clean"), settings_at(tmp_path / "broken")
+    for s in (clean, broken):
+        log(s, "2026-06-01", *facts)
+    assert tick(clean).outcome == "ingested"
+    dying = DreamRunner(broken, DreamConfig(), engine="rules", engine_factory=lambda name: _DiesOnProjectB(),
+                        follow_ups=[])
+    first = dying.tick(force=True)
+    assert first.outcome == "unproductive" and "killed" in first.error
+    assert not (broken.paths.vault_dir / "1_Projects" / FB).exists()
+    assert tick(broken).outcome == "ingested"
+
+    def pages(s):
+        root = s.paths.vault_dir
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.md") if ".state" not in p.parts
+                and p.name != "log.md"}
+
+    assert pages(broken) == pages(clean)
+    assert read_superseded(broken.paths.state_dir) == read_superseded(clean.paths.state_dir) == [
+        "- [preference] Likes tea", f"- [technical] Uses Postgres 16 `{TA}`"]

@@ -44,10 +44,29 @@ from suzent_cli.vault.projects import (
 )
 
 
+def writable(key: str) -> str:
+    """``key`` as a page can record it: a key holding bytes that are not UTF-8 (a hand-written tag
+    ``project:%FF`` decodes to a lone surrogate, which no page, YAML or index can hold) gets them as ``\\xNN`` text,
+    so its facts are folded (into that spelling's folder) instead of wedging every run. Surrounding whitespace is
+    dropped, as a page's frontmatter drops it (:func:`suzent_cli.vault.projects.meta_scope`). Any other key is
+    itself."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        key = key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return key.strip()
+
+
+def fact_scope(tags: tuple[str, ...] | list[str]) -> str:
+    """The scope the dream folds a fact with these tags in: :func:`suzent_cli.scope.scope_of_tags`, made
+    :func:`writable`."""
+    return writable(scope_of_tags(tags))
+
+
 def line_scope(line: str) -> str | None:
-    """The scope of a daily-log fact line (its ``project:`` tag, else PERSON); None for a line that is no fact."""
+    """The scope of a daily-log fact line (:func:`fact_scope` of its tags); None for a line that is no fact."""
     parsed = parse_fact_line(line)
-    return None if parsed is None else scope_of_tags(parsed[2])
+    return None if parsed is None else fact_scope(parsed[2])
 
 
 def confirmation_scope(record: dict, vault_dir: Path, archive_dir: Path | None) -> str:
@@ -70,7 +89,7 @@ def confirmation_scope(record: dict, vault_dir: Path, archive_dir: Path | None) 
         except OSError:
             pass
     own = record.get("scope")
-    return own.strip() if isinstance(own, str) else PERSON
+    return writable(own.strip()) if isinstance(own, str) else PERSON
 
 
 def split_by_scope(batch: IngestBatch, known: dict[str, str] | None = None) -> list[IngestBatch]:
@@ -85,7 +104,7 @@ def split_by_scope(batch: IngestBatch, known: dict[str, str] | None = None) -> l
     known = project_folders(vault) if known is None else dict(known)
     facts: dict[str, list] = {}
     for f in batch.facts:
-        facts.setdefault(scope_of_tags(f.tags), []).append(f)
+        facts.setdefault(fact_scope(f.tags), []).append(f)
     confirmations: dict[str, list[dict]] = {}
     for record in batch.confirmations:
         confirmations.setdefault(confirmation_scope(record, vault, batch.archive_dir), []).append(record)
