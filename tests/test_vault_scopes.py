@@ -389,3 +389,20 @@ def test_a_run_that_dies_between_scopes_converges_to_the_uninterrupted_one(tmp_p
     assert pages(broken) == pages(clean)
     assert read_superseded(broken.paths.state_dir) == read_superseded(clean.paths.state_dir) == [
         "- [preference] Likes tea", f"- [technical] Uses Postgres 16 `{TA}`"]
+
+
+def test_lint_compares_claims_within_one_scope_only(tmp_path):
+    vault = tmp_path / "v"
+    bootstrap(vault)
+    page = "---\n{meta}---\n# {title}\n\n## Claims\n\n- Lives in {city}\n"
+    (vault / "3_Personal/Profile.md").write_text(page.format(meta="type: personal\n", title="Profile", city="Berlin"),
+                                                 encoding="utf-8")
+    # a person handed a personal page to project A (frontmatter project:): its claim is A's, not the person's
+    (vault / "3_Personal/Relocation.md").write_text(
+        page.format(meta=f"type: personal\nproject: {A}\n", title="Relocation", city="Lisbon"), encoding="utf-8")
+    report = lint_vault(vault, dt.date(2026, 6, 20), RulesEngine(), time.monotonic() + 60)
+    assert report.contradictions == []
+    (vault / "3_Personal/Home.md").write_text(page.format(meta="type: personal\n", title="Home", city="Madrid"),
+                                              encoding="utf-8")
+    report = lint_vault(vault, dt.date(2026, 6, 20), RulesEngine(), time.monotonic() + 60)
+    assert len(report.contradictions) == 1 and "Lisbon" not in report.contradictions[0]
