@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fake_anthropic import running, text_reply, tool_use_reply
 
-from conftest import HASH_ENV, invoke, log, settings_at
+from conftest import HASH_ENV, invoke, log, run_cli, settings_at
 from suzent_cli.config import DreamConfig
 from suzent_cli.dream.claude_agent import ClaudeEngine
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult
@@ -340,6 +340,14 @@ def test_the_briefing_is_the_persons_profile_plus_this_projects_claims_only(tmp_
     for other in ("Postgres", "MySQL", "Woodpecker", "Jenkins"):
         assert other not in elsewhere
 
+    # the hook as Claude Code runs it: a process reading the payload on stdin, cold (no server)
+    done = run_cli(tmp_path / "home", "recall", "--from", "claude-code", "--timeout", "60",
+                   input=payload(b / "billing"), env_extra=HASH_ENV)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Uses MySQL 8" in context and "Jenkins" in context and "Prefers short answers" in context
+    assert "Postgres" not in context and "Woodpecker" not in context
+
 
 def test_odd_project_keys_are_folded_into_safe_folders_and_never_wedge_the_dream(tmp_path):
     s = settings_at(tmp_path / "home")
@@ -406,3 +414,17 @@ def test_lint_compares_claims_within_one_scope_only(tmp_path):
                                               encoding="utf-8")
     report = lint_vault(vault, dt.date(2026, 6, 20), RulesEngine(), time.monotonic() + 60)
     assert len(report.contradictions) == 1 and "Lisbon" not in report.contradictions[0]
+
+
+def test_memory_md_stays_the_persons(tmp_path):
+    s = settings_at(tmp_path / "home")
+    vault = s.paths.vault_dir
+    bootstrap(vault)
+    claim = "---\n{meta}---\n# P\n\n## Claims\n\n- {text} (confirmed 2x, last 2026-06-01)\n"
+    (vault / "3_Personal/Preferences.md").write_text(claim.format(meta="type: personal\n", text="Prefers tabs"),
+                                                     encoding="utf-8")
+    (vault / "3_Personal/Team.md").write_text(claim.format(meta=f"project: {A}\n", text="Pairs with Ana on Fridays"),
+                                              encoding="utf-8")
+    promote(s)
+    memory = (s.paths.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Prefers tabs" in memory and "Ana" not in memory
