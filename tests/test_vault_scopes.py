@@ -58,10 +58,13 @@ def test_folder_names_are_safe_deterministic_and_never_shared(tmp_path):
     moved.mkdir()
     (moved / "Technical.md").write_text(f"---\nproject: {A}\n---\n# T\n", encoding="utf-8")
     assert project_folders(vault) == {A: "Our API"} and folder_for(vault, A) == "Our API"
-    # the computed folder already holds another scope's page (a person put it there): a longer name is taken
+    # the computed folder holds a page of no project (a person's notes): adopted, the folder is B's
     squat = vault / "1_Projects" / FB
     squat.mkdir()
     (squat / "Notes.md").write_text("# my own notes\n", encoding="utf-8")
+    assert folder_for(vault, B) == FB
+    # ... but one recording another project (a person moved it there): a longer name is taken
+    (squat / "Notes.md").write_text("---\nproject: example.org/else\n---\n# notes\n", encoding="utf-8")
     assert folder_for(vault, B) == folder_name(B, 12)
     with pytest.raises(ValueError):
         folder_for(vault, "")
@@ -428,3 +431,21 @@ def test_memory_md_stays_the_persons(tmp_path):
     promote(s)
     memory = (s.paths.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
     assert "Prefers tabs" in memory and "Ana" not in memory
+
+
+def test_a_page_of_a_projects_folder_without_its_key_is_adopted_and_stamped(tmp_path):
+    s = settings_at(tmp_path / "home")
+    vault = s.paths.vault_dir
+    bootstrap(vault)
+    (vault / "1_Projects" / FA).mkdir()
+    # an agent (or a person) left the key out of the folder's pages
+    (vault / "1_Projects" / FA / "Technical.md").write_text("# Technical\n\n## Claims\n\n- Uses Postgres 16\n",
+                                                          encoding="utf-8")
+    (vault / "1_Projects" / FA / "Notes.md").write_text("# Notes\n\nfree text\n", encoding="utf-8")
+    log(s, "2026-06-01", f"[technical] Uses Postgres 16 `{TA}`", f"[technical] Runs on Hetzner `{TA}`")
+    assert tick(s).outcome == "ingested"
+    assert claims(vault, f"1_Projects/{FA}/Technical.md")[0].startswith("Uses Postgres 16")
+    assert "confirmed 2x" in (vault / "1_Projects" / FA / "Technical.md").read_text(encoding="utf-8")
+    assert page_scope(vault / "1_Projects" / FA / "Technical.md") == A
+    assert page_scope(vault / "1_Projects" / FA / "Notes.md") == A  # stamped: no page there reads as the person's
+    assert "free text" in (vault / "1_Projects" / FA / "Notes.md").read_text(encoding="utf-8")

@@ -461,8 +461,9 @@ class RulesEngine:
         path = batch.vault_dir / rel
 
         def fold(page: Page | None) -> _PageWork:
-            if page is not None and meta_scope(page.meta) != batch.scope:  # never fold across scopes (dream.scopes)
-                recorded = meta_scope(page.meta)
+            recorded = meta_scope(page.meta) if page is not None else batch.scope
+            if recorded != batch.scope and not (batch.scope and not recorded):  # never across scopes (dream.scopes)
+                # (a page of the project's own folder that records no key is adopted: finish() records it)
                 raise DreamFailed(f"it records {'project ' + recorded if recorded else 'no project (the person)'}, "
                                   f"not {'project ' + str(batch.scope) if batch.scope else 'the person'}")
             work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge, scope=batch.scope or "")

@@ -141,11 +141,9 @@ def _hashes(vault_dir: Path) -> dict[str, str]:
 
 def check_writes(part: IngestBatch, changed: list[str], folders: dict[str, str]) -> list[str]:
     """The scope violations among the pages ``changed`` (vault-relative) while folding ``part`` (module doc, step
-    2), one line each; [] when every write stayed in the part's scope. A page of a project's folder that records
-    no key is stamped with it (``project: <key>``, through :func:`suzent_cli.vault.pages.write_page`).
-    ``folders``: ``{key: folder}`` of every project known (:func:`~suzent_cli.vault.projects.project_folders`)."""
-    from suzent_cli.vault.pages import pages_lock, read_page, write_page
-
+    2), one line each; [] when every write stayed in the part's scope. For a project's part, then, every page of its
+    folder that records no key is stamped with it (:func:`stamp_folder`). ``folders``: ``{key: folder}`` of every
+    project known (:func:`~suzent_cli.vault.projects.project_folders`)."""
     vault = part.vault_dir
     others = {f for k, f in folders.items() if k != part.scope and f != part.folder}
     problems: list[str] = []
@@ -153,29 +151,48 @@ def check_writes(part: IngestBatch, changed: list[str], folders: dict[str, str])
         path = vault / rel
         if not path.is_file():
             continue  # a page removed is no fold into another scope (scrub, a person)
+        recorded = page_scope(path)
         if part.scope:
             if not in_folder(rel, part.folder):
                 problems.append(f"{rel}: written while folding project {part.scope}, outside its folder "
                                 f"{PROJECTS}/{part.folder}/")
-                continue
-            try:
-                page = read_page(path)
-            except (DreamFailed, OSError):
-                continue  # a page that does not parse records no other scope; the next run reads it again
-            recorded = meta_scope(page.meta)
-            if recorded == PERSON:
-                page.meta[PROJECT_KEY] = part.scope
-                try:
-                    write_page(path, page, lock_path=pages_lock(vault))
-                except (DreamFailed, LockTimeout, OSError) as exc:
-                    problems.append(f"{rel}: cannot record its project: {exc}")
-            elif recorded != part.scope:
+            elif recorded not in (PERSON, part.scope):
                 problems.append(f"{rel}: records project {recorded} but was written while folding {part.scope}")
-        else:
-            if in_a_project_folder(rel, others):
-                problems.append(f"{rel}: a project's page, written while folding the person's facts")
-            elif (recorded := page_scope(path)) != PERSON:
-                problems.append(f"{rel}: records project {recorded} but was written while folding the person's facts")
+        elif in_a_project_folder(rel, others):
+            problems.append(f"{rel}: a project's page, written while folding the person's facts")
+        elif recorded != PERSON:
+            problems.append(f"{rel}: records project {recorded} but was written while folding the person's facts")
+    if part.scope and not problems:
+        problems += stamp_folder(vault, part.folder, part.scope)
+    return problems
+
+
+def stamp_folder(vault_dir: Path, folder: str, key: str) -> list[str]:
+    """Record ``project: <key>`` in every page of ``1_Projects/<folder>/`` that records no project (an agent that
+    left it out, a person's page dropped there), through :func:`suzent_cli.vault.pages.write_page` (a page edited
+    meanwhile is stamped as it is now). Without the key the index would read such a page as the person's and
+    recall it in every project. Returns one line per page that could not be stamped."""
+    from suzent_cli.vault.pages import pages_lock, read_page, write_page
+
+    problems: list[str] = []
+    base = vault_dir / PROJECTS / folder
+    for path in content_pages(vault_dir):
+        if base not in path.parents or page_scope(path) != PERSON:
+            continue
+        rel = path.relative_to(vault_dir).as_posix()
+
+        def stamped(page):
+            if page is None or meta_scope(page.meta) != PERSON:
+                return None
+            page.meta[PROJECT_KEY] = key
+            return page
+
+        try:
+            page = read_page(path)
+            if stamped(page) is not None:
+                write_page(path, page, refold=stamped, lock_path=pages_lock(vault_dir))
+        except (DreamFailed, LockTimeout, OSError) as exc:
+            problems.append(f"{rel}: cannot record its project: {exc}")
     return problems
 
 

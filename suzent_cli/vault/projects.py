@@ -17,7 +17,7 @@ renamed it); otherwise :func:`folder_name`: a safe name from the key's last part
 key's SHA-256, ``api-3f2a1b``. The hash is always there, not only on a collision: two keys with one short name
 (``github.com/a/api``, ``gitlab.com/b/api``) never share a folder, and two machines dreaming on their own (issue 26,
 sync) pick the same folder for one key without asking each other. A folder whose pages record another key is never
-reused (a longer hash is taken instead).
+reused (a longer hash is taken instead); pages there that record no key are adopted (the dream records the key).
 
 **A page's scope** (:func:`page_scope`): its frontmatter ``project:`` key (a string); a page without one is the
 person's, so every page written before issue 26 is the person's. A page under a project folder always records its
@@ -115,7 +115,7 @@ def folder_keys(vault_dir: Path, folder: str) -> set[str]:
 def folder_for(vault_dir: Path, key: str, known: dict[str, str] | None = None) -> str:
     """The folder under ``1_Projects/`` holding project ``key``'s pages (module doc): the one whose pages already
     record the key (``known``: a :func:`project_folders` map to reuse), else :func:`folder_name`, lengthened until no
-    page of the folder records another scope. Raises ValueError for the person's scope (it has no folder)."""
+    page of the folder records another project. Raises ValueError for the person's scope (it has no folder)."""
     if not key:
         raise ValueError("the person's scope has no project folder")
     known = project_folders(vault_dir) if known is None else known
@@ -124,7 +124,7 @@ def folder_for(vault_dir: Path, key: str, known: dict[str, str] | None = None) -
     taken = {folder for k, folder in known.items() if k != key}
     for digits in (HASH_DIGITS, 12, 64):
         name = folder_name(key, digits)
-        if name not in taken and folder_keys(vault_dir, name) <= {key}:
+        if name not in taken and folder_keys(vault_dir, name) <= {key, PERSON}:
             return name
     raise ValueError(f"no free folder for project {key!r}")  # a SHA-256 collision
 
