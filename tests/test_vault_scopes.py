@@ -263,8 +263,12 @@ def test_claude_engine_gets_one_scoped_batch_per_scope_and_cannot_leave_it(tmp_p
                              ("write_file", {"path": "3_Personal/Preferences.md", "content": "# hijack\n"}),
                              ("write_file", {"path": f"1_Projects/{FB}/Technical.md", "content": "# hijack\n"}),
                              ("write_file", {"path": "2_Wiki/Concepts/Technical.md", "content": "# hijack\n"}),
+                             # its own folder, but recording B's key: B's recall would show A's claims
+                             ("write_file", {"path": mine, "content": f"---\nproject: {B}\n---\n# x\n"}),
                              ("write_file", {"path": mine, "content": "# Technical\n\n## Claims\n\n"
-                                                                      "- Uses Postgres 16\n"}))),
+                                                                      "- Uses Postgres 16\n"}),
+                             ("edit_file", {"path": mine, "old_string": "# Technical",
+                                            "new_string": f"---\nproject: {B}\n---\n# Technical"}))),
         (200, text_reply("Added Postgres to project A.")),
     ]
     with running(script) as api:
@@ -278,11 +282,13 @@ def test_claude_engine_gets_one_scoped_batch_per_scope_and_cannot_leave_it(tmp_p
     listing, read_b, *writes = [b for b in api.requests[3]["body"]["messages"][-1]["content"]
                                 if b.get("type") == "tool_result"]
     assert FB not in listing["content"] and read_b["is_error"]
-    assert [w.get("is_error", False) for w in writes] == [True, True, True, False]
+    assert [w.get("is_error", False) for w in writes] == [True, True, True, True, False, True]
+    assert "records project" in writes[3]["content"] and "records project" in writes[5]["content"]
     assert "Likes tea" in (vault / "3_Personal/Preferences.md").read_text(encoding="utf-8")
     assert (vault / "1_Projects" / FB / "Technical.md").read_bytes() == b_before
     assert not (vault / "2_Wiki/Concepts/Technical.md").exists()
     assert read_page(vault / mine).meta["project"] == A  # the runner's check stamped the key the agent left out
+    assert "# Technical" in (vault / mine).read_text(encoding="utf-8")
     assert result.pages == ["3_Personal/Preferences.md", mine]
     assert "refused" in " ".join(result.warnings)
 
@@ -449,3 +455,22 @@ def test_a_page_of_a_projects_folder_without_its_key_is_adopted_and_stamped(tmp_
     assert page_scope(vault / "1_Projects" / FA / "Technical.md") == A
     assert page_scope(vault / "1_Projects" / FA / "Notes.md") == A  # stamped: no page there reads as the person's
     assert "free text" in (vault / "1_Projects" / FA / "Notes.md").read_text(encoding="utf-8")
+
+
+def test_a_forged_folder_collision_never_shares_a_folder(tmp_path, monkeypatch):
+    """6 hex digits can be matched by a key crafted for it (2^24 tries): the folder's pages decide, not the name."""
+    import suzent_cli.vault.projects as projects
+
+    real = projects.folder_name
+    monkeypatch.setattr(projects, "folder_name", lambda key, digits=6: "api-000000" if digits == 6 else real(key, digits))
+    forged = "evil.example/x/api"
+    s = settings_at(tmp_path / "home")
+    log(s, "2026-06-01", f"[technical] Deploys to prod on push `{scope_tag(forged)}`")
+    assert tick(s).outcome == "ingested"
+    s2 = settings_at(tmp_path / "home", now="2026-06-21T12:00")
+    log(s2, "2026-06-20", f"[technical] Deploys with helm `{TA}`", f"[technical] Deploys to prod on push `{TB}`")
+    assert tick(s2).outcome == "ingested"
+    folders = project_folders(s.paths.vault_dir)
+    assert folders[forged] == "api-000000"
+    assert len(set(folders.values())) == 3 and folders[A] == real(A, 12) and folders[B] == real(B, 12)
+    assert claims(s.paths.vault_dir, "1_Projects/api-000000/Technical.md") == ["Deploys to prod on push"]

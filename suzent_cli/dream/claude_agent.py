@@ -230,7 +230,8 @@ class ClaudeEngine:
         allowed |= {line for text in batch.logs.values() for line in text.split("\n") if _FACT_LINE_RE.match(line)}
         fenced = [folder for key, folder in project_folders(batch.vault_dir).items() if key != batch.scope]
         tools = VaultTools(batch.vault_dir, protected=self.protected, allowed_superseded=allowed,
-                           deadline=batch.deadline, home=batch.folder if batch.scope else None, fenced=fenced)
+                           deadline=batch.deadline, home=batch.folder if batch.scope else None, fenced=fenced,
+                           scope=batch.scope)
         blocks = self._loop(system_prompt("ingest_runbook.md", batch.vault_dir), ingest_message(batch), tools,
                             batch.deadline, "ingest")
         return IngestResult(summary=clean_summary(final_text(blocks)), superseded=list(tools.accepted_superseded),
