@@ -474,3 +474,14 @@ def test_a_forged_folder_collision_never_shares_a_folder(tmp_path, monkeypatch):
     assert folders[forged] == "api-000000"
     assert len(set(folders.values())) == 3 and folders[A] == real(A, 12) and folders[B] == real(B, 12)
     assert claims(s.paths.vault_dir, "1_Projects/api-000000/Technical.md") == ["Deploys to prod on push"]
+
+
+def test_the_persons_pages_are_revisited_when_a_batch_holds_only_project_facts(tmp_path):
+    s = settings_at(tmp_path / "home")
+    vault = s.paths.vault_dir
+    bootstrap(vault)
+    (vault / "3_Personal/Goals.md").write_text("---\ntype: personal\nupdated: 2026-01-10\n---\n# Goals\n\n## Claims\n\n"
+                                              "- Learn Rust\n", encoding="utf-8")
+    log(s, "2026-06-01", f"[technical] Uses Postgres 16 `{TA}`")
+    assert tick(s).outcome == "ingested"
+    assert "stale_after" in read_page(vault / "3_Personal/Goals.md").meta  # backfilled, as before scopes

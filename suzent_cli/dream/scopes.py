@@ -95,7 +95,8 @@ def confirmation_scope(record: dict, vault_dir: Path, archive_dir: Path | None) 
 def split_by_scope(batch: IngestBatch, known: dict[str, str] | None = None) -> list[IngestBatch]:
     """``batch`` as one batch per scope (module doc, step 1): every part's ``scope`` set (``folder`` for a
     project), its facts, confirmations, revisit pages and log lines that scope's only. A scope gets a part when it
-    has a fact or a confirmation; [] when the batch has neither. ``known``: a
+    has a fact or a confirmation, the person's also when one of its pages is to be revisited; [] when the batch has
+    none of these. ``known``: a
     :func:`~suzent_cli.vault.projects.project_folders` map to reuse (read from the vault when None). A batch
     already split comes back as it is."""
     if batch.scope is not None:
@@ -112,7 +113,8 @@ def split_by_scope(batch: IngestBatch, known: dict[str, str] | None = None) -> l
     for rel in batch.revisit:
         revisit.setdefault(page_scope(vault / rel), []).append(rel)
     parts: list[IngestBatch] = []
-    for scope in sorted(set(facts) | set(confirmations)):  # PERSON ("") first
+    person = {PERSON} if revisit.get(PERSON) else set()  # the person's pages are revisited as before
+    for scope in sorted(set(facts) | set(confirmations) | person):  # PERSON ("") first
         folder = ""
         if scope:
             folder = known.setdefault(scope, folder_for(vault, scope, known))
