@@ -485,3 +485,22 @@ def test_the_persons_pages_are_revisited_when_a_batch_holds_only_project_facts(t
     log(s, "2026-06-01", f"[technical] Uses Postgres 16 `{TA}`")
     assert tick(s).outcome == "ingested"
     assert "stale_after" in read_page(vault / "3_Personal/Goals.md").meta  # backfilled, as before scopes
+
+
+def test_vault_tools_fence_for_a_persons_batch(tmp_path):
+    from suzent_cli.dream.vault_tools import VaultTools
+
+    vault = tmp_path / "v"
+    bootstrap(vault)
+    (vault / "1_Projects" / FA).mkdir()
+    (vault / "1_Projects" / FA / "Technical.md").write_text(f"---\nproject: {A}\n---\n# T\n", encoding="utf-8")
+    tools = VaultTools(vault, fenced=[FA], scope="")
+    keyed = {"path": "3_Personal/Profile.md", "content": f"---\nproject: {A}\n---\n# P\n"}
+    text, refused = tools.call("write_file", keyed)
+    assert refused and "records project" in text and not (vault / "3_Personal/Profile.md").exists()
+    assert tools.call("read_file", {"path": f"1_Projects/{FA}/Technical.md"})[1]
+    assert FA not in tools.call("search", {"query": "project"})[0]
+    assert FA not in tools.call("list_files", {"pattern": "**/*"})[0]
+    assert not tools.call("write_file", keyed | {"content": "# P\n"})[1]
+    # lint (no batch, no scope) may write any page, keys included
+    assert not VaultTools(vault).call("write_file", keyed)[1]
