@@ -504,3 +504,21 @@ def test_vault_tools_fence_for_a_persons_batch(tmp_path):
     assert not tools.call("write_file", keyed | {"content": "# P\n"})[1]
     # lint (no batch, no scope) may write any page, keys included
     assert not VaultTools(vault).call("write_file", keyed)[1]
+
+
+def test_list_pages_and_read_page_reach_a_projects_folder(tmp_path):
+    from suzent_cli.server.ops import LocalBackend
+    from suzent_cli.server.warm import Warm
+
+    s = settings_at(tmp_path / "home", env=HASH_ENV)
+    log(s, "2026-06-01", f"[technical] Uses Postgres 16 `{TA}`", "[preference] Likes tea")
+    assert tick(s).outcome == "ingested"
+    warm = Warm(s)
+    try:
+        backend = LocalBackend(warm)
+        names = {p["name"]: p for p in backend.list_pages()["pages"]}
+        page = f"1_Projects/{FA}/Technical.md"
+        assert page in names and names[page]["claims"] == 1 and "3_Personal/Preferences.md" in names
+        assert "Uses Postgres 16" in backend.read_page(page)["content"]
+    finally:
+        warm.close()
