@@ -1,7 +1,10 @@
 """The ``rules`` dream engine: offline, deterministic, no LLM.
 
 Each fact of the batch, in (day, line) order, is routed by category to one page (:func:`lifecycle.page_for`)
-and folded into that page's ``## Claims``:
+and folded into that page's ``## Claims``. A batch is one scope's (:mod:`.scopes` splits it first): a project's
+facts go to the same page names in its folder, ``1_Projects/<folder>/`` (:func:`suzent_cli.vault.projects.
+project_page_for`), each page recording ``project: <key>``; a page recording another scope is never folded into
+(its facts are skipped with one warning, like a page that does not parse).
 
 * **repeat** — the same claim word for word after normalisation, or near-identical (rapidfuzz ``ratio`` ≥ 97)
   with the same numbers/dates: the claim's ``(confirmed Nx, last D)`` marker is bumped and the fact's log line is
