@@ -193,7 +193,8 @@ def privacy_state(settings: Settings, warnings: list[str]) -> dict[str, Any]:
 def verify_row(settings: Settings) -> dict[str, Any]:
     """The cheap part of ``suzent verify`` (:func:`suzent_cli.verify.verify` with ``cheap``: the logs' seals, the
     watermark, the state files, locks and the roots' modes; no index scan, no LanceDB):
-    ``{"ok", "checked", "violations": [first 5], "more": n, "seconds"}``. Never raises."""
+    ``{"ok", "checked", "violations": [first 5], "more": n}`` (no timing: a status relayed to a server prints what
+    the cold one prints). Never raises."""
     from suzent_cli.verify import verify
 
     try:
@@ -202,7 +203,7 @@ def verify_row(settings: Settings) -> dict[str, Any]:
         return {"ok": None, "error": " ".join(str(exc).split())[:200]}
     violations = report.violations
     return {"ok": report.ok, "checked": {n: c.checked for n, c in report.checks.items()},
-            "violations": violations[:5], "more": max(0, len(violations) - 5), "seconds": round(report.seconds, 3)}
+            "violations": violations[:5], "more": max(0, len(violations) - 5)}
 
 
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:

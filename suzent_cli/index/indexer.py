@@ -299,7 +299,8 @@ class Indexer:
         state["rows"] = self._rows
         self._save_state(state)
         try:  # the daily logs' seals (suzent_cli.index.seals): what `suzent verify` proves no log was rewritten by
-            report.warnings += seal_logs(self.paths.index_dir, self.paths.archive_dir)
+            named = None if only is None else [s.filename for s in todo if s.label == "archive"]
+            report.warnings += seal_logs(self.paths.index_dir, self.paths.archive_dir, only=named)
         except OSError as exc:  # the rows are committed; an unsealed log is sealed by the next pass
             report.warnings.append(f"the daily logs' seals were not all written ({exc.strerror or exc}); the next "
                                    "pass writes them")

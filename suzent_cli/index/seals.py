@@ -156,14 +156,17 @@ def _read_whole(archive_dir: Path, path: Path, timeout: float) -> bytes | None:
         return None
 
 
-def seal_logs(index_dir: Path, archive_dir: Path, *, timeout: float = 2.0) -> list[str]:
-    """Seal every daily log of ``archive_dir`` that has no seal, and extend the seal of every log that grew (module
-    doc). Call it under the indexer lock. Returns one warning per log whose sealed bytes changed (its seal kept) or
-    whose seal file is unreadable (left as it is). Cost: a stat per log, a read and a hash only of logs that are
-    new or changed size. Raises OSError when a seal cannot be written."""
+def seal_logs(index_dir: Path, archive_dir: Path, *, only: list[str] | None = None, timeout: float = 2.0) -> list[str]:
+    """Seal every daily log of ``archive_dir`` (or only the log names in ``only``: a pass over named files) that has
+    no seal, and extend the seal of every log that grew (module doc). Call it under the indexer lock. Returns one
+    warning per log whose sealed bytes changed (its seal kept) or whose seal file is unreadable (left as it is).
+    Cost: a stat and a small JSON read per log, a read and a hash only of logs that are new or changed size.
+    Raises OSError when a seal cannot be written."""
     warnings: list[str] = []
     for _day, path in archive.list_logs(archive_dir):
         name = path.name
+        if only is not None and name not in only:
+            continue
         try:
             seal = read_seal(index_dir, name)
         except SealUnreadable as exc:
