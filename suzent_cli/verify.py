@@ -416,7 +416,7 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
     """Checks 1, 2 and 3 (module doc): one pass over the sources (no embedding) and one scan of three string
     columns of the table."""
     from suzent_cli.config import context_window_of
-    from suzent_cli.index.indexer import STATE_FILE, _tombstone_fingerprint
+    from suzent_cli.index.indexer import STATE_FILE, STATE_VERSION, _tombstone_fingerprint
     from suzent_cli.index.sources import discover, documents
     from suzent_cli.index.store import ReadStore, table_exists
     from suzent_cli.text import normalize
@@ -437,7 +437,9 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
         state = json.loads((paths.index_dir / STATE_FILE).read_text(encoding="utf-8"))
         files = state.get("files") if isinstance(state, dict) else None
         files = files if isinstance(files, dict) else {}
-        swept = isinstance(state, dict) and state.get("tombstones") == _tombstone_fingerprint(tombstones)
+        # the next pass re-reads every file when the tombstones, the state's version or the context window changed
+        swept = isinstance(state, dict) and state.get("tombstones") == _tombstone_fingerprint(tombstones) \
+            and state.get("version") == STATE_VERSION and state.get("context_window") == context_window_of(settings)
     except (OSError, ValueError, RecursionError):
         files, swept = {}, False
 

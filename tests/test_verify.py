@@ -272,3 +272,15 @@ def test_status_shows_the_cheap_part(indexed):
     assert set(row["checked"]) == {"logs", "state"}
     text = invoke(indexed.paths.home, "status", "--no-index", env_extra=ENV).stdout
     assert "verify" in text and "run `suzent verify`" in text
+
+
+def test_a_changed_context_window_makes_every_row_stale_not_unbacked(indexed):
+    """Rows embed their preceding facts (index.context_window): another window yields other row ids, which the
+    next pass rebuilds (its state names the old window), so they are stale, not rows that should not exist."""
+    import dataclasses
+
+    other = dataclasses.replace(indexed, context_window=0 if indexed.context_window else 1)
+    report = verify(other)
+    assert report.checks["index_backed"].violations and all(
+        "stale" in v for v in report.checks["index_backed"].violations)
+    assert report.stale and not report.reindex
