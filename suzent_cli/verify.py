@@ -383,6 +383,7 @@ def check_claim_sources(settings: Settings) -> Check:
     paths = settings.paths
     check = Check("claim_sources")
     logs: dict[str, list[str] | None] = {}
+    dangling: list[tuple[str, str]] = []
     for page in content_pages(paths.vault_dir):
         rel = page.relative_to(paths.vault_dir).as_posix()
         try:
@@ -404,9 +405,10 @@ def check_claim_sources(settings: Settings) -> Check:
             lines = logs[name]
             where = f"{rel}:{number}"
             if lines is None:
-                check.fail(where, f"cites {claim.source}, a daily log that does not exist")
+                dangling.append((where, f"cites {claim.source}, a daily log that does not exist"))
             elif not (1 <= int(at) <= len(lines)) or archive.parse_fact_line(lines[int(at) - 1]) is None:
-                check.fail(where, f"cites {claim.source}, a line that is not a fact line")
+                dangling.append((where, f"cites {claim.source}, a line that is not a fact line"))
+    _listed(check, dangling)
     return check
 
 
@@ -456,18 +458,9 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
             return True
         return st.st_mtime_ns != rec.get("mtime_ns") or st.st_size != rec.get("size")
 
-    window = context_window_of(settings)
-    desired: dict[str, dict[str, int]] = {}
-    sources = {}
-    for source in discover(paths):
-        try:
-            docs, _st = documents(source, tombstones, window, forgotten)
-        except OSError as exc:
-            backed.fail(source.key, f"cannot be read ({exc.strerror or exc})")
-            continue
-        sources[source.key] = source
-        desired[source.key] = {d.id: d.locator for d in docs}
-
+    # Order matters against a concurrent index pass or capture: the state first, then the table, then the files.
+    # Rows a pass commits after the state was read belong to files whose stat no longer matches it (stale, never
+    # "should not exist"); lines appended after the table was read are missing from a changed file (stale too).
     rows: dict[str, dict[str, int]] = {}
     legacy = 0
     if table_exists(paths.index_dir):
@@ -483,25 +476,39 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
         except Exception as exc:  # noqa: BLE001 - lance's own errors: named on one line
             backed.fail(str(paths.index_dir), f"the table cannot be read: {describe(exc)}")
             return backed, indexed, hidden
-        for rid, source, content in zip(data["id"], data["source"], data["content"], strict=False):
-            if source is None:
-                legacy += 1
-                continue
-            rows.setdefault(source, {})[rid] = 0
-            hidden.checked += 1
-            text = content or ""
-            if source.startswith("archive:"):
-                held = normalize(text) in tombstones or forgotten.same(text)
-            else:
-                held = normalize(text) in tombstones or any(
-                    ln.strip() and forgotten.covers_line(ln) for ln in text.split("\n"))
-            if held:
-                path = sources[source].path if source in sources else None
-                if not stale(source, path) and path is not None:
-                    report.reindex.add(path)
-                report.stale = True
-                hidden.fail(f"{source} row {rid}", "holds tombstoned or forgotten text, so recall can return it "
-                            "(written without a reindex: run `suzent index` or `suzent verify --repair`)")
+    else:
+        data = {"id": [], "source": [], "content": []}
+    window = context_window_of(settings)
+    desired: dict[str, dict[str, int]] = {}
+    sources = {}
+    for source in discover(paths):
+        try:
+            docs, _st = documents(source, tombstones, window, forgotten)
+        except OSError as exc:
+            backed.fail(source.key, f"cannot be read ({exc.strerror or exc})")
+            continue
+        sources[source.key] = source
+        desired[source.key] = {d.id: d.locator for d in docs}
+
+    for rid, source, content in zip(data["id"], data["source"], data["content"], strict=False):
+        if source is None:
+            legacy += 1
+            continue
+        rows.setdefault(source, {})[rid] = 0
+        hidden.checked += 1
+        text = content or ""
+        if source.startswith("archive:"):
+            held = normalize(text) in tombstones or forgotten.same(text)
+        else:
+            held = normalize(text) in tombstones or any(
+                ln.strip() and forgotten.covers_line(ln) for ln in text.split("\n"))
+        if held:
+            path = sources[source].path if source in sources else None
+            if not stale(source, path) and path is not None:
+                report.reindex.add(path)
+            report.stale = True
+            hidden.fail(f"{source} row {rid}", "holds tombstoned or forgotten text, so recall can return it "
+                        "(written without a reindex: run `suzent index` or `suzent verify --repair`)")
 
     # 1. every row backed
     unbacked: list[tuple[str, str]] = []
@@ -581,6 +588,10 @@ def _needs_person(settings: Settings, report: Report) -> list[str]:
                    f"synced home); once it holds what it should, `suzent verify --reseal {name}` records it as it is")
     for v in report.checks.get("claim_sources", Check("x")).violations:
         _check, where, what = v.split(": ", 2)
+        if where == "…":
+            out.append(f"{what.removesuffix(' like these')} dangling claim source(s): fix the ones listed, then "
+                       "run `suzent verify` again for the next ones")
+            continue
         out.append(f"{where} {what}: correct or remove that claim's source by hand (the dream never rewrites a "
                    "source)")
     for v in report.checks["state"].violations:

@@ -284,3 +284,23 @@ def test_a_changed_context_window_makes_every_row_stale_not_unbacked(indexed):
     assert report.checks["index_backed"].violations and all(
         "stale" in v for v in report.checks["index_backed"].violations)
     assert report.stale and not report.reindex
+
+
+def test_verify_writes_nothing_into_a_home_that_does_not_exist(tmp_path):
+    home = tmp_path / "nowhere"
+    assert _cli(home, "verify").returncode == 0
+    assert not home.exists()
+
+
+def test_many_dangling_sources_are_listed_up_to_a_bound(indexed):
+    from suzent_cli.verify import MAX_LISTED
+
+    page = indexed.paths.vault_dir / "2_Wiki" / "Many.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("## Claims\n\n" + "".join(f"- Claim {i} · source: 2020-01-01.md:{i + 1}\n" for i in range(50)),
+                    encoding="utf-8")
+    code, data = _json(indexed.paths.home)
+    listed = data["checks"]["claim_sources"]["violations"]
+    assert code == errors.VIOLATED and data["checks"]["claim_sources"]["checked"] == 51
+    assert len(listed) == MAX_LISTED + 1 and listed[-1] == f"claim_sources: …: and {50 - MAX_LISTED} more like these"
+    assert len(data["needs_person"]) == MAX_LISTED + 1

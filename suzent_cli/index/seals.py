@@ -165,8 +165,8 @@ def seal_logs(index_dir: Path, archive_dir: Path, *, only: list[str] | None = No
     warnings: list[str] = []
     for _day, path in archive.list_logs(archive_dir):
         name = path.name
-        if only is not None and name not in only:
-            continue
+        if (only is not None and name not in only) or path.is_symlink():
+            continue  # a linked log is not sealed: the indexer never reads a link leaving the tiers either
         try:
             seal = read_seal(index_dir, name)
         except SealUnreadable as exc:
