@@ -304,3 +304,17 @@ def test_many_dangling_sources_are_listed_up_to_a_bound(indexed):
     assert code == errors.VIOLATED and data["checks"]["claim_sources"]["checked"] == 51
     assert len(listed) == MAX_LISTED + 1 and listed[-1] == f"claim_sources: …: and {50 - MAX_LISTED} more like these"
     assert len(data["needs_person"]) == MAX_LISTED + 1
+
+
+def test_a_log_is_sealed_only_with_no_append_in_flight(settings):
+    """The seal is read under the daily logs' append lock: while a capture holds it, the log is left for the next
+    pass (a failed append rolls its bytes back, and a seal over them would read as a rewrite)."""
+    from suzent_cli.archive import APPEND_LOCK
+    from suzent_cli.files import locked
+
+    log(settings, DAY, "[general] One fact")
+    with locked(settings.paths.archive_dir / APPEND_LOCK, 5):
+        assert seals.seal_logs(settings.paths.index_dir, settings.paths.archive_dir, timeout=0.05) == []
+        assert seals.sealed_names(settings.paths.index_dir) == []
+    assert seals.seal_logs(settings.paths.index_dir, settings.paths.archive_dir) == []
+    assert seals.sealed_names(settings.paths.index_dir) == [f"{DAY}.md"]

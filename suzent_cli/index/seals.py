@@ -27,6 +27,7 @@ and :func:`reseal` replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -147,12 +148,19 @@ def write_seal(index_dir: Path, seal: Seal) -> None:
 
 
 def _read_whole(archive_dir: Path, path: Path, timeout: float) -> bytes | None:
-    """The bytes of log ``path`` read under the append lock (no append in flight), or None when the lock cannot
-    be taken now or the file cannot be read (sealed by a later pass)."""
+    """The bytes of log ``path`` read under the append lock (no append in flight), or None when the lock is held
+    past ``timeout`` or the file cannot be read (sealed by a later pass). An archive where the lock cannot be made
+    (read-only) has no appender to wait for: read as it is (as the dream's reader does)."""
     try:
-        with locked(archive_dir / archive.APPEND_LOCK, timeout):
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(locked(archive_dir / archive.APPEND_LOCK, timeout))
+            except LockTimeout:
+                return None
+            except OSError:
+                pass
             return path.read_bytes()
-    except (LockTimeout, OSError):
+    except OSError:
         return None
 
 
