@@ -318,3 +318,12 @@ def test_a_log_is_sealed_only_with_no_append_in_flight(settings):
         assert seals.sealed_names(settings.paths.index_dir) == []
     assert seals.seal_logs(settings.paths.index_dir, settings.paths.archive_dir) == []
     assert seals.sealed_names(settings.paths.index_dir) == [f"{DAY}.md"]
+
+
+def test_a_damaged_table_is_named_with_its_way_out_and_never_a_traceback(indexed):
+    data = sorted((indexed.paths.index_dir / "archival_memories.lance" / "data").glob("*.lance"))
+    assert data
+    data[0].write_bytes(b"not lance")
+    result = _cli(indexed.paths.home, "verify")
+    assert result.returncode == errors.VIOLATED and "Traceback" not in result.stdout + result.stderr
+    assert "index_backed: " in result.stdout and "suzent index --rebuild" in result.stdout
