@@ -12,7 +12,8 @@ Six checks, each a list of violations, one line each, ``<check>: <file or row>: 
    (tombstoned, forgotten) leaves it out. Lines captured since the last pass are named as such (recall finds them
    meanwhile through the pending search).
 3. ``tombstones`` — no tombstoned or forgotten text is recallable: no markdown-derived row's ``content`` is a
-   tombstoned text or holds a forgotten one, as the indexer's filter matches them.
+   tombstoned text or holds a forgotten one, as the indexer's filter matches them; nor is a legacy row's (recall
+   returns legacy rows as they are, and only ``retire-legacy`` removes one: it needs a person).
 4. ``logs`` — no daily log was rewritten: each log's seal (:mod:`suzent_cli.index.seals`: length and sha256 of the
    bytes the indexer read) is re-hashed; a shorter file or another prefix names the first differing line.
 5. ``claim_sources`` — every vault claim's ``· source: DATE.md:LINE`` exists: the log exists and that line is a
@@ -466,9 +467,11 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
     legacy = 0
     if table_exists(paths.index_dir):
         try:
-            store = ReadStore.open_existing(paths.index_dir, home=paths.home)
-            data = store.scan(["id", "source", "content"]).to_pydict() if store.count() else \
-                {"id": [], "source": [], "content": []}
+            store = ReadStore.open_any(paths.index_dir, home=paths.home)  # the original app's table too (state
+            app = store.schema_kind == "app"  # says the indexer cannot update it): every row of it is legacy
+            data = store.scan(["id", "content"] if app else ["id", "source", "content"]).to_pydict() \
+                if store.count() else {"id": [], "content": []}
+            data.setdefault("source", [None] * len(data["id"]))
         except SuzentError as exc:
             for c in (backed, indexed, hidden):
                 c.skipped = describe(exc)
@@ -494,6 +497,11 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
     for rid, source, content in zip(data["id"], data["source"], data["content"], strict=False):
         if source is None:
             legacy += 1
+            hidden.checked += 1
+            if content and (normalize(content) in tombstones or forgotten.same(content)):
+                hidden.fail(f"legacy row {rid}", "holds tombstoned or forgotten text, so recall can return it; no "
+                                                 "reindex retires a legacy row (`suzent retire-legacy` exports and "
+                                                 "removes it)")
             continue
         rows.setdefault(source, {})[rid] = 0
         hidden.checked += 1
@@ -595,6 +603,9 @@ def _needs_person(settings: Settings, report: Report) -> list[str]:
             continue
         out.append(f"{where} {what}: correct or remove that claim's source by hand (the dream never rewrites a "
                    "source)")
+    for v in report.checks.get("tombstones", Check("x")).violations:
+        if ": legacy row " in v:
+            out.append(v.split(": ", 1)[1])
     for v in report.checks["state"].violations:
         if "open to the group or others" in v or "more open file(s) or folder(s)" in v:
             continue  # modes: a repair's (make_private); one it could not fix shows again as a violation
@@ -607,23 +618,32 @@ def repair(settings: Settings, report: Report) -> Report:
     missing or unbacked (a normal pass, then the named files whatever their mtime), and private modes. Never touches
     a log, a page, MEMORY.md or a state file. Returns the new report with ``repaired`` (what was done) and
     ``needs_person``. Raises what the indexer raises (LockTimeout, an unreadable index, TombstonesUnreadable)."""
+    from suzent_cli.errors import LockTimeout
+
     done: list[str] = []
+    refused: list[str] = []
     if report.stale or report.reindex:
         from suzent_cli.index.api import reindex_files, run_index
 
-        ran = run_index(settings)
-        done.append(f"index pass: {ran.files_updated} file(s) updated, rows +{ran.rows_added} −{ran.rows_removed}")
-        if report.reindex:
-            again = reindex_files(settings, sorted(report.reindex))
-            done.append(f"reindexed {len(report.reindex)} file(s) unchanged since the last pass: rows "
-                        f"+{again.rows_added} −{again.rows_removed}")
+        try:
+            ran = run_index(settings)
+            done.append(f"index pass: {ran.files_updated} file(s) updated, rows +{ran.rows_added} "
+                        f"−{ran.rows_removed}")
+            if report.reindex:
+                again = reindex_files(settings, sorted(report.reindex))
+                done.append(f"reindexed {len(report.reindex)} file(s) unchanged since the last pass: rows "
+                            f"+{again.rows_added} −{again.rows_removed}")
+        except LockTimeout:
+            raise  # busy: nothing was written (exit 3), run it again
+        except SuzentError as exc:  # another tool's table, an unreadable one, unreadable tombstones: a person's
+            refused.append(f"the reindex refused: {describe(exc)}")
     if report.open_modes:
         fixed = privacy.make_private(settings.paths)
         done.append(f"made private: {fixed.folders} folder(s), {fixed.files} file(s)"
                     + (f"; left {len(fixed.left)}" if fixed.left else ""))
     after = verify(settings)
     after.repaired = done
-    after.needs_person = _needs_person(settings, after)
+    after.needs_person = refused + _needs_person(settings, after)
     return after
 
 

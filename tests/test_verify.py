@@ -327,3 +327,31 @@ def test_a_damaged_table_is_named_with_its_way_out_and_never_a_traceback(indexed
     result = _cli(indexed.paths.home, "verify")
     assert result.returncode == errors.VIOLATED and "Traceback" not in result.stdout + result.stderr
     assert "index_backed: " in result.stdout and "suzent index --rebuild" in result.stdout
+
+
+def test_the_original_apps_table_is_all_legacy_and_a_legacy_row_holding_forgotten_text_needs_a_person(settings):
+    import datetime as dt
+
+    from conftest import load_script
+    from suzent_cli.vault.state import append_tombstones
+
+    rows = [{"id": f"app-{i}", "content": text, "metadata": "{}", "created_at": dt.datetime(2026, 1, i + 1)}
+            for i, text in enumerate(["Lives in Porto", "Plays the cello"])]
+    load_script("benchmarks/synthetic.py", "synthetic_for_verify").app_table(settings.paths.index_dir, rows, dim=8)
+    report = verify(settings)
+    (refused,) = report.violations  # the indexer cannot update another tool's table: the way out is named
+    assert refused.startswith("state: ") and "written by another tool" in refused
+    assert report.checks["index_backed"].ok and report.checks["index_backed"].notes == [
+        "2 legacy row(s) (no source: the original app's; `suzent retire-legacy` reviews them)"]
+    append_tombstones(settings.paths.state_dir, ["Plays the cello"], reason="forget", timeout=5)
+    code, data = _json(settings.paths.home, "--repair")
+    assert code == errors.VIOLATED
+    assert not data["repaired"] and data["checks"]["tombstones"]["violations"] == [
+        "tombstones: legacy row app-1: holds tombstoned or forgotten text, so recall can return it; no reindex "
+        "retires a legacy row (`suzent retire-legacy` exports and removes it)"]
+    assert any(p.startswith("legacy row app-1: holds tombstoned") for p in data["needs_person"])
+    # with a daily log to index, the repair's reindex is refused by the indexer: named, not a traceback
+    log(settings, DAY, "[general] Something new")
+    code, data = _json(settings.paths.home, "--repair")
+    assert code == errors.VIOLATED and data["repaired"] == []
+    assert data["needs_person"][0].startswith("the reindex refused: the index at ")
