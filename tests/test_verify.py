@@ -355,3 +355,18 @@ def test_the_original_apps_table_is_all_legacy_and_a_legacy_row_holding_forgotte
     code, data = _json(settings.paths.home, "--repair")
     assert code == errors.VIOLATED and data["repaired"] == []
     assert data["needs_person"][0].startswith("the reindex refused: the index at ")
+
+
+def test_a_missing_bm25_index_is_a_violation_and_repair_builds_it(indexed):
+    import lancedb
+
+    from suzent_cli.index.store import FTS_COLUMNS
+
+    table = lancedb.connect(str(indexed.paths.index_dir)).open_table("archival_memories")
+    (name,) = [i.name for i in table.list_indices() if list(i.columns) == [FTS_COLUMNS[0]]]
+    table.drop_index(name)
+    (missing,) = verify(indexed).checks["state"].violations
+    assert f"the BM25 index on {FTS_COLUMNS[0]!r} is missing" in missing
+    code, data = _json(indexed.paths.home, "--repair")
+    assert code == 0 and data["ok"] and data["repaired"]
+    assert ReadStore.open_existing(indexed.paths.index_dir).has_fts_index(FTS_COLUMNS[0])
