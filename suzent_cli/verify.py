@@ -87,9 +87,9 @@ class Check:
 
 @dataclass
 class Report:
-    """What one verify found (``checks`` by name, in :data:`CHECKS` order), and with ``--repair`` what it
-    repaired and what needs a person. ``stale_files``, ``reindex_files``: what a repair reindexes (sources keys
-    and paths), filled by the index checks."""
+    """What one verify found (``checks`` by name, in :data:`CHECKS` order), what ``--repair`` repaired and what
+    needs a person; ``seconds`` it took. For :func:`repair`, filled by the checks: ``stale`` (an index pass would
+    fix something), ``reindex`` (files to reindex whatever their mtime), ``open_modes``."""
 
     checks: dict[str, Check]
     repaired: list[str] = field(default_factory=list)
@@ -593,8 +593,14 @@ def _needs_person(settings: Settings, report: Report) -> list[str]:
     for v in report.checks["logs"].violations if "logs" in report.checks else []:
         _check, where, what = v.split(": ", 2)
         name = where.removeprefix("archive/")
-        out.append(f"{where} was {what.split(':', 1)[0]}: compare it with a backup (or `git log -p {where}` in a "
-                   f"synced home); once it holds what it should, `suzent verify --reseal {name}` records it as it is")
+        reseal = f"`suzent verify --reseal {name}` records it as it is"
+        if what.startswith("its seal cannot be checked"):
+            out.append(f"{where}: {what}; once you have checked the log by hand, {reseal}")
+        elif what.startswith("cannot be read"):
+            out.append(f"{where} {what}: fix its permissions")
+        else:  # rewritten: …, removed (…)
+            out.append(f"{where} was {what.split(':', 1)[0]}: compare it with a backup (or `git log -p {where}` in "
+                       f"a synced home); once it holds what it should, {reseal}")
     for v in report.checks.get("claim_sources", Check("x")).violations:
         _check, where, what = v.split(": ", 2)
         if where == "…":

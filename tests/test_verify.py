@@ -13,7 +13,7 @@ from suzent_cli import errors
 from suzent_cli.index import seals
 from suzent_cli.index.api import run_index
 from suzent_cli.index.store import ReadStore
-from suzent_cli.verify import reseal, verify
+from suzent_cli.verify import needs_person, reseal, verify
 
 ENV = HASH_ENV | {"SUZENT_NOW": "2026-06-10T12:00"}
 DAY = "2026-06-09"
@@ -224,6 +224,10 @@ def test_an_unreadable_seal_is_kept_by_the_indexer_and_reported(indexed):
     assert seal.read_text(encoding="utf-8") == "{"
     report = verify(indexed)
     assert any("its seal cannot be checked" in v for v in _violations(report, "logs"))
+    assert needs_person(indexed, report).needs_person == [
+        f"archive/{DAY}.md: its seal cannot be checked: {seal} is unreadable (JSONDecodeError); once you have "
+        f"checked the log by hand, `suzent verify --reseal {DAY}.md` records it as it is",
+        f"{seal}: unreadable (JSONDecodeError)"]
     assert reseal(indexed, [_log_path(indexed)]) == [f"{DAY}.md"] and verify(indexed).ok
 
 
