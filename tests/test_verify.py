@@ -374,3 +374,11 @@ def test_a_missing_bm25_index_is_a_violation_and_repair_builds_it(indexed):
     code, data = _json(indexed.paths.home, "--repair")
     assert code == 0 and data["ok"] and data["repaired"]
     assert ReadStore.open_existing(indexed.paths.index_dir).has_fts_index(FTS_COLUMNS[0])
+
+
+def test_what_a_killed_seal_write_leaves_is_a_stray_note_not_a_violation(indexed):
+    stray = seals.seals_dir(indexed.paths.index_dir) / f".{DAY}.md.json.x1y2.tmp"
+    stray.write_text('{"half": ', encoding="utf-8")  # atomic_write's temp file, as a kill -9 before the rename
+    report = verify(indexed)
+    assert report.ok, report.violations
+    assert any("no seal" in n and stray.name in n for n in report.checks["logs"].notes)
