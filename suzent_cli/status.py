@@ -2,8 +2,8 @@
 claims, pages needing review or past ``stale_after``), MEMORY.md (zones), index (rows by source kind, fragments,
 embedder), queues (hook spool, late lines, superseded, confirmations, tombstones), the dream (watermark, pending
 work, next tick, retries, last results), lock holders, whether the memory is private to its user (one warning when
-the home or a tier folder is open to other users) and the cheap part of ``suzent verify`` (seals, state, locks). Never takes a lock for longer than a probe, never
-writes. Without ``with_index`` nothing imports LanceDB."""
+the home or a tier folder is open to other users) and the cheap part of ``suzent verify`` (seals, state, locks).
+Never takes a lock for longer than a probe, never writes. Without ``with_index`` nothing imports LanceDB."""
 
 from __future__ import annotations
 
