@@ -674,8 +674,8 @@ def reseal(settings: Settings, paths: list[Path]) -> list[str]:
     for path in paths:
         p = Path(path)
         inside = p.parent == Path(".") or p.absolute().parent.resolve() == settings.paths.archive_dir.resolve()
-        if not archive.LOG_NAME_RE.match(p.name) or archive.log_day(p) is None or not inside or not (
-                (settings.paths.archive_dir / p.name).is_file() or seal_path(settings.paths.index_dir, p.name).exists()):
+        known = (settings.paths.archive_dir / p.name).is_file() or seal_path(settings.paths.index_dir, p.name).exists()
+        if not archive.LOG_NAME_RE.match(p.name) or archive.log_day(p) is None or not inside or not known:
             raise InputInvalid(f"{path} is not a daily log of this home (YYYY-MM-DD.md in "
                                f"{settings.paths.archive_dir})")
         names.append(p.name)

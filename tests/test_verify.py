@@ -84,7 +84,8 @@ def test_lines_captured_after_the_pass_are_named_stale_and_repair_indexes_them(i
     log(indexed, DAY, "[general] Runs on Mondays")
     report = verify(indexed)
     assert [v.split(": ")[0] for v in report.violations] == ["facts_indexed"]
-    assert "not in the index yet, first line 10" in report.violations[0] and "run `suzent index`" in report.violations[0]
+    assert "not in the index yet, first line 10" in report.violations[0]
+    assert "run `suzent index`" in report.violations[0]
     assert report.checks["logs"].ok  # an append is no rewrite
     code, data = _json(indexed.paths.home, "--repair")
     assert code == 0 and data["ok"] and data["repaired"][0].startswith("index pass: 1 file(s) updated, rows +1")

@@ -14,9 +14,9 @@ cold way): ``recall`` (not ``--from``, ``--model``), ``status``, ``index`` (not 
 (with ``--session``, ``--date``, ``--time``, ``--index``, ``--json``; nothing that reads stdin or a file),
 ``forget``, ``paths``, ``verify`` (``--repair``, ``--json``; a write only with ``--repair``, whose reindex then
 runs in the server, so two index writers never race); root options ``--home`` (made absolute here: the server
-never changes directory), ``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as everywhere), ``--now``. Never:
-``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has them), anything that prompts or reads
-stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
+never changes directory), ``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as
+everywhere), ``--now``. Never: ``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has
+them), anything that prompts or reads stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
 
 ``SUZENT_NO_SERVER=1`` (any value but empty or ``0``) forces the cold path; so does ``SUZENT_DEBUG`` (its
 tracebacks are the process's).
@@ -30,8 +30,8 @@ Failures:
   client ``HOME``/``TZ`` that differs from the server's): the cold path, nothing was run;
 * the server fails or stops after the request was sent: a read-only command (``recall``, ``status``, ``paths``,
   ``forget --dry-run``, ``verify``) runs cold; a write (``capture``, ``index``, ``forget``, ``verify --repair``) is
-  NOT redone, since it may have happened: one ``Error: the server stopped mid-request …; check with suzent status`` line, exit 1. No answer
-  within :data:`RELAY_TIMEOUT` likewise.
+  NOT redone, since it may have happened: one ``Error: the server stopped mid-request …; check with suzent
+  status`` line, exit 1. No answer within :data:`RELAY_TIMEOUT` likewise.
 * Ctrl-C here: ``Interrupted.``, exit 130. The server finishes the command (it runs in a worker thread, which no
   signal reaches); every write suzent makes is whole (a locked single append, an atomic commit or rename), so the
   memory is as after the command ran, or as before it.
