@@ -275,11 +275,12 @@ def run_import(settings: Settings, source: str, path: str | Path | None = None, 
 
 # --- helpers the readers share -------------------------------------------------------------------------------------
 
-def read_text_file(path: Path, ctx: ReadContext, limit: int = MAX_FILE_BYTES) -> str:
+def read_text_file(path: Path, ctx: ReadContext, limit: int | None = None) -> str:
     """A source file's text: refused over ``limit`` bytes (InputInvalid naming it); bad UTF-8 and control bytes
     repaired, with one warning naming the file."""
     from suzent_cli.text import repair
 
+    limit = MAX_FILE_BYTES if limit is None else limit
     size = path.stat().st_size
     if size > limit:
         raise InputInvalid(f"{path}: {size} bytes, over the import limit of {limit} bytes; split it first")

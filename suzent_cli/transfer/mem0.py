@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.transfer import MAX_FILE_BYTES, Memory, ReadContext, instant, resolve_project
+import suzent_cli.transfer as transfer
+from suzent_cli.transfer import Memory, ReadContext, instant, resolve_project
 
 
 def records(path: Path) -> list:
@@ -26,8 +27,8 @@ def records(path: Path) -> list:
     if path.is_dir():
         raise InputInvalid(f"{path}: a mem0 export is a JSON file, not a folder")
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputInvalid(f"{path}: {size} bytes, over the import limit of {MAX_FILE_BYTES} bytes")
+    if size > transfer.MAX_FILE_BYTES:
+        raise InputInvalid(f"{path}: {size} bytes, over the import limit of {transfer.MAX_FILE_BYTES} bytes")
     try:
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError) as exc:
