@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from suzent_cli.errors import InputInvalid
 import suzent_cli.transfer as transfer
+from suzent_cli.errors import InputInvalid
 from suzent_cli.transfer import Memory, ReadContext, instant, resolve_project
 
 
