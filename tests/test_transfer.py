@@ -487,3 +487,24 @@ def test_round_trip_recalls_the_same_top_hits(home, tmp_path):
             assert r.returncode == 0, r.stderr
             tops.append([hit["content"] for hit in json.loads(r.stdout)["hits"][:3]])
         assert tops[0] == tops[1], q
+
+
+def test_a_path_that_reads_as_a_secret_still_gives_a_provenance_tag(home, tmp_path):
+    """The screening drops a tag that looks like a secret; a long path mixing cases and digits can. The import then
+    names the file by its digest, so a second run still sees what the first wrote (found by the benchmark)."""
+    from suzent_cli.guard.secrets import redact
+    from suzent_cli.transfer import provenance_tag
+
+    folder = tmp_path / "suzent-import-bench-wxby3ukl" / "importers" / "claude-md" / "src" / "repo0"
+    folder.mkdir(parents=True)
+    rules = folder / "CLAUDE.md"
+    rules.write_text("# Rules\n\n- Use tabs\n", encoding="utf-8")
+    naive = f"import:claude-md:{encode_key(str(rules))}:3"
+    tag = provenance_tag("claude-md", rules, "3")
+    assert not redact(tag)[1] and tag.startswith("import:claude-md:CLAUDE.md@")
+    assert tag == provenance_tag("claude-md", rules, "3")
+    assert run(home, "import", "claude-md", str(folder)).returncode == 0
+    [(_, fact)] = facts_of(home)
+    assert tag in fact.tags or naive in fact.tags
+    data = json.loads(run(home, "import", "claude-md", str(folder), "--json").stdout)
+    assert (data["new"], data["already_imported"]) == (0, 1)

@@ -132,11 +132,25 @@ SOURCES = ("claude-code", "claude-md", "mem0", "basic-memory", "claude-mem", "su
 
 
 def provenance_tag(source: str, file: Path, locator: str) -> str:
-    """``import:<source>:<file>:<locator>``: ``file`` percent-encoded (:func:`suzent_cli.scope.encode_key`) so
-    the tag holds no space or backtick."""
+    """``import:<source>:<file>:<locator>``: ``file`` (the absolute path) percent-encoded
+    (:func:`suzent_cli.scope.encode_key`) so the tag holds no space or backtick.
+
+    The write path drops a tag that looks like a secret (a long token mixing cases and digits, which a path such as
+    ``/tmp/x-Ab3kq9z/CLAUDE.md`` can be), and an import whose tag was dropped could not tell it had written the
+    memory. Such a path is written as ``<file name>@<the first 16 hex digits of its SHA-256>`` instead (the same
+    on every run), and if even that reads as one, as the digest alone."""
+    import hashlib
+
+    from suzent_cli.guard.secrets import redact
     from suzent_cli.scope import encode_key
 
-    return f"{PROVENANCE_PREFIX}{source}:{encode_key(str(file))}:{encode_key(locator)}"
+    tail = f":{encode_key(locator)}"
+    tag = f"{PROVENANCE_PREFIX}{source}:{encode_key(str(file))}{tail}"
+    if not redact(tag)[1]:
+        return tag
+    digest = hashlib.sha256(str(file).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    tag = f"{PROVENANCE_PREFIX}{source}:{encode_key(file.name)}@{digest}{tail}"
+    return tag if not redact(tag)[1] else f"{PROVENANCE_PREFIX}{source}:{digest}{tail}"
 
 
 def imported_tags(settings: Settings) -> set[str]:
@@ -188,7 +202,7 @@ def plan(settings: Settings, source: str, memories: Iterable[Memory], known: set
     source (a person's memory a Claude Code export holds in every project), counts as already imported."""
     from suzent_cli.archive import Fact
     from suzent_cli.capture import clean_facts, parse_time
-    from suzent_cli.scope import scope_tag
+    from suzent_cli.scope import scope_of_tags, scope_tag
     from suzent_cli.vault.forgotten import fact_key
 
     out: list[Planned] = []
@@ -209,6 +223,9 @@ def plan(settings: Settings, source: str, memories: Iterable[Memory], known: set
         if not cleaned:
             empty += 1
             continue
+        if m.scope and scope_of_tags(cleaned[0].tags) != m.scope:
+            warnings.append(f"{m.file}: {m.locator}: its project tag read as a secret and was dropped by the "
+                            "screening, so it is imported as the person's")
         day = min(m.day or settings.today, settings.today)
         try:
             time = parse_time(m.time) if m.time else DEFAULT_TIME
