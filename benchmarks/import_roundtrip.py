@@ -4,11 +4,12 @@
 1. **Importers.** For each source, a synthetic input of ``--n`` memories in its documented format (as
    tests/test_transfer.py builds them): import into a fresh home (time, new), import again (time, 0 new expected),
    ``--dry-run`` on a third home (time; the home must not exist afterwards).
-2. **Round trip.** Home A: ``--n`` facts over 20 days (a quarter of them a project's), the first half of the days
-   folded by the dream (rules engine), so A has current claims and unfolded facts. ``export`` (jsonl, markdown,
-   claude-code: time, records), then ``import suzent`` into fresh home B and ``import claude-code`` into fresh
-   home C; index A, B and C; for ``--queries`` queries (words of random facts), the share whose top-3 hit texts
-   (claim markers aside) are the same in A and B, and in A and C.
+2. **Round trip**, twice. Home A: ``--n`` facts over 20 days (a quarter of them a project's); in the second run
+   its first 10 days folded by the dream (rules engine) and reconciled, so A has current claims and unfolded facts.
+   ``export`` (jsonl, markdown, claude-code: time, records), then ``import suzent`` into fresh home B and
+   ``import claude-code`` into fresh home C (which, in the second run, dream and reconcile the same days); index A,
+   B and C; for ``--queries`` queries (the first words of random facts), the share whose top-3 hit texts (claim
+   markers aside) are the same in A and B, and in A and C (recall in this process).
 
 Usage: python benchmarks/import_roundtrip.py [--n 2000] [--queries 50] [--embedder hash:64] [--seed 7]
 """
@@ -148,29 +149,49 @@ def importers(tmp: Path, n: int, env: dict, rng: random.Random) -> list[dict]:
 
 # --- the round trip -------------------------------------------------------------------------------------------------
 
-def top3(home: Path, query: str, env: dict) -> list[str]:
+def top3(home: Path, query: str, embedder_spec: str) -> list[str]:
+    """The top-3 hit texts of ``query`` on ``home`` (in this process; claim markers aside, case and spacing
+    aside)."""
+    from suzent_cli.index.embed import lazy_embedder
+    from suzent_cli.recall import recall
     from suzent_cli.vault.claims import plain_content
 
-    _, r = run(home, "recall", query, "--json", "--limit", "3", env=env)
-    return [" ".join(plain_content(h["content"]).split()).lower() for h in json.loads(r.stdout)["hits"][:3]]
+    settings = resolve_settings(home=home, now=NOW, env={"SUZENT_EMBEDDER": embedder_spec})
+    hits = recall(settings, lazy_embedder(embedder_spec), query, limit=3, log=False)
+    return [" ".join(plain_content(h.content).split()).lower() for h in hits[:3]]
 
 
-def round_trip(tmp: Path, n: int, queries: int, env: dict, rng: random.Random) -> dict:
-    a = tmp / "home-a"
-    settings = resolve_settings(home=a, now=NOW, env={})
+def fill(home: Path, n: int, rng: random.Random) -> list[str]:
+    """``n`` facts over 20 days of June (a quarter of them project github.com/acme/shop's) in ``home``'s logs."""
+    import datetime as dt
+
+    settings = resolve_settings(home=home, now=NOW, env={})
     facts: list[str] = []
     for i in range(n):
-        day = f"2026-06-{1 + i % 20:02d}"
-        text = sentence(rng, i)
         tags = ("project:github.com/acme/shop",) if i % 4 == 0 else ()
         category = "context" if tags else rng.choice(["personal", "preference", "goal", "general"])
-        append_entry(settings.paths.archive_dir, __import__("datetime").date.fromisoformat(day), "10:00", "bench",
+        text = sentence(rng, i)
+        append_entry(settings.paths.archive_dir, dt.date(2026, 6, 1 + i % 20), "10:00", "bench",
                      [Fact(text, category, tags)], timeout=30)
         facts.append(text)
-    out: dict = {"facts": n}
-    t, _ = run(a, "--now", "2026-06-11T12:00", "dream", "--force", "--engine", "offline", "--max-days", "10",
-               env=env)
-    out["dream_s"] = round(t, 2)
+    return facts
+
+
+DREAM = ("--now", "2026-06-11T12:00", "dream", "--force", "--engine", "offline", "--max-days", "10")
+RECONCILE = ("--now", "2026-06-11T12:30", "reconcile")
+
+
+def round_trip(tmp: Path, n: int, queries: int, env: dict, rng: random.Random, *, dreamed: bool) -> dict:
+    """Home A (``dreamed``: its first 10 days folded by the rules engine and reconciled) exported three ways,
+    re-imported into fresh homes B (jsonl) and C (claude-code), which fold the same days when A did; the top-3
+    hits of ``queries`` queries compared."""
+    a = tmp / "home-a"
+    facts = fill(a, n, rng)
+    out: dict = {"facts": n, "dreamed": dreamed}
+    if dreamed:
+        t1, _ = run(a, *DREAM, env=env)
+        t2, _ = run(a, *RECONCILE, env=env)
+        out["dream_and_reconcile_s"] = round(t1 + t2, 2)
     exports = {}
     for fmt, target in (("jsonl", tmp / "a.jsonl"), ("markdown", tmp / "a-md"), ("claude-code", tmp / "a-cc")):
         t, r = run(a, "export", "--format", fmt, "--out", str(target), "--json", env=env)
@@ -179,22 +200,30 @@ def round_trip(tmp: Path, n: int, queries: int, env: dict, rng: random.Random) -
                         "files": len(data["files"])}
     out["export"] = exports
     b, c = tmp / "home-b", tmp / "home-c"
-    t, r = run(b, "import", "suzent", str(tmp / "a.jsonl"), "--json", env=env)
-    out["import_suzent"] = {"s": round(t, 2), "new": json.loads(r.stdout)["new"]}
-    t, r = run(c, "import", "claude-code", str(tmp / "a-cc"), "--json", env=env)
-    out["import_claude_code"] = {"s": round(t, 2), "new": json.loads(r.stdout)["new"]}
+    for home, source, path, key in ((b, "suzent", tmp / "a.jsonl", "import_suzent"),
+                                    (c, "claude-code", tmp / "a-cc", "import_claude_code")):
+        t, r = run(home, "import", source, str(path), "--json", env=env)
+        out[key] = {"s": round(t, 2), "new": json.loads(r.stdout)["new"]}
+        if dreamed:
+            run(home, *DREAM, env=env)
+            run(home, *RECONCILE, env=env)
     for h in (a, b, c):
         run(h, "index", env=env)
-    same_b = same_c = 0
+    same_b = same_c = set_b = set_c = 0
     picked = rng.sample(facts, min(queries, len(facts)))
+    spec = env["SUZENT_EMBEDDER"]
     for text in picked:
         q = " ".join(text.split()[:3])
-        ta, tb, tc = top3(a, q, env), top3(b, q, env), top3(c, q, env)
+        ta, tb, tc = top3(a, q, spec), top3(b, q, spec), top3(c, q, spec)
         same_b += ta == tb
         same_c += ta == tc
+        set_b += set(ta) == set(tb)
+        set_c += set(ta) == set(tc)
     out["queries"] = len(picked)
     out["top3_same_suzent"] = f"{same_b}/{len(picked)}"
     out["top3_same_claude_code"] = f"{same_c}/{len(picked)}"
+    out["top3_same_set_suzent"] = f"{set_b}/{len(picked)}"
+    out["top3_same_set_claude_code"] = f"{set_c}/{len(picked)}"
     return out
 
 
@@ -211,10 +240,14 @@ def main() -> None:
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="suzent-import-bench-") as tmp:
         env["HOME"] = str(Path(tmp) / "user-home")
-        rows = importers(Path(tmp) / "importers", args.n, env, rng) if (Path(tmp) / "importers").mkdir() is None \
-            else []
-        trip = round_trip(Path(tmp), args.n, args.queries, env, rng)
-    print(json.dumps({"n": args.n, "embedder": args.embedder, "importers": rows, "round_trip": trip}, indent=2))
+        (Path(tmp) / "importers").mkdir()
+        rows = importers(Path(tmp) / "importers", args.n, env, rng)
+        trips = []
+        for dreamed in (False, True):
+            where = Path(tmp) / f"trip-{'dreamed' if dreamed else 'logs'}"
+            where.mkdir()
+            trips.append(round_trip(where, args.n, args.queries, env, rng, dreamed=dreamed))
+    print(json.dumps({"n": args.n, "embedder": args.embedder, "importers": rows, "round_trips": trips}, indent=2))
 
 
 if __name__ == "__main__":

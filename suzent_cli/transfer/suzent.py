@@ -4,18 +4,22 @@ Format: :mod:`suzent_cli.transfer.export` (one JSON object per line). Read as: o
 ``status`` is ``current`` (a vault claim) or ``unfolded`` (a daily-log fact the dream has not folded yet); locator =
 the 1-based line. A ``superseded`` claim is not imported (it would come back as a current fact; the export file
 keeps it). Text, category and scope as recorded; the date is the claim's ``since`` (the day of its ``source:``),
-else its ``last``, or the log fact's ``day`` and ``time``; the record's ``tags`` are kept.
+else its ``last``, or the log fact's ``day`` and ``time``; the record's ``tags`` are kept. Memories are written in
+the order of their ``source`` (the original log's day and line), so each fact gets the neighbours it had, which
+the index reads as its context.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from suzent_cli.errors import InputInvalid
 from suzent_cli.transfer import Memory, ReadContext, instant, read_text_file
 
 IMPORTED = ("current", "unfolded")
+_SOURCE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:(\d+)$")
 
 
 def read(path: Path, ctx: ReadContext) -> list[Memory]:
@@ -25,6 +29,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
         raise InputInvalid(f"{path}: a suzent export is a .jsonl file, not a folder")
     file = path.resolve()
     out: list[Memory] = []
+    order: list[tuple[str, int, int]] = []
     for number, line in enumerate(read_text_file(path, ctx).split("\n"), start=1):
         if not line.strip():
             continue
@@ -48,6 +53,10 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             raise InputInvalid(f"{where}: tags is not a list of strings")
         category = record.get("category") if isinstance(record.get("category"), str) else "general"
+        m = _SOURCE.match(str(record.get("source") or ""))
+        order.append((m.group(1) if m else "9999-99-99", int(m.group(2)) if m else 0, number))
         out.append(Memory(record["text"], category or "general", scope, file, str(number), day=day, time=time,
                           tags=tuple(t for t in without_scope_tags(tags) if " " not in t)))
-    return out
+    # In the order the facts had in the original logs (the record's source: day and line), so each fact is written
+    # after the same neighbours, which recall reads as its context.
+    return [m for _, m in sorted(zip(order, out, strict=True), key=lambda pair: pair[0])]
