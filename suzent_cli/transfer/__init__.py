@@ -307,6 +307,21 @@ def read_text_file(path: Path, ctx: ReadContext, limit: int | None = None) -> st
     return text
 
 
+def within(root: Path, files: list[Path], ctx: ReadContext) -> list[Path]:
+    """``files`` without those that are symlinks (or lie under one) leading out of ``root``: a cloned repository's
+    ``CLAUDE.md -> ~/.ssh/id_ed25519`` is never read. One warning per file left out."""
+    base = root.resolve() if root.is_dir() else root.parent.resolve()
+    kept = []
+    for f in files:
+        real = f.resolve()
+        if real == base or base in real.parents:
+            kept.append(f)
+        else:
+            ctx.warnings.append(f"{f}: not read: a link to {real}, outside {base}")
+            ctx.skip("links leading out of the source")
+    return kept
+
+
 def split_frontmatter(path: Path, text: str) -> tuple[dict, list[tuple[int, str]]]:
     """``(frontmatter mapping, body lines as (1-based line number in the file, line))`` of a markdown file. The
     frontmatter is a first line ``---`` up to the next ``---`` line, loaded by the vault's bounded YAML loader;

@@ -26,6 +26,7 @@ from suzent_cli.transfer import (
     read_text_file,
     resolve_project,
     split_frontmatter,
+    within,
 )
 
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\[]+)\]\s+(?!\()(.+)$")
@@ -49,7 +50,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
     if not files:
         raise InputInvalid(f"{path}: no markdown notes here (a basic-memory project is a folder of *.md)")
     out: list[Memory] = []
-    for f in files:
+    for f in within(path, files, ctx) if path.is_dir() else files:
         meta, body = split_frontmatter(f, read_text_file(f, ctx))
         title = str(meta.get("title") or f.stem).strip()
         day, time = (None, None)

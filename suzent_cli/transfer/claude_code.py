@@ -32,6 +32,7 @@ from suzent_cli.transfer import (
     markdown_statements,
     read_text_file,
     split_frontmatter,
+    within,
 )
 
 INDEX = "MEMORY.md"
@@ -107,7 +108,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
     out: list[Memory] = []
     for mem in memory_dirs(path):
         scope = project_of(mem.parent.name)
-        files = sorted(p for p in mem.glob("*.md") if p.is_file())
+        files = within(mem, sorted(p for p in mem.glob("*.md") if p.is_file()), ctx)
         pointed: set[str] = set()
         index = mem / INDEX
         if index.is_file():

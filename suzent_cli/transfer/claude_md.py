@@ -21,6 +21,7 @@ from pathlib import Path
 
 from suzent_cli.transfer import (
     Memory,
+    within,
     ReadContext,
     file_day,
     heading_tag,
@@ -78,7 +79,7 @@ def scope_of(file: Path) -> str:
 
 def read(path: Path, ctx: ReadContext) -> list[Memory]:
     out: list[Memory] = []
-    for f in find(path):
+    for f in within(path, find(path), ctx) if path.is_dir() else find(path):
         text = read_text_file(f, ctx)
         _, body = split_frontmatter(f, text)
         scope = scope_of(f)
