@@ -21,13 +21,13 @@ from pathlib import Path
 
 from suzent_cli.transfer import (
     Memory,
-    within,
     ReadContext,
     file_day,
     heading_tag,
     markdown_statements,
     read_text_file,
     split_frontmatter,
+    within,
 )
 
 NAMES = ("CLAUDE.md", "AGENTS.md", "CLAUDE.local.md")
