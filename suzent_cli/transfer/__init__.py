@@ -275,8 +275,9 @@ def run_import(settings: Settings, source: str, path: str | Path | None = None, 
         if dry_run:
             return
         for day, time, group in entries:
-            write_facts(settings, [p.fact for p in group], day=day, time=time, session=SESSION,
-                        warnings=report.warnings, refresh=False)
+            result = write_facts(settings, [p.fact for p in group], day=day, time=time, session=SESSION,
+                                 warnings=report.warnings, refresh=False)
+            report.warnings = result.warnings  # write_facts works on a copy: what it added (a late line not recorded)
         if entries:
             refresh_memory_md(settings, [p.fact for p in planned], report.warnings)
 
