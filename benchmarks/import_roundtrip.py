@@ -8,8 +8,9 @@
    its first 10 days folded by the dream (rules engine) and reconciled, so A has current claims and unfolded facts.
    ``export`` (jsonl, markdown, claude-code: time, records), then ``import suzent`` into fresh home B and
    ``import claude-code`` into fresh home C (which, in the second run, dream and reconcile the same days); index A,
-   B and C; for ``--queries`` queries (the first words of random facts), the share whose top-3 hit texts (claim
-   markers aside) are the same in A and B, and in A and C (recall in this process).
+   B and C; for ``--queries`` random facts, the share of queries whose top-3 hit texts (claim markers aside) are the
+   same in A and B, and in A and C, for the fact's first three words (many near-ties: a fragile order), and whose
+   top hit is the same for the fact's whole text (recall in this process).
 
 Usage: python benchmarks/import_roundtrip.py [--n 2000] [--queries 50] [--embedder hash:64] [--seed 7]
 """
@@ -149,15 +150,18 @@ def importers(tmp: Path, n: int, env: dict, rng: random.Random) -> list[dict]:
 
 # --- the round trip -------------------------------------------------------------------------------------------------
 
-def top3(home: Path, query: str, embedder_spec: str) -> list[str]:
-    """The top-3 hit texts of ``query`` on ``home`` (in this process; claim markers aside, case and spacing
-    aside)."""
+def top3(home: Path, query: str, embedder_spec: str, *, current: bool = False) -> list[str]:
+    """The top-3 hit texts of ``query`` on ``home`` (in this process; claim markers, case and spacing aside).
+    ``current``: superseded claims (a page's ``## Previously``, which the export keeps but an import leaves out)
+    are passed over."""
     from suzent_cli.index.embed import lazy_embedder
     from suzent_cli.recall import recall
     from suzent_cli.vault.claims import plain_content
 
     settings = resolve_settings(home=home, now=NOW, env={"SUZENT_EMBEDDER": embedder_spec})
-    hits = recall(settings, lazy_embedder(embedder_spec), query, limit=3, log=False)
+    hits = recall(settings, lazy_embedder(embedder_spec), query, limit=10 if current else 3, log=False)
+    if current:
+        hits = [h for h in hits if h.status != "superseded" and not h.until]
     return [" ".join(plain_content(h.content).split()).lower() for h in hits[:3]]
 
 
@@ -209,7 +213,7 @@ def round_trip(tmp: Path, n: int, queries: int, env: dict, rng: random.Random, *
             run(home, *RECONCILE, env=env)
     for h in (a, b, c):
         run(h, "index", env=env)
-    same_b = same_c = set_b = set_c = 0
+    same_b = same_c = set_b = set_c = cur_b = one_b = one_c = 0
     picked = rng.sample(facts, min(queries, len(facts)))
     spec = env["SUZENT_EMBEDDER"]
     for text in picked:
@@ -219,11 +223,18 @@ def round_trip(tmp: Path, n: int, queries: int, env: dict, rng: random.Random, *
         same_c += ta == tc
         set_b += set(ta) == set(tb)
         set_c += set(ta) == set(tc)
+        cur_b += top3(a, q, spec, current=True) == top3(b, q, spec, current=True)
+        whole = [top3(h, text, spec)[:1] for h in (a, b, c)]  # the fact's own words: one right answer
+        one_b += whole[0] == whole[1]
+        one_c += whole[0] == whole[2]
     out["queries"] = len(picked)
     out["top3_same_suzent"] = f"{same_b}/{len(picked)}"
     out["top3_same_claude_code"] = f"{same_c}/{len(picked)}"
     out["top3_same_set_suzent"] = f"{set_b}/{len(picked)}"
     out["top3_same_set_claude_code"] = f"{set_c}/{len(picked)}"
+    out["top3_same_suzent_current_only"] = f"{cur_b}/{len(picked)}"
+    out["top1_same_whole_fact_suzent"] = f"{one_b}/{len(picked)}"
+    out["top1_same_whole_fact_claude_code"] = f"{one_c}/{len(picked)}"
     return out
 
 
