@@ -575,3 +575,14 @@ def test_export_of_an_empty_home(home):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["records"] == 0
     assert not home.exists()  # read-only: not even the layout is made
+
+
+def test_an_export_imported_into_its_own_home_adds_nothing(dreamed, tmp_path):
+    out = tmp_path / "own.jsonl"
+    assert run(dreamed, "export", "--out", str(out)).returncode == 0
+    before = len(facts_of(dreamed))
+    r = run(dreamed, "import", "suzent", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert (data["new"], data["already_in_memory"]) == (0, 4)
+    assert len(facts_of(dreamed)) == before

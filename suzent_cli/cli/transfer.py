@@ -49,6 +49,7 @@ def import_cmd(
             out.print(escape(f"  {p.day.isoformat()} {p.time}  - [{p.fact.category}] {p.fact.content}{tags}"))
     skipped = "".join(f"; left out {n} {why}" for why, n in sorted(report.skipped.items()))
     empty = f"; {report.empty} empty after screening" if report.empty else ""
+    empty += f"; {report.present} already in memory (the same words)" if report.present else ""
     verb = "would write" if dry_run else "wrote"
     entries = f"{report.entries} log entr{'y' if report.entries == 1 else 'ies'}"
     where = (f" ({entries} on {plural(len(report.days), 'day')})"

@@ -17,7 +17,7 @@ is a late append to that day's log, recorded for the dream (``.state/late_lines.
 is written today.
 
 **Idempotent.** Before writing, the provenance tags already in the daily logs are collected and those memories
-skipped ("N new, M already imported"). The scan and the writes happen under one lock, ``<archive>/.import.lock``,
+skipped ("N new, M already imported"); so is a memory whose words the logs already hold in the same scope. The scan and the writes happen under one lock, ``<archive>/.import.lock``,
 so two imports at once cannot both write a memory. A crash between two days' entries leaves the earlier days
 written; running the import again writes the rest and nothing twice. ``dry_run`` reads and plans the same way and
 touches no file (not even the lock).
@@ -76,7 +76,8 @@ class Planned:
 @dataclass
 class ImportReport:
     """What an import did (or, with ``dry_run``, would do). ``new``: the memories written (to be written);
-    ``already``: skipped because their provenance tag is in the logs; ``empty``: nothing left after screening;
+    ``already``: skipped because their provenance tag is in the logs (or the source repeats them); ``present``:
+    skipped because the logs hold the same words in the same scope; ``empty``: nothing left after screening;
     ``entries``: log entries appended (planned); ``days``: the days written to; ``warnings``: one line each."""
 
     source: str
@@ -85,6 +86,7 @@ class ImportReport:
     read: int = 0
     new: list[Planned] = field(default_factory=list)
     already: int = 0
+    present: int = 0
     empty: int = 0
     entries: int = 0
     days: list[str] = field(default_factory=list)
@@ -93,7 +95,8 @@ class ImportReport:
 
     def to_json(self) -> dict:
         return {"source": self.source, "path": str(self.path), "dry_run": self.dry_run, "read": self.read,
-                "new": len(self.new), "already_imported": self.already, "empty_after_screening": self.empty,
+                "new": len(self.new), "already_imported": self.already, "already_in_memory": self.present,
+                "empty_after_screening": self.empty,
                 "entries": self.entries, "days": self.days, "skipped": self.skipped, "warnings": self.warnings,
                 "facts": [{"day": p.day.isoformat(), "time": p.time, "category": p.fact.category,
                            "content": p.fact.content, "tags": list(p.fact.tags)} for p in self.new]}
@@ -153,16 +156,22 @@ def provenance_tag(source: str, file: Path, locator: str) -> str:
     return tag if not redact(tag)[1] else f"{PROVENANCE_PREFIX}{source}:{digest}{tail}"
 
 
-def imported_tags(settings: Settings) -> set[str]:
-    """Every ``import:`` provenance tag in the daily logs (all of them: the tags are the record of what was
-    imported). An unreadable log raises OSError: an import must not guess what it already wrote."""
+def logged(settings: Settings) -> tuple[set[str], set[tuple[str, str]]]:
+    """What the daily logs already hold: every ``import:`` provenance tag, and every fact as ``(scope, text key)``
+    (:func:`suzent_cli.vault.forgotten.fact_key`: case, spacing and a final full stop aside). All logs are read: the
+    tags are the record of what was imported. An unreadable log raises OSError: an import must not guess what it
+    already wrote."""
     from suzent_cli.archive import list_logs, read_log
+    from suzent_cli.scope import scope_of_tags
+    from suzent_cli.vault.forgotten import fact_key
 
-    found: set[str] = set()
+    tags: set[str] = set()
+    texts: set[tuple[str, str]] = set()
     for _, path in list_logs(settings.paths.archive_dir):
         for fact in read_log(path):
-            found.update(t for t in fact.tags if t.startswith(PROVENANCE_PREFIX))
-    return found
+            tags.update(t for t in fact.tags if t.startswith(PROVENANCE_PREFIX))
+            texts.add((scope_of_tags(fact.tags), fact_key(fact.content)))
+    return tags, texts
 
 
 def resolve_path(source: str, path: str | Path | None) -> Path:
@@ -196,17 +205,20 @@ def read_source(settings: Settings, source: str, path: Path) -> tuple[list[Memor
 
 
 def plan(settings: Settings, source: str, memories: Iterable[Memory], known: set[str],
-         warnings: list[str]) -> tuple[list[Planned], int, int]:
-    """The memories to write, screened: ``(planned, already imported, empty after screening)``. A memory whose
-    provenance tag is in ``known``, or whose text (case and spacing aside) in the same scope came earlier in this
-    source (a person's memory a Claude Code export holds in every project), counts as already imported."""
+         warnings: list[str], logged_texts: set[tuple[str, str]] | None = None) -> tuple[list[Planned], int, int, int]:
+    """The memories to write, screened: ``(planned, already imported, already in the logs, empty after
+    screening)``. Already imported: a memory whose provenance tag is in ``known``, or whose text (case and spacing
+    aside) in the same scope came earlier in this source (a person's memory a Claude Code export holds in every
+    project). Already in the logs: one whose screened text the logs hold in the same scope (``logged_texts``; an
+    export re-imported into its own home, a rule captured before): nothing new to write. Raises InputInvalid for a
+    time that is not ``HH:MM``."""
     from suzent_cli.archive import Fact
     from suzent_cli.capture import clean_facts, parse_time
     from suzent_cli.scope import scope_of_tags, scope_tag
     from suzent_cli.vault.forgotten import fact_key
 
     out: list[Planned] = []
-    already = empty = 0
+    already = present = empty = 0
     seen = set(known)
     said: set[tuple[str, str]] = set()  # (scope, text): a memory the source repeats (in several files) once
     for m in memories:
@@ -223,6 +235,9 @@ def plan(settings: Settings, source: str, memories: Iterable[Memory], known: set
         if not cleaned:
             empty += 1
             continue
+        if logged_texts and (scope_of_tags(cleaned[0].tags), fact_key(cleaned[0].content)) in logged_texts:
+            present += 1
+            continue
         if m.scope and scope_of_tags(cleaned[0].tags) != m.scope:
             warnings.append(f"{m.file}: {m.locator}: its project tag read as a secret and was dropped by the "
                             "screening, so it is imported as the person's")
@@ -232,7 +247,7 @@ def plan(settings: Settings, source: str, memories: Iterable[Memory], known: set
         except InputInvalid:
             raise InputInvalid(f"{m.file}: {m.locator}: time {m.time!r} is not HH:MM") from None
         out.append(Planned(m, cleaned[0], day, time, tag))
-    return out, already, empty
+    return out, already, present, empty
 
 
 def _entries(planned: list[Planned]) -> list[tuple[dt.date, str, list[Planned]]]:
@@ -266,8 +281,9 @@ def run_import(settings: Settings, source: str, path: str | Path | None = None, 
     report = ImportReport(source, where, dry_run, read=len(memories), skipped=ctx.skipped, warnings=ctx.warnings)
 
     def do() -> None:
-        planned, report.already, report.empty = plan(settings, source, memories, imported_tags(settings),
-                                                     report.warnings)
+        tags, texts = logged(settings)
+        planned, report.already, report.present, report.empty = plan(settings, source, memories, tags,
+                                                                     report.warnings, texts)
         report.new = planned
         entries = _entries(planned)
         report.entries = len(entries)
