@@ -297,10 +297,13 @@ def write_out(out: Path, rendered: dict[str, str] | str) -> list[str]:
         atomic_write(out, rendered)
         return [str(out)]
     written = []
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if made:
+        os.chmod(out, 0o700)  # a folder of the person's memory, whatever the umask (an existing one is left as is)
     for rel, text in sorted(rendered.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(target, text)
         written.append(str(target))
-    os.chmod(out, 0o700)
     return written
