@@ -586,3 +586,13 @@ def test_an_export_imported_into_its_own_home_adds_nothing(dreamed, tmp_path):
     data = json.loads(r.stdout)
     assert (data["new"], data["already_in_memory"]) == (0, 4)
     assert len(facts_of(dreamed)) == before
+
+
+def test_markdown_statements_skip_rules_fences_comments_and_separators():
+    from suzent_cli.transfer import markdown_statements
+
+    lines = ["# Title", "***", "---", "|---|:--:|", "| a | b |", "* item", "1. step", "- [ ] task", "> quote",
+             "<!-- a comment", "still the comment", "-->", "```", "- code, not a fact", "```", "## Sub", "plain"]
+    got = markdown_statements(list(enumerate(lines, start=1)))
+    assert got == [(5, "| a | b |", "Title"), (6, "item", "Title"), (7, "step", "Title"), (8, "task", "Title"),
+                   (9, "quote", "Title"), (17, "plain", "Sub")]

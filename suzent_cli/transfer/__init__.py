@@ -391,8 +391,9 @@ def markdown_statements(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
         if line.startswith("<!--") and "-->" not in line:
             in_comment = True
             continue
-        if not line or re.fullmatch(r"[-*_]{3,}|\|?[\s:|-]+\|?", line) and "-" in line:
-            continue
+        if not line or re.fullmatch(r"(?:[-*_]\s*){3,}", line) or (re.fullmatch(r"\|?[\s:|-]+\|?", line)
+                                                                   and "-" in line):
+            continue  # a horizontal rule, a table's separator row
         m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
         if m:
             heading = m.group(2)
