@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HASH_ENV, REPO, cli_env, invoke, log, settings_at
+from conftest import HASH_ENV, REPO, cli_env, invoke, log, open_entries, settings_at
 from suzent_cli.archive import list_logs, read_log
 from suzent_cli.scope import encode_key
 from suzent_cli.transfer.claude_code import sanitize, unsanitize
@@ -78,6 +78,7 @@ def test_mem0_goes_through_the_write_path_with_dates_scopes_and_provenance(home,
     _, postgres = got["Staging runs Postgres 16"]
     assert "project:github.com/acme/shop" in postgres.tags
     assert "redacted" in r.stderr and "planted" in r.stderr
+    assert open_entries(home) == []  # the logs, the late-lines record and the import lock are private
 
 
 def test_a_past_day_is_a_late_append_the_dream_folds(home, mem0_file):
