@@ -597,3 +597,31 @@ def test_markdown_statements_skip_rules_fences_comments_and_separators():
     got = markdown_statements(list(enumerate(lines, start=1)))
     assert got == [(5, "| a | b |", "Title"), (6, "item", "Title"), (7, "step", "Title"), (8, "task", "Title"),
                    (9, "quote", "Title"), (17, "plain", "Sub")]
+
+
+KILL_AFTER_ONE_ENTRY = """
+import os, signal, sys
+import suzent_cli.capture as capture
+real = capture.write_facts
+def write_then_die(*args, **kwargs):
+    result = real(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)  # kill -9 right after the first entry is durable, the lock still held
+    return result
+capture.write_facts = write_then_die
+from suzent_cli.cli.app import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_kill_9_mid_import_then_again(home, mem0_file):
+    """A real SIGKILL after the first entry: the lock dies with the process, a second run writes the rest."""
+    env = cli_env(home, **ENV)
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_ONE_ENTRY, "import", "mem0", str(mem0_file)],
+                            capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert killed.returncode == -9
+    assert len(facts_of(home)) == 1
+    r = run(home, "import", "mem0", str(mem0_file), "--json")
+    assert r.returncode == 0, r.stderr
+    assert (json.loads(r.stdout)["new"], json.loads(r.stdout)["already_imported"]) == (3, 1)
+    contents = [f.content for _, f in facts_of(home)]
+    assert len(contents) == 4 and len(set(contents)) == 4
