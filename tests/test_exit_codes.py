@@ -46,6 +46,8 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "run": (("--engine", "rules"), {0}),
     "loop": (("--engine", "rules", "--passes", "1"), {0}),
     "serve": (("--print-config",), {0}),
+    "import": (("claude-md", "--dry-run"), {0}),
+    "export": ((), {0}),
 }
 
 
