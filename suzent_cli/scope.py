@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,3 +182,140 @@ def scope_for(category: str, project_key: str | None, mode: str = "auto") -> str
     if mode == "project":
         return project_key
     return PERSON if category.strip().lower() in PERSON_CATEGORIES else project_key
+
+
+# --- The current project of a session, and names people give projects ---------------------------------------------
+
+ALL_PROJECTS = "*"  # recall's "every project": the MCP tools' `project: "*"`, `recall --all-projects`
+CWD_ENV = "SUZENT_CWD"  # the working directory a relayed command was given in (suzent_cli.cli.relay sets it)
+TRANSCRIPT_READ = 256 * 1024  # bytes of a transcript read to find the session's first real working directory
+TRANSCRIPT_LINES = 200  # lines of it looked at
+
+
+def temp_roots() -> tuple[Path, ...]:
+    """The folders whose subfolders are scratch space (a subagent's or a throw-away session's working directory):
+    :func:`tempfile.gettempdir`, ``/tmp``, ``/private/tmp``, ``/var/tmp``, ``/var/folders`` (macOS), resolved."""
+    import tempfile
+
+    roots = []
+    for raw in (tempfile.gettempdir(), "/tmp", "/private/tmp", "/var/tmp", "/var/folders"):
+        try:
+            roots.append(Path(raw).resolve())
+        except OSError:
+            continue
+    return tuple(dict.fromkeys(roots))
+
+
+def is_scratch(project: Project) -> bool:
+    """True when ``project`` is a directory (no git repository: a ``dir:`` key) inside a temporary folder
+    (:func:`temp_roots`): a subagent's or scratch session's cwd, which belongs to the session that started it. A
+    git repository cloned under ``/tmp`` is a project of its own."""
+    if not project.key.startswith("dir:"):
+        return False
+    try:
+        where = project.root.resolve()
+    except OSError:
+        where = project.root
+    return any(where != root and where.is_relative_to(root) for root in temp_roots())
+
+
+def project_of(cwd: Path | str | None) -> Project | None:
+    """The project a session working in ``cwd`` is in (:func:`identify`), or None — no project: no ``cwd``, the
+    filesystem root, or the person's home directory itself (what is captured there is the person's)."""
+    if cwd is None or not str(cwd).strip():
+        return None
+    found = identify(cwd)
+    if found.key.startswith("dir:"):
+        try:
+            home = Path.home().resolve()
+        except (OSError, RuntimeError):
+            home = None
+        where = found.root
+        if where == Path(where.anchor) or (home is not None and where == home):
+            return None
+    return found
+
+
+def session_project(cwd: Path | str | None, transcript: Path | str | None = None) -> Project | None:
+    """The project of a hook's session: :func:`project_of` its ``cwd``; when that is a scratch folder
+    (:func:`is_scratch`) and the session's ``transcript`` (Claude Code JSON lines, each carrying the ``cwd`` it ran
+    in) names a working directory that is not one, the project of the first such (the session that started the
+    subagent). At most :data:`TRANSCRIPT_READ` bytes / :data:`TRANSCRIPT_LINES` lines are read; an unreadable
+    transcript leaves the scratch folder's own project. Never raises."""
+    found = project_of(cwd)
+    if found is None or not is_scratch(found) or not transcript:
+        return found
+    import json
+
+    seen = {str(cwd)}
+    try:
+        with open(transcript, "rb") as fh:
+            head = fh.read(TRANSCRIPT_READ)
+    except (OSError, ValueError):
+        return found
+    for raw in head.split(b"\n")[:TRANSCRIPT_LINES]:
+        if b'"cwd"' not in raw:
+            continue
+        try:
+            line = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        other = line.get("cwd") if isinstance(line, dict) else None
+        if not isinstance(other, str) or not other.strip() or other in seen:
+            continue
+        seen.add(other)
+        candidate = project_of(other)
+        if candidate is not None and not is_scratch(candidate):
+            return Project(candidate.key, candidate.name,
+                           f"{candidate.why}; the session that started this one (cwd {found.root} is a scratch folder)",
+                           candidate.root)
+    return found
+
+
+def key_name(key: str) -> str:
+    """The short name of a project key: its last path part (``github.com/o/tax-client`` → ``tax-client``)."""
+    tail = key.split(":", 1)[1] if key.startswith(("dir:", "git:", "file:")) else key
+    return tail.rstrip("/").rsplit("/", 1)[-1] or key
+
+
+def looks_like_key(text: str) -> bool:
+    """Is ``text`` a project key as written (``dir:/…``, ``git:/…``, ``file:/…``, or ``host/owner/…`` with a dot in
+    the host)?"""
+    if text.startswith(("dir:/", "git:/", "file:/")):
+        return True
+    host, slash, rest = text.partition("/")
+    return bool(slash and rest and "." in host and " " not in text and not text.startswith((".", "/", "~")))
+
+
+def resolve_project(name: str, known: Callable[[], list[str]], cwd: Path | str | None = None) -> str:
+    """The project key ``--project NAME`` / MCP ``project`` names: a key as written (:func:`looks_like_key`), an
+    existing directory (relative to ``cwd``; its :func:`identify` key), or the short name (:func:`key_name`,
+    case-insensitive) of exactly one of the ``known()`` keys. Raises ValueError (one line) for an empty name, an
+    unknown name or one that names several projects."""
+    text = name.strip()
+    if not text:
+        raise ValueError("--project needs a name: a project key, a directory or a known project's name")
+    if looks_like_key(text):
+        return text
+    base = Path(cwd) if cwd else Path.cwd()
+    where = Path(os.path.expanduser(text))
+    where = where if where.is_absolute() else base / where
+    if ("/" in text or text.startswith((".", "~"))) and where.is_dir():
+        return identify(where).key
+    keys = [k for k in dict.fromkeys(known()) if k and key_name(k).lower() == text.lower()]
+    if len(keys) == 1:
+        return keys[0]
+    if len(keys) > 1:
+        raise ValueError(f"project {text!r} names {len(keys)} projects ({', '.join(sorted(keys)[:4])}): give the key")
+    if where.is_dir():
+        return identify(where).key
+    raise ValueError(f"unknown project {text!r}: give a project key (see `suzent project --list`), a directory, or "
+                     "the name of a project with captured facts")
+
+
+def scopes_for(project_key: str | None) -> tuple[str, ...] | None:
+    """The scopes a recall in project ``project_key`` may return: the person's and that project's (only the person's
+    outside any project); None for :data:`ALL_PROJECTS` (no filter)."""
+    if project_key == ALL_PROJECTS:
+        return None
+    return (PERSON,) if not project_key else (PERSON, project_key)
