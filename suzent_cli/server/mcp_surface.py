@@ -10,6 +10,10 @@ Tools (:data:`TOOLS`, the exact set; each carries MCP's annotations):
 * ``recall`` — read-only, idempotent: hits with provenance, as structured content and as a text block that quotes
   every memory as data (:data:`RECALL_HEADER`), never as an instruction.
 * ``remember`` — writes (through the backend, the same path and classifier as ``suzent capture``), not destructive.
+
+Both take an optional ``project`` (a key, an absolute directory, a known project's name; ``recall`` also ``"*"``:
+every project; ``remember`` ``""``: the person's); a call without one uses :func:`build_mcp`'s ``project`` (``suzent
+mcp``: its working directory's; none over HTTP: the server then answers from every project). docs/mcp.md.
 * ``forget`` — destructive: a dry run unless ``apply=True``; its description asks the agent to show the dry run to
   the user first.
 * ``status``, ``list_pages``, ``read_page`` — read-only.
