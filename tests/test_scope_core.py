@@ -364,3 +364,30 @@ def test_base64_payloads_carry_the_cwd_to_the_servers_hook_recall(tmp_path, proj
         assert "SQLite" in out["output"] and "Postgres" not in out["output"]
     finally:
         warm.close()
+
+
+def test_newer_first_never_pairs_rows_of_two_projects():
+    from types import SimpleNamespace
+
+    from suzent_cli.vault.supersede import prefer_newer
+
+    old = SimpleNamespace(text="The database is Postgres 14", date="2026-05-01", scope=BILLING)
+    new_other = SimpleNamespace(text="The database is Postgres 16", date="2026-06-01", scope="git:/src/tax")
+    new_same = SimpleNamespace(text="The database is Postgres 16", date="2026-06-01", scope=BILLING)
+    assert prefer_newer([old, new_other]) == [old, new_other]  # another project's newer fact replaces nothing
+    assert prefer_newer([old, new_same]) == [new_same, old]
+
+
+def test_a_vault_pages_project_frontmatter_is_its_rows_scope(home, projects):
+    from suzent_cli.index.store import ReadStore
+
+    billing, tax, _ = projects
+    settings = settings_at(home)
+    page = settings.paths.vault_dir / "1_Projects" / "billing" / "Stack.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"---\ntitle: Stack\nproject: {BILLING}\n---\n# Stack\n\n## Claims\n\n"
+                    "- The billing database is Postgres 16 on Hetzner\n", encoding="utf-8")
+    assert invoke(home, "index", env_extra=HASH_ENV).returncode == 0
+    assert ReadStore.open_existing(settings.paths.index_dir).scope_counts().get(BILLING, 0) >= 1
+    assert any("Postgres" in c for c in _contents(recall_json(home, billing, "billing database Postgres")))
+    assert not any("Postgres" in c for c in _contents(recall_json(home, tax, "billing database Postgres")))
