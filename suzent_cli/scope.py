@@ -10,16 +10,20 @@ A project is identified from git, in this order (:func:`identify`):
    repository's: ``git:<the main worktree's absolute path>``.
 3. **The directory.** Outside any repository (or with no usable ``git`` binary): ``dir:<the absolute path>``.
 
-Reads only: runs ``git`` (the system binary) with the repository variables of the caller's environment removed
-(``GIT_DIR`` and its family would point every question at another repository), a bounded time each. Never raises
-for a directory git cannot read: it falls through to the next rule and says why.
+Reads only. The repository is found as git finds it, without running git (:func:`_discover`: walking up for
+``.git``, following a worktree's ``gitdir:`` file and ``commondir``; a bare repository is its own), and ``origin``
+is read from the repository's ``config`` file: a capture or a hook pays no process. Only what that cannot settle
+(an ``[include]``, a ``.git`` that is not plainly a git directory) is asked of ``git`` (the system binary) with the
+repository variables of the caller's environment removed (``GIT_DIR`` and its family would point every question at
+another repository), a bounded time each; ``tests/test_scope_core.py`` checks both agree. Unlike git, the walk
+ignores ``safe.directory`` (a repository owned by another user is still that repository) and filesystem
+boundaries. Never raises for a directory it cannot read: it falls through to the next rule and says why.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +88,8 @@ def _clean_path(path: str) -> str:
 
 def _git(cwd: Path, *args: str) -> str | None:
     """``git -C cwd ARGS``'s stdout (stripped), or None when git is missing, fails, or takes too long."""
+    import subprocess  # only when the walk (_discover) or the config file (_origin_url) cannot answer
+
     env = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
     try:
         done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env,
@@ -121,6 +127,52 @@ def _origin_url(where: Path, common_dir: Path) -> str | None:
     return _git(where, "config", "--get", "remote.origin.url")
 
 
+def _is_git_dir(path: Path) -> bool:
+    """Does ``path`` look like a git directory (as git's discovery checks it: ``HEAD`` and ``objects``/``refs``,
+    or a worktree's ``commondir``)?"""
+    return (path / "HEAD").is_file() and ((path / "commondir").is_file()
+                                          or ((path / "objects").is_dir() and (path / "refs").is_dir()))
+
+
+def _discover(where: Path) -> Path | None:
+    """The common git directory of the repository ``where`` is in, found the way git finds it but without running
+    git (a process costs ~4 ms, plus ~3 ms to import :mod:`subprocess`, on every capture and hook): walking up from
+    ``where``, the first ``.git`` (a directory, or a worktree's or submodule's ``gitdir:`` file; then its
+    ``commondir``), or a directory that is a git directory itself (a bare repository, the inside of ``.git``).
+    None: no repository up to the root. Raises ValueError when what it found is not plainly a git directory (git
+    then answers: :func:`_common_dir`)."""
+    for d in (where, *where.parents):
+        dotgit = d / ".git"
+        if dotgit.is_dir():
+            gitdir = dotgit
+        elif dotgit.is_file():
+            line = dotgit.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                raise ValueError(f"{dotgit} holds no gitdir line")
+            gitdir = (d / line[len("gitdir:"):].strip())
+        elif _is_git_dir(d):
+            gitdir = d
+        else:
+            continue
+        if not _is_git_dir(gitdir):
+            raise ValueError(f"{gitdir} is not plainly a git directory")
+        common = gitdir
+        if (gitdir / "commondir").is_file():
+            common = gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        return Path(os.path.realpath(common))
+    return None
+
+
+def _common_dir(where: Path) -> str | None:
+    """The absolute common git directory of ``where``'s repository (:func:`_discover`; ``git rev-parse
+    --git-common-dir`` when the walk cannot settle it), or None outside any repository."""
+    try:
+        found = _discover(where)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return str(found) if found is not None else None
+
+
 def identify(path: Path | str) -> Project:
     """The project of the directory ``path`` (a file's folder when ``path`` is a file), by the rules of the module
     doc. Never raises for an unreadable or missing directory: ``dir:`` of its absolute path, saying why."""
@@ -129,7 +181,7 @@ def identify(path: Path | str) -> Project:
         where = where.parent
     if not where.is_dir():
         return Project(f"dir:{where}", where.name or str(where), "not a directory git can read", where)
-    common = _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    common = _common_dir(where)
     if common is None:
         return Project(f"dir:{where}", where.name or str(where), "not inside a git repository", where)
     common_dir = Path(common)

@@ -391,3 +391,23 @@ def test_a_vault_pages_project_frontmatter_is_its_rows_scope(home, projects):
     assert ReadStore.open_existing(settings.paths.index_dir).scope_counts().get(BILLING, 0) >= 1
     assert any("Postgres" in c for c in _contents(recall_json(home, billing, "billing database Postgres")))
     assert not any("Postgres" in c for c in _contents(recall_json(home, tax, "billing database Postgres")))
+
+
+def test_the_walk_finds_the_repository_git_finds_without_running_git(tmp_path):
+    from suzent_cli.scope import _discover, _git
+
+    main = repo(tmp_path / "main")
+    (main / "a" / "b").mkdir(parents=True)
+    (main / "f").write_text("x")
+    git("add", "f", cwd=main)
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x", cwd=main)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=main)
+    git("init", "-q", "--bare", str(tmp_path / "bare.git"), cwd=tmp_path)
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub", cwd=main)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for where in (main, main / "a" / "b", tmp_path / "wt", main / ".git", tmp_path / "bare.git", main / "sub",
+                  plain):
+        told = _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
+        found = _discover(where)
+        assert (str(found) if found else None) == (str(Path(told).resolve()) if told else None), where
