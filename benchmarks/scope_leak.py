@@ -133,8 +133,9 @@ def build(home: Path, projects: int, facts: int, person: int, embedder_name: str
         # the person's facts are said inside projects too: the rule keeps them the person's
         lines += [Fact(text, cat) for cat, text, _ in people[i::projects]]
         rng.shuffle(lines)
-        for start in range(0, len(lines), 6):  # entries of six lines, a day per project (logs mix nothing)
-            write_facts(settings, scoped(lines[start:start + 6], key, "auto"), session=f"s{i}",
+        size = max(6, len(lines) // 40)  # entries of six lines (more at scale), a day per project
+        for start in range(0, len(lines), size):
+            write_facts(settings, scoped(lines[start:start + size], key, "auto"), session=f"s{i}",
                         day=settings.today.replace(day=1 + day % 28), refresh=False)
         day += 1
     run_index(settings)
@@ -150,14 +151,16 @@ def measure(settings, keys, answers, people, embedder, mode: str, resident: bool
     if resident:
         assert store.keep_resident(wait=True), "the resident copy was not made"
     out = {"hits": 0, "leaked": 0, "found": 0, "asked": 0, "all_hits": 0, "all_leaked": 0, "all_found": 0,
-           "person_found": 0, "person_all_found": 0, "person_asked": 0, "seconds": 0.0, "queries": 0}
+           "person_found": 0, "person_all_found": 0, "person_asked": 0, "seconds": 0.0, "queries": 0,
+           "all_seconds": 0.0, "all_queries": 0}
 
     def run(query: str, scopes):
         t0 = time.perf_counter()
         hits = search(store, embedder if mode != "fts" else None, query, mode=mode, limit=TOP,
                       today=settings.today, filters=Filters(scopes=scopes))
-        out["seconds"] += time.perf_counter() - t0
-        out["queries"] += 1
+        kind = "" if scopes is not None else "all_"
+        out[kind + "seconds"] += time.perf_counter() - t0
+        out[kind + "queries"] += 1
         return hits
 
     for key in keys:
@@ -188,10 +191,12 @@ def main() -> int:
     parser.add_argument("--projects", type=int, default=8, help="K projects (at least 2)")
     parser.add_argument("--facts", type=int, default=30, help="M facts per project (at least 10: one per attribute)")
     parser.add_argument("--person", type=int, default=20, help=f"the person's facts (at most {len(PERSON_FACTS)})")
+    parser.add_argument("--extra", type=int, default=0, help="more rows: filler facts per project (latency at scale)")
     parser.add_argument("--model", action="store_true", help="the bundled all-MiniLM-L6-v2 instead of hash:256")
     parser.add_argument("--modes", default="hybrid,fts", help="recall modes, comma-separated (hybrid, fts, vector)")
     args = parser.parse_args()
-    if args.projects < 2 or args.facts < len(ATTRIBUTES) or not 0 <= args.person <= len(PERSON_FACTS):
+    if args.projects < 2 or args.facts < len(ATTRIBUTES) or not 0 <= args.person <= len(PERSON_FACTS) \
+            or args.extra < 0:
         parser.error(f"argument --projects/--facts/--person: need K ≥ 2, M ≥ {len(ATTRIBUTES)}, "
                      f"0 ≤ person ≤ {len(PERSON_FACTS)}")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -203,12 +208,14 @@ def main() -> int:
     embedder = load_embedder(name)
     with tempfile.TemporaryDirectory(prefix="scope-leak-") as tmp:
         t0 = time.perf_counter()
-        settings, keys, answers, people = build(Path(tmp) / "home", args.projects, args.facts, args.person, name)
+        settings, keys, answers, people = build(Path(tmp) / "home", args.projects, args.facts + args.extra,
+                                                args.person, name)
         built = time.perf_counter() - t0
-        print(f"home: {args.projects} projects x {args.facts} facts + {len(people)} person facts, embedder {name}, "
+        print(f"home: {args.projects} projects x {args.facts + args.extra} facts + {len(people)} person facts, "
+              f"embedder {name}, "
               f"built and indexed in {built:.1f} s")
         print(f"{'path':9} {'mode':7} {'leak@5 scoped':>14} {'leak@5 all':>11} {'R@5 own scoped':>15} "
-              f"{'R@5 own all':>12} {'person R@5 scoped':>18} {'person R@5 all':>15} {'ms/query':>9}")
+              f"{'R@5 own all':>12} {'person R@5 scoped':>18} {'person R@5 all':>15} {'ms scoped':>9} {'ms all':>7}")
         rows = []
         for resident in (False, True):
             for mode in modes:
@@ -220,7 +227,8 @@ def main() -> int:
                       f"{pct(r['found'], r['asked']):>15} {pct(r['all_found'], r['asked']):>12} "
                       f"{pct(r['person_found'], r['person_asked']):>18} "
                       f"{pct(r['person_all_found'], r['person_asked']):>15} "
-                      f"{1000 * r['seconds'] / max(1, r['queries']):9.1f}")
+                      f"{1000 * r['seconds'] / max(1, r['queries']):9.1f} "
+                      f"{1000 * r['all_seconds'] / max(1, r['all_queries']):7.1f}")
     print("command: python " + " ".join(shlex.quote(a) for a in ["benchmarks/scope_leak.py", *sys.argv[1:]]))
     return 1 if any(r["leaked"] for r in rows) else 0
 
