@@ -411,3 +411,24 @@ def test_the_walk_finds_the_repository_git_finds_without_running_git(tmp_path):
         told = _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
         found = _discover(where)
         assert (str(found) if found else None) == (str(Path(told).resolve()) if told else None), where
+
+
+def test_a_kept_store_follows_the_migration_and_keeps_its_resident_copy(home, projects):
+    from suzent_cli.index.store import SCOPE_COLUMN, ReadStore, _lancedb
+    from suzent_cli.recall import Filters, search
+
+    billing, tax, _ = projects
+    assert capture(home, tax, "[preference] Prefers tea", "[fact] Paddles a kayak").returncode == 0
+    assert invoke(home, "index", env_extra=HASH_ENV).returncode == 0
+    index_dir = settings_at(home).paths.index_dir
+    _lancedb().connect(str(index_dir)).open_table("archival_memories").drop_columns([SCOPE_COLUMN])
+    store = ReadStore.open_existing(index_dir)  # a warm server's, opened on the table before scopes
+    assert store.keep_resident(wait=True)
+    assert capture(home, billing, "[technical] Kayak club CI runs on Woodpecker").returncode == 0
+    assert invoke(home, "index", env_extra=HASH_ENV).returncode == 0  # migrates, then adds the project's row
+    assert store.refresh() and store.has_scope()
+    store.settle_resident(60)
+    assert store.keep_resident(wait=True)  # the copy follows the new version (old segments: the person's rows)
+    for scopes, woodpecker in (((PERSON, f"git:{tax}"), False), ((PERSON, BILLING), True)):
+        hits = {h.content for h in search(store, None, "kayak", mode="fts", limit=5, filters=Filters(scopes=scopes))}
+        assert "Paddles a kayak" in hits and ("Kayak club CI runs on Woodpecker" in hits) == woodpecker, hits

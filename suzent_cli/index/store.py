@@ -659,7 +659,9 @@ class _Resident:
                     columns[SCOPE_COLUMN] = seg.data[SCOPE_COLUMN]
                 part = pa.table(columns)
                 parts.append(part if mask is None else part.filter(pa.array(mask)))
-            positions = self._positions = _Positions(pa.concat_tables(parts) if parts else pa.table({
+            # a segment read before the scope column existed has none: its rows are the person's (null scope)
+            positions = self._positions = _Positions(pa.concat_tables(parts, promote_options="default") if parts
+                                                     else pa.table({
                 "id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
                 "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
         return positions
@@ -759,7 +761,8 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
     matrix = np.concatenate(matrices) if matrices and len(matrices) == len(kept) else None
     postings = {column: Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
                 for column in segments[big].postings}
-    return [segments[big], _Segment(pa.concat_tables(parts), dim, postings=postings, matrix=matrix)], [live[big], None]
+    merged = pa.concat_tables(parts, promote_options="default")  # segments from before the scope column: null
+    return [segments[big], _Segment(merged, dim, postings=postings, matrix=matrix)], [live[big], None]
 
 
 def release_freed_heap() -> None:
