@@ -227,9 +227,11 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
 
 
 def page_scope(frontmatter: dict) -> str:
-    """A vault page's scope: its frontmatter ``project:`` key (a non-empty string), else the person's."""
-    key = frontmatter.get("project") if isinstance(frontmatter, dict) else None
-    return key.strip() if isinstance(key, str) and key.strip() else PERSON
+    """A vault page's scope: the vault's one rule (:func:`suzent_cli.vault.projects.meta_scope`: its frontmatter
+    ``project:`` key, else the person's)."""
+    from suzent_cli.vault.projects import meta_scope
+
+    return meta_scope(frontmatter if isinstance(frontmatter, dict) else {})
 
 
 def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime,
