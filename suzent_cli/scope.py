@@ -159,6 +159,8 @@ def _discover(where: Path) -> Path | None:
         common = gitdir
         if (gitdir / "commondir").is_file():
             common = gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()
+            if not ((common / "objects").is_dir() and (common / "refs").is_dir()):
+                raise ValueError(f"{gitdir}'s commondir names no git directory")
         return Path(os.path.realpath(common))
     return None
 
@@ -320,16 +322,22 @@ def session_project(cwd: Path | str | None, transcript: Path | str | None = None
     """The project of a hook's session: :func:`project_of` its ``cwd``; when that is a scratch folder
     (:func:`is_scratch`) and the session's ``transcript`` (Claude Code JSON lines, each carrying the ``cwd`` it ran
     in) names a working directory that is not one, the project of the first such (the session that started the
-    subagent). At most :data:`TRANSCRIPT_READ` bytes / :data:`TRANSCRIPT_LINES` lines are read; an unreadable
-    transcript leaves the scratch folder's own project. Never raises."""
+    subagent). At most :data:`TRANSCRIPT_READ` bytes / :data:`TRANSCRIPT_LINES` lines of a regular file are read
+    (a FIFO or device is not opened: it could block); an unreadable one leaves the scratch folder's own project.
+    Never raises."""
     found = project_of(cwd)
     if found is None or not is_scratch(found) or not transcript:
         return found
     import json
 
+    import stat
+
     seen = {str(cwd)}
     try:
-        with open(transcript, "rb") as fh:
+        if not stat.S_ISREG(os.stat(transcript).st_mode):
+            return found  # a FIFO or a device would block the hook (or a server's worker) on its read
+        fd = os.open(transcript, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
             head = fh.read(TRANSCRIPT_READ)
     except (OSError, ValueError):
         return found

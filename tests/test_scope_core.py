@@ -432,3 +432,29 @@ def test_a_kept_store_follows_the_migration_and_keeps_its_resident_copy(home, pr
     for scopes, woodpecker in (((PERSON, f"git:{tax}"), False), ((PERSON, BILLING), True)):
         hits = {h.content for h in search(store, None, "kayak", mode="fts", limit=5, filters=Filters(scopes=scopes))}
         assert "Paddles a kayak" in hits and ("Kayak club CI runs on Woodpecker" in hits) == woodpecker, hits
+
+
+def test_hostile_inputs_are_one_line_errors_or_harmless(home, projects, tmp_path):
+    import os
+
+    billing, _, plain = projects
+    # a key holding a quote, a percent sign and a space: written encoded, filtered exactly, no SQL breaks
+    odd = "dir:/srv/o'neil 100%"
+    assert capture(home, plain, "[technical] Odd key fact", extra=("--project", odd)).returncode == 0
+    assert lines(home)[-1] == "- [technical] Odd key fact `project:dir:/srv/o'neil%20100%25`"
+    assert invoke(home, "index", env_extra=HASH_ENV).returncode == 0
+    assert _contents(recall_json(home, plain, "Odd key fact", "--project", odd)) == ["Odd key fact"]
+    assert recall_json(home, plain, "Odd key fact") == []
+    r = invoke(home, "recall", "x", "--project", "a", "--all-projects", env_extra=here(plain))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "not both" in r.stderr
+    # a scratch session whose transcript is a FIFO is not blocked on it
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    fifo = tmp_path / "transcript.fifo"
+    os.mkfifo(fifo)
+    assert session_project(scratch, fifo).key == f"dir:{scratch}"
+    # a .git file pointing at a directory that is no repository: git decides (here: not a repository)
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / ".git").write_text("gitdir: /nonexistent/place\n")
+    assert session_project(fake).key == f"dir:{fake}"
