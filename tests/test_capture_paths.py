@@ -271,3 +271,11 @@ def test_emit_writes_plain_bytes_in_order(monkeypatch):
     assert (out.getvalue(), err.getvalue()) == ("  - [a] b\n", "warning: careful\n")
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich would colour: plain stands aside
     assert not plain._plain_streams({"out"})
+
+
+def test_the_names_a_scope_key_puts_between_colons_are_no_emoji_codes():
+    from rich._emoji_codes import EMOJI
+
+    from suzent_cli.cli.plain import NOT_EMOJI, _emoji_table
+
+    assert not NOT_EMOJI & set(EMOJI) and _emoji_table() == EMOJI

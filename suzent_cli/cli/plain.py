@@ -75,10 +75,16 @@ def _has_emoji(text: str) -> bool:
     that rich's replacement matches (``rich._emoji_replace``'s pattern) is looked up in rich's own code table,
     loaded from its file without importing rich (~2 ms, only for a line with the shape: a fact's ``project:git:/…``
     tag has it and is no emoji). True when the table cannot be read (rich then prints the line)."""
+    names = {m.group(2).lower() for m in _RICH_EMOJI.finditer(text)} - NOT_EMOJI
+    if not names:
+        return False  # a scope tag's only candidates: no table to read
     table = _emoji_table()
-    if table is None:
-        return True
-    return any(m.group(2).lower() in table for m in _RICH_EMOJI.finditer(text))
+    return table is None or any(name in table for name in names)
+
+
+# The names a scope key puts between two colons (``project:git:/…``, ``dir:``, ``file:``): none is an emoji code
+# (tests/test_capture_paths.py checks them against rich's table), so such a line needs no look-up.
+NOT_EMOJI = frozenset({"git", "dir", "file"})
 
 
 _RICH_EMOJI = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # = rich._emoji_replace's
