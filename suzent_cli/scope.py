@@ -329,7 +329,6 @@ def session_project(cwd: Path | str | None, transcript: Path | str | None = None
     if found is None or not is_scratch(found) or not transcript:
         return found
     import json
-
     import stat
 
     seen = {str(cwd)}
