@@ -458,3 +458,12 @@ def test_hostile_inputs_are_one_line_errors_or_harmless(home, projects, tmp_path
     fake.mkdir()
     (fake / ".git").write_text("gitdir: /nonexistent/place\n")
     assert session_project(fake).key == f"dir:{fake}"
+
+
+def test_a_project_scoped_preference_stays_out_of_memory_md(home, projects):
+    _, _, plain = projects
+    assert capture(home, plain, "[preference] Prefers squash merges in billing",
+                   extra=("--project", BILLING)).returncode == 0
+    assert capture(home, plain, "[preference] Drinks green tea").returncode == 0
+    memory = (settings_at(home).paths.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Drinks green tea" in memory and "squash merges" not in memory
