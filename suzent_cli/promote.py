@@ -127,11 +127,12 @@ def _title(page, path: Path) -> str:
 
 
 def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
-    """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given
+    """The ``snippet`` of each readable ``recall_log.jsonl`` line of a hit of the person's (not a project's: MEMORY.md
+    is read in every project), oldest first; the last ``limit`` when given
     (:func:`suzent_cli.vault.state.recall_snippets`, the log's reader)."""
     from suzent_cli.vault.state import recall_snippets as read
 
-    return read(state_dir, limit)
+    return read(state_dir, limit, person_only=True)
 
 
 def _recall_count(key: str, snippets: Counter) -> int:

@@ -467,3 +467,15 @@ def test_a_project_scoped_preference_stays_out_of_memory_md(home, projects):
     assert capture(home, plain, "[preference] Drinks green tea").returncode == 0
     memory = (settings_at(home).paths.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
     assert "Drinks green tea" in memory and "squash merges" not in memory
+
+
+def test_a_projects_recalled_hit_is_logged_with_its_scope_and_kept_from_memory_md(home, projects):
+    from suzent_cli.promote import recall_snippets
+    from suzent_cli.vault.state import recall_snippets as every
+
+    billing, _, _ = projects
+    assert capture(home, billing, "[technical] CI runs on Woodpecker", "[preference] Likes tea").returncode == 0
+    recall_json(home, billing, "Woodpecker tea")
+    state = settings_at(home).paths.state_dir
+    assert set(every(state)) == {"CI runs on Woodpecker", "Likes tea"}
+    assert recall_snippets(state) == ["Likes tea"]  # what promote reads for the person's MEMORY.md
