@@ -837,7 +837,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending)
+    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending,
+                                              filters.scopes if filters is not None else None)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
@@ -853,7 +854,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
 
 
 def _store_and_pending(settings: Settings, embedder: Embedder | None, store: ReadStore | None,
-                       search_pending: bool = True) -> tuple[ReadStore, Pending]:
+                       search_pending: bool = True,
+                       scopes: tuple[str, ...] | None = None) -> tuple[ReadStore, Pending]:
     """The store to search (``store``, checked against ``embedder``, or the index opened here) and the pending rows
     (:func:`~suzent_cli.index.pending.pending_rows`: what was captured and is not indexed yet). A home without a
     table is searched over its pending rows alone (:class:`~suzent_cli.index.pending.NoTable`). Raises
@@ -862,13 +864,13 @@ def _store_and_pending(settings: Settings, embedder: Embedder | None, store: Rea
         try:
             store = _open_for_read(settings, embedder)
         except IndexMissing:
-            pending = pending_rows(settings, None) if search_pending else Pending()
+            pending = pending_rows(settings, None, scopes) if search_pending else Pending()
             if not pending:
                 raise
             return NoTable(), pending  # type: ignore[return-value]
     elif embedder is not None:
         store.check(embedder.name, embedder.dim)
-    return store, pending_rows(settings, store) if search_pending else Pending()
+    return store, pending_rows(settings, store, scopes) if search_pending else Pending()
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:

@@ -479,3 +479,13 @@ def test_a_projects_recalled_hit_is_logged_with_its_scope_and_kept_from_memory_m
     state = settings_at(home).paths.state_dir
     assert set(every(state)) == {"CI runs on Woodpecker", "Likes tea"}
     assert recall_snippets(state) == ["Likes tea"]  # what promote reads for the person's MEMORY.md
+
+
+def test_another_projects_busy_day_never_crowds_out_this_ones_pending_lines(home, projects, monkeypatch):
+    from suzent_cli.index import pending
+
+    billing, tax, _ = projects
+    monkeypatch.setattr(pending, "MAX_ROWS", 5)
+    assert capture(home, tax, "[technical] The tax database is SQLite").returncode == 0
+    assert capture(home, billing, *[f"[technical] Billing note {i}" for i in range(10)]).returncode == 0
+    assert _contents(recall_json(home, tax, "tax database SQLite")) == ["The tax database is SQLite"]

@@ -214,10 +214,12 @@ def searches_logs(settings: Settings) -> bool:
 
 # --- which lines ----------------------------------------------------------------------------------------------------
 
-def pending_rows(settings: Settings, store: Any | None) -> Pending:
+def pending_rows(settings: Settings, store: Any | None, scopes: tuple[str, ...] | None = None) -> Pending:
     """The pending rows of ``settings``' home against ``store`` (an open :class:`ReadStore`, or None / a
-    :class:`NoTable` when there is no table yet): see the module doc. Never raises: a log that cannot be read is
-    skipped, and a tombstone file that cannot be trusted yields no row at all."""
+    :class:`NoTable` when there is no table yet): see the module doc. ``scopes``: only lines of these scopes
+    (:mod:`suzent_cli.scope`; None: all), chosen before the newest :data:`MAX_ROWS` are kept, so another project's
+    busy day never crowds out this one's lines. Never raises: a log that cannot be read is skipped, and a tombstone
+    file that cannot be trusted yields no row at all."""
     logs = pending_logs(settings)
     if not logs:
         return Pending()
@@ -244,7 +246,7 @@ def pending_rows(settings: Settings, store: Any | None) -> Pending:
     except Exception:  # noqa: BLE001 - a table that cannot be read now: recall reports it; nothing pending shown
         return Pending()
     have = {r["id"] for r in held}
-    new = [d for d in docs if d.id not in have]
+    new = [d for d in docs if d.id not in have and (scopes is None or d.scope in scopes)]
     new.sort(key=lambda d: (d.source_date or "", d.locator))
     new = new[-MAX_ROWS:]
     rows = [{"id": d.id, "content": d.content, "metadata": json.dumps(d.metadata, ensure_ascii=False),
