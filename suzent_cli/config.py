@@ -141,6 +141,15 @@ SETTINGS: tuple[Setting, ...] = (
             "`capture --turn-from`, the hooks and the server's `remember`; extraction time by turn size: "
             "`benchmarks/turn_size.py`.", env=("SUZENT_MAX_TURN_CHARS",), limits=(100, 100_000_000), check="use",
             attr="max_turn_chars", type_doc="whole number 100..100,000,000"),
+    Setting("capture.scope", "choice", "auto", "Whose a captured fact is: auto, global or project.",
+            more="auto: the person's categories (personal, preference, goal, interaction) are the person's, recalled "
+            "in every project; every other fact belongs to the project it was captured in (its git remote, else its "
+            "repository, else its directory; `suzent project`). global: every fact is the person's. project: every "
+            "fact is the current project's. `capture --global` and `capture --project NAME` override it for one "
+            "capture; a wrong value is warned about and read as auto (a capture is never refused over it). The "
+            "scope is the fact line's `project:<key>` tag (docs/FORMAT.md).", env=("SUZENT_SCOPE",),
+            flags=("capture --global", "capture --project"), choices=("auto", "global", "project"), check="use",
+            attr="capture_scope"),
     Setting("claude.model", "string", "claude-sonnet-5-5", "The model of the claude extractor, dream engine and "
             "promote.", env=("SUZENT_CLAUDE_MODEL",), check="use", attr="claude_model"),
     Setting("claude.api_key", "secret", None, "Enables the claude extractor and engines; better kept in the "
@@ -285,6 +294,7 @@ class Settings:
     embedder: str = _default("index.embedder")
     extractor: str = _default("capture.extractor")
     max_turn_chars: int = _default("capture.max_turn_chars")
+    capture_scope: str = _default("capture.scope")
     user_id: str = _default("user_id")
     claude_model: str = _default("claude.model")
     anthropic_api_key: str | None = _default("claude.api_key")
@@ -392,8 +402,9 @@ def check_value(row: Setting, value: Any, label: str) -> Any:
         if isinstance(value, bool):
             return value
         raise ConfigInvalid(f"{label} must be true or false, got {value!r}")
-    if row.kind == "choice":  # the engine choices: the only choice rows
-        name = canonical_engine(value)
+    if row.kind == "choice":  # the engine choices (aliases mapped), or another row's own words
+        name = canonical_engine(value) if row.choices == ENGINES else (
+            str(value).strip().lower() if str(value).strip().lower() in row.choices else None)
         if name is None or name not in row.choices:
             raise ConfigInvalid(f"{label} must be one of {', '.join(row.choices)}, got {value!r}")
         return name

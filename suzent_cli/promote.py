@@ -127,11 +127,12 @@ def _title(page, path: Path) -> str:
 
 
 def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
-    """The ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; the last ``limit`` when given
+    """The ``snippet`` of each readable ``recall_log.jsonl`` line of a hit of the person's (not a project's: MEMORY.md
+    is read in every project), oldest first; the last ``limit`` when given
     (:func:`suzent_cli.vault.state.recall_snippets`, the log's reader)."""
     from suzent_cli.vault.state import recall_snippets as read
 
-    return read(state_dir, limit)
+    return read(state_dir, limit, person_only=True)
 
 
 def _recall_count(key: str, snippets: Counter) -> int:
@@ -382,7 +383,8 @@ def _heading_level(line: str) -> int:
 
 def legacy_facts(settings: Settings, limit: int = LEGACY_MAX_FACTS) -> list[tuple[str, str]]:
     """The most recent personal/preference/goal/interaction facts of the daily logs as ``(category, content)``:
-    newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text left out, at most
+    newest first (later days, later lines), deduplicated by normalized text, facts holding a forgotten text or a
+    project's scope (a ``project:`` tag: MEMORY.md is the person's, read in every project) left out, at most
     ``limit``. Reads logs newest first, from their ends, at most LEGACY_READ_BYTES in all, and stops once ``limit``
     are found, so its cost does not grow with the history."""
     from suzent_cli.archive import list_logs
@@ -417,6 +419,7 @@ def _scan_facts(settings: Settings, logs: list[tuple[Path, int]], limit: int,
     """The facts of LEGACY_CATEGORIES in ``logs`` (``(path, first line)``, newest first; each read from its end
     to ``first line``), last line first; see :func:`legacy_facts` for the rules."""
     from suzent_cli.archive import parse_fact_line
+    from suzent_cli.scope import scope_of_tags
     from suzent_cli.vault.forgotten import Forgotten
 
     forgotten = Forgotten.from_state(settings.paths.state_dir)
@@ -436,11 +439,13 @@ def _scan_facts(settings: Settings, logs: list[tuple[Path, int]], limit: int,
             parsed = parse_fact_line(line)
             if not parsed:
                 continue
-            category, content, _tags = parsed
+            category, content, tags = parsed
             category = category.strip().lower()
             key = _key(content)
             if category not in LEGACY_CATEGORIES or not key or key in seen or forgotten.covers(content):
                 continue
+            if scope_of_tags(tags):
+                continue  # a project's fact (captured with --project): MEMORY.md is the person's, read everywhere
             seen.add(key)
             out.append((category, content))
             if len(out) >= limit:

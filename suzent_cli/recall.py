@@ -160,6 +160,7 @@ class Hit:
     cites: list[str] = field(default_factory=list)  # the daily-log lines (``F:L``) the row's claims cite
     planted: str | None = None  # why the row reads as a planted instruction (suzent_cli.guard.planted()), or None:
     # shown flagged, never injected into an agent's context by a hook
+    scope: str = ""  # the row's scope (suzent_cli.scope): "" the person's, else the project key it belongs to
 
     def __post_init__(self) -> None:
         """Fill the lifecycle fields from ``content`` and ``factors``; ``content`` stays as stored (markers and
@@ -254,7 +255,7 @@ def _hit(row: dict, relevance: float, today: dt.date | None) -> Hit:
         source_file=meta.get("source_file"), locator=row.get("locator"),
         date=row.get("source_date") or meta.get("source_date"), session=meta.get("session_id"),
         category=meta.get("category"), tags=[str(t) for t in tags], importance=importance, relevance=relevance,
-        factors=factors, planted=_LATER,
+        factors=factors, planted=_LATER, scope=row.get("scope") or "",
     )
 
 
@@ -366,7 +367,8 @@ _RUNNERS_LOCK = threading.Lock()
 
 
 def _all_runs(store: ReadStore, embedder: Embedder | None, mode: str, query: str, pool: int,
-              where: str | None, encoded: dict | None = None) -> list[list[tuple[dict, float]]]:
+              where: str | None, encoded: dict | None = None,
+              scopes: tuple[str, ...] | None = None) -> list[list[tuple[dict, float]]]:
     """Every run of ``mode`` (:data:`RUNS`), in that order. With more than one, they run at once on a small shared
     thread pool: each is a LanceDB search (or the query's encode) that leaves the GIL, so a hybrid recall costs its
     slowest run instead of the sum (measured at 100k rows: 73 → 57 ms, benchmarks/recall_latency.py). The results
@@ -375,17 +377,19 @@ def _all_runs(store: ReadStore, embedder: Embedder | None, mode: str, query: str
     global _RUNNERS
     names = RUNS[mode]
     if len(names) == 1:
-        return [_run(store, embedder, names[0], query, pool, where, encoded)]
+        return [_run(store, embedder, names[0], query, pool, where, encoded, scopes)]
     with _RUNNERS_LOCK:
         if _RUNNERS is None:
             _RUNNERS = ThreadPoolExecutor(max_workers=len(RUNS["hybrid"]), thread_name_prefix="suzent-recall")
-    futures = [_RUNNERS.submit(_run, store, embedder, name, query, pool, where, encoded) for name in names]
+    futures = [_RUNNERS.submit(_run, store, embedder, name, query, pool, where, encoded, scopes) for name in names]
     return [future.result() for future in futures]
 
 
 def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, pool: int,
-         where: str | None = None, encoded: dict | None = None) -> list[tuple[dict, float]]:
-    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter); a row
+         where: str | None = None, encoded: dict | None = None,
+         scopes: tuple[str, ...] | None = None) -> list[tuple[dict, float]]:
+    """One ranked list: ``[(row, raw score)]``, best first (only rows matching ``where``, a LanceDB filter, and of
+    ``scopes``, None: any, filtered by the store before it ranks); a row
     holds :data:`~suzent_cli.index.store.CANDIDATE_COLUMNS` and its ``_rowid`` only (the hits' other columns are
     read for the few that are returned, :func:`_complete`). The vector run stores the query vector in
     ``encoded["vector"]`` when ``encoded`` is given."""
@@ -395,14 +399,14 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
         vector = encode_query(embedder, [query])[0]
         if encoded is not None:
             encoded["vector"] = vector
-        rows = store.vector_search(vector, pool, where=where, columns=CANDIDATE_COLUMNS)
+        rows = store.vector_search(vector, pool, where=where, columns=CANDIDATE_COLUMNS, scopes=scopes)
         null = unrelated.null_of(embedder, vector)  # the vector score is the cosine in spreads above unrelated text
         return [(r, null.z(1.0 - float(r.get("_distance") or 0.0))) for r in rows]
     words = fts_query(query)
     if not words:
         return []
     column = CONTENT_FTS_COLUMN if name == "fts_content" else FTS_COLUMN
-    found = store.fts_search(words, pool, where=where, column=column, columns=CANDIDATE_COLUMNS)
+    found = store.fts_search(words, pool, where=where, column=column, columns=CANDIDATE_COLUMNS, scopes=scopes)
     return [(r, float(r.get("_score") or 0.0)) for r in found]
 
 
@@ -410,11 +414,15 @@ def _run(store: ReadStore, embedder: Embedder | None, name: str, query: str, poo
 class Filters:
     """Which rows a recall may return, applied before the limit: ``since``/``until`` (inclusive) keep only rows
     with a capture date in the range (daily-log facts; a row without a date is left out once either is given);
-    ``category`` keeps rows of that category (case and spacing aside)."""
+    ``category`` keeps rows of that category (case and spacing aside); ``scopes`` keeps rows of those scopes
+    (:func:`suzent_cli.scope.scopes_for`: the person's and the current project's; None: every project), applied
+    before the ranking on every path (the store's prefilter or mask, the pending rows, the neighbours) and again
+    on the hits. Truthiness counts the first three only (they widen the candidate pool; a scope does not)."""
 
     since: dt.date | None = None
     until: dt.date | None = None
     category: str | None = None
+    scopes: tuple[str, ...] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.since or self.until or self.category)
@@ -437,6 +445,8 @@ class Filters:
                 day = None
             if day is None or (self.since and day < self.since) or (self.until and day > self.until):
                 return False
+        if self.scopes is not None and (hit.scope or "") not in self.scopes:
+            return False
         if self.category:
             return " ".join((hit.category or "").lower().split()) == " ".join(self.category.lower().split())
         return True
@@ -504,7 +514,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     an embedder without one.
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    filters = filters or Filters()
+    filters = filters if filters is not None else Filters()
     pool = max(POOL, limit * 5) * (FILTERED_POOL if filters else 1)
     where = filters.where()
     rows: dict[str, dict] = {}
@@ -513,7 +523,10 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     runs: dict[str, dict[str, float]] = {}
     surprise: dict[str, float] = {}  # the vector run's score of each row it returned (unrelated.Null.z)
     encoded: dict = {}  # the query vector, once the vector run made it (the re-rank below reuses it)
-    results = _all_runs(store, embedder, mode, query, pool, where, encoded)
+    scopes = filters.scopes
+    if pending and scopes is not None:
+        pending = pending.scoped(scopes)
+    results = _all_runs(store, embedder, mode, query, pool, where, encoded, scopes)
     if pending:
         results = _with_pending(results, pending, store, embedder, mode, query, encoded)
     for name, run in zip(RUNS[mode], results, strict=True):
@@ -544,7 +557,12 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
                 scores[rid] += DATE_BOOST
                 boosted.add(rid)
 
-    compared = store.count(where) + (len(pending.rows) if pending else 0) if surprise else 0
+    if surprise:
+        scoped = store.scope_where(scopes) if scopes is not None else None
+        compared = store.count(f"({where}) AND ({scoped})" if where and scoped else where or scoped) \
+            + (len(pending.rows) if pending else 0)
+    else:
+        compared = 0
     keep = relevant(runs, surprise, boosted, compared)
     scores = {rid: score for rid, score in scores.items() if rid in keep}
     if not scores:
@@ -556,6 +574,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         # Only the candidates and the rows just before/after them can gain or give a share: reading those (not
         # every row of their files) gives spread_to_neighbours the same adjacencies, so the same scores.
         near = store.neighbourhood(placed)
+        if scopes is not None:  # another project's row is no neighbour here: it neither gives nor gains a share
+            near = [p for p in near if (p.get("scope") or "") in scopes]
         addresses.update({p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None})
         positions = [(p["id"], p["source"], p["locator"]) for p in near]
         if pending:
@@ -597,7 +617,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             if was is not now and hits.index(now) > i:  # moved up, into the older row's place: --explain says so
                 now.placed_above = f"{was.id} {_quoted(was.text)} (score {was.score:.4f})"
         hits = ordered
-    if filters:
+    if filters or scopes is not None:
         hits = [h for h in hits if filters.keeps(h)]
     return _screen(collapse_cited(hits)[:limit])
 
@@ -629,7 +649,7 @@ def _with_pending(results: list[list[tuple[dict, float]]], pending: Pending, sto
     rows = {r["id"]: r for r in pending.rows if r["id"] not in held}
     if not rows:
         return results
-    fresh = type(pending)(list(rows.values()), pending.positions, pending.indexed_rows)
+    fresh = type(pending)(list(rows.values()), pending.positions, pending.indexed_rows, pending.scope_of)
     out = []
     for name, run in zip(RUNS[mode], results, strict=True):
         if name == "vector":
@@ -817,7 +837,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     embedder. ``embedder`` may be None only for ``mode="fts"`` (the table's recorded embedder is then trusted).
     """
     _check_search(query, mode=mode, limit=limit, embedder=embedder)
-    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending)
+    store, pending_rows_ = _store_and_pending(settings, embedder, store, pending,
+                                              filters.scopes if filters is not None else None)
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
@@ -833,7 +854,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
 
 
 def _store_and_pending(settings: Settings, embedder: Embedder | None, store: ReadStore | None,
-                       search_pending: bool = True) -> tuple[ReadStore, Pending]:
+                       search_pending: bool = True,
+                       scopes: tuple[str, ...] | None = None) -> tuple[ReadStore, Pending]:
     """The store to search (``store``, checked against ``embedder``, or the index opened here) and the pending rows
     (:func:`~suzent_cli.index.pending.pending_rows`: what was captured and is not indexed yet). A home without a
     table is searched over its pending rows alone (:class:`~suzent_cli.index.pending.NoTable`). Raises
@@ -842,13 +864,13 @@ def _store_and_pending(settings: Settings, embedder: Embedder | None, store: Rea
         try:
             store = _open_for_read(settings, embedder)
         except IndexMissing:
-            pending = pending_rows(settings, None) if search_pending else Pending()
+            pending = pending_rows(settings, None, scopes) if search_pending else Pending()
             if not pending:
                 raise
             return NoTable(), pending  # type: ignore[return-value]
     elif embedder is not None:
         store.check(embedder.name, embedder.dim)
-    return store, pending_rows(settings, store) if search_pending else Pending()
+    return store, pending_rows(settings, store, scopes) if search_pending else Pending()
 
 
 def _open_for_read(settings: Settings, embedder: Embedder | None) -> ReadStore:

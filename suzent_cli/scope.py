@@ -10,16 +10,21 @@ A project is identified from git, in this order (:func:`identify`):
    repository's: ``git:<the main worktree's absolute path>``.
 3. **The directory.** Outside any repository (or with no usable ``git`` binary): ``dir:<the absolute path>``.
 
-Reads only: runs ``git`` (the system binary) with the repository variables of the caller's environment removed
-(``GIT_DIR`` and its family would point every question at another repository), a bounded time each. Never raises
-for a directory git cannot read: it falls through to the next rule and says why.
+Reads only. The repository is found as git finds it, without running git (:func:`_discover`: walking up for
+``.git``, following a worktree's ``gitdir:`` file and ``commondir``; a bare repository is its own), and ``origin``
+is read from the repository's ``config`` file: a capture or a hook pays no process. Only what that cannot settle
+(an ``[include]``, a ``.git`` that is not plainly a git directory) is asked of ``git`` (the system binary) with the
+repository variables of the caller's environment removed (``GIT_DIR`` and its family would point every question at
+another repository), a bounded time each; ``tests/test_scope_core.py`` checks both agree. Unlike git, the walk
+ignores ``safe.directory`` (a repository owned by another user is still that repository) and filesystem
+boundaries. Never raises for a directory it cannot read: it falls through to the next rule and says why.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +88,8 @@ def _clean_path(path: str) -> str:
 
 def _git(cwd: Path, *args: str) -> str | None:
     """``git -C cwd ARGS``'s stdout (stripped), or None when git is missing, fails, or takes too long."""
+    import subprocess  # only when the walk (_discover) or the config file (_origin_url) cannot answer
+
     env = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
     try:
         done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env,
@@ -90,6 +97,82 @@ def _git(cwd: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+_SECTION = re.compile(r'^\s*\[\s*remote\s+"origin"\s*\]\s*$')
+_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def _origin_url(where: Path, common_dir: Path) -> str | None:
+    """The ``origin`` remote's URL: read from the repository's own ``config`` file (saves a second ``git`` run,
+    ~5 ms, on every capture and hook), or asked of ``git config`` when that file cannot settle it (unreadable, an
+    ``[include]``, a quoted or continued value, an ``insteadOf`` rewrite)."""
+    try:
+        text = (common_dir / "config").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None
+    if text is not None and not re.search(r"^\s*\[\s*(include|url\b)", text, re.IGNORECASE | re.MULTILINE):
+        section, url = False, None
+        for line in text.splitlines():
+            if line.lstrip().startswith("["):
+                section = bool(_SECTION.match(line))
+                continue
+            found = _URL.match(line) if section else None
+            if found:
+                url = found.group(1)  # the last one wins, as git's --get does
+        if url is None:
+            return None
+        if not any(c in url for c in '"\\;#'):
+            return url or None
+    return _git(where, "config", "--get", "remote.origin.url")
+
+
+def _is_git_dir(path: Path) -> bool:
+    """Does ``path`` look like a git directory (as git's discovery checks it: ``HEAD`` and ``objects``/``refs``,
+    or a worktree's ``commondir``)?"""
+    return (path / "HEAD").is_file() and ((path / "commondir").is_file()
+                                          or ((path / "objects").is_dir() and (path / "refs").is_dir()))
+
+
+def _discover(where: Path) -> Path | None:
+    """The common git directory of the repository ``where`` is in, found the way git finds it but without running
+    git (a process costs ~4 ms, plus ~3 ms to import :mod:`subprocess`, on every capture and hook): walking up from
+    ``where``, the first ``.git`` (a directory, or a worktree's or submodule's ``gitdir:`` file; then its
+    ``commondir``), or a directory that is a git directory itself (a bare repository, the inside of ``.git``).
+    None: no repository up to the root. Raises ValueError when what it found is not plainly a git directory (git
+    then answers: :func:`_common_dir`)."""
+    for d in (where, *where.parents):
+        dotgit = d / ".git"
+        if dotgit.is_dir():
+            gitdir = dotgit
+        elif dotgit.is_file():
+            line = dotgit.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                raise ValueError(f"{dotgit} holds no gitdir line")
+            gitdir = (d / line[len("gitdir:"):].strip())
+        elif _is_git_dir(d):
+            gitdir = d
+        else:
+            continue
+        if not _is_git_dir(gitdir):
+            raise ValueError(f"{gitdir} is not plainly a git directory")
+        common = gitdir
+        if (gitdir / "commondir").is_file():
+            common = gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()
+            if not ((common / "objects").is_dir() and (common / "refs").is_dir()):
+                raise ValueError(f"{gitdir}'s commondir names no git directory")
+        return Path(os.path.realpath(common))
+    return None
+
+
+def _common_dir(where: Path) -> str | None:
+    """The absolute common git directory of ``where``'s repository (:func:`_discover`; ``git rev-parse
+    --git-common-dir`` when the walk cannot settle it), or None outside any repository."""
+    try:
+        found = _discover(where)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return str(found) if found is not None else None
 
 
 def identify(path: Path | str) -> Project:
@@ -100,12 +183,12 @@ def identify(path: Path | str) -> Project:
         where = where.parent
     if not where.is_dir():
         return Project(f"dir:{where}", where.name or str(where), "not a directory git can read", where)
-    common = _git(where, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    common = _common_dir(where)
     if common is None:
         return Project(f"dir:{where}", where.name or str(where), "not inside a git repository", where)
     common_dir = Path(common)
     root = common_dir.parent if common_dir.name == ".git" else common_dir  # a bare repository is its own root
-    url = _git(where, "config", "--get", "remote.origin.url")
+    url = _origin_url(where, common_dir)
     key = normalise_remote(url) if url else None
     if key is not None:
         name = key.rsplit("/", 1)[-1] or root.name
@@ -181,3 +264,145 @@ def scope_for(category: str, project_key: str | None, mode: str = "auto") -> str
     if mode == "project":
         return project_key
     return PERSON if category.strip().lower() in PERSON_CATEGORIES else project_key
+
+
+# --- The current project of a session, and names people give projects ---------------------------------------------
+
+ALL_PROJECTS = "*"  # recall's "every project": the MCP tools' `project: "*"`, `recall --all-projects`
+CWD_ENV = "SUZENT_CWD"  # the working directory a relayed command was given in (suzent_cli.cli.relay sets it)
+TRANSCRIPT_READ = 256 * 1024  # bytes of a transcript read to find the session's first real working directory
+TRANSCRIPT_LINES = 200  # lines of it looked at
+
+
+def temp_roots() -> tuple[Path, ...]:
+    """The folders whose subfolders are scratch space (a subagent's or a throw-away session's working directory):
+    :func:`tempfile.gettempdir`, ``/tmp``, ``/private/tmp``, ``/var/tmp``, ``/var/folders`` (macOS), resolved."""
+    import tempfile
+
+    roots = []
+    for raw in (tempfile.gettempdir(), "/tmp", "/private/tmp", "/var/tmp", "/var/folders"):
+        try:
+            roots.append(Path(raw).resolve())
+        except OSError:
+            continue
+    return tuple(dict.fromkeys(roots))
+
+
+def is_scratch(project: Project) -> bool:
+    """True when ``project`` is a directory (no git repository: a ``dir:`` key) inside a temporary folder
+    (:func:`temp_roots`): a subagent's or scratch session's cwd, which belongs to the session that started it. A
+    git repository cloned under ``/tmp`` is a project of its own."""
+    if not project.key.startswith("dir:"):
+        return False
+    try:
+        where = project.root.resolve()
+    except OSError:
+        where = project.root
+    return any(where != root and where.is_relative_to(root) for root in temp_roots())
+
+
+def project_of(cwd: Path | str | None) -> Project | None:
+    """The project a session working in ``cwd`` is in (:func:`identify`), or None — no project: no ``cwd``, the
+    filesystem root, or the person's home directory itself (what is captured there is the person's)."""
+    if cwd is None or not str(cwd).strip():
+        return None
+    found = identify(cwd)
+    if found.key.startswith("dir:"):
+        try:
+            home = Path.home().resolve()
+        except (OSError, RuntimeError):
+            home = None
+        where = found.root
+        if where == Path(where.anchor) or (home is not None and where == home):
+            return None
+    return found
+
+
+def session_project(cwd: Path | str | None, transcript: Path | str | None = None) -> Project | None:
+    """The project of a hook's session: :func:`project_of` its ``cwd``; when that is a scratch folder
+    (:func:`is_scratch`) and the session's ``transcript`` (Claude Code JSON lines, each carrying the ``cwd`` it ran
+    in) names a working directory that is not one, the project of the first such (the session that started the
+    subagent). At most :data:`TRANSCRIPT_READ` bytes / :data:`TRANSCRIPT_LINES` lines of a regular file are read
+    (a FIFO or device is not opened: it could block); an unreadable one leaves the scratch folder's own project.
+    Never raises."""
+    found = project_of(cwd)
+    if found is None or not is_scratch(found) or not transcript:
+        return found
+    import json
+    import stat
+
+    seen = {str(cwd)}
+    try:
+        if not stat.S_ISREG(os.stat(transcript).st_mode):
+            return found  # a FIFO or a device would block the hook (or a server's worker) on its read
+        fd = os.open(transcript, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            head = fh.read(TRANSCRIPT_READ)
+    except (OSError, ValueError):
+        return found
+    for raw in head.split(b"\n")[:TRANSCRIPT_LINES]:
+        if b'"cwd"' not in raw:
+            continue
+        try:
+            line = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        other = line.get("cwd") if isinstance(line, dict) else None
+        if not isinstance(other, str) or not other.strip() or other in seen:
+            continue
+        seen.add(other)
+        candidate = project_of(other)
+        if candidate is not None and not is_scratch(candidate):
+            return Project(candidate.key, candidate.name,
+                           f"{candidate.why}; the session that started this one (cwd {found.root} is a scratch folder)",
+                           candidate.root)
+    return found
+
+
+def key_name(key: str) -> str:
+    """The short name of a project key: its last path part (``github.com/o/tax-client`` → ``tax-client``)."""
+    tail = key.split(":", 1)[1] if key.startswith(("dir:", "git:", "file:")) else key
+    return tail.rstrip("/").rsplit("/", 1)[-1] or key
+
+
+def looks_like_key(text: str) -> bool:
+    """Is ``text`` a project key as written (``dir:/…``, ``git:/…``, ``file:/…``, or ``host/owner/…`` with a dot in
+    the host)?"""
+    if text.startswith(("dir:/", "git:/", "file:/")):
+        return True
+    host, slash, rest = text.partition("/")
+    return bool(slash and rest and "." in host and " " not in text and not text.startswith((".", "/", "~")))
+
+
+def resolve_project(name: str, known: Callable[[], list[str]], cwd: Path | str | None = None) -> str:
+    """The project key ``--project NAME`` / MCP ``project`` names: a key as written (:func:`looks_like_key`), an
+    existing directory (relative to ``cwd``; its :func:`identify` key), or the short name (:func:`key_name`,
+    case-insensitive) of exactly one of the ``known()`` keys. Raises ValueError (one line) for an empty name, an
+    unknown name or one that names several projects."""
+    text = name.strip()
+    if not text:
+        raise ValueError("--project needs a name: a project key, a directory or a known project's name")
+    if looks_like_key(text):
+        return text
+    base = Path(cwd) if cwd else Path.cwd()
+    where = Path(os.path.expanduser(text))
+    where = where if where.is_absolute() else base / where
+    if ("/" in text or text.startswith((".", "~"))) and where.is_dir():
+        return identify(where).key
+    keys = [k for k in dict.fromkeys(known()) if k and key_name(k).lower() == text.lower()]
+    if len(keys) == 1:
+        return keys[0]
+    if len(keys) > 1:
+        raise ValueError(f"project {text!r} names {len(keys)} projects ({', '.join(sorted(keys)[:4])}): give the key")
+    if where.is_dir():
+        return identify(where).key
+    raise ValueError(f"unknown project {text!r}: give a project key (see `suzent project --list`), a directory, or "
+                     "the name of a project with captured facts")
+
+
+def scopes_for(project_key: str | None) -> tuple[str, ...] | None:
+    """The scopes a recall in project ``project_key`` may return: the person's and that project's (only the person's
+    outside any project); None for :data:`ALL_PROJECTS` (no filter)."""
+    if project_key == ALL_PROJECTS:
+        return None
+    return (PERSON,) if not project_key else (PERSON, project_key)

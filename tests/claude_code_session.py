@@ -65,7 +65,7 @@ class Transcript:
 
 
 def payload(transcript: Path, event: str = "Stop", session: str = SID, **extra) -> str:
-    data = {"session_id": session, "transcript_path": str(transcript), "cwd": "/work/proj",
+    data = {"session_id": session, "transcript_path": str(transcript), "cwd": "/",
             "hook_event_name": event, "permission_mode": "default", **extra}
     if event == "Stop":
         data.setdefault("stop_hook_active", False)
@@ -92,7 +92,7 @@ def failed(home: Path) -> list[str]:
 
 
 def prompt(text: str) -> str:
-    return json.dumps({"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/work/proj",
+    return json.dumps({"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/",
                        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text})
 
 

@@ -100,6 +100,11 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 # No test starts a server by accident (a hook or suzent mcp that finds none would): every process a test runs
 # inherits this, and cli_env keeps it. Only tests/test_autostart.py turns it on, for the homes it stops itself.
 AUTOSTART_OFF = {"SUZENT_SERVE_AUTOSTART": "0"}
+# Every CLI run of a test captures the person's facts (capture.scope = global) unless it says otherwise: the tests
+# run from the repository's directory, whose project would otherwise scope each technical fact to it and hide it
+# from a hook whose payload names another cwd. The scope tests (tests/test_scope_*.py) pass SUZENT_SCOPE=None
+# (the default, auto) or a mode of their own.
+SCOPE_GLOBAL = {"SUZENT_SCOPE": "global"}
 
 
 @pytest.fixture(autouse=True)
@@ -109,7 +114,7 @@ def _isolated_env(monkeypatch, tmp_path):
         if key.startswith("SUZENT_") or key.startswith("ANTHROPIC_"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
-    for key, value in AUTOSTART_OFF.items():
+    for key, value in (AUTOSTART_OFF | SCOPE_GLOBAL).items():
         monkeypatch.setenv(key, value)
 
 
@@ -159,10 +164,10 @@ def log(settings, day: str | dt.date, *facts: str | Fact, time: str = "09:00", s
 
 def cli_env(home: Path | None, **extra: str | None) -> dict:
     """The environment of a CLI run: this one without ``SUZENT_*``/``ANTHROPIC_*``, then ``SUZENT_HOME`` (unless
-    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, :data:`AUTOSTART_OFF`, then ``extra`` (a None value removes
-    the variable)."""
+    ``home`` is None), ``NO_COLOR=1``, ``COLUMNS=120``, :data:`AUTOSTART_OFF`, :data:`SCOPE_GLOBAL`, then ``extra``
+    (a None value removes the variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
-    env.update(NO_COLOR="1", COLUMNS="120", **AUTOSTART_OFF)
+    env.update(NO_COLOR="1", COLUMNS="120", **AUTOSTART_OFF, **SCOPE_GLOBAL)
     if home is not None:
         env["SUZENT_HOME"] = str(home)
     for key, value in extra.items():

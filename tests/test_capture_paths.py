@@ -217,7 +217,10 @@ def test_a_closed_stdout_ends_both_paths_alike(tmp_path, monkeypatch, answered):
 TEXTS = ["Likes tea", "9:30 standup", "a :smile: b", "http://host:8080/x", "[x] box", "a]b", "back\\slash",
          "trail ", "tab\tin", "bell\x07", "cr\rin", "nbsp\u00a0", "caf\u00e9 \u2192 ok", "emoji \U0001f600",
          "wide \u4e2d\u6587" * 30, "x" * 300 + " y", "[bold]b[/bold]", "\\[escaped]", ":", "a:b:c", "::",
-         "sur\udce9", "del\x7f", "lead  spaces", "\u2028sep", "end\u3000"]
+         "sur\udce9", "del\x7f", "lead  spaces", "\u2028sep", "end\u3000",
+         # scope tags (issue 26): `:git:`/`:dir:` have rich's emoji shape but are no emoji; the others are
+         "x `project:git:/work/main`", "y `project:dir:/tmp/a%20b`", ":smile-text: a", ":SMILE: b", ":+1: c",
+         "a:thumbs_up-emoji:b"]
 TEMPLATES = [("", "{}", ""), ("Error: ", "{}", " (not captured)"), ("  - \\[", "{}", "] fact"),
              ("captured 1 fact(s) → ", "{}", "")]
 
@@ -268,3 +271,11 @@ def test_emit_writes_plain_bytes_in_order(monkeypatch):
     assert (out.getvalue(), err.getvalue()) == ("  - [a] b\n", "warning: careful\n")
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich would colour: plain stands aside
     assert not plain._plain_streams({"out"})
+
+
+def test_the_names_a_scope_key_puts_between_colons_are_no_emoji_codes():
+    from rich._emoji_codes import EMOJI
+
+    from suzent_cli.cli.plain import NOT_EMOJI, _emoji_table
+
+    assert not NOT_EMOJI & set(EMOJI) and _emoji_table() == EMOJI

@@ -44,7 +44,7 @@ def code_defaults() -> dict[str, object]:
             "paths.vault_dir": "notebook", "paths.index_dir": "memory", "index.embedder": DEFAULT_EMBEDDER,
             "index.context_window": DEFAULT_CONTEXT_WINDOW, "capture.extractor": "auto",
             "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0,
-            "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
+            "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0, "capture.scope": "auto"} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 
 def docs_config_table() -> dict[str, dict[str, str]]:
@@ -143,7 +143,7 @@ def test_uncommented_template_is_a_valid_config_of_defaults(tmp_path):
 
 
 def test_config_show_on_an_empty_home_is_all_defaults(home):
-    r = invoke(home, "--today", "2026-06-10", "config", "show", "--json")
+    r = invoke(home, "--today", "2026-06-10", "config", "show", "--json", env_extra={"SUZENT_SCOPE": None})
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert set(data) == {"config_file", "exists", "settings", "problems"}
@@ -255,5 +255,6 @@ def test_init_writes_the_template_and_it_changes_nothing(home):
     assert (home / "config.toml").read_text() == CONFIG_SEED
     data = json.loads(invoke(home, "config", "show", "--json").stdout)
     assert data["exists"] is True and data["problems"] == []
-    assert all(item["origin"] in ("default", "env:SUZENT_HOME", "env:SUZENT_SERVE_AUTOSTART")  # conftest's
+    assert all(item["origin"] in ("default", "env:SUZENT_HOME", "env:SUZENT_SERVE_AUTOSTART",
+                                  "env:SUZENT_SCOPE")  # conftest's
                for item in data["settings"].values())

@@ -21,7 +21,7 @@ from suzent_cli.init import init_home
 
 # The write half of the store: TableWriter's own methods (checked below to be exactly its additions).
 WRITE_METHODS = {"open_or_create", "commit", "compact", "delete_ids", "ensure_fts_index", "ensure_vector_index",
-                 "ensure_source_index"}
+                 "ensure_source_index", "ensure_scope_column"}
 # What a lance Table (or connection) can change the index with.
 LANCE_WRITES = {"add", "delete", "update", "merge_insert", "optimize", "create_index", "create_table", "drop_table",
                 "create_fts_index", "create_scalar_index", "cleanup_old_versions", "compact_files", "restore",

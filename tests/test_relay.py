@@ -51,7 +51,8 @@ def test_a_relative_home_is_sent_absolute_against_this_working_directory(tmp_pat
     line = parse(["--home", "mem", "status"])
     assert line.argv == [f"--home={tmp_path / 'mem'}", "status"] and line.home == "mem"
     env = relay.sent_env({"SUZENT_HOME": "rel/home", "SUZENT_DATA_DIR": "", "OTHER": "x"})
-    assert env == {"SUZENT_HOME": str(tmp_path / "rel" / "home"), "SUZENT_DATA_DIR": "", "OTHER": "x"}
+    assert env == {"SUZENT_HOME": str(tmp_path / "rel" / "home"), "SUZENT_DATA_DIR": "", "OTHER": "x",
+                   "SUZENT_CWD": str(tmp_path)}  # the client's directory: a recall's or capture's project
 
 
 @pytest.mark.parametrize("argv", [

@@ -284,9 +284,28 @@ def _text_of(item) -> str:
     return item if isinstance(item, str) else str(item.content)
 
 
+def scoped(facts: list[Fact], project_key: str | None, mode: str = "auto") -> list[Fact]:
+    """``facts`` with their scope recorded (:mod:`suzent_cli.scope`): each gets the tag ``project:<key>`` of
+    :func:`~suzent_cli.scope.scope_for` ``(category, project_key, mode)`` unless that is the person's (no tag). A
+    fact that already names its project (a ``project:`` tag written by the person or an importer) keeps it. The
+    entry points call this (CLI capture, the hooks, MCP ``remember``); :func:`write_facts` writes the tags it is
+    given and never rescopes. Raises ValueError for an unknown ``mode``."""
+    from suzent_cli.scope import SCOPE_TAG_PREFIX, scope_for, scope_tag
+
+    out = []
+    for fact in facts:
+        if any(t.startswith(SCOPE_TAG_PREFIX) for t in fact.tags):
+            out.append(fact)
+            continue
+        scope = scope_for(fact.category, project_key, mode)
+        out.append(Fact(fact.content, fact.category, (*fact.tags, scope_tag(scope))) if scope else fact)
+    return out
+
+
 def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str | None = None,
                       known_facts: KnownFacts | None = None, day: dt.date | None = None, time: str | None = None,
-                      session: str = "cli", warnings: list[str] | None = None) -> CaptureResult:
+                      session: str = "cli", warnings: list[str] | None = None, project_key: str | None = None,
+                      scope_mode: str = "auto") -> CaptureResult:
     """Extract facts from a turn (see :func:`suzent_cli.capture.extract.turns.parse_turn`), classify them and write them
     (:func:`write_classified`).
 
@@ -298,7 +317,9 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     from a sentence or line boundary), with one warning saying how much was skipped; the lookup and the extractor
     both see that part. ``turn_text`` itself is not changed or stored.
     When a model extractor raises :class:`ExtractionFailed` the offline extractor is used instead, with a
-    warning. Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
+    warning. ``project_key``/``scope_mode``: the scope decision of the entry point (the project the turn was said
+    in, None outside any; ``auto``/``global``/``project``), applied to every extracted fact (:func:`scoped`).
+    Raises :class:`InputInvalid`, :class:`ExtractorUnavailable`.
     """
     from suzent_cli.capture.extract import choose_extractor
     from suzent_cli.capture.extract.cut import cut_turn, max_turn_chars, warning
@@ -335,7 +356,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
         extractor, known = OfflineExtractor(), []
         facts = extractor.extract(turn, known)
-    facts = _without_planted(facts, warnings)
+    facts = scoped(_without_planted(facts, warnings), project_key, scope_mode)
     return write_classified(settings, facts, recall_set, day=day, time=time, session=session, warnings=warnings,
                             extractor=extractor.name, known_facts=len(known))
 

@@ -10,8 +10,8 @@ from typing import Optional
 import typer
 
 from suzent_cli.cli import options
-from suzent_cli.cli.app import app, settings_of
-from suzent_cli.cli.capture_run import run
+from suzent_cli.cli.app import app, environ, settings_of
+from suzent_cli.cli.capture_run import run, working_dir
 from suzent_cli.errors import InputInvalid
 
 
@@ -30,6 +30,13 @@ def capture_cmd(
     date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="Backfill into this day's log (YYYY-MM-DD)."),
     time: Optional[str] = typer.Option(None, "--time", metavar="HH:MM", help="Entry time HH:MM (UTC; default now)."),
     index: bool = typer.Option(False, "--index", help="Reindex the touched log right after appending."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="NAME",
+                                          help="Record every fact as this project's: a project key "
+                                               "(github.com/o/r), a directory, or a known project's name "
+                                               "(suzent project --list). Default: the setting capture.scope in "
+                                               "the current directory's project."),
+    global_: bool = typer.Option(False, "--global", help="Record every fact as the person's (recalled in every "
+                                                         "project), whatever its category."),
     json_out: bool = options.json_out("Print a JSON summary."),
     from_agent: Optional[str] = options.from_agent("Read a Claude Code hook payload (Stop, PreCompact, SessionEnd) on "
                                                    "stdin and capture the session's new complete turns; spooled "
@@ -43,7 +50,13 @@ def capture_cmd(
     of a logged or vault claim is recorded as a confirmation instead of a new log line, a changed one is logged
     tagged `revision`. Fact lines are always logged as given.
 
+    Each fact is the person's or a project's (docs/FORMAT.md, the `project:` tag): by default a personal,
+    preference, goal or interaction fact is the person's, recalled in every project, and any other belongs to the
+    current directory's project (suzent project); --global and --project NAME decide for every fact.
+
     Example: suzent capture --fact "[preference] Prefers compact dashboards `ui`"
+
+    Example: suzent capture --fact "[technical] Uses Postgres 16 on Hetzner" --project github.com/acme/billing
 
     Example (Claude Code Stop hook, payload on stdin): suzent capture --from claude-code
     """
@@ -52,7 +65,8 @@ def capture_cmd(
         _capture_hook(settings, from_agent, timeout, extractor, json_out, bool(fact or facts_from or turn_from))
         return
     code = run(settings, fact=fact, facts_from=facts_from, turn_from=turn_from, extractor=extractor, session=session,
-               date=date, time=time, index=index, json_out=json_out)
+               date=date, time=time, index=index, json_out=json_out, project=project, global_=global_,
+               cwd=working_dir(environ()))
     if code:  # some fact lines were refused (the good ones are captured)
         raise typer.Exit(code)
 

@@ -177,16 +177,34 @@ def read_source(spec: str) -> bytes:
         raise InputInvalid(f"cannot read {spec}: permission denied") from None
 
 
+def working_dir(env=None) -> str | None:
+    """The directory a capture or recall is given in, for its project (:mod:`suzent_cli.scope`): ``SUZENT_CWD``
+    of ``env`` when set (a relayed command's: the client's directory, never the server's), else this process's;
+    None when it has none (deleted under it)."""
+    from suzent_cli.scope import CWD_ENV
+
+    given = (env if env is not None else os.environ).get(CWD_ENV)
+    if given:
+        return given
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def run(settings, *, fact: list[str] | None = None, facts_from: str | None = None, turn_from: str | None = None,
         extractor: str | None = None, session: str = "cli", date: str | None = None, time: str | None = None,
-        index: bool = False, json_out: bool = False) -> int:
+        index: bool = False, json_out: bool = False, project: str | None = None, global_: bool = False,
+        cwd: str | None = None) -> int:
     """``suzent capture`` with ``settings`` and its options (not ``--from``): the facts appended to the day's log
     (:func:`suzent_cli.capture.write_facts`, or extracted from a turn by
     :func:`~suzent_cli.capture.extract_and_write`), optionally reindexed, and printed (:func:`render`). Returns
     the exit code: 0, or :data:`~suzent_cli.errors.BAD_INPUT` when some fact line was refused (the good ones are
-    captured; each refused one is an ``Error: … (not captured)`` line). Raises :class:`InputInvalid` for no input,
-    both kinds of input, or a bad date, time or source; the write's own errors (``LockTimeout``, ``OSError``)
-    with nothing written."""
+    captured; each refused one is an ``Error: … (not captured)`` line). Each fact's scope
+    (:func:`suzent_cli.projects.capture_scope`: ``--global``, ``--project NAME``, else the setting
+    ``capture.scope`` in the project of ``cwd``, default :func:`working_dir`) is its ``project:`` tag. Raises
+    :class:`InputInvalid` for no input, both kinds of input, both scope flags, an unknown project, or a bad
+    date, time or source; the write's own errors (``LockTimeout``, ``OSError``) with nothing written."""
     from suzent_cli import errors
     from suzent_cli.capture import (
         extract_and_write,
@@ -195,6 +213,7 @@ def run(settings, *, fact: list[str] | None = None, facts_from: str | None = Non
         parse_fact_lines,
         repair_input,
         resolve_day,
+        scoped,
         write_facts,
     )
 
@@ -202,16 +221,21 @@ def run(settings, *, fact: list[str] | None = None, facts_from: str | None = Non
         raise InputInvalid("give either fact lines (--fact/--facts-from) or a turn (--turn-from), not both")
     if not (turn_from or fact or facts_from):
         raise InputInvalid("no input: give --fact, --facts-from or --turn-from")
-    day = resolve_day(settings, date)
+    from suzent_cli.projects import capture_scope
+
     warnings: list[str] = []
+    key, mode = capture_scope(settings, project=project, global_=global_,
+                              cwd=cwd if cwd is not None else working_dir(), warnings=warnings)
+    day = resolve_day(settings, date)
     session = session_id(session, warnings)
     rejected: list[str] = []
     if turn_from:
         text = repair_input(read_source(turn_from), warnings)
         from suzent_cli.capture.known import recall_set_for
 
-        result = extract_and_write(settings, text, extractor_name=extractor, known_facts=recall_set_for(settings),
-                                   day=day, time=time, session=session, warnings=warnings)
+        result = extract_and_write(settings, text, extractor_name=extractor,
+                                   known_facts=recall_set_for(settings, project_key=key), day=day, time=time,
+                                   session=session, warnings=warnings, project_key=key, scope_mode=mode)
     else:
         parsed = parse_fact_args(fact or [], warnings)
         facts = [f for f, _ in parsed if f is not None]
@@ -220,7 +244,8 @@ def run(settings, *, fact: list[str] | None = None, facts_from: str | None = Non
             lines: list[str] = []
             facts += parse_fact_lines(repair_input(read_source(facts_from), warnings), lines, warnings)
             rejected += [f"--facts-from {facts_from} {why}" for why in lines]
-        result = write_facts(settings, facts, day=day, time=time, session=session, warnings=warnings)
+        result = write_facts(settings, scoped(facts, key, mode), day=day, time=time, session=session,
+                             warnings=warnings)
     from suzent_cli.capture import forgotten_flags
 
     hidden = forgotten_flags(settings, [f.content for f in result.facts], result.warnings)

@@ -73,7 +73,18 @@ def mcp_cmd(
     print(f"suzent mcp: {'relaying to the server of' if remote else 'serving in-process for'} {settings.paths.home}",
           file=sys.stderr)
     try:
-        anyio.run(run_stdio, build_mcp(backend))
+        anyio.run(run_stdio, build_mcp(backend, project=_project_here()))
     finally:
         for warm in warms:
             warm.close()
+
+
+def _project_here() -> str:
+    """The project key of ``suzent mcp``'s working directory (:func:`suzent_cli.scope.project_of`), the scope of
+    every ``recall``/``remember`` call that names none; ``""`` (the person's only) outside any project."""
+    from suzent_cli.cli.app import environ
+    from suzent_cli.cli.capture_run import working_dir
+    from suzent_cli.scope import project_of
+
+    found = project_of(working_dir(environ()))
+    return found.key if found is not None else ""

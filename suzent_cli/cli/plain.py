@@ -10,8 +10,9 @@ then it writes the text itself, byte for byte what rich writes to a stream that 
   false): no colour, no style codes;
 * the only markup is ``\\[`` (rich prints ``[``) and a warning's yellow ``warning:`` prefix (no colour: the word);
 * user text holds no ``[``, ``]`` or backslash (no markup to escape or misread), and no line holds a control
-  character, a surrogate, trailing whitespace (rich trims it past the console's width) or two colons with no
-  space between (a possible ``:emoji:`` code rich would replace).
+  character, a surrogate, trailing whitespace (rich trims it past the console's width) or an ``:emoji:`` code rich
+  would replace (two colons with no space between are checked against rich's own table, :func:`_has_emoji`: a
+  scope tag's ``project:git:/…`` is no emoji).
 
 Anything else goes through rich. ``tests/test_capture_paths.py`` compares both over many lines. Standard library
 only: the capture fast path (:mod:`suzent_cli.cli.capture_run`) imports this module.
@@ -64,9 +65,49 @@ class Line:
                     return None  # other markup
                 pieces.append(plain)
         text = ("warning: " if self.warning else "") + "".join(pieces)
-        if _UNSAFE.search(text) or (":" in text and _EMOJI.search(text)):
+        if _UNSAFE.search(text) or (":" in text and _EMOJI.search(text) and _has_emoji(text)):
             return None
         return text
+
+
+def _has_emoji(text: str) -> bool:
+    """Would rich replace an ``:emoji:`` code in ``text``? Each ``:name:`` (or ``:name-emoji:``/``:name-text:``)
+    that rich's replacement matches (``rich._emoji_replace``'s pattern) is looked up in rich's own code table,
+    loaded from its file without importing rich (~2 ms, only for a line with the shape: a fact's ``project:git:/…``
+    tag has it and is no emoji). True when the table cannot be read (rich then prints the line)."""
+    names = {m.group(2).lower() for m in _RICH_EMOJI.finditer(text)} - NOT_EMOJI
+    if not names:
+        return False  # a scope tag's only candidates: no table to read
+    table = _emoji_table()
+    return table is None or any(name in table for name in names)
+
+
+# The names a scope key puts between two colons (``project:git:/…``, ``dir:``, ``file:``): none is an emoji code
+# (tests/test_capture_paths.py checks them against rich's table), so such a line needs no look-up.
+NOT_EMOJI = frozenset({"git", "dir", "file"})
+
+
+_RICH_EMOJI = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # = rich._emoji_replace's
+_TABLE: list = []  # [rich's EMOJI dict, or None], once loaded
+
+
+def _emoji_table() -> dict | None:
+    if not _TABLE:
+        table = None
+        try:
+            import importlib.util
+
+            rich = importlib.util.find_spec("rich")  # the package's location: nothing of it runs
+            path = os.path.join(os.path.dirname(rich.origin), "_emoji_codes.py") if rich and rich.origin else None
+            if path is not None and os.path.isfile(path):  # a data module (one dict, no imports), loaded on its own
+                spec = importlib.util.spec_from_file_location("_suzent_rich_emoji_codes", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                table = module.EMOJI if isinstance(getattr(module, "EMOJI", None), dict) else None
+        except Exception:  # noqa: BLE001 - without the table, rich prints the line
+            table = None
+        _TABLE.append(table)
+    return _TABLE[0]
 
 
 def emit(lines: list[Line]) -> None:

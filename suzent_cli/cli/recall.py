@@ -25,6 +25,12 @@ def recall_cmd(
     json_out: bool = options.json_out("Print JSON hits."),
     explain: bool = typer.Option(False, "--explain", help="Show how each hit's score was made: every run's "
                                  "normalized score, date boost, neighbour share, importance and its factors."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="NAME",
+                                          help="Recall this project's facts and the person's: a project key, a "
+                                               "directory, or a known project's name (default: the current "
+                                               "directory's project)."),
+    all_projects: bool = typer.Option(False, "--all-projects", help="Recall from every project (each hit names "
+                                                                    "its project)."),
     from_agent: Optional[str] = options.from_agent("Answer a Claude Code UserPromptSubmit or SessionStart hook: read "
                                                    "the payload on stdin, print its prompt's memories (SessionStart: "
                                                    "the session briefing) as hookSpecificOutput JSON (nothing when "
@@ -39,28 +45,47 @@ def recall_cmd(
     cites; the table: the lifecycle column), its date is the claim's last confirmation and its session the one
     of the daily-log line it cites.
 
+    By default only the person's facts and the current directory's project's are searched (suzent project):
+    never another project's. --project NAME searches another one's, --all-projects every one's.
+
     Example: suzent recall "what does the user drink in the morning" --limit 5
+
+    Example: suzent recall "which database does this project use" --project tax-client
 
     Example (Claude Code UserPromptSubmit hook, payload on stdin): suzent recall --from claude-code
     """
     settings = settings_of(ctx)
     if from_agent is not None:
+        if project is not None or all_projects:
+            raise InputInvalid("--from claude-code takes the project from the payload's cwd: give no --project or "
+                               "--all-projects")
         _recall_hook(settings, from_agent, query, mode, limit, model, timeout)
         return
-    from suzent_cli.recall import NOTHING_RELEVANT, check_query, recall
+    from suzent_cli.recall import NOTHING_RELEVANT, Filters, check_query, recall
 
     if query is None:
         raise InputInvalid("missing QUERY: what to recall (or --from claude-code for a hook)")
     mode = mode or "hybrid"
     limit = 10 if limit is None else limit
     check_query(query, mode=mode, limit=limit)  # before any index is opened or model loaded
+    from suzent_cli.cli.app import environ
+    from suzent_cli.cli.capture_run import working_dir
+    from suzent_cli.projects import recall_scopes
+
+    cwd = working_dir(environ())
+    scopes, current = recall_scopes(settings, project=project, all_projects=all_projects, cwd=cwd)
+    if project is not None or all_projects:  # a hit is marked when it is not the directory's own project's
+        from suzent_cli.scope import project_of
+
+        here = project_of(cwd)
+        current = here.key if here is not None else None
     embedder = None
     if mode != "fts":
         from suzent_cli.index.api import embedder_name
         from suzent_cli.index.embed import load_embedder
 
         embedder = load_embedder(embedder_name(settings, model))
-    hits = recall(settings, embedder, query, mode=mode, limit=limit)
+    hits = recall(settings, embedder, query, mode=mode, limit=limit, filters=Filters(scopes=scopes))
     note = None if hits else NOTHING_RELEVANT
     if json_out:
         emit_json({"query": query, "mode": mode, "hits": [h.as_dict(explain=explain) for h in hits], "note": note})
@@ -71,7 +96,7 @@ def recall_cmd(
     if explain or not out.is_terminal:  # piped: one tab-separated line per hit, nothing wrapped
         for i, h in enumerate(hits, 1):
             typer.echo(f"{i}\t{h.score:.4f}\t{where(h)}\t{h.date or ''}\t{h.session or ''}\t{' '.join(h.text.split())}"
-                       f"\t{lifecycle(h)}")
+                       f"\t{lifecycle(h, current)}")
             for line in explain_lines(h) if explain else ():
                 typer.echo(f"    {line}")
         return
@@ -82,16 +107,20 @@ def recall_cmd(
         table.add_column(col, overflow="fold")
     for i, h in enumerate(hits, 1):
         table.add_row(str(i), f"{h.score:.4f}", escape(clip(h.text)), escape(where(h)), h.date or "",
-                      escape(h.session or ""), escape(lifecycle(h)))
+                      escape(h.session or ""), escape(lifecycle(h, current)))
     out.print(table)
 
 
-def lifecycle(hit) -> str:
-    """A hit's lifecycle for display, ``""`` when it has none (a daily-log fact, a core file): "confirmed 2x",
+def lifecycle(hit, current: str | None = None) -> str:
+    """A hit's lifecycle for display, ``""`` when it has none (a daily-log fact, a core file): the project it
+    belongs to when that is not ``current`` ("project github.com/o/r"; a person's hit names none), "confirmed 2x",
     "verified", the status when it is not "active" ("superseded until 2026-05-02", "draft", "deprecated"), and
     "cites 2026-06-01.md:5" (the daily-log lines its claims cite), and a warning when the row reads as a planted
     instruction (:func:`suzent_cli.guard.planted`), joined by " · "."""
     parts = []
+    scope = getattr(hit, "scope", "") or ""
+    if scope and scope != current:
+        parts.append(f"project {scope}")
     if hit.confirmations:
         parts.append(f"confirmed {hit.confirmations}x")
     if hit.verified:

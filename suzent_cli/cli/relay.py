@@ -13,10 +13,12 @@ Relayable (:data:`COMMANDS`; anything else, an unknown option, ``--help``/``--ve
 cold way): ``recall`` (not ``--from``, ``--model``), ``status``, ``index`` (not ``--model``), ``capture --fact``
 (with ``--session``, ``--date``, ``--time``, ``--index``, ``--json``; nothing that reads stdin or a file),
 ``forget``, ``paths``, ``verify`` (``--repair``, ``--json``; a write only with ``--repair``, whose reindex then
-runs in the server, so two index writers never race); root options ``--home`` (made absolute here: the server
-never changes directory), ``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as
-everywhere), ``--now``. Never: ``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has
-them), anything that prompts or reads stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
+runs in the server, so two index writers never race); ``--project``, ``--all-projects`` (recall) and
+``--project``, ``--global`` (capture), the client's working directory travelling as ``SUZENT_CWD``
+(:func:`sent_env`); root options ``--home`` (made absolute here: the server never changes directory),
+``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as everywhere), ``--now``. Never:
+``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has them), anything that prompts or reads
+stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
 
 ``SUZENT_NO_SERVER=1`` (any value but empty or ``0``) forces the cold path; so does ``SUZENT_DEBUG`` (its
 tracebacks are the process's).
@@ -48,16 +50,18 @@ from suzent_cli import __version__
 NO_SERVER_ENV = "SUZENT_NO_SERVER"
 RELAY_TIMEOUT = 6 * 3600.0  # seconds a relayed command may take (an index rebuild of a large home takes minutes)
 HOME_ENV = ("SUZENT_HOME", "SUZENT_DATA_DIR")  # = fasthook.HOME_ENV: values sent absolute
+CWD_ENV = "SUZENT_CWD"  # = scope.CWD_ENV (this module imports no more than it must): the client's directory
 
 VALUE, FLAG, PATH = "value", "flag", "path"  # an option takes a value | is a flag | takes a path (sent absolute)
 ROOT = {"--home": PATH, "--memory-dir": VALUE, "--vault-dir": VALUE, "--index-dir": VALUE, "--now": VALUE}
 # command -> (its options, how many positional arguments it takes)
 COMMANDS: dict[str, tuple[dict[str, str], int]] = {
-    "recall": ({"--mode": VALUE, "--limit": VALUE, "-n": VALUE, "--json": FLAG, "--explain": FLAG}, 1),
+    "recall": ({"--mode": VALUE, "--limit": VALUE, "-n": VALUE, "--json": FLAG, "--explain": FLAG,
+                "--project": VALUE, "--all-projects": FLAG}, 1),
     "status": ({"--json": FLAG, "--no-index": FLAG}, 0),
     "index": ({"--full": FLAG, "--rebuild": FLAG, "--json": FLAG}, 0),
     "capture": ({"--fact": VALUE, "--session": VALUE, "--date": VALUE, "--time": VALUE, "--index": FLAG,
-                 "--json": FLAG}, 0),
+                 "--json": FLAG, "--project": VALUE, "--global": FLAG}, 0),
     "forget": ({"--id": VALUE, "--dry-run": FLAG, "--json": FLAG}, 1),
     "paths": ({"--json": FLAG}, 0),
     "verify": ({"--repair": FLAG, "--json": FLAG}, 0),  # not --reseal (a person's act, run cold)
@@ -152,11 +156,18 @@ def disabled(env=None) -> bool:
 
 def sent_env(env=None) -> dict[str, str]:
     """The environment sent with a relayed command: this one, with the home variables made absolute here (a
-    relative one names a folder under this process's working directory)."""
+    relative one names a folder under this process's working directory), and ``SUZENT_CWD`` set to this process's
+    working directory when not set already: a recall's or capture's project is the client's directory's
+    (:mod:`suzent_cli.scope`), never the server's."""
     env = dict(os.environ if env is None else env)
     for name in HOME_ENV:
         if env.get(name):
             env[name] = _absolute(env[name])
+    if not env.get(CWD_ENV):
+        try:
+            env[CWD_ENV] = os.getcwd()
+        except OSError:  # a deleted directory: the server's run sees none either (no project)
+            pass
     return env
 
 

@@ -249,8 +249,9 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
 
 
-def _known_facts(settings: Settings):
-    """The recall set for the classifier: BM25 over the existing index, the store opened once per run."""
+def _known_facts(settings: Settings, scopes: tuple[str, ...] | None = None):
+    """The recall set for the classifier: BM25 over the existing index (rows of ``scopes`` only: the person's and
+    the session's project's), the store opened once per run."""
     cache: dict = {}
 
     def lookup(text: str) -> list:
@@ -262,9 +263,10 @@ def _known_facts(settings: Settings):
                 cache["store"] = ReadStore.open_existing(settings.paths.index_dir, home=settings.paths.home)
         if cache["store"] is None:
             return []
-        from suzent_cli.recall import search
+        from suzent_cli.recall import Filters, search
 
-        return search(cache["store"], None, text[:2000], mode="fts", limit=10, today=settings.today)
+        return search(cache["store"], None, text[:2000], mode="fts", limit=10, today=settings.today,
+                      filters=Filters(scopes=scopes))
 
     return lookup
 
@@ -283,7 +285,9 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     the position after each. The caller holds the session's lock. ``deadline`` (monotonic) and ``stop`` (a
     callable, e.g. "the server's client has gone"): once the deadline has passed or ``stop()`` is True, no turn is
     started and the transcript is read no further (``finished`` False; the turns left are captured by the next
-    call). Raises :class:`TranscriptUnavailable`, and what capture raises."""
+    call). Each fact's scope: the setting ``capture.scope`` in the project of the payload's ``cwd`` (a scratch
+    folder's: the project its transcript started in; :func:`suzent_cli.projects.capture_scope`). Raises
+    :class:`TranscriptUnavailable`, and what capture raises."""
     from suzent_cli.capture import extract_and_write
 
     outcome = Outcome()
@@ -310,14 +314,18 @@ def capture_payload(settings: Settings, payload: Payload, *, deadline: float | N
     outcome.warnings.extend(_input_warnings(payload.session_id, ready))
     if progress is not None:
         progress["planned"] = progress.get("planned", 0) + len(ready)
-    known = _known_facts(settings)
+    from suzent_cli.projects import capture_scope
+    from suzent_cli.scope import scopes_for
+
+    key, mode = capture_scope(settings, cwd=payload.cwd or None, warnings=outcome.warnings, transcript=path)
+    known = _known_facts(settings, scopes_for(key))
     session = re.sub(r"\s+", "", payload.session_id)[:8] or "claude"
     for turn in ready:
         if halt():
             outcome.finished = False
             break
         result = extract_and_write(settings, turn.as_input(), extractor_name=extractor, known_facts=known,
-                                   day=turn.day, time=turn.hhmm, session=session)
+                                   day=turn.day, time=turn.hhmm, session=session, project_key=key, scope_mode=mode)
         outcome.warnings.extend(w for w in result.warnings if w not in outcome.warnings)
         record_position(settings, payload.session_id, turn.last, path)
         outcome.turns += 1

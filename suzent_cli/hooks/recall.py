@@ -146,7 +146,9 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
                    model: str | None = None, embedder=None, store=None) -> str | None:
     """The hook's stdout for a ``UserPromptSubmit`` payload: one JSON line, or None (nothing to add: a short
     prompt, no index and nothing pending, no hit). ``embedder`` / ``store``: an already loaded embedder and open
-    :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). A
+    :class:`~suzent_cli.index.store.ReadStore` to use (a warm server's; None: load and open them here). Only the
+    person's memories and those of the payload's ``cwd``'s project are searched (a subagent's scratch folder: the
+    project of the session that started it, read from the transcript; :mod:`suzent_cli.scope`). A
     ``SessionStart`` payload gets the session briefing instead
     (:func:`suzent_cli.hooks.session_start.session_start_output`), so one hook command serves both events. Raises
     :class:`PayloadInvalid` and whatever recall raises."""
@@ -183,8 +185,15 @@ def recall_context(settings: Settings, raw: bytes, *, mode: str = "fts", limit: 
 
         embedder = load_embedder(embedder_name(settings, model))
     query = " ".join(words[:48]) if mode == "fts" else prompt[:1000]
+    from suzent_cli.projects import recall_scopes
+    from suzent_cli.recall import Filters
+
+    cwd, transcript = data.get("cwd"), data.get("transcript_path")
+    scopes, _ = recall_scopes(settings, cwd=cwd if isinstance(cwd, str) else None,
+                              transcript=transcript if isinstance(transcript, str) else None)
     try:
-        hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store)
+        hits = recall(settings, embedder, query, mode=mode, limit=max(limit * 2, limit + 5), log=False, store=store,
+                      filters=Filters(scopes=scopes))
     except IndexMissing:
         return None  # the pending lines were all forgotten or indexed and the table went away meanwhile
     if mode == "fts":

@@ -196,12 +196,15 @@ def idf(with_token: int, documents: int) -> float:
     return math.log((documents - with_token + 0.5) / (with_token + 0.5) + 1.0)
 
 
-def search(parts: list[tuple[Postings, Any]], query_ids: list[int | None], limit: int) -> list[tuple[float, int, int]]:
+def search(parts: list[tuple[Postings, Any]], query_ids: list[int | None], limit: int,
+           keep: list[Any] | None = None) -> list[tuple[float, int, int]]:
     """BM25 of every row of ``parts`` for a query of token ids (repeats kept; None: a token no row holds), best
     first: ``[(score, part, row)]``, at most ``limit``, only rows with a score; equal scores in part, then row
     order (the caller's parts and rows are in row-address order). ``parts``: ``(postings, live)``, ``live`` a
     boolean mask of the rows the table version holds (None: all). The statistics (``N``, ``avgdl``, each token's
-    document count) are those of the live rows (module doc)."""
+    document count) are those of the live rows (module doc). ``keep``: per part, a boolean mask of the rows that
+    may be returned (a recall's scope, :mod:`suzent_cli.scope`; None: every live row), applied before the ranking
+    without changing the statistics, as lance's prefiltered full-text search scores."""
     import numpy as np
 
     wanted = [tid for tid in query_ids if tid is not None]
@@ -241,6 +244,8 @@ def search(parts: list[tuple[Postings, Any]], query_ids: list[int | None], limit
             continue
         if live is not None:
             scores[~live] = 0
+        if keep is not None and keep[k] is not None:
+            scores[~keep[k]] = 0
         hit = np.flatnonzero(scores > 0)
         if len(hit) > limit:  # the best `limit` and every row tied with the last of them
             values = scores[hit]

@@ -420,6 +420,7 @@ class Indexer:
             "updated_at": [dt.datetime.now(dt.UTC)] * n, "access_count": [0] * n,
             "source": [d.source for d in docs], "locator": [d.locator for d in docs],
             "source_date": [d.source_date for d in docs], "search_text": [d.search_text for d in docs],
+            "scope": [d.scope for d in docs],
         }
 
     def _flush(self, store: TableWriter, batch, removed: list[str], files: dict, report: IndexReport) -> None:

@@ -74,9 +74,21 @@ class Pending:
     rows: list[dict[str, Any]] = field(default_factory=list)
     positions: list[tuple[str, str, int]] = field(default_factory=list)
     indexed_rows: int = 0
+    scope_of: dict[str, str] = field(default_factory=dict)  # row id -> scope, for every row of ``positions``
 
     def __bool__(self) -> bool:
         return bool(self.rows)
+
+    def scoped(self, scopes: tuple[str, ...] | frozenset | None) -> Pending:
+        """These pending rows and positions restricted to rows of ``scopes`` (:mod:`suzent_cli.scope`; None: all),
+        before any ranking: a recall in one project never scores another project's unindexed line."""
+        if scopes is None:
+            return self
+        keep = set(scopes)
+        rows = [r for r in self.rows if (r.get("scope") or "") in keep]
+        positions = [p for p in self.positions if self.scope_of.get(p[0], "") in keep]
+        return Pending(rows, positions if rows else [], self.indexed_rows,
+                       {rid: s for rid, s in self.scope_of.items() if s in keep})
 
 
 class NoTable:
@@ -85,6 +97,9 @@ class NoTable:
 
     def count(self, where: str | None = None) -> int:
         return 0
+
+    def scope_where(self, scopes: Any) -> str | None:
+        return None
 
     def fts_search(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         return []
@@ -199,10 +214,12 @@ def searches_logs(settings: Settings) -> bool:
 
 # --- which lines ----------------------------------------------------------------------------------------------------
 
-def pending_rows(settings: Settings, store: Any | None) -> Pending:
+def pending_rows(settings: Settings, store: Any | None, scopes: tuple[str, ...] | None = None) -> Pending:
     """The pending rows of ``settings``' home against ``store`` (an open :class:`ReadStore`, or None / a
-    :class:`NoTable` when there is no table yet): see the module doc. Never raises: a log that cannot be read is
-    skipped, and a tombstone file that cannot be trusted yields no row at all."""
+    :class:`NoTable` when there is no table yet): see the module doc. ``scopes``: only lines of these scopes
+    (:mod:`suzent_cli.scope`; None: all), chosen before the newest :data:`MAX_ROWS` are kept, so another project's
+    busy day never crowds out this one's lines. Never raises: a log that cannot be read is skipped, and a tombstone
+    file that cannot be trusted yields no row at all."""
     logs = pending_logs(settings)
     if not logs:
         return Pending()
@@ -229,16 +246,17 @@ def pending_rows(settings: Settings, store: Any | None) -> Pending:
     except Exception:  # noqa: BLE001 - a table that cannot be read now: recall reports it; nothing pending shown
         return Pending()
     have = {r["id"] for r in held}
-    new = [d for d in docs if d.id not in have]
+    new = [d for d in docs if d.id not in have and (scopes is None or d.scope in scopes)]
     new.sort(key=lambda d: (d.source_date or "", d.locator))
     new = new[-MAX_ROWS:]
     rows = [{"id": d.id, "content": d.content, "metadata": json.dumps(d.metadata, ensure_ascii=False),
              "importance": d.importance, "created_at": d.created_at, "source": d.source, "locator": d.locator,
-             "source_date": d.source_date, "chat_id": None, "search_text": d.search_text, "embed_text": d.embed_text}
-            for d in new]
+             "source_date": d.source_date, "chat_id": None, "search_text": d.search_text, "embed_text": d.embed_text,
+             "scope": d.scope} for d in new]
     positions = [(r["id"], r["source"], r["locator"]) for r in held if r.get("locator") is not None]
     positions += [(r["id"], r["source"], r["locator"]) for r in rows]
-    return Pending(rows, positions if rows else [], indexed_rows)
+    scope_of = {r["id"]: r.get("scope") or "" for r in held} | {r["id"]: r["scope"] for r in rows}
+    return Pending(rows, positions if rows else [], indexed_rows, scope_of)
 
 
 # --- scoring --------------------------------------------------------------------------------------------------------

@@ -4,6 +4,10 @@ Sources, in index order: core files (``persona.md``, ``user.md``, ``MEMORY.md`` 
 (``archive``), vault content pages (``notebook``). Each is keyed ``label:filename`` — never an absolute path, so
 an index state survives a moved or synced home.
 
+Each document carries its **scope** (:mod:`suzent_cli.scope`): a daily-log fact's is its line's ``project:<key>``
+tag, a vault page's its frontmatter ``project:`` key, a core file's the person's (``""``). A project row's id
+covers its scope; a person's row keeps the id it had before scopes existed.
+
 A daily log yields one document per fact line; a core file one per paragraph chunk; a vault page one per
 paragraph chunk of each ``##`` section, its importance stamped from the page's lifecycle signals
 (:mod:`suzent_cli.index.rank`). A document whose normalized content is tombstoned is never produced.
@@ -33,6 +37,7 @@ from suzent_cli.config import Paths
 from suzent_cli.files import read_text
 from suzent_cli.index import rank
 from suzent_cli.index.chunking import chunk_paragraphs, chunk_sections, memory_chunks
+from suzent_cli.scope import PERSON, scope_of_tags
 from suzent_cli.text import normalize
 from suzent_cli.vault.forgotten import Forgotten
 
@@ -73,11 +78,15 @@ class Document:
     created_at: dt.datetime
     source_date: str | None = None
     id: str = field(default="")
+    scope: str = PERSON  # the row's scope (suzent_cli.scope): "" the person's, else a project key
 
     def __post_init__(self) -> None:
         if not self.id:
-            ident = json.dumps([self.source, self.locator, self.content, self.embed_text, self.search_text,
-                                self.metadata, self.importance], sort_keys=True, ensure_ascii=False)
+            fields = [self.source, self.locator, self.content, self.embed_text, self.search_text, self.metadata,
+                      self.importance]
+            if self.scope:  # a person's row keeps the id it had before scopes existed (no re-embedding)
+                fields.append(["scope", self.scope])
+            ident = json.dumps(fields, sort_keys=True, ensure_ascii=False)
             self.id = str(uuid.uuid5(_ID_NAMESPACE, ident))
 
 
@@ -156,7 +165,7 @@ def log_documents(source: Source, text: str, tombstones: frozenset[str], context
                 "category": fact.category, "tags": list(fact.tags), "line": fact.line, "session_id": fact.session}
         combined = "\n".join([*context, fact.content])
         docs.append(Document(source.key, fact.line, fact.content, combined, combined, meta, RAW_IMPORTANCE,
-                             _fact_created_at(day, fact.time), day.isoformat()))
+                             _fact_created_at(day, fact.time), day.isoformat(), scope=scope_of_tags(fact.tags)))
     return docs
 
 
@@ -191,6 +200,7 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
         return _memory_documents(source, text, tombstones, created, forgotten)
     body, fm = parse_frontmatter(text, (lambda m: warn(f"{source.key}: {m}")) if warn else None)
     title = str(fm.get("title") or "") or Path(source.filename).stem
+    scope = page_scope(fm) if source.label == "notebook" else PERSON
     if source.label == "notebook":
         signals = rank.page_signals(fm)
         pieces: list[tuple[str | None, str]] = list(chunk_sections(body))
@@ -211,8 +221,17 @@ def page_documents(source: Source, text: str, tombstones: frozenset[str], mtime:
             meta = {"source_type": "core_file", "source_file": source.filename, "chunk_index": i, "label": source.label,
                     "category": "core_file", "tags": ["core_memory", source.label, source.filename]}
         context = f"{title}\n{section}" if section else title  # a claim row is found by its page and section too
-        docs.append(Document(source.key, i, chunk, chunk, f"{context}\n{chunk}", meta, importance, created))
+        docs.append(Document(source.key, i, chunk, chunk, f"{context}\n{chunk}", meta, importance, created,
+                             scope=scope))
     return docs
+
+
+def page_scope(frontmatter: dict) -> str:
+    """A vault page's scope: the vault's one rule (:func:`suzent_cli.vault.projects.meta_scope`: its frontmatter
+    ``project:`` key, else the person's)."""
+    from suzent_cli.vault.projects import meta_scope
+
+    return meta_scope(frontmatter if isinstance(frontmatter, dict) else {})
 
 
 def _memory_documents(source: Source, text: str, tombstones: frozenset[str], created: dt.datetime,

@@ -53,6 +53,10 @@ FTS_COLUMN = "search_text"
 CONTENT_FTS_COLUMN = "content"
 FTS_COLUMNS = (FTS_COLUMN, CONTENT_FTS_COLUMN)
 OWN_COLUMNS = ("source", "locator", "source_date", "search_text")
+# A row's scope (suzent_cli.scope): "" the person's, else a project key. Added in place to a table built before it
+# (TableWriter.ensure_scope_column, under the indexer lock); a reader of a table without it reads every row as the
+# person's (which each one is: no line had a project tag before the column existed).
+SCOPE_COLUMN = "scope"
 # Named by every refusal to open a table suzent did not build (one line, see ReadStore.check).
 MIGRATION_PATH = ("to keep its legacy rows run `suzent retire-legacy` (check) → `--export` (into the daily logs) → "
                   "`--apply`; or run `suzent index --rebuild`, which moves the table whole to <home>/backups/ and "
@@ -71,6 +75,7 @@ POSITIONS_CACHE_AFTER = 3
 # BM25 postings in memory while their vectors take at most this many bytes (384-dim float32: ~350k rows, ~730 MB
 # of arrays in all); above it (a 1M-row table: 1.5 GB of vectors, ~2.1 GB in all), lance serves.
 RESIDENT_MAX_BYTES = 512 * 1024 * 1024
+COUNT_CACHE = 64  # filtered row counts kept per store (a server's: one per project it answers for)
 RESIDENT_SEGMENTS = 4  # a resident copy holds at most this many segments (each costs a search one more call)
 
 
@@ -143,6 +148,7 @@ def archival_schema(dim: int, embedder: str):
             pa.field("locator", pa.int32()),
             pa.field("source_date", pa.string()),
             pa.field("search_text", pa.string()),
+            pa.field(SCOPE_COLUMN, pa.string()),
         ],
         metadata={"suzent.embedder": embedder, "suzent.dim": str(dim), "suzent.schema": SCHEMA_VERSION},
     )
@@ -335,6 +341,9 @@ class _Positions:
         self._ids = data["id"].to_pylist()
         self._locators = data["locator"].to_pylist()
         self._row_ids = data["_rowid"].to_pylist()
+        # each row's scope ("" the person's; all "" for a table without the column)
+        self._scopes = [s or "" for s in data[SCOPE_COLUMN].to_pylist()] if SCOPE_COLUMN in data.column_names \
+            else None
         self._slices: dict[str, tuple[int, int]] = {}
         if data.num_rows:
             encoded = data["source"].combine_chunks().dictionary_encode()
@@ -373,9 +382,9 @@ class _Positions:
             for j in (i - 1, i, i + 1):
                 if start <= j < end:
                     wanted[j] = source
-        ids, locators, addresses = self._ids, self._locators, self._row_ids
-        return [{"id": ids[j], "source": source, "locator": locators[j], "_rowid": addresses[j]}
-                for j, source in sorted(wanted.items())]
+        ids, locators, addresses, scopes = self._ids, self._locators, self._row_ids, self._scopes
+        return [{"id": ids[j], "source": source, "locator": locators[j], "_rowid": addresses[j],
+                 SCOPE_COLUMN: scopes[j] if scopes is not None else ""} for j, source in sorted(wanted.items())]
 
 
 # What recall's runs read of each candidate (the wide result columns are read only for the hits: ReadStore.rows_at).
@@ -416,6 +425,30 @@ class _Segment:
                 self.postings[column] = Postings.build(data[column].to_pylist(), analyzer)
         # the candidate columns as Python lists: a search turns a hundred rows into dicts, a cell at a time
         self.columns = {c: data[c].to_pylist() for c in CANDIDATE_COLUMNS}
+        self._scope_masks: dict[frozenset, Any] = {}  # scopes -> boolean mask of the rows in them (scope_mask)
+
+    def scope_mask(self, scopes: frozenset):
+        """A boolean mask of this segment's rows whose scope is one of ``scopes`` (a row without the column, or a
+        null one, is the person's ``""``); None when every row is. Made once per set of scopes (a segment never
+        changes; a server answers for a handful of projects)."""
+        if scopes in self._scope_masks:
+            return self._scope_masks[scopes]
+        import numpy as np
+
+        if SCOPE_COLUMN not in self.data.column_names:
+            mask = None if "" in scopes else np.zeros(len(self.row_ids), dtype=bool)
+        else:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            column = pc.fill_null(self.data[SCOPE_COLUMN], "")
+            found = pc.is_in(column, value_set=pa.array(sorted(scopes), pa.string()))
+            mask = np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+            mask = None if mask.all() else mask
+        if len(self._scope_masks) > 64:
+            self._scope_masks.clear()
+        self._scope_masks[scopes] = mask
+        return mask
 
     @classmethod
     def scanned(cls, table, dim: int, vectors: bool, fts: dict[str, Any]) -> _Segment | None:
@@ -434,7 +467,7 @@ class _Segment:
                     yield pa.Table.from_batches([batch])
 
         tables, builders = [], {c: PostingsBuilder(analyzer) for c, analyzer in fts.items()}
-        for part in batches(_resident_columns(False, fts)):
+        for part in batches(_resident_columns(False, fts, table.schema.names)):
             for column, builder in builders.items():
                 builder.add(part[column].to_pylist())
             tables.append(part.select([c for c in part.column_names if c not in fts or c in _RESULT_COLUMNS]))
@@ -507,7 +540,8 @@ class _Resident:
             live.append(None if mask.all() else mask)
         new = holds[~known]
         if len(new):
-            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors, self.fts)) \
+            data = table.take_row_ids([int(r) for r in new]).select(_resident_columns(self.vectors, self.fts,
+                                                                                      table.schema.names)) \
                 .with_row_id().to_arrow()
             if data.num_rows:
                 segments.append(_Segment(data, self.dim, self.fts))
@@ -524,16 +558,28 @@ class _Resident:
     def nbytes(self) -> int:
         return sum(s.nbytes for s in self.segments)
 
-    def nearest(self, vector, limit: int) -> list[dict[str, Any]]:
+    def _masks(self, scopes: frozenset | None) -> list[Any]:
+        """Per segment, the rows a search may return: those this version holds (:attr:`live`) and, with
+        ``scopes``, whose scope is one of them (:meth:`_Segment.scope_mask`); None for all of a segment's rows."""
+        if scopes is None:
+            return list(self.live)
+        out = []
+        for seg, live in zip(self.segments, self.live, strict=True):
+            mask = seg.scope_mask(scopes)
+            out.append(live if mask is None else mask if live is None else (live & mask))
+        return out
+
+    def nearest(self, vector, limit: int, scopes: frozenset | None = None) -> list[dict[str, Any]]:
         """The ``limit`` rows nearest to ``vector`` by exact cosine distance (``_distance``: 1 - cosine),
-        nearest first (ties by row address): :data:`CANDIDATE_COLUMNS` and ``_rowid``."""
+        nearest first (ties by row address): :data:`CANDIDATE_COLUMNS` and ``_rowid``. ``scopes``: only rows of
+        these scopes take part (a mask applied before the ranking)."""
         import numpy as np
 
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(query))
         query = query / norm if norm > 0 else query
         found: list[tuple[float, int, int, int]] = []  # (-similarity, row address, segment, index)
-        for k, (seg, mask) in enumerate(zip(self.segments, self.live, strict=True)):
+        for k, (seg, mask) in enumerate(zip(self.segments, self._masks(scopes), strict=True)):
             sims = seg.matrix @ query
             if mask is not None:
                 sims = np.where(mask, sims, -np.inf)
@@ -548,16 +594,19 @@ class _Resident:
             out.append(row)
         return out
 
-    def bm25(self, text: str, limit: int, column: str) -> list[dict[str, Any]]:
+    def bm25(self, text: str, limit: int, column: str, scopes: frozenset | None = None) -> list[dict[str, Any]]:
         """The ``limit`` best rows for ``text`` by BM25 over ``column`` (one of :attr:`fts`), as lance's
         full-text search scores them (:mod:`suzent_cli.index.bm25`): :data:`CANDIDATE_COLUMNS`, ``_rowid`` and
-        ``_score``, best first (equal scores by row address)."""
+        ``_score``, best first (equal scores by row address). ``scopes``: only rows of these scopes are matched
+        (a mask before the ranking; the statistics stay those of every row the version holds, as lance's
+        prefiltered search keeps them: ``tests/test_scope_recall.py`` compares the two)."""
         from suzent_cli.index import bm25
 
         query = self.fts[column].query(text)
         parts = [(seg.postings[column], mask) for seg, mask in zip(self.segments, self.live, strict=True)]
+        keep = [seg.scope_mask(scopes) for seg in self.segments] if scopes is not None else None
         out = []
-        for score, k, i in bm25.search(parts, query, limit):
+        for score, k, i in bm25.search(parts, query, limit, keep):
             row = self._row(k, i)
             row["_score"] = score
             out.append(row)
@@ -604,10 +653,15 @@ class _Resident:
 
             parts = []
             for seg, mask in zip(self.segments, self.live, strict=True):
-                part = pa.table({"id": seg.data["id"], "source": seg.data["source"], "locator": seg.data["locator"],
-                                 "_rowid": pa.array(seg.row_ids)})
+                columns = {"id": seg.data["id"], "source": seg.data["source"], "locator": seg.data["locator"],
+                           "_rowid": pa.array(seg.row_ids)}
+                if SCOPE_COLUMN in seg.data.column_names:
+                    columns[SCOPE_COLUMN] = seg.data[SCOPE_COLUMN]
+                part = pa.table(columns)
                 parts.append(part if mask is None else part.filter(pa.array(mask)))
-            positions = self._positions = _Positions(pa.concat_tables(parts) if parts else pa.table({
+            # a segment read before the scope column existed has none: its rows are the person's (null scope)
+            positions = self._positions = _Positions(pa.concat_tables(parts, promote_options="default") if parts
+                                                     else pa.table({
                 "id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
                 "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
         return positions
@@ -680,9 +734,10 @@ def fts_tokenizer(options: dict[str, Any]) -> Callable[[str], list[str]]:
     return tokens
 
 
-def _resident_columns(vectors: bool, fts: dict[str, Any] | None = None) -> list[str]:
+def _resident_columns(vectors: bool, fts: dict[str, Any] | None = None, names=None) -> list[str]:
     columns = [*_RESULT_COLUMNS, "vector"] if vectors else list(_RESULT_COLUMNS)
-    return columns + [c for c in (fts or {}) if c not in columns]
+    columns += [c for c in (fts or {}) if c not in columns]
+    return columns if names is None or SCOPE_COLUMN in names else [c for c in columns if c != SCOPE_COLUMN]
 
 
 def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_Segment], list[Any]]:
@@ -706,7 +761,8 @@ def _merged(segments: list[_Segment], live: list[Any], dim: int) -> tuple[list[_
     matrix = np.concatenate(matrices) if matrices and len(matrices) == len(kept) else None
     postings = {column: Postings.merged([(seg.postings[column], keep) for seg, keep in kept])
                 for column in segments[big].postings}
-    return [segments[big], _Segment(pa.concat_tables(parts), dim, postings=postings, matrix=matrix)], [live[big], None]
+    merged = pa.concat_tables(parts, promote_options="default")  # segments from before the scope column: null
+    return [segments[big], _Segment(merged, dim, postings=postings, matrix=matrix)], [live[big], None]
 
 
 def release_freed_heap() -> None:
@@ -997,11 +1053,25 @@ class ReadStore:
 
     # ---- reads ---------------------------------------------------------------------------------------------
     def count(self, where: str | None = None) -> int:
-        """The number of rows (matching ``where``, a LanceDB filter); without a filter, counted once per table
-        version (recall asks on every query)."""
+        """The number of rows (matching ``where``, a LanceDB filter); counted once per table version and filter
+        (recall asks on every query, with the scope's filter; at most :data:`COUNT_CACHE` filters are kept)."""
         if where:
+            key = "count:" + where
+            if key in self._cache or sum(k.startswith("count:") for k in list(self._cache)) < COUNT_CACHE:
+                return self._cached(key, lambda: int(self._table.count_rows(where)))
             return int(self._table.count_rows(where))
         return self._cached("count", lambda: int(self._table.count_rows()))
+
+    def scope_counts(self) -> dict[str, int]:
+        """``{scope: rows}`` over the whole table (``""`` the person's; every row is, without the column). One scan
+        of one narrow column."""
+        if not self.has_scope():
+            return {"": self.count()} if self.count() else {}
+        import pyarrow.compute as pc
+
+        column = pc.fill_null(self.scan([SCOPE_COLUMN])[SCOPE_COLUMN], "")
+        counts = pc.value_counts(column).to_pylist()
+        return {c["values"]: int(c["counts"]) for c in counts}
 
     def ids_by_source(self) -> dict[str | None, set[str]]:
         """``{source: {row id, …}}`` for every row (legacy rows under ``None``). One column scan."""
@@ -1012,13 +1082,15 @@ class ReadStore:
         return out
 
     def vector_search(self, vector, limit: int, where: str | None = None,
-                      columns: list[str] | None = None) -> list[dict[str, Any]]:
+                      columns: list[str] | None = None, scopes: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """The ``limit`` rows nearest to ``vector`` by cosine distance (``_distance``: 1 - cosine similarity),
         nearest first, each with ``columns`` (None: the result columns) and its ``_rowid`` (its address in this
         table version, for :meth:`rows_at`). Recall asks for :data:`CANDIDATE_COLUMNS` only: reading the wide
         columns of a whole candidate pool costs more than the search.
 
         With the resident copy (:meth:`keep_resident`) and no ``where``: exact cosine over every row in memory.
+        ``scopes`` (None: every row): only rows of these scopes (:mod:`suzent_cli.scope`) take part, filtered before
+        the ranking (a mask over the resident copy, else lance's prefilter, :meth:`scope_where`).
 
         Without a vector index (tables under :data:`ANN_MIN_ROWS` rows) every vector is compared: exact. With one
         (built by the indexer, see :meth:`TableWriter.ensure_vector_index`) the index proposes
@@ -1028,30 +1100,58 @@ class ReadStore:
         once."""
         resident = self._resident_now() if where is None else None
         if resident is not None and resident.vectors:
-            return _with_columns(resident, resident.nearest(vector, limit), columns)
+            keep = frozenset(scopes) if scopes is not None else None
+            return _with_columns(resident, resident.nearest(vector, limit, keep), columns)
         q = self._table.search(vector, vector_column_name="vector").distance_type("cosine").limit(limit)
         if self.vector_index_kind() is not None:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        where = _both(where, self.scope_where(scopes))
         if where:
             q = q.where(where, prefilter=True)
-        return q.select([*(columns or _RESULT_COLUMNS), "_distance"]).with_row_id(True).to_list()
+        return q.select([*self._present(columns or _RESULT_COLUMNS), "_distance"]).with_row_id(True).to_list()
 
     def fts_search(self, text: str, limit: int, where: str | None = None, column: str = FTS_COLUMN,
-                   columns: list[str] | None = None) -> list[dict[str, Any]]:
+                   columns: list[str] | None = None, scopes: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """BM25 search of ``text`` over ``column`` (``search_text`` or ``content``), best first, each row with
-        ``columns`` (None: the result columns), ``_score`` and ``_rowid``; [] when ``column`` has no index yet."""
+        ``columns`` (None: the result columns), ``_score`` and ``_rowid``; [] when ``column`` has no index yet.
+        ``scopes``: as :meth:`vector_search`'s (filtered before the ranking)."""
         if not self.has_fts_index(column):
             return []
         resident = self._resident_now() if where is None else None
         if resident is not None and column in resident.fts:
             try:
-                return _with_columns(resident, resident.bm25(text, limit, column), columns)
+                keep = frozenset(scopes) if scopes is not None else None
+                return _with_columns(resident, resident.bm25(text, limit, column, keep), columns)
             except Exception:  # noqa: BLE001 - an optimisation (lance's tokenizer on a text it refuses?): lance answers
                 pass
         q = self._table.search(text, query_type="fts", fts_columns=column).limit(limit)
+        where = _both(where, self.scope_where(scopes))
         if where:
             q = q.where(where, prefilter=True)
-        return q.select([*(columns or _RESULT_COLUMNS), "_score"]).with_row_id(True).to_list()
+        return q.select([*self._present(columns or _RESULT_COLUMNS), "_score"]).with_row_id(True).to_list()
+
+    def has_scope(self) -> bool:
+        """Does the table have the ``scope`` column (:data:`SCOPE_COLUMN`)? Without it (a table built before
+        scopes, not yet migrated by an index pass) every row is the person's. Read once per table version."""
+        return self._cached("has_scope", lambda: SCOPE_COLUMN in self._table.schema.names)
+
+    def _present(self, columns: list[str]) -> list[str]:
+        """``columns`` without ``scope`` when the table has no such column."""
+        return list(columns) if SCOPE_COLUMN not in columns or self.has_scope() else \
+            [c for c in columns if c != SCOPE_COLUMN]
+
+    def scope_where(self, scopes: tuple[str, ...] | list[str] | frozenset | None) -> str | None:
+        """The lance prefilter keeping rows of ``scopes`` (``scope IN (…)``; a null scope counts as the person's),
+        or None: no filter (``scopes`` None, or a table without the column when ``scopes`` holds the person's, since
+        every row there is). A table without the column and ``scopes`` without the person's: a filter nothing
+        passes."""
+        if scopes is None:
+            return None
+        wanted = sorted(set(scopes))
+        if not self.has_scope():
+            return None if "" in wanted else "id IS NULL AND id IS NOT NULL"
+        clause = f"{SCOPE_COLUMN} IN (" + ", ".join(quote(s) for s in wanted) + ")" if wanted else "FALSE"
+        return f"({clause} OR {SCOPE_COLUMN} IS NULL)" if "" in wanted else clause
 
     def _indices(self) -> list[tuple[tuple[str, ...], str]]:
         """``[(columns, index type upper-cased)]`` of the table's indexes. Listed once per table version (an index
@@ -1081,7 +1181,8 @@ class ReadStore:
         if not sources:
             return []
         where = "source IN (" + ", ".join(quote(s) for s in sorted(set(sources))) + ")"
-        return self._table.search().where(where).select(["id", "source", "locator"]).limit(None).to_arrow().to_pylist()
+        return self._table.search().where(where).select(self._present(["id", "source", "locator", SCOPE_COLUMN])) \
+            .limit(None).to_arrow().to_pylist()
 
     def neighbourhood(self, rows: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
         """``id, source, locator, _rowid`` of each of ``rows`` (``(id, source, locator)``) and of the rows just
@@ -1121,12 +1222,13 @@ class ReadStore:
             return _Positions(pa.table({"id": pa.array([], pa.string()), "source": pa.array([], pa.string()),
                                         "locator": pa.array([], pa.int32()), "_rowid": pa.array([], pa.uint64())}))
         where = "source IN (" + ", ".join(quote(s) for s in sources) + ")"
-        return _Positions(self._table.search().where(where).select(["id", "source", "locator"]).with_row_id(True)
-                          .limit(None).to_arrow())
+        return _Positions(self._table.search().where(where).select(self._present(["id", "source", "locator",
+                                                                                   SCOPE_COLUMN]))
+                          .with_row_id(True).limit(None).to_arrow())
 
     def _table_positions(self) -> _Positions:
-        return _Positions(self._table.search().select(["id", "source", "locator"]).with_row_id(True).limit(None)
-                          .to_arrow())
+        return _Positions(self._table.search().select(self._present(["id", "source", "locator", SCOPE_COLUMN]))
+                          .with_row_id(True).limit(None).to_arrow())
 
     def rows_at(self, row_ids: list[int]) -> list[dict[str, Any]]:
         """The result columns of the rows at these ``_rowid`` addresses of this table version (from
@@ -1136,14 +1238,16 @@ class ReadStore:
         resident = self._resident_now()
         if resident is not None:
             return resident.rows_at(row_ids)
-        return self._table.take_row_ids(sorted(set(row_ids))).select(_RESULT_COLUMNS).to_arrow().to_pylist()
+        return self._table.take_row_ids(sorted(set(row_ids))).select(self._present(_RESULT_COLUMNS)).to_arrow() \
+            .to_pylist()
 
     def rows_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
         """The result columns of the rows with these ``ids`` (any order)."""
         if not ids:
             return []
         where = "id IN (" + ", ".join(quote(i) for i in sorted(set(ids))) + ")"
-        return self._table.search().where(where).select(_RESULT_COLUMNS).limit(None).to_arrow().to_pylist()
+        return self._table.search().where(where).select(self._present(_RESULT_COLUMNS)).limit(None).to_arrow() \
+            .to_pylist()
 
     # ---- legacy rows (retire-legacy) -------------------------------------------------------------------------
     @property
@@ -1300,6 +1404,7 @@ class TableWriter(ReadStore):
         has none. Raises as :meth:`ReadStore.open`, minus IndexMissing."""
         if table_exists(index_dir):
             store, db = cls.open(index_dir, embedder_name, dim, home=home), None
+            store.ensure_scope_column()
         else:
             index_dir.mkdir(parents=True, exist_ok=True)
             db = _lancedb().connect(str(index_dir))
@@ -1312,6 +1417,18 @@ class TableWriter(ReadStore):
             (db or _lancedb().connect(str(index_dir))).create_table(BLOCKS_TABLE, schema=blocks_schema(),
                                                                     exist_ok=True)
         return store
+
+    def ensure_scope_column(self) -> bool:
+        """Add the ``scope`` column (:data:`SCOPE_COLUMN`) to a table built before it, every row ``''`` (the
+        person's: no line had a project tag then), in one commit (lance ``add_columns``: no row is rewritten,
+        ids and vectors stay, so nothing is re-embedded). A crash before the commit leaves the table as it was (the
+        next pass adds it); readers see the table before or after. Called under the indexer lock
+        (:meth:`open_or_create`). True when it was added."""
+        if SCOPE_COLUMN in self._table.schema.names:
+            return False
+        self._table.add_columns({SCOPE_COLUMN: "CAST('' AS STRING)"})
+        self._cache.clear()
+        return True
 
     def delete_ids(self, ids: list[str]) -> int:
         """Delete the rows with these ``ids``, at most :data:`LEGACY_CHUNK` per commit; in suzent's schema only
@@ -1432,7 +1549,12 @@ class TableWriter(ReadStore):
 
 
 _RESULT_COLUMNS = ["id", "content", "metadata", "importance", "created_at", "source", "locator", "source_date",
-                   "chat_id"]
+                   "chat_id", SCOPE_COLUMN]
+
+
+def _both(a: str | None, b: str | None) -> str | None:
+    """Two lance filters joined with AND (either may be None)."""
+    return f"({a}) AND ({b})" if a and b else a or b
 
 
 def row_metadata(row: dict[str, Any]) -> dict[str, Any]:

@@ -123,13 +123,14 @@ class RemoteBackend:
     # --- protocol.Backend ------------------------------------------------------------------------------------
 
     def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
-               until: str | None = None, category: str | None = None) -> dict[str, Any]:
-        return self.call("recall", {"query": query, "limit": limit, "mode": mode, "since": since, "until": until,
-                                    "category": category})
+               until: str | None = None, category: str | None = None, project: str | None = None) -> dict[str, Any]:
+        args = {"query": query, "limit": limit, "mode": mode, "since": since, "until": until, "category": category}
+        return self.call("recall", args if project is None else {**args, "project": project})
 
     def remember(self, *, facts: list[str] | None = None, turn: str | None = None, session: str | None = None,
-                 category: str | None = None) -> dict[str, Any]:
-        return self.call("remember", {"facts": facts, "turn": turn, "session": session, "category": category})
+                 category: str | None = None, project: str | None = None) -> dict[str, Any]:
+        args = {"facts": facts, "turn": turn, "session": session, "category": category}
+        return self.call("remember", args if project is None else {**args, "project": project})
 
     def forget(self, *, text: str | None = None, id: str | None = None, apply: bool = False) -> dict[str, Any]:
         return self.call("forget", {"text": text, "id": id, "apply": apply})

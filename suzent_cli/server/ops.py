@@ -53,7 +53,7 @@ def hit_json(hit) -> dict[str, Any]:
     row: its claims' latest confirmation, else the page's ``updated``), ``session`` (a vault row: the session of
     the log line it cites), and the lifecycle fields the hit carries: ``confirmations``, ``verified``,
     ``status``, ``until``, ``cites``; ``planted``: why the row reads as a planted instruction (null when it does
-    not)."""
+    not); ``scope``: ``""`` (the person's) or the project key the row belongs to."""
     is_log = hit.source_type == "archive_log"
     return {
         "id": hit.id, "content": hit.text, "score": round(float(hit.score), SCORE_DIGITS),
@@ -62,7 +62,7 @@ def hit_json(hit) -> dict[str, Any]:
         "chunk": None if is_log else hit.locator, "date": hit.date, "session": hit.session,
         "category": hit.category, "tags": list(hit.tags),
         "confirmations": hit.confirmations, "verified": hit.verified, "status": hit.status,
-        "until": hit.until, "cites": list(hit.cites), "planted": hit.planted,
+        "until": hit.until, "cites": list(hit.cites), "planted": hit.planted, "scope": hit.scope,
     }
 
 
@@ -134,6 +134,44 @@ def _hidden_by_forget(settings, outcomes: list[dict], warnings: list[str]) -> in
             o["reason"] = ((o.get("reason") + "; ") if o.get("reason") else "") + HIDDEN_REASON
     return hidden
 
+def _project_arg(project: Any) -> str | None:
+    """The ``project`` argument of a request: None, or a string without control characters (``""`` allowed: the
+    person's). Raises :class:`InputInvalid`."""
+    if project is None or project == "":
+        return project
+    return _text(project, "project", MAX_NAME_CHARS).strip()
+
+
+def _scoped_filters(settings, filters, project: Any):
+    """``filters`` (:class:`~suzent_cli.recall.Filters`) with the scopes of a request's ``project``
+    (:meth:`LocalBackend.recall`). Raises :class:`InputInvalid` for a bad or unknown project."""
+    from dataclasses import replace
+
+    from suzent_cli.projects import project_key
+    from suzent_cli.scope import ALL_PROJECTS, scopes_for
+
+    project = _project_arg(project)
+    if project is None or project == ALL_PROJECTS:
+        return filters
+    return replace(filters, scopes=scopes_for(project_key(settings, project) if project else None))
+
+
+def _capture_scope(settings, project: Any, warnings: list[str]) -> tuple[str | None, str]:
+    """``(project key, mode)`` of a remember (:meth:`LocalBackend.remember`): the setting ``capture.scope`` in the
+    request's ``project``; ``""``: global. Raises :class:`InputInvalid` for a bad or unknown project, or ``"*"``."""
+    from suzent_cli.projects import capture_scope, project_key
+    from suzent_cli.scope import ALL_PROJECTS
+
+    project = _project_arg(project)
+    if project == "":
+        return None, "global"
+    if project == ALL_PROJECTS:
+        raise InputInvalid("project \"*\" means every project: a fact is remembered in one (or \"\" for the person's)")
+    key = project_key(settings, project) if project is not None else None
+    _, mode = capture_scope(settings, cwd=None, warnings=warnings)
+    return key, mode
+
+
 class LocalBackend:
     """:class:`~suzent_cli.server.protocol.Backend` on warm state (module doc). Thread-safe: the transports call
     it from several threads at once (writes serialize on the library's file locks)."""
@@ -167,12 +205,15 @@ class LocalBackend:
 
     # --- recall --------------------------------------------------------------------------------------------------
     def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
-               until: str | None = None, category: str | None = None) -> dict[str, Any]:
+               until: str | None = None, category: str | None = None, project: str | None = None) -> dict[str, Any]:
         """Search memory (:func:`suzent_cli.recall.recall` on the warm store and embedder): ``mode``
         hybrid|vector|fts, ``since``/``until`` ``YYYY-MM-DD`` inclusive and ``category`` applied before ``limit``
         (1..100; a date range keeps only rows with a capture date, i.e. daily-log facts). Logged to the recall
         log as ``suzent recall`` does. No index yet: no hits and a ``note`` (not an
-        error). Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
+        error). ``project`` (the scope travels with each request, never from the server's own directory): a
+        project key, an absolute directory or a known project's name → the person's memories and that project's;
+        ``""`` → the person's only (a caller outside any project); ``"*"`` or None (not given: an HTTP client that
+        knows no project) → every project's, each hit naming its ``scope``. Raises :class:`InputInvalid` for bad arguments, :class:`IndexIncompatible` /
         :class:`IndexUnreadable` / :class:`EmbedderUnavailable` as the CLI would."""
         from suzent_cli.index.pending import pending_logs
         from suzent_cli.recall import NOTHING_RELEVANT, check_query, parse_filters, recall
@@ -185,6 +226,7 @@ class LocalBackend:
         check_query(query, mode=mode, limit=limit)
         filters = parse_filters(since, until, category)
         settings = self.warm.settings()
+        filters = _scoped_filters(settings, filters, project)
         result = {"query": query, "mode": mode, "hits": [], "note": None}
         for attempt in (1, 2):
             try:
@@ -219,7 +261,7 @@ class LocalBackend:
 
     # --- remember ------------------------------------------------------------------------------------------------
     def remember(self, *, facts: list[str] | None = None, turn: str | None = None, session: str | None = None,
-                 category: str | None = None) -> dict[str, Any]:
+                 category: str | None = None, project: str | None = None) -> dict[str, Any]:
         """Record ``facts`` (fact lines, ``[category] content `tags` ``: exactly ``suzent capture --fact``'s path,
         logged as given) or one ``turn`` (extracted by the configured extractor — offline without an API key — and
         classified against what is known, as ``suzent capture --turn-from``: a word-for-word restatement is a
@@ -232,7 +274,10 @@ class LocalBackend:
         when every captured fact is hidden, ``indexed`` is False.
 
         A bad fact (empty, too long, a control character, an unclosed ``[``) is ``rejected`` with its reason while
-        the good ones are written; when every input is bad, :class:`InputInvalid`. Raises :class:`LockTimeout` /
+        the good ones are written; when every input is bad, :class:`InputInvalid`. ``project``: the project the
+        facts were said in (a key, an absolute directory or a known name; None: none, so every fact is the
+        person's); the setting ``capture.scope`` then decides each fact's scope as for ``suzent capture``
+        (:func:`suzent_cli.capture.scoped`); ``""`` records every fact as the person's. Raises :class:`LockTimeout` /
         OSError with nothing written (the appender's contract), :class:`ExtractorUnavailable`."""
         if (facts is None) == (turn is None):
             raise InputInvalid("give either facts (a list of fact lines) or a turn, not both and not neither")
@@ -240,11 +285,13 @@ class LocalBackend:
         if category is not None:
             category = _text(category, "category", 100).strip()
         settings = self.warm.settings()
+        scope_notes: list[str] = []
+        decided = _capture_scope(settings, project, scope_notes)
         if facts is not None:
-            outcomes, result = self._remember_facts(settings, facts, session_id, category)
+            outcomes, result = self._remember_facts(settings, facts, session_id, category, decided)
         else:
-            outcomes, result = self._remember_turn(settings, turn, session_id)
-        warnings = list(result.warnings) if result is not None else []
+            outcomes, result = self._remember_turn(settings, turn, session_id, decided)
+        warnings = scope_notes + (list(result.warnings) if result is not None else [])
         indexed = False
         captured = sum(o["outcome"] == "captured" for o in outcomes)
         hidden = _hidden_by_forget(settings, outcomes, warnings)
@@ -259,9 +306,10 @@ class LocalBackend:
         return {"outcomes": outcomes, "captured": captured, "hidden": hidden, "indexed": indexed,
                 "warnings": warnings}
 
-    def _remember_facts(self, settings, facts, session_id: str, category: str | None):
+    def _remember_facts(self, settings, facts, session_id: str, category: str | None,
+                        decided: tuple[str | None, str] = (None, "auto")):
         from suzent_cli.archive import DEFAULT_CATEGORY, Fact
-        from suzent_cli.capture import clean_facts, fact_lines, parse_fact_args, write_facts
+        from suzent_cli.capture import clean_facts, fact_lines, parse_fact_args, scoped, write_facts
         from suzent_cli.guard import TAG
 
         if not isinstance(facts, list) or not facts:
@@ -290,7 +338,7 @@ class LocalBackend:
             if not screened:
                 outcomes[i]["reason"] = "nothing left to remember once its HTML comment or stamp was removed"
                 continue
-            good.append((i, screened[0]))
+            good.append((i, scoped(screened, *decided)[0]))
         if not good:
             reasons = "; ".join(o["reason"] for o in outcomes[:3])
             raise InputInvalid(f"no fact to remember: {reasons}")
@@ -304,13 +352,15 @@ class LocalBackend:
                                       "promoted or injected)" if planted else "fact line: logged as given")
         return outcomes, result
 
-    def _remember_turn(self, settings, turn, session_id: str):
+    def _remember_turn(self, settings, turn, session_id: str, decided: tuple[str | None, str] = (None, "auto")):
         from suzent_cli.capture import extract_and_write, fact_lines
         from suzent_cli.capture.known import recall_set_for
 
         text = _text(turn, "turn", MAX_TURN_CHARS)
-        result = extract_and_write(settings, text, known_facts=recall_set_for(settings, store=self.warm.store),
-                                   session=session_id)
+        key, mode = decided
+        result = extract_and_write(settings, text, known_facts=recall_set_for(settings, store=self.warm.store,
+                                                                              project_key=key),
+                                   session=session_id, project_key=key, scope_mode=mode)
         name = result.path.name if result.path is not None else None
         outcomes = []
         for fact, c, line in zip(result.facts, result.outcomes or [None] * len(result.facts), fact_lines(result),

@@ -17,7 +17,9 @@ Results (keys always present unless marked optional):
   tier, or None), "line" (1-based line of a daily-log fact, or None), "chunk" (page chunk index, or None), "date",
   "session", "category", "tags", "confirmations" (int or None), "verified" (bool), "status" (claim status or
   None), "until" (the day a superseded claim stopped holding, or None), "cites" (the ``F:L`` daily-log lines a
-  claim cites)}``. ``note`` says why the list is empty or short (no index yet, nothing relevant).
+  claim cites), "scope" (``""`` the person's, else the project key)}``. ``note`` says why the list is empty or short
+  (no index yet, nothing relevant). Optional argument ``project`` (recall and remember): the scope of the request
+  (:meth:`suzent_cli.server.ops.LocalBackend.recall`); the server never takes it from its own directory.
 * ``remember`` → ``{"outcomes": [{"text", "outcome" (captured|confirmation|rejected), "category", "file" (the
   daily log's name; for a confirmation the recorded claim's source), "line" (1-based), "reason" (why rejected, or
   how it was classified), "classification" (turns only: new|revision|confirmation)}], "captured": int,
@@ -65,10 +67,10 @@ class Backend(Protocol):
     docstring."""
 
     def recall(self, query: str, *, limit: int = 10, mode: str = "hybrid", since: str | None = None,
-               until: str | None = None, category: str | None = None) -> dict[str, Any]: ...
+               until: str | None = None, category: str | None = None, project: str | None = None) -> dict[str, Any]: ...
 
     def remember(self, *, facts: list[str] | None = None, turn: str | None = None, session: str | None = None,
-                 category: str | None = None) -> dict[str, Any]: ...
+                 category: str | None = None, project: str | None = None) -> dict[str, Any]: ...
 
     def forget(self, *, text: str | None = None, id: str | None = None, apply: bool = False) -> dict[str, Any]: ...
 

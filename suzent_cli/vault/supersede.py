@@ -500,8 +500,9 @@ def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[Ran
     move down one place each (the older row stays next to its replacement instead of dropping to where the newer
     one was, below rows that may not be about the subject at all). Rows without a date stay where they are. Scores
     are not touched (each row keeps the score its relevance and importance gave it), so inside the first
-    ``window`` the order may differ from the score order; the rest is as given. Returns a new list; nothing is
-    dropped or added."""
+    ``window`` the order may differ from the score order; the rest is as given. Two rows of different scopes
+    (a ``scope`` attribute: the person's ``""`` or a project key) are never a pair: supersession stays within a
+    scope. Returns a new list; nothing is dropped or added."""
     out = list(rows)
     head = min(window, len(out))
     reads = {id(r): read(r.text) for r in out[:head] if r.date}
@@ -513,6 +514,8 @@ def prefer_newer(rows: list[RankedRow], window: int = PREFER_WINDOW) -> list[Ran
             upper = out[i]
             if id(upper) not in reads or upper.date >= lower.date:
                 continue  # the upper one must be the older
+            if getattr(upper, "scope", "") != getattr(lower, "scope", ""):
+                continue  # one project's fact never replaces another's, nor the person's (issue 26)
             if compare(reads[id(upper)], reads[id(lower)]).relation in (REPLACES, UNDECIDED):
                 out.insert(i, out.pop(j))
                 break

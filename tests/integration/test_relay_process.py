@@ -214,6 +214,24 @@ def test_capture_with_index_relayed(server, tmp_path):
     assert hits and hits[0]["content"] == "Reads Pessoa on the tram"
 
 
+def test_the_project_flags_relayed_read_as_the_cold_ones(server, tmp_path):
+    home, _ = server
+    copy = twin(home, tmp_path)
+    same_path = lambda text: _seconds(text.replace(str(copy), str(home)))  # noqa: E731
+    args = ("capture", "--fact", "[technical] Deploys with Nomad", "--project", "github.com/acme/relay", "--index",
+            "--json")
+    same(relayed(home, *args), run_cli(copy, "--home", str(copy), *args, env_extra=COLD), mask=same_path)
+    for args in (("recall", "Nomad", "--json"), ("recall", "Nomad", "--project", "github.com/acme/relay", "--json"),
+                 ("recall", "Nomad", "--all-projects"), ("recall", "Nomad", "--project", "relay"),
+                 ("recall", "Nomad", "--project", "nope"), ("recall", "Nomad", "--project", "x", "--all-projects"),
+                 ("capture", "--fact", "y", "--project", "x", "--global", "--index")):
+        same(relayed(home, *args), run_cli(copy, "--home", str(copy), *args, env_extra=COLD), mask=same_path)
+    here = json.loads(relayed(home, "recall", "Nomad", "--json").stdout)["hits"]  # from the repository's directory
+    there = json.loads(relayed(home, "recall", "Nomad", "--project", "relay", "--json").stdout)["hits"]
+    assert not any("Nomad" in h["content"] for h in here)
+    assert there and there[0]["content"] == "Deploys with Nomad" and there[0]["scope"] == "github.com/acme/relay"
+
+
 @pytest.mark.parametrize("args, stdin", [
     (("capture", "--fact", "x", "--bogus"), None),
     (("capture", "--facts-from", "-", "--json"), "[fact] Came in on stdin\n"),

@@ -11,7 +11,7 @@ atomic (temp file, fsync, rename); every append is one locked, fsynced write (:m
 | `superseded.txt` | `.state.lock` | text, one log fact line per line | dream runner: `state.handoff.append_superseded` | reconcile: `read_superseded`, `truncate_superseded` | log lines a dream folded into claims, for reconcile to retire |
 | `confirmations.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "time", "content", "category", "matched", …}` | capture: `state.handoff.append_confirmations` | dream: `read_confirmations`, `truncate_confirmations`; status | restatements capture recognised instead of logging them, for the dream to fold |
 | `late_lines.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "from_line"}` | daily-log appender: `state.handoff.append_late_lines` | dream: `read_late_lines`, `truncate_late_lines`; status | lines appended to a past day's log, for the dream to fold |
-| `recall_log.jsonl` | `.state.lock` | JSON lines `{"ts", "snippet", "source_type", "query"}` | recall, hook recall: `state.recall_log.append_recall_log`; forget: `purge_recall_log` | promote: `recall_snippets`; forget: `count_recall_log` | what recall returned (best-effort) |
+| `recall_log.jsonl` | `.state.lock` | JSON lines `{"ts", "snippet", "source_type", "query"}` (+ `"scope"` for a project's hit) | recall, hook recall: `state.recall_log.append_recall_log`; forget: `purge_recall_log` | promote: `recall_snippets`; forget: `count_recall_log` | what recall returned (best-effort) |
 | `quarantine/<file>.jsonl` | `the file's own lock` | JSON lines `{"ts", "file", "reason", "record"}` | the reader of `<file>`: `state.records.quarantine` | people | records a reader refused, kept instead of dropped |
 | `dream_state.json` | `.dream.lock` | JSON object, version 1 | dream runner: `vault.dream_state.save_state` | dream runner: `load_state`; status: `peek_state` | retry counters, last results, the run in flight, pending follow-ups |
 | `dream_state.json.corrupt` | `.dream.lock` | the unparseable dream state as it was | `vault.dream_state.load_state` | people | an unreadable dream state, moved aside |
@@ -97,7 +97,8 @@ CATALOGUE: tuple[StateFile, ...] = (  # the module doc's table is table() of thi
               "daily-log appender: `state.handoff.append_late_lines`",
               "dream: `read_late_lines`, `truncate_late_lines`; status",
               "lines appended to a past day's log, for the dream to fold"),
-    StateFile(RECALL_LOG, STATE_LOCK, 'JSON lines `{"ts", "snippet", "source_type", "query"}`',
+    StateFile(RECALL_LOG, STATE_LOCK, 'JSON lines `{"ts", "snippet", "source_type", "query"}` (+ `"scope"` for a '
+              "project's hit)",
               "recall, hook recall: `state.recall_log.append_recall_log`; forget: `purge_recall_log`",
               "promote: `recall_snippets`; forget: `count_recall_log`", "what recall returned (best-effort)"),
     StateFile(QUARANTINE + "/<file>.jsonl", "the file's own lock", 'JSON lines `{"ts", "file", "reason", "record"}`',

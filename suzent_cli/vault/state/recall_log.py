@@ -21,7 +21,8 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
     """Best-effort: one JSON line per returned hit. Never raises (recall must not fail on its log). The query's
     secrets are redacted before it is logged (:func:`suzent_cli.guard.redact`; a key pasted into a query or a
     prompt must not land in the memory's state), then it is cut to 160 characters; the snippets are stored rows,
-    screened when they were captured."""
+    screened when they were captured. A hit of a project (its ``scope``, issue 26) is logged with it, so what
+    reads the log for the person's MEMORY.md can leave it out (:func:`recall_snippets` ``person_only``)."""
     from suzent_cli.guard.secrets import redact  # the detectors load only for a candidate token
 
     if not hits:
@@ -29,8 +30,8 @@ def append_recall_log(state_dir: Path, query: str, hits: list[dict], *, timeout:
     query = redact(query)[0][:160]
     ts = dt.datetime.now(dt.UTC).isoformat()
     record = "".join(
-        json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query},
-                   ensure_ascii=False) + "\n"
+        json.dumps({"ts": ts, "snippet": h["content"][:160], "source_type": h.get("source_type", ""), "query": query}
+                   | ({"scope": h["scope"]} if h.get("scope") else {}), ensure_ascii=False) + "\n"
         for h in hits
     )
     try:
@@ -54,11 +55,23 @@ def _lines(state_dir: Path) -> list[str]:
     return read_text(path).splitlines() if path.is_file() else []
 
 
-def recall_snippets(state_dir: Path, limit: int | None = None) -> list[str]:
+def recall_snippets(state_dir: Path, limit: int | None = None, *, person_only: bool = False) -> list[str]:
     """The non-blank ``snippet`` of each readable ``recall_log.jsonl`` line, oldest first; only the last ``limit``
-    lines are read when given. Missing file → []. Raises OSError when the file cannot be read."""
+    lines are read when given; ``person_only``: not those of a project's hit (a line with a ``scope``). Missing
+    file → []. Raises OSError when the file cannot be read."""
     lines = _lines(state_dir)
-    return [s for _, s in _snippets(lines[-limit:] if limit else lines) if s and s.strip()]
+    lines = lines[-limit:] if limit else lines
+    if person_only:
+        lines = [ln for ln in lines if '"scope"' not in ln or not _scope(ln)]
+    return [s for _, s in _snippets(lines) if s and s.strip()]
+
+
+def _scope(line: str) -> str:
+    try:
+        scope = json.loads(line).get("scope")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return scope if isinstance(scope, str) else ""
 
 
 def count_recall_log(state_dir: Path, key: str) -> int:
