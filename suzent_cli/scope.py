@@ -177,7 +177,16 @@ def _common_dir(where: Path) -> str | None:
 
 def identify(path: Path | str) -> Project:
     """The project of the directory ``path`` (a file's folder when ``path`` is a file), by the rules of the module
-    doc. Never raises for an unreadable or missing directory: ``dir:`` of its absolute path, saying why."""
+    doc, its key spelled by :func:`canonical_key`. Never raises for an unreadable or missing directory: ``dir:`` of
+    its absolute path, saying why."""
+    found = _identify(path)
+    key = canonical_key(found.key)
+    if key == found.key:
+        return found
+    return Project(key, key_name(key), found.why.replace(found.key, key), found.root)
+
+
+def _identify(path: Path | str) -> Project:
     where = Path(os.path.abspath(os.path.expanduser(str(path))))
     if where.is_file():
         where = where.parent
@@ -220,10 +229,41 @@ def encode_key(key: str) -> str:
 
 
 def decode_key(value: str) -> str:
-    """The key an :func:`encode_key` value stands for (invalid escapes are kept as written)."""
+    """The key an :func:`encode_key` value stands for: valid text always (an escape of bytes that are not UTF-8,
+    e.g. ``%FF`` written by hand, reads as U+FFFD, as :func:`canonical_key` spells such a key)."""
     from urllib.parse import unquote
 
-    return unquote(value, errors="surrogateescape") if "%" in value else value
+    return unquote(value, errors="replace") if "%" in value else value
+
+
+_SECRET_HINT = re.compile(r"[A-Za-z0-9_\-]{16,}|AKIA|ghp_|gho_|github_pat|glpat|sk-|xox[abp]-|AIza|npm_")
+_DIGEST_KEY = re.compile(r"^(?:(?:dir|git|file):/|[^/]+/)sha256/[0-9a-f]{16}$")
+
+
+def canonical_key(key: str) -> str:
+    """``key`` as every writer and reader of scopes spells it (:func:`identify`, :func:`resolve_project`,
+    :func:`scope_tag`), so the tag a capture writes and the scope a recall asks for always match:
+
+    - text that is not valid UTF-8 (a path of undecodable bytes, as Python's surrogate escapes) has those bytes as
+      U+FFFD;
+    - a key whose tag would read as a secret to capture's screen (``guard.secrets.redact``: a repository or folder
+      named like a token) is recorded by its digest, ``<dir:|git:|file:|host>/sha256/<16 hex>`` (a tag that looks
+      like a secret would be dropped at capture, and the fact would silently become the person's, recalled in
+      every project). Idempotent. The screen runs only for a key holding a token-shaped part (16+ word
+      characters, or a known token prefix), so an ordinary key costs a regex search."""
+    if any("\ud800" <= ch <= "\udfff" for ch in key):
+        key = key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if not key or _DIGEST_KEY.match(key) or not _SECRET_HINT.search(key):
+        return key
+    from suzent_cli.guard.secrets import redact  # stdlib; its detectors load only for a candidate token
+
+    if not redact(SCOPE_TAG_PREFIX + encode_key(key))[1]:
+        return key
+    import hashlib
+
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    head = key.split(":", 1)[0] + ":" if key.startswith(("dir:", "git:", "file:")) else key.split("/", 1)[0]
+    return f"{head}/sha256/{digest}"
 
 
 def scope_tag(key: str) -> str:
@@ -231,7 +271,7 @@ def scope_tag(key: str) -> str:
     ValueError for the person's scope (a person's fact carries no tag)."""
     if not key:
         raise ValueError("the person's scope carries no tag")
-    return SCOPE_TAG_PREFIX + encode_key(key)
+    return SCOPE_TAG_PREFIX + encode_key(canonical_key(key))
 
 
 def scope_of_tags(tags: tuple[str, ...] | list[str]) -> str:
@@ -383,7 +423,7 @@ def resolve_project(name: str, known: Callable[[], list[str]], cwd: Path | str |
     if not text:
         raise ValueError("--project needs a name: a project key, a directory or a known project's name")
     if looks_like_key(text):
-        return text
+        return canonical_key(text)
     base = Path(cwd) if cwd else Path.cwd()
     where = Path(os.path.expanduser(text))
     where = where if where.is_absolute() else base / where

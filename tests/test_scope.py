@@ -116,3 +116,41 @@ def test_scope_for_the_default_rule_and_its_overrides():
     assert scope_for("personal", key, "project") == key
     with pytest.raises(ValueError):
         scope_for("tech", key, "everywhere")
+
+
+# --- canonical keys: a key never makes its fact the person's ---------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["git:/home/u/src/k8s-Xy9Qz7Lm3NpR4tW8", "github.com/o/AKIAIOSFODNN7EXAMPLE",
+                                 "dir:/home/u/p/ghp_16C7e42F292c6912E7710c838347Ae178B4a"])
+def test_a_token_shaped_key_is_recorded_by_its_digest_and_the_fact_stays_scoped(key):
+    """A repository or folder named like a token: capture's screen would drop its tag and the fact would become the
+    person's, recalled in every project. The key is spelled by its digest everywhere instead."""
+    from suzent_cli.archive import Fact
+    from suzent_cli.capture import clean_facts
+    from suzent_cli.scope import canonical_key, resolve_project, scope_of_tags, scope_tag
+
+    canon = canonical_key(key)
+    assert "/sha256/" in canon and canonical_key(canon) == canon
+    assert resolve_project(key, lambda: []) == canon
+    warnings: list[str] = []
+    [fact] = clean_facts([Fact("Uses Postgres 16", "technical", (scope_tag(key),))], warnings)
+    assert scope_of_tags(fact.tags) == canon and not warnings
+
+
+def test_identify_spells_a_token_shaped_folder_by_its_digest(tmp_path):
+    from suzent_cli.scope import canonical_key, identify
+
+    folder = tmp_path / "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    folder.mkdir()
+    found = identify(folder)
+    assert found.key == canonical_key(f"dir:{folder}") and "/sha256/" in found.key
+    assert "ghp_" not in found.key and "ghp_" not in found.why and "ghp_" not in found.name
+
+
+def test_ordinary_keys_are_kept_and_undecodable_bytes_read_as_replacement():
+    from suzent_cli.scope import canonical_key, decode_key, scope_of_tags, scope_tag
+
+    assert canonical_key("github.com/acme/billing") == "github.com/acme/billing"
+    assert canonical_key("dir:/tmp/x\udcff") == "dir:/tmp/x\ufffd"
+    assert decode_key("dir:/x%FF") == "dir:/x\ufffd"
+    assert scope_of_tags((scope_tag("dir:/tmp/x\udcff"),)) == "dir:/tmp/x\ufffd"
