@@ -81,20 +81,39 @@ def test_a_capture_past_its_timeout_stays_spooled_and_the_next_run_drains_it(tmp
     assert sorted(facts(home)) == sorted(f"- [general] My code word for step {i} is kiwi{i}." for i in range(6))
 
 
+# The capture worker stops for good after its AFTER-th append (as a slow disk or a loaded machine would stop it):
+# the watchdog then abandons it at the deadline, mid-capture, whatever the machine's speed. The copy's own bound
+# (watchdog.RESCUE_SECONDS) is lifted: a loaded machine may take longer to spool, and that is not the point here.
+STOPS_AFTER = """
+import time
+import suzent_cli.archive as archive
+import suzent_cli.cli.watchdog as w
+w.RESCUE_SECONDS = 120
+real, calls = archive.append_entry, [0]
+def append_entry(*args, **kwargs):
+    calls[0] += 1
+    if calls[0] > {after}:
+        time.sleep(3600)
+    return real(*args, **kwargs)
+archive.append_entry = append_entry
+from suzent_cli.cli.fasthook import main
+raise SystemExit(main())
+"""
+
+
 def test_a_capture_killed_mid_way_loses_no_turn(tmp_path, home):
-    """The worker is abandoned (os._exit) while capturing: the turns done are recorded, the rest stay spooled.
-    A kill between a turn's append and its record may capture that one turn twice, never lose it."""
+    """The worker is abandoned (os._exit, by the watchdog) while capturing: the turns done are recorded, the rest
+    stay spooled. A kill between a turn's append and its record may capture that one turn twice, never lose it."""
     t = Transcript(tmp_path / "s.jsonl")
-    # About 12 s of capture on a quiet two-core machine against a 5 s deadline: cut mid-way for sure, while 5 s is
-    # enough to start and spool the payload even at load 15 (with 1 s a loaded machine could not keep the payload
-    # in time: the hook then says so and the turns stay in the transcript, which is not what this test is about).
-    n = 2000
+    n, after = 120, 40
     for i in range(n):
         t.turn(f"Remember that my code word for step {i} is kiwi{i}.")
-    r = hook(home, payload(t.path), "--timeout", "5")
-    assert r.returncode == 0 and "not finished in 5 s;" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    r = subprocess.run([sys.executable, "-c", STOPS_AFTER.format(after=after), "capture", "--from", "claude-code",
+                        "--timeout", "2"], input=payload(t.path), capture_output=True, text=True, cwd=REPO,
+                       env=cli_env(home, SUZENT_TODAY=DAY), timeout=180)  # a hang guard
+    assert r.returncode == 0 and "not finished in 2 s;" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     first = len(facts(home))
-    assert first < n and waiting(home), r.stderr
+    assert first <= after and waiting(home), r.stderr
     r = hook_in_process(home, payload(t.path), "--timeout", "600")  # a bound, not an expectation
     assert r.returncode == 0 and r.stderr == "" and waiting(home) == []
     got = facts(home)
