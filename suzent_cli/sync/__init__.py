@@ -1,0 +1,686 @@
+"""Stage: ``suzent sync``, one memory on several machines through any git remote (docs/sync.md).
+
+One sync, under ``<home>/sync/sync.lock`` (a second sync on the home refuses at once, exit 3):
+
+1. **Recover** what a killed sync left: stale git locks, an unfinished merge, and a write-back it had begun
+   (``<home>/sync/writeback.json``, the journal: it names the commit the live files were copied from and the commit
+   to write back; a journal without the second means the merge never finished: the staging repository goes back to
+   the first and the merge is redone).
+2. **Fold** folder-sync conflict copies back (:mod:`suzent_cli.sync.conflicts`).
+3. **Copy in** the files that travel (:func:`travellers`) from the live tiers into the staging repository
+   (``<home>/sync/repo``, :mod:`suzent_cli.sync.repo`), each read under its writer's lock; **commit**.
+4. **Fetch; merge** with the remote's branch per file (:mod:`suzent_cli.sync.merge`); **push**. A push refused
+   because the remote moved is retried from step 4 over the new remote (the staging repository first goes back
+   to the local commit, so no merge is ever merged again); refused otherwise (a hook): one line, exit 1, the
+   merge is still written back and the next sync pushes it.
+5. **Write back** every file the merge changed into the live tiers, under the same locks as the writers (the
+   append lock for a log, the page lock for a page, the state lock for a state file), merging with what the file
+   holds *now*: a log that grew since it was copied keeps its new lines, a page a person edited meanwhile is
+   merged again (:func:`write_back`).
+6. **Index** what changed: the files written back, and every daily log holding a text a tombstone that arrived
+   forgets (a tombstone changes no file's mtime), through :func:`suzent_cli.index.api.reindex_files`.
+
+Line numbers. One machine dreams (:mod:`suzent_cli.sync.role`). A daily log merged on the dreaming machine keeps
+its text whole and in place (the other machines' entries are appended after it); merged anywhere else, the
+remote's version is kept whole and this machine's new entries follow. So the dreaming machine's lines never move on
+any machine, and the ``source: DATE.md:LINE`` of a claim, ``folded_through`` and the dreamer's late-line records
+stay true everywhere. A non-dreaming machine's unsynced entries may move down its log (the file is then replaced,
+never shortened: :func:`suzent_cli.archive.merge_into_log`); lines that arrive in a day before today are recorded
+as late lines, as a backfill is, so the dream folds them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from suzent_cli import archive
+from suzent_cli.config import Settings
+from suzent_cli.errors import InputInvalid, LockTimeout, SuzentError
+from suzent_cli.files import atomic_write_bytes, file_lock, locked, update_file
+from suzent_cli.sync import merge as merges
+from suzent_cli.sync.repo import Repo, SyncFailed, masked
+from suzent_cli.sync.role import DREAMER_FILE, ROLE_FILE, machine_id, sync_dir
+from suzent_cli.vault.state import (
+    CONFIRMATIONS,
+    LEDGER_LOCK,
+    MEMORY_MD_LOCK,
+    PAGES_LOCK,
+    STATE_DIR,
+    STATE_LOCK,
+    TOMBSTONES,
+    travelling,
+)
+
+__all__ = ["SyncBusy", "SyncFailed", "SyncReport", "fold_only", "rewritten_files", "sync", "travellers", "write_back"]
+
+LOCK_FILE = "sync.lock"
+JOURNAL = "writeback.json"
+CORE_FILES = ("MEMORY.md", "persona.md", "user.md")
+MAX_ATTEMPTS = 5  # pushes refused because the remote moved meanwhile, before giving up with one line
+
+
+class SyncBusy(SuzentError):
+    """Another ``suzent sync`` holds the home's ``sync.lock``."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class Traveller:
+    """One file that travels: ``rel`` its path in the synced repository, ``live`` where it lives on this machine,
+    ``kind`` (``log``, ``ledger``, ``records``, ``page``) and ``lock`` the lock its writers take (None: none)."""
+
+    rel: str
+    live: Path
+    kind: str
+    lock: Path | None
+
+
+@dataclass
+class SyncReport:
+    """What one sync did (``--json``): ``commits`` made here (the local one, a merge), ``pushed``, ``files_merged``
+    (paths merged from both sides), ``lines_sent`` (log lines the remote gained), ``lines_received`` (log lines
+    this machine's logs gained), ``conflicts_folded`` (folder-sync copies, :mod:`suzent_cli.sync.conflicts`),
+    ``written`` (live files sync changed: the hook ``suzent verify`` re-seals, :func:`rewritten_files`),
+    ``moved`` (logs whose lines moved), ``indexed`` (files reindexed; None: no index), ``dreamer`` and ``dreams``
+    (this machine), ``warnings``."""
+
+    remote: str | None = None
+    machine: str = ""
+    commits: list[str] = field(default_factory=list)
+    pushed: bool = False
+    fast_forward: bool = False
+    files_merged: list[str] = field(default_factory=list)
+    page_conflicts: list[str] = field(default_factory=list)
+    lines_sent: int = 0
+    lines_received: int = 0
+    conflicts_folded: list[dict] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
+    late_days: list[str] = field(default_factory=list)
+    tombstones_received: int = 0
+    indexed: int | None = None
+    dreamer: str = ""
+    dreams: bool = True
+    recovered: str = ""
+    error: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def rewritten_files(report: SyncReport) -> list[Path]:
+    """The live files the sync changed (appended to, merged or replaced), for ``suzent verify`` to re-seal: a log
+    in it may have had lines moved (``report.moved``) by a merge that lost none."""
+    return [Path(p) for p in report.written]
+
+
+# --- what travels -------------------------------------------------------------------------------------------------
+
+def travellers(settings: Settings) -> list[Traveller]:
+    """Every file that travels, as it exists on this machine now: the daily logs (``archive/``), MEMORY.md,
+    persona.md, user.md (``memory/``), the vault's markdown outside hidden folders (pages, ``log.md``, the root
+    files: ``vault/``) and the state files :func:`suzent_cli.vault.state.travelling` names (``vault/.state/``).
+    Never: the index, locks, the spool, ``server/``, ``backups/``, ``sync/``, config.toml, the other state files.
+    Tier folders may live outside the home (``--memory-dir``, ``--vault-dir``)."""
+    paths = settings.paths
+    state = paths.state_dir
+    out = [Traveller(f"archive/{p.name}", p, "log", paths.archive_dir / archive.APPEND_LOCK)
+           for _, p in archive.list_logs(paths.archive_dir)]
+    out += [Traveller(f"memory/{name}", paths.memory_dir / name, "page", state / MEMORY_MD_LOCK)
+            for name in CORE_FILES if (paths.memory_dir / name).is_file()]
+    vault_dir = paths.vault_dir
+    if vault_dir.is_dir():
+        for p in sorted(vault_dir.rglob("*.md")):
+            rel = p.relative_to(vault_dir)
+            if any(part.startswith(".") for part in rel.parts) or not p.is_file() or p.is_symlink():
+                continue
+            if _copy_name(rel.name):
+                continue  # a folder-sync conflict copy: folded or moved aside, never synced
+            try:
+                rel.as_posix().encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+            if rel.as_posix() == "log.md":
+                out.append(Traveller("vault/log.md", p, "ledger", state / LEDGER_LOCK))
+            else:
+                out.append(Traveller(f"vault/{rel.as_posix()}", p, "page", state / PAGES_LOCK))
+    for name in travelling():
+        if (state / name).is_file():
+            out.append(Traveller(f"vault/{STATE_DIR}/{name}", state / name, "records", state / STATE_LOCK))
+    return out
+
+
+def _copy_name(name: str) -> bool:
+    from suzent_cli.copies import page_copy_of
+
+    return page_copy_of(name) is not None
+
+
+def traveller_for(settings: Settings, rel: str) -> Traveller | None:
+    """The live file a repository path stands for, or None for a path that is not ours (left alone): no ``..``,
+    no hidden part but ``.state/<a travelling file>``, a log name that is a date, a page inside the vault."""
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts) or not rel.endswith((".md", ".jsonl")):
+        return None
+    paths = settings.paths
+    state = paths.state_dir
+    if parts[0] == "archive" and len(parts) == 2:
+        p = paths.archive_dir / parts[1]
+        return Traveller(rel, p, "log", paths.archive_dir / archive.APPEND_LOCK) if archive.log_day(p) else None
+    if parts[0] == "memory" and len(parts) == 2 and parts[1] in CORE_FILES:
+        return Traveller(rel, paths.memory_dir / parts[1], "page", state / MEMORY_MD_LOCK)
+    if parts[0] != "vault" or len(parts) < 2:
+        return None
+    inner = parts[1:]
+    if inner[0] == STATE_DIR:
+        if len(inner) == 2 and inner[1] in travelling():
+            return Traveller(rel, state / inner[1], "records", state / STATE_LOCK)
+        return None
+    if any(p.startswith(".") for p in inner) or not rel.endswith(".md") or _copy_name(inner[-1]):
+        return None
+    if inner == ["log.md"]:
+        return Traveller(rel, paths.vault_dir / "log.md", "ledger", state / LEDGER_LOCK)
+    return Traveller(rel, paths.vault_dir.joinpath(*inner), "page", state / PAGES_LOCK)
+
+
+def _read_live(t: Traveller, timeout: float) -> bytes | None:
+    """The bytes of ``t`` as its writers last left them: read under its lock when it has an appender (a log, the
+    ledger, a state file), so a half-written append is never copied; pages are replaced atomically."""
+    try:
+        if t.kind in ("log", "ledger", "records") and t.lock is not None and t.lock.parent.is_dir():
+            with locked(t.lock, timeout):
+                return t.live.read_bytes()
+        return t.live.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+# --- the stage ----------------------------------------------------------------------------------------------------
+
+def check_remote(url: str) -> str:
+    """``url`` stripped, or :class:`InputInvalid`: empty, a control character, or one git would read as an option
+    (``-…``, ``--upload-pack=…``)."""
+    url = url.strip()
+    if not url:
+        raise InputInvalid("the remote is empty: give a URL git accepts (a path, ssh://, https://, git@host:repo)")
+    if url.startswith("-") or any(ord(c) < 32 or ord(c) == 127 for c in url):
+        raise InputInvalid(f"not a remote URL: {masked(url)!r}")
+    if "::" in url.split("/", 1)[0]:  # git's remote helpers (ext::sh -c …) run commands
+        raise InputInvalid(f"remote helpers are not accepted as a sync remote: {masked(url)!r}")
+    return url
+
+
+def sync(settings: Settings, *, remote: str | None = None, index: bool = True,
+         pause: Callable[[str], None] | None = None) -> SyncReport:
+    """One sync of the home with its remote (module doc). ``remote``: a URL to use and remember (the staging
+    repository's ``origin``); else ``sync.remote`` (config, environment), else the remembered one. ``index``: bring
+    the index up to date after (when the home has one). ``pause(point)``: a test hook called at the named points
+    (``committed``, ``merged``, ``writing``) so a test can kill the process there.
+
+    Raises :class:`SyncBusy` (another sync), :class:`InputInvalid` (a bad URL, no remote), :class:`SyncFailed`
+    (git or the remote failed: the report so far is in its ``report`` attribute; nothing was lost) and
+    LockTimeout/OSError from the tiers' locks."""
+    home = settings.paths.home
+    sdir = sync_dir(home)
+    sdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = file_lock(sdir / LOCK_FILE, timeout=0)
+    from filelock import Timeout
+
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SyncBusy("another suzent sync is running on this home; try again when it ends") from None
+    try:
+        return _sync_held(settings, sdir, remote, index, pause or (lambda _point: None))
+    finally:
+        lock.release()
+
+
+def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
+               pause: Callable[[str], None]) -> SyncReport:
+    from suzent_cli.sync.conflicts import fold_conflicts
+
+    report = SyncReport(machine=machine_id(settings.paths.home))
+    repo = Repo(sdir)
+    repo.ensure()
+    url = remote or getattr(settings, "sync_remote", None) or repo.remote_url()
+    if not url:
+        raise InputInvalid("no remote to sync with: give one, suzent sync --remote URL (it is remembered)")
+    url = check_remote(url)
+    if url != repo.remote_url():
+        repo.set_remote(url)
+    report.remote = masked(url)
+    dreamer_setting = str(getattr(settings, "sync_dream", "auto") or "auto")
+    try:
+        report.recovered = _recover(settings, repo, report)
+        report.conflicts_folded = fold_conflicts(settings, report.warnings)
+        _count_folds(report)
+        _copy_in(settings, repo, report, dreamer_setting)
+        before = repo.commit_all(f"sync: {report.machine} at {settings.clock.isoformat(timespec='seconds')}")
+        if before:
+            report.commits.append(before)
+        local = repo.head()
+        pause("committed")
+        merged = _merge_and_push(settings, repo, report, local, dreamer_setting, pause)
+        pause("merged")
+        if merged and merged != local:
+            write_back(settings, repo, local, merged, report, pause=pause)
+        _journal_clear(sdir)
+    finally:
+        _save_role(settings, repo, report)
+    if index:
+        _index(settings, report)
+    if report.error:
+        failed = SyncFailed(report.error)
+        failed.report = report  # type: ignore[attr-defined]
+        raise failed
+    return report
+
+
+def _count_folds(report: SyncReport) -> None:
+    """Conflict copies folded into live files count as written (reindexed, re-sealed); a tombstones copy's records
+    as tombstones received (the logs holding their texts are reindexed)."""
+    for record in report.conflicts_folded:
+        if record.get("lines_added") and record.get("into"):
+            report.written.append(record["into"])
+            if record.get("kind") == "tombstones":
+                report.tombstones_received += int(record["lines_added"])
+
+
+def fold_only(settings: Settings, *, index: bool = True) -> SyncReport:
+    """``suzent sync --fold-conflicts``: only step 2 (no git, no remote), then the index."""
+    from suzent_cli.sync.conflicts import fold_conflicts
+
+    report = SyncReport()
+    report.conflicts_folded = fold_conflicts(settings, report.warnings)
+    _count_folds(report)
+    if index:
+        _index(settings, report)
+    return report
+
+
+def _recover(settings: Settings, repo: Repo, report: SyncReport) -> str:
+    """Finish or undo what a killed sync left (module doc, step 1). Returns a note ("" when nothing was left)."""
+    journal = _journal_read(repo.sync_dir)
+    if journal is None:
+        if repo.head() is not None:
+            repo.git("reset", "-q", "--hard", "HEAD")  # a killed copy-in: recopied below
+        return ""
+    before, after = journal.get("before"), journal.get("after")
+    if not after:
+        if before:
+            repo.git("reset", "-q", "--hard", before)
+        _journal_clear(repo.sync_dir)
+        return "an interrupted merge was undone; it is redone now"
+    repo.git("reset", "-q", "--hard", after)
+    write_back(settings, repo, before, after, report)
+    _journal_clear(repo.sync_dir)
+    return "an interrupted write-back was finished"
+
+
+def _journal_read(sdir: Path) -> dict | None:
+    try:
+        data = json.loads((sdir / JOURNAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _journal_write(sdir: Path, before: str | None, after: str | None) -> None:
+    atomic_write_bytes(sdir / JOURNAL, json.dumps({"before": before, "after": after}).encode())
+
+
+def _journal_clear(sdir: Path) -> None:
+    (sdir / JOURNAL).unlink(missing_ok=True)
+
+
+def _copy_in(settings: Settings, repo: Repo, report: SyncReport, dreamer_setting: str) -> dict[str, bytes]:
+    """Step 3: write every traveller's live bytes into the staging work tree (only where they differ); claim the
+    dreamer role when the setting says so. Returns ``{rel: bytes}`` as copied."""
+    copied: dict[str, bytes] = {}
+    for t in travellers(settings):
+        data = _read_live(t, settings.lock_timeout)
+        if data is None:
+            continue
+        copied[t.rel] = data
+        target = repo.root / t.rel
+        try:
+            if target.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target.write_bytes(data)
+    dreamer_file = repo.root / DREAMER_FILE
+    current = dreamer_file.read_text(encoding="utf-8").strip() if dreamer_file.is_file() else ""
+    if (dreamer_setting == "yes" and current != report.machine) or (dreamer_setting == "auto" and not current):
+        dreamer_file.write_text(report.machine + "\n", encoding="utf-8")
+    return copied
+
+
+def _is_dreamer(repo: Repo, commit: str | None, machine: str) -> bool:
+    data = repo.show(commit, DREAMER_FILE) if commit else None
+    return (data or b"").decode("utf-8", "replace").strip() == machine
+
+
+def _merge_and_push(settings: Settings, repo: Repo, report: SyncReport, local: str | None, dreamer_setting: str,
+                    pause: Callable[[str], None]) -> str | None:
+    """Step 4. Returns the commit the live files must reflect (the merge, the remote's head on a fast-forward, or
+    ``local``). A refused push sets ``report.error`` (the merge is still written back)."""
+    for _attempt in range(MAX_ATTEMPTS):
+        repo.fetch()
+        theirs = repo.remote_head()
+        if local is None and theirs is None:
+            return None  # nothing here, nothing there
+        if theirs is None or theirs == local or (local is not None and repo.is_ancestor(theirs, local)):
+            merged = local
+        elif local is None or repo.is_ancestor(local, theirs):
+            _journal_write(repo.sync_dir, local, theirs)
+            repo.git("reset", "-q", "--hard", theirs)
+            report.fast_forward = True
+            return theirs
+        else:
+            _journal_write(repo.sync_dir, local, None)
+            merged = _merge(settings, repo, report, local, theirs, dreamer_setting)
+            _journal_write(repo.sync_dir, local, merged)
+            report.commits.append(merged)
+        report.lines_sent = _lines_between(repo, theirs, merged)
+        if merged == theirs:
+            return merged
+        ok, said = repo.push()
+        if ok:
+            report.pushed = True
+            return merged
+        repo.fetch()
+        now = repo.remote_head()
+        if now is not None and now != theirs and not repo.is_ancestor(now, merged):
+            # the remote moved while we merged: merge again over it, from the local commit
+            _journal_write(repo.sync_dir, local, None)
+            if merged != local:
+                repo.git("reset", "-q", "--hard", local)
+                report.commits.remove(merged)
+            _journal_clear(repo.sync_dir)
+            continue
+        report.error = f"the remote refused the push: {said}; this machine's memory is merged and kept, sync again"
+        report.lines_sent = 0
+        return merged
+    report.error = f"the remote kept moving ({MAX_ATTEMPTS} attempts); nothing was lost, sync again"
+    return repo.head()
+
+
+def _lines_between(repo: Repo, older: str | None, newer: str | None) -> int:
+    """Daily-log lines ``newer`` holds beyond ``older`` (what a push sends, what a fast-forward brings)."""
+    if newer is None or older == newer:
+        return 0
+    total = 0
+    for rel in repo.changed(older, newer):
+        if rel.startswith("archive/"):
+            a = (repo.show(older, rel) or b"").count(b"\n")
+            b = (repo.show(newer, rel) or b"").count(b"\n")
+            total += max(0, b - a)
+    return total
+
+
+def _merge(settings: Settings, repo: Repo, report: SyncReport, local: str, theirs: str, dreamer_setting: str) -> str:
+    """Merge the remote's ``theirs`` into ``local`` file by file (module :mod:`.merge`) and commit the merge."""
+    base = repo.merge_base(local, theirs)
+    mine, other, was = (repo.show(c, DREAMER_FILE) for c in (local, theirs, base))
+    if mine == other or other is None or other == was:
+        dreamer = mine
+    elif mine is None or mine == was:
+        dreamer = other
+    else:
+        dreamer = _merge_file(DREAMER_FILE, was, mine, other, False, dreamer_setting, report)
+    i_dream = (dreamer or b"").decode("utf-8", "replace").strip() == report.machine
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "--allow-unrelated-histories", "-s", "ours", theirs)
+    paths = sorted(set(repo.changed(base, local)) | set(repo.changed(base, theirs)))
+    for rel in paths:
+        ours, them, old = repo.show(local, rel), repo.show(theirs, rel), repo.show(base, rel)
+        if ours == them or them is None:
+            continue
+        if ours is None or ours == old:
+            merged = them
+        elif them == old:
+            continue
+        else:
+            merged = _merge_file(rel, old, ours, them, i_dream, dreamer_setting, report)
+            report.files_merged.append(rel)
+        target = repo.root / rel
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target.write_bytes(merged)
+    done = repo.commit_all(f"sync: merge on {report.machine}")
+    return done or repo.head() or local
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="surrogateescape")
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def _merge_file(rel: str, old: bytes | None, ours: bytes, them: bytes, i_dream: bool, dreamer_setting: str,
+                report: SyncReport) -> bytes:
+    """One path changed on both sides since the base."""
+    if rel == DREAMER_FILE:
+        return ours if dreamer_setting == "yes" else them
+    if rel.startswith("archive/") or rel == "vault/log.md":
+        a, b = (_text(ours), _text(them)) if i_dream else (_text(them), _text(ours))
+        return _bytes(merges.merge_appended(a, b))
+    if rel.endswith(".jsonl"):
+        base = "" if rel.endswith(TOMBSTONES) else _text(old)  # tombstones are never removed: a union
+        return _bytes(merges.merge_records(base, _text(ours), _text(them)))
+    if rel == "memory/MEMORY.md":
+        data, clean = merges.merge_memory_md(old or b"", ours, them, ours_first=i_dream)
+        if not clean:
+            report.page_conflicts.append(rel)
+        return data
+    merged, clean = merges.merge_page(_text(old), _text(ours), _text(them))
+    if not clean:
+        report.page_conflicts.append(rel)
+        report.warnings.append(f"{rel}: both machines changed the same lines; both versions are kept in the page")
+    return _bytes(merged)
+
+
+# --- write-back ---------------------------------------------------------------------------------------------------
+
+def write_back(settings: Settings, repo: Repo, before: str | None, after: str, report: SyncReport, *,
+               pause: Callable[[str], None] | None = None) -> None:
+    """Step 5: every file that differs between the commit the live files were copied from (``before``) and the one
+    to reflect (``after``), merged into its live file under its writers' lock with what the file holds now:
+
+    * a daily log: :func:`suzent_cli.archive.merge_into_log` with :func:`.merge.merge_appended` (the dreaming
+      machine's text first), a late-line record when the day is before today;
+    * ``log.md``: the same merge under the ledger lock;
+    * a state file: :func:`.merge.merge_records` of (copied, now, merged) under the state lock; on the dreaming
+      machine a confirmation that arrives is re-stamped (``ts`` now, ``said_ts`` the original) so the dream folds
+      it even when a page has folded later ones;
+    * a page: unchanged since copied → the merged version; edited meanwhile → merged again (three-way), never over
+      a person's edit; deleted here since → left deleted, with a warning.
+
+    Idempotent (the journal replays it after a crash). Appends to ``report.written``, ``moved``, ``late_days``."""
+    from suzent_cli.vault.state import append_late_lines
+
+    i_dream = _is_dreamer(repo, after, report.machine)
+    wanted = set(repo.files(after))
+    today = settings.today
+    for rel in repo.changed(before, after):
+        if rel not in wanted:
+            continue
+        t = traveller_for(settings, rel)
+        if t is None:
+            continue
+        new, old = repo.show(after, rel), repo.show(before, rel)
+        if new is None:
+            continue
+        if pause is not None:
+            pause("writing")
+        new_text = _text(new)
+        if t.kind == "log":
+            day = archive.log_day(t.live)
+            assert day is not None
+
+            def merge(live: str, new_text: str = new_text) -> str:
+                return merges.merge_appended(live, new_text) if i_dream else merges.merge_appended(new_text, live)
+
+            def late(from_line: int, day: dt.date = day) -> None:
+                if day < today:
+                    append_late_lines(settings.paths.state_dir, day, from_line, timeout=settings.lock_timeout)
+                    report.late_days.append(day.isoformat())
+
+            done = archive.merge_into_log(t.live.parent, day, merge, timeout=settings.lock_timeout, on_changed=late)
+            if done.from_line:
+                report.written.append(str(t.live))
+                report.lines_received += max(0, done.lines_added)
+                if done.moved:
+                    report.moved.append(str(t.live))
+        elif t.kind == "ledger":
+            _merge_locked(t, settings, lambda live, n=new_text: (
+                merges.merge_appended(live, n) if i_dream else merges.merge_appended(n, live)), report)
+        elif t.kind == "records":
+            restamp = i_dream and t.live.name == CONFIRMATIONS
+            base = "" if t.live.name == TOMBSTONES else _text(old)
+            if t.live.name == TOMBSTONES:
+                had = set(merges._records(_text(old)))
+                report.tombstones_received += len([r for r in merges._records(_text(new)) if r not in had])
+
+            def records(live: str, n: str = new_text, base: str = base, restamp: bool = restamp) -> str:
+                out = merges.merge_records(base, live, n)
+                return _restamped(out, live, base, settings) if restamp else out
+
+            _merge_locked(t, settings, records, report)
+        else:
+            _write_page(t, settings, old, new, report)
+
+
+def _restamped(merged: str, live: str, base: str, settings: Settings) -> str:
+    """Confirmations in ``merged`` that are neither ``live``'s nor the base's (they came from another machine),
+    re-stamped now (module doc of :func:`write_back`)."""
+    keep = set(merges._records(live)) | set(merges._records(base))
+    now = settings.clock.isoformat(timespec="seconds")
+    out = []
+    for line in merges._records(merged):
+        if line not in keep:
+            try:
+                record = json.loads(line)
+                if isinstance(record, dict) and "said_ts" not in record:
+                    record["said_ts"] = record.get("ts")
+                    record["ts"] = now
+                    line = json.dumps(record, ensure_ascii=False)
+            except ValueError:
+                pass
+        out.append(line)
+    return "".join(line + "\n" for line in out)
+
+
+def _merge_locked(t: Traveller, settings: Settings, merge: Callable[[str], str], report: SyncReport) -> None:
+    """An append-only file (the ledger, a state file) brought to ``merge(now)`` under its lock: appended when the
+    result extends it, else replaced atomically."""
+    t.live.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = t.lock if t.lock is not None else t.live.with_name(f".{t.live.name}.lock")
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with locked(lock, settings.lock_timeout):
+        try:
+            live = _text(t.live.read_bytes())
+        except FileNotFoundError:
+            live = ""
+        merged = merge(live)
+        if merged == live:
+            return
+        if merged.startswith(live) and (not live or live.endswith("\n")):
+            from suzent_cli.files import append_held
+
+            append_held(t.live, merged[len(live):].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        else:
+            atomic_write_bytes(t.live, _bytes(merged))
+    report.written.append(str(t.live))
+
+
+def _write_page(t: Traveller, settings: Settings, old: bytes | None, new: bytes, report: SyncReport) -> None:
+    """A page, MEMORY.md, persona.md or user.md written back through :func:`suzent_cli.files.update_file` (the
+    read-merge-replace loop every page writer uses: an edit made meanwhile is merged again, never overwritten)."""
+    if old is not None and not t.live.exists():
+        report.warnings.append(f"{t.rel}: deleted on this machine and changed on another; left deleted here "
+                               "(the other version is in the synced repository)")
+        return
+
+    def merge(current: bytes | None) -> bytes | None:
+        if current == new:
+            return None
+        if current is None or current == old:
+            return new
+        if t.rel == "memory/MEMORY.md":  # the zone just merged is the one to keep; the person's part merged again
+            data, clean = merges.merge_memory_md(old or b"", new, current, ours_first=True)
+        else:
+            text, clean = merges.merge_page(_text(old), _text(current), _text(new))
+            data = _bytes(text)
+        if not clean and t.rel not in report.page_conflicts:
+            report.page_conflicts.append(t.rel)
+        return data
+
+    t.live.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = t.lock if t.lock is not None else t.live.with_name(f".{t.live.name}.lock")
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    outcome, _ = update_file(t.live, merge, lock_path=lock, timeout=settings.lock_timeout)
+    if outcome == "written":
+        report.written.append(str(t.live))
+
+
+def _save_role(settings: Settings, repo: Repo, report: SyncReport) -> None:
+    """Cache who dreams (:func:`suzent_cli.sync.role.may_dream`) from the staging repository's head."""
+    head = repo.head()
+    dreamer = (repo.show(head, DREAMER_FILE) or b"").decode("utf-8", "replace").strip() if head else ""
+    report.dreamer = dreamer
+    report.dreams = not dreamer or dreamer == report.machine
+    try:
+        atomic_write_bytes(repo.sync_dir / ROLE_FILE, json.dumps({"dreamer": dreamer, "me": report.machine}).encode())
+    except OSError as exc:
+        report.warnings.append(f"could not record who dreams ({exc.strerror or exc})")
+
+
+# --- indexing -----------------------------------------------------------------------------------------------------
+
+def _index(settings: Settings, report: SyncReport) -> None:
+    """Step 6: reindex the files written back and every daily log holding a newly arrived tombstone's text, when
+    the home has an index (the index never travels: each machine derives its own)."""
+    from suzent_cli.index.store import table_exists
+
+    if not table_exists(settings.paths.index_dir):
+        return
+    files = {Path(p) for p in report.written}
+    if report.tombstones_received:
+        from suzent_cli.reconcile import logs_holding
+        from suzent_cli.text import normalize
+        from suzent_cli.vault.state import read_tombstones
+
+        keys = {normalize(t) for t in read_tombstones(settings.paths.state_dir)}
+        files |= set(logs_holding(settings.paths.archive_dir, keys))
+        files |= {p for p in report_pages(settings)}
+    files = {f for f in files if f.exists() and f.suffix == ".md"}
+    if not files:
+        report.indexed = 0
+        return
+    from suzent_cli.index.api import reindex_files
+
+    try:
+        result = reindex_files(settings, sorted(files))
+    except (SuzentError, LockTimeout, OSError) as exc:
+        report.warnings.append(f"the index was not brought up to date ({exc}); run suzent index")
+        return
+    report.indexed = len(files)
+    for key, message in result.errors:
+        report.warnings.append(f"index: {key}: {message}")
+
+
+def report_pages(settings: Settings) -> list[Path]:
+    """The vault's content pages (a tombstone that arrived may hide a claim on any of them)."""
+    from suzent_cli.vault import content_pages
+
+    return content_pages(settings.paths.vault_dir)
