@@ -221,7 +221,8 @@ def sync(settings: Settings, *, remote: str | None = None, index: bool = True,
     """One sync of the home with its remote (module doc). ``remote``: a URL to use and remember (the staging
     repository's ``origin``); else ``sync.remote`` (config, environment), else the remembered one. ``index``: bring
     the index up to date after (when the home has one). ``pause(point)``: a test hook called at the named points
-    (``committed``, ``merged``, ``writing``) so a test can kill the process there.
+    (``committed``: the local commit made; ``pushing``: merged, before each push; ``merged``: pushed; ``writing``:
+    before each file written back) so a test can kill the process there.
 
     Raises :class:`SyncBusy` (another sync), :class:`InputInvalid` (a bad URL, no remote), :class:`SyncFailed`
     (git or the remote failed: the report so far is in its ``report`` attribute; nothing was lost) and
@@ -393,6 +394,7 @@ def _merge_and_push(settings: Settings, repo: Repo, report: SyncReport, local: s
         report.lines_sent = _lines_between(repo, theirs, merged)
         if merged == theirs:
             return merged
+        pause("pushing")
         ok, said = repo.push()
         if ok:
             report.pushed = True
@@ -454,7 +456,7 @@ def _merge(settings: Settings, repo: Repo, report: SyncReport, local: str, their
         target = repo.root / rel
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         target.write_bytes(merged)
-    done = repo.commit_all(f"sync: merge on {report.machine}")
+    done = repo.commit_all(f"sync: merge on {report.machine}", merging=True)
     return done or repo.head() or local
 
 

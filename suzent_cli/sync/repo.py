@@ -141,11 +141,12 @@ class Repo:
         done = self.git("rev-parse", "--verify", "-q", f"refs/remotes/{REMOTE}/{BRANCH}", check=False)
         return done.stdout.decode().strip() if done.returncode == 0 else None
 
-    def commit_all(self, message: str) -> str | None:
+    def commit_all(self, message: str, *, merging: bool = False) -> str | None:
         """Stage every file of the work tree (ignore rules off) and commit; the new commit, or None when nothing
-        changed."""
+        changed (``merging``: a merge is always committed, even one whose tree is ours: it records the remote's
+        head as a parent, so the push that follows is a fast-forward)."""
         self.git("add", "--all", "--force", "--", ".")
-        if self.head() is not None and self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
+        if not merging and self.head() is not None and self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return None
         self.git("commit", "-q", "--no-verify", "-m", message)
         return self.head()

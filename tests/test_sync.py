@@ -1,0 +1,434 @@
+"""suzent sync (issue 26 §2): real git (bare remotes in tmp_path), two and three homes, real processes where the
+process is the point (kill -9, a capture during a sync, two syncs at once)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from suzent_cli.archive import Fact, append_entry
+from suzent_cli.config import resolve_settings
+from suzent_cli.copies import log_copy_day, page_copy_of
+from suzent_cli.sync import SyncBusy, SyncFailed, sync, travellers
+from suzent_cli.sync.merge import merge_appended, merge_records, split_blocks
+from suzent_cli.sync.role import may_dream
+from tests.conftest import REPO, invoke, run_cli
+
+DAY = "2026-06-01"
+
+
+def _settings(home: Path, now: str = f"{DAY}T12:00", **env: str):
+    return resolve_settings(home=home, now=now, env={k.upper(): v for k, v in env.items()})
+
+
+def _capture(home: Path, *facts: str, day: str = DAY, time: str = "09:00", session: str = "s1") -> None:
+    s = _settings(home)
+    append_entry(s.paths.archive_dir, dt.date.fromisoformat(day), time, session,
+                 [Fact(content=f, category="preference").clean() for f in facts], timeout=5)
+
+
+def _log(home: Path, day: str = DAY) -> str:
+    return (_settings(home).paths.archive_dir / f"{day}.md").read_text(encoding="utf-8")
+
+
+def _facts(home: Path, day: str = DAY) -> Counter:
+    return Counter(line for line in _log(home, day).splitlines() if line.startswith("- ["))
+
+
+@pytest.fixture
+def remote(tmp_path) -> str:
+    path = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    return str(path)
+
+
+def _sync(home: Path, remote: str | None = None, now: str = f"{DAY}T12:00", **kw):
+    return sync(_settings(home, now), remote=remote, **kw)
+
+
+# --- the merges, as pure functions -----------------------------------------------------------------------------
+
+def test_merge_appended_keeps_every_entry_once_and_the_first_side_in_place():
+    head = f"# Daily Log - {DAY}\n"
+    a1, a2 = "\n## 09:00 — a\n\n- [x] one\n", "\n## 10:00 — a\n\n- [x] two\n"
+    b1 = "\n## 09:30 — b\n\n- [x] three\n"
+    first, second = head + a1 + a2, head + a1 + b1
+    merged = merge_appended(first, second)
+    assert merged == first + b1  # the first side untouched, the other's new entry after it
+    assert merge_appended(merged, second) == merged  # idempotent: nothing twice
+    assert merge_appended(second, first) == second + a2
+    twice = head + a1 + a1  # a side that holds an entry twice keeps it twice
+    assert merge_appended(head + a1, twice) == twice
+    assert split_blocks(merged)[0] + "".join(split_blocks(merged)[1]) == merged
+
+
+def test_merge_records_is_a_three_way_merge_of_record_sets():
+    base = '{"a":1}\n{"b":2}\n'
+    ours = '{"a":1}\n{"b":2}\n{"c":3}\n'
+    theirs = '{"b":2}\n{"d":4}\n'  # theirs removed a (a dream truncated it) and added d
+    assert merge_records(base, ours, theirs) == '{"b":2}\n{"c":3}\n{"d":4}\n'
+    assert merge_records("", ours, ours) == ours
+
+
+@pytest.mark.parametrize("name, day", [
+    (f"{DAY}.sync-conflict-20260601-101500-ABCD123.md", DAY),
+    (f"{DAY} (conflicted copy).md", DAY),
+    (f"{DAY} (Ana's conflicted copy {DAY}).md", DAY),
+    (f"{DAY} 2.md", DAY),
+    (f"{DAY}-LAPTOP.md", DAY),
+    (f"{DAY}.md", None),
+    ("notes.md", None),
+])
+def test_conflict_copy_names_of_every_tool(name, day):
+    assert log_copy_day(name) == day
+
+
+def test_page_copies_are_only_the_unambiguous_shapes():
+    assert page_copy_of("Profile.sync-conflict-20260601-101500-ABCD.md") == "Profile.md"
+    assert page_copy_of("Profile (conflicted copy).md") == "Profile.md"
+    assert page_copy_of("Sprint 2.md") is None  # a person's own name for a page
+
+
+def test_every_state_file_says_whether_it_travels():
+    from suzent_cli.vault.state import CATALOGUE, SYNC_POLICY, travelling
+
+    assert set(SYNC_POLICY) == {r.name for r in CATALOGUE}
+    assert set(SYNC_POLICY.values()) <= {"travels", "local"}
+    assert set(travelling()) == {"tombstones.jsonl", "confirmations.jsonl"}
+
+
+def test_only_the_travelling_files_are_copied(tmp_path):
+    home = tmp_path / "a"
+    _capture(home, "Likes tea")
+    s = _settings(home)
+    for name in ("late_lines.jsonl", "recall_log.jsonl", "dream_state.json", "tombstones.jsonl"):
+        (s.paths.state_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (s.paths.state_dir / name).write_text("{}\n")
+    (s.paths.vault_dir / "3_Personal").mkdir(parents=True)
+    (s.paths.vault_dir / "3_Personal" / "Profile.md").write_text("# Profile\n")
+    (s.paths.vault_dir / "3_Personal" / "Profile (conflicted copy).md").write_text("# Profile?\n")
+    rels = {t.rel for t in travellers(s)}
+    assert f"archive/{DAY}.md" in rels and "vault/3_Personal/Profile.md" in rels
+    assert "vault/.state/tombstones.jsonl" in rels
+    assert not any("late_lines" in r or "recall_log" in r or "dream_state" in r or "conflicted" in r for r in rels)
+
+
+# --- two and three machines ------------------------------------------------------------------------------------
+
+def test_two_machines_one_day_no_line_lost_or_duplicated(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", time="09:00", session="a1")
+    _capture(b, "Likes coffee", time="09:05", session="b1")
+    first = _sync(a, remote)
+    assert first.pushed and first.dreams  # the first machine claims the dream
+    _sync(b, remote)
+    _capture(a, "Likes jazz", time="10:00", session="a2")
+    _capture(b, "Likes rock", time="10:01", session="b2")
+    dreamer_before = _log(a)
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    assert _log(a) == _log(b)
+    assert _facts(a) == Counter({f"- [preference] Likes {w}": 1 for w in ("tea", "coffee", "jazz", "rock")})
+    assert _log(a).startswith(dreamer_before)  # the dreaming machine's lines never moved
+    assert may_dream(a)[0] and not may_dream(b)[0]
+
+
+def test_three_machines_converge(tmp_path, remote):
+    homes = [tmp_path / n for n in "abc"]
+    for i, h in enumerate(homes):
+        _capture(h, f"Fact {i} of day one", time=f"09:0{i}", session=f"m{i}")
+        _sync(h, remote)
+    for rnd in range(2):
+        for i, h in enumerate(homes):
+            _capture(h, f"Fact {i} round {rnd}", time=f"1{rnd}:0{i}", session=f"m{i}")
+            _sync(h)
+    for h in homes:
+        _sync(h)
+    logs = {_log(h) for h in homes}
+    assert len(logs) == 1
+    assert all(n == 1 for n in _facts(homes[0]).values()) and len(_facts(homes[0])) == 9
+
+
+def test_lines_arriving_in_a_past_day_are_late_lines_on_the_dreamer(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", day="2026-05-30")
+    _sync(a, remote, now=f"{DAY}T08:00")
+    _sync(b, now=f"{DAY}T08:01", remote=remote)
+    _capture(b, "Backfilled fact", day="2026-05-30", time="23:00", session="b")
+    _sync(b, now=f"{DAY}T08:02")
+    report = _sync(a, now=f"{DAY}T08:03")
+    assert "2026-05-30" in report.late_days
+    late = (_settings(a).paths.state_dir / "late_lines.jsonl").read_text().splitlines()
+    record = json.loads(late[-1])
+    assert record["day"] == "2026-05-30"
+    lines = _log(a, "2026-05-30").splitlines()
+    assert "Backfilled fact" in "\n".join(lines[record["from_line"] - 1:])
+
+
+def test_a_person_edit_and_another_machines_change_to_one_page_are_both_kept(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    page = Path("3_Personal/Preferences.md")
+    body = "---\ntype: personal\n---\n# Preferences\n\n## Claims\n\n- Likes tea\n- Likes jazz\n\n## Notes\n\nmine\n"
+    for h in (a,):
+        p = _settings(h).paths.vault_dir / page
+        p.parent.mkdir(parents=True)
+        p.write_text(body)
+    _sync(a, remote)
+    _sync(b, remote)
+    pa, pb = (_settings(h).paths.vault_dir / page for h in (a, b))
+    assert pb.read_text() == body
+    pa.write_text(body.replace("- Likes jazz\n", "- Likes jazz\n- Likes rock (confirmed 2x)\n"))  # the dream, on a
+    pb.write_text(body.replace("mine\n", "mine, and a person's note\n"))  # a person, on b
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    for p in (pa, pb):
+        assert "Likes rock (confirmed 2x)" in p.read_text() and "a person's note" in p.read_text()
+
+
+def test_a_forget_is_total_on_every_machine_even_over_a_later_capture(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    env = {"SUZENT_EMBEDDER": "hash", "SUZENT_NO_SERVER": "1"}
+    _capture(a, "Lives in Berlin", session="a")
+    _sync(a, remote)
+    _sync(b, remote)
+    for h in (a, b):
+        assert invoke(h, "index", env_extra=env).returncode == 0
+    assert invoke(a, "forget", "Lives in Berlin", env_extra=env).returncode == 0
+    _capture(b, "Lives in Berlin", time="11:00", session="b")  # b captures the same words later
+    assert invoke(b, "index", env_extra=env).returncode == 0
+    assert "Berlin" in invoke(b, "recall", "Berlin", "--json", env_extra=env).stdout
+    _sync(a)
+    report = _sync(b)
+    assert report.tombstones_received == 1 and report.indexed
+    for h in (a, b):
+        got = invoke(h, "recall", "Berlin", "--json", env_extra=env)
+        assert got.returncode in (0, 1) and "Lives in Berlin" not in got.stdout
+    assert _facts(b)["- [preference] Lives in Berlin"] == 2  # the logs keep both lines: hidden, not removed
+
+
+def test_a_confirmation_from_another_machine_is_restamped_on_the_dreamer(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea")
+    _sync(a, remote)
+    _sync(b, remote)
+    state = _settings(b).paths.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    record = {"ts": "2026-06-01T09:00:00+00:00", "day": DAY, "time": "09:00", "content": "Likes tea",
+              "category": "preference", "matched": "- Likes tea"}
+    (state / "confirmations.jsonl").write_text(json.dumps(record) + "\n")
+    _sync(b, now=f"{DAY}T12:00")
+    _sync(a, now=f"{DAY}T12:30")
+    got = [json.loads(x) for x in (_settings(a).paths.state_dir / "confirmations.jsonl").read_text().splitlines()]
+    assert got == [{**record, "said_ts": record["ts"], "ts": "2026-06-01T12:30:00+00:00"}]
+
+
+# --- folder-sync conflict copies ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("copy_name", [
+    f"{DAY}.sync-conflict-20260601-101500-ABCD123.md", f"{DAY} (Ana's conflicted copy {DAY}).md",
+    f"{DAY} 2.md", f"{DAY}-LAPTOP.md"])
+def test_a_log_conflict_copy_is_folded_back_losslessly(tmp_path, copy_name):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea", session="a")
+    s = _settings(home, now="2026-06-02T08:00")
+    log = s.paths.archive_dir / f"{DAY}.md"
+    copy = s.paths.archive_dir / copy_name
+    copy.write_text(log.read_text() + "\n## 09:30 — b\n\n- [preference] Likes coffee\n")
+    _capture(home, "Likes jazz", time="10:00", session="a")
+    done = invoke(home, "--now", "2026-06-02T08:00", "sync", "--fold-conflicts", "--json")
+    assert done.returncode == 0, done.stderr
+    assert _facts(home) == Counter({f"- [preference] Likes {w}": 1 for w in ("tea", "jazz", "coffee")})
+    assert not copy.exists()
+    assert (home / "backups" / "conflicts" / copy_name).is_file()
+    late = json.loads((s.paths.state_dir / "late_lines.jsonl").read_text().splitlines()[-1])
+    assert late["day"] == DAY  # a past day: the dream folds the line
+    folded = json.loads(done.stdout)["conflicts_folded"]
+    assert folded[0]["lines_added"] > 0
+
+
+def test_a_page_conflict_copy_is_never_indexed_and_moved_aside(tmp_path):
+    from suzent_cli.index.sources import discover
+
+    home = tmp_path / "h"
+    s = _settings(home)
+    d = s.paths.vault_dir / "3_Personal"
+    d.mkdir(parents=True)
+    (d / "Profile.md").write_text("# Profile\n\n- Lives in Berlin\n")
+    (d / "Profile.sync-conflict-20260601-101500-ABCD.md").write_text("# Profile\n\n- Lives in Bonn\n")
+    assert [x.path.name for x in discover(s.paths) if "Profile" in x.path.name] == ["Profile.md"]
+    done = invoke(home, "sync", "--fold-conflicts")
+    assert done.returncode == 0 and "compare it with Profile.md" in done.stderr
+    assert (home / "backups" / "conflicts" / "Profile.sync-conflict-20260601-101500-ABCD.md").is_file()
+
+
+# --- faults --------------------------------------------------------------------------------------------------
+
+def test_an_unreachable_remote_is_one_line_and_keeps_the_local_commit(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    url = "https://someone:s3cret-token@127.0.0.1:9/memory.git"
+    done = invoke(home, "sync", "--remote", url)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: cannot reach the remote") and "s3cret" not in done.stderr
+    assert "Traceback" not in done.stderr
+    head = subprocess.run(["git", "-C", str(home / "sync" / "repo"), "log", "--oneline"], capture_output=True,
+                          text=True).stdout
+    assert head.strip()  # the local commit is kept
+    assert _facts(home)["- [preference] Likes tea"] == 1
+
+
+@pytest.mark.parametrize("url", ["-oProxyCommand=touch /tmp/x", "ext::sh -c touch% /tmp/pwned", " "])
+def test_a_bad_remote_url_is_bad_input(tmp_path, url):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    done = invoke(home, "sync", "--remote", url)
+    assert done.returncode == 2 and done.stderr.startswith("Error: ") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_remote_hook_that_refuses_the_push_loses_nothing(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    hook = Path(remote) / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'quota exceeded' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    _capture(b, "Likes coffee", session="b")
+    done = invoke(b, "sync", "--remote", remote)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: the remote refused the push")
+    assert _facts(b) == Counter({"- [preference] Likes tea": 1, "- [preference] Likes coffee": 1})
+    hook.unlink()
+    _sync(b)
+    _sync(a)
+    assert _facts(a) == _facts(b)
+
+
+def test_a_push_refused_because_the_remote_moved_is_merged_again(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    _sync(b, remote)
+    _capture(a, "Likes jazz", time="10:00", session="a")
+    _capture(b, "Likes rock", time="10:01", session="b")
+    moved = []
+
+    def meanwhile(point: str) -> None:
+        if point == "pushing" and not moved:
+            moved.append(_sync(a))  # the other machine pushes between our merge and our push
+
+    report = _sync(b, pause=meanwhile)
+    assert report.pushed and moved
+    _sync(a)
+    assert _log(a) == _log(b) and all(n == 1 for n in _facts(a).values()) and len(_facts(a)) == 3
+
+
+def test_two_syncs_at_once_on_one_home_the_second_refuses(tmp_path, remote):
+    from suzent_cli.files import file_lock
+
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    (home / "sync").mkdir(parents=True)
+    lock = file_lock(home / "sync" / "sync.lock", timeout=1)
+    lock.acquire()
+    try:
+        with pytest.raises(SyncBusy):
+            _sync(home, remote)
+        done = invoke(home, "sync", "--remote", remote)
+        assert done.returncode == 3 and "another suzent sync" in done.stderr
+    finally:
+        lock.release()
+    assert _sync(home, remote).pushed
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    from suzent_cli.config import resolve_settings
+    from suzent_cli.sync import sync
+    home, remote, point = sys.argv[1:4]
+    def pause(p):
+        if p == point:
+            os.kill(os.getpid(), signal.SIGKILL)
+    sync(resolve_settings(home=home, now="2026-06-01T12:00", env={}), remote=remote, pause=pause, index=False)
+""")
+
+
+@pytest.mark.parametrize("point", ["committed", "pushing", "merged", "writing"])
+def test_a_sync_killed_at_any_point_loses_nothing_and_the_next_one_finishes(tmp_path, remote, point):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    p = _settings(a).paths.vault_dir / "2_Wiki" / "Tools.md"
+    p.parent.mkdir(parents=True)
+    p.write_text("# Tools\n\n- vim\n")
+    _sync(a, remote)
+    _sync(b, remote)
+    _capture(a, "Likes jazz", time="10:00", session="a")
+    p.write_text("# Tools\n\n- vim\n- git\n")
+    _sync(a)
+    _capture(b, "Likes rock", time="10:01", session="b")
+    killed = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(b), remote, point], cwd=REPO,
+                            capture_output=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    assert _facts(b)["- [preference] Likes rock"] == 1  # nothing of b's lost by the kill
+    _sync(b)
+    _sync(a)
+    assert _log(a) == _log(b)
+    assert _facts(a) == Counter({f"- [preference] Likes {w}": 1 for w in ("tea", "jazz", "rock")})
+    assert (_settings(b).paths.vault_dir / "2_Wiki" / "Tools.md").read_text() == "# Tools\n\n- vim\n- git\n"
+    assert not (b / "sync" / "writeback.json").exists()
+
+
+CAPTURE_LOOP = textwrap.dedent("""
+    import sys
+    from suzent_cli.cli.app import main
+    home, n = sys.argv[1], int(sys.argv[2])
+    for i in range(n):
+        assert main(["--home", home, "--now", "2026-06-01T12:00", "capture", "--fact",
+                     f"[general] concurrent fact {i}", "--session", "cap"]) == 0
+""")
+
+
+def test_a_capture_during_a_sync_is_kept(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    _capture(b, "Likes coffee", session="b")
+    env = {**os.environ, "SUZENT_SERVE_AUTOSTART": "0", "SUZENT_NO_SERVER": "1", "PYTHONPATH": str(REPO)}
+    n = 40
+    loop = subprocess.Popen([sys.executable, "-c", CAPTURE_LOOP, str(b), str(n)], cwd=REPO, env=env)
+    try:
+        for _ in range(3):
+            done = run_cli(b, "--now", f"{DAY}T12:00", "sync", "--remote", remote, "--json")
+            assert done.returncode == 0, done.stderr
+            _sync(a)
+    finally:
+        assert loop.wait(timeout=120) == 0
+    _sync(b)
+    _sync(a)
+    for h in (a, b):
+        facts = _facts(h)
+        assert all(facts[f"- [general] concurrent fact {i}"] == 1 for i in range(n))
+        assert all(v == 1 for v in facts.values()) and len(facts) == n + 2
+    assert _log(a) == _log(b)
+
+
+def test_the_non_dreaming_machine_skips_the_dream_with_a_note(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea")
+    _sync(a, remote)
+    _sync(b, remote)
+    done = invoke(b, "--now", "2026-06-03T12:00", "dream", "--force", "--json")
+    assert done.returncode == 4 and "another machine dreams" in done.stdout
+    with pytest.raises(SyncFailed):
+        _sync(b, "file:///nonexistent/remote.git")
