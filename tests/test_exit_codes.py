@@ -45,6 +45,7 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "run": (("--engine", "rules"), {0}),
     "loop": (("--engine", "rules", "--passes", "1"), {0}),
     "serve": (("--print-config",), {0}),
+    "sync": (("--fold-conflicts",), {0}),
 }
 
 

@@ -432,3 +432,12 @@ def test_the_non_dreaming_machine_skips_the_dream_with_a_note(tmp_path, remote):
     assert done.returncode == 4 and "another machine dreams" in done.stdout
     with pytest.raises(SyncFailed):
         _sync(b, "file:///nonexistent/remote.git")
+
+
+def test_status_reports_conflict_copies(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    log = _settings(home).paths.archive_dir / f"{DAY}.md"
+    (log.parent / f"{DAY} (conflicted copy).md").write_text(log.read_text())
+    done = invoke(home, "status", "--json", env_extra={"SUZENT_NO_SERVER": "1"})
+    assert "folder-sync conflict copy" in done.stdout and "--fold-conflicts" in done.stdout

@@ -85,7 +85,7 @@ class SyncReport:
     """What one sync did (``--json``): ``commits`` made here (the local one, a merge), ``pushed``, ``files_merged``
     (paths merged from both sides), ``lines_sent`` (log lines the remote gained), ``lines_received`` (log lines
     this machine's logs gained), ``conflicts_folded`` (folder-sync copies, :mod:`suzent_cli.sync.conflicts`),
-    ``written`` (live files sync changed: the hook ``suzent verify`` re-seals, :func:`rewritten_files`),
+    ``written`` (live files sync changed: the hook the verify stage (issue 26 §4) re-seals, :func:`rewritten_files`),
     ``moved`` (logs whose lines moved), ``indexed`` (files reindexed; None: no index), ``dreamer`` and ``dreams``
     (this machine), ``warnings``."""
 
@@ -115,7 +115,7 @@ class SyncReport:
 
 
 def rewritten_files(report: SyncReport) -> list[Path]:
-    """The live files the sync changed (appended to, merged or replaced), for ``suzent verify`` to re-seal: a log
+    """The live files the sync changed (appended to, merged or replaced), for the verify stage (issue 26 §4) to re-seal: a log
     in it may have had lines moved (``report.moved``) by a merge that lost none."""
     return [Path(p) for p in report.written]
 
