@@ -441,3 +441,51 @@ def test_status_reports_conflict_copies(tmp_path):
     (log.parent / f"{DAY} (conflicted copy).md").write_text(log.read_text())
     done = invoke(home, "status", "--json", env_extra={"SUZENT_NO_SERVER": "1"})
     assert "folder-sync conflict copy" in done.stdout and "--fold-conflicts" in done.stdout
+
+
+def test_a_remote_page_is_never_written_through_a_symlink_that_leaves_the_vault(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea")
+    page = _settings(a).paths.vault_dir / "2_Wiki" / "Tools.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# Tools\n")
+    _sync(a, remote)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    vault_b = _settings(b).paths.vault_dir
+    vault_b.mkdir(parents=True)
+    (vault_b / "2_Wiki").symlink_to(outside)  # b's 2_Wiki is a link out of the vault
+    report = _sync(b, remote)
+    assert not list(outside.iterdir())
+    assert any("symlink" in w for w in report.warnings)
+
+
+def test_a_file_linked_from_outside_the_tiers_never_travels(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    secret = tmp_path / "secret.md"
+    secret.write_text("# not memory\n")
+    vault = _settings(home).paths.vault_dir
+    vault.mkdir(parents=True, exist_ok=True)
+    (vault / "Linked.md").symlink_to(secret)
+    (vault / "2_Wiki").mkdir()
+    (vault / "2_Wiki" / "out").symlink_to(tmp_path, target_is_directory=True)
+    rels = {t.rel for t in travellers(_settings(home))}
+    assert not any("Linked" in r or "/out/" in r for r in rels), rels
+
+
+def test_tiers_outside_the_home_travel_and_the_json_says_what_happened(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    elsewhere = tmp_path / "elsewhere-memory"
+    env_a = {"SUZENT_MEMORY_DIR": str(elsewhere)}
+    s = resolve_settings(home=a, now=f"{DAY}T09:00", env=env_a)
+    append_entry(s.paths.archive_dir, dt.date.fromisoformat(DAY), "09:00", "a", [Fact("Likes tea").clean()], timeout=5)
+    done = invoke(a, "--now", f"{DAY}T10:00", "sync", "--remote", remote, "--json", env_extra=env_a)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["pushed"] and got["lines_sent"] > 0 and got["commits"] and got["remote"] == remote
+    assert {"files_merged", "conflicts_folded", "lines_received", "written", "indexed", "dreams"} <= set(got)
+    done = invoke(b, "--now", f"{DAY}T10:05", "sync", "--remote", remote, "--json")
+    assert json.loads(done.stdout)["lines_received"] > 0
+    assert "Likes tea" in _log(b)
+    assert (b / "sync").stat().st_mode & 0o077 == 0

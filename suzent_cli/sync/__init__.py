@@ -153,7 +153,7 @@ def travellers(settings: Settings) -> list[Traveller]:
     for name in travelling():
         if (state / name).is_file():
             out.append(Traveller(f"vault/{STATE_DIR}/{name}", state / name, "records", state / STATE_LOCK))
-    return out
+    return [t for t in out if _stays_inside(settings, t.live)]  # never a file a link leads out of the tiers to
 
 
 def _copy_name(name: str) -> bool:
@@ -519,6 +519,9 @@ def write_back(settings: Settings, repo: Repo, before: str | None, after: str, r
         t = traveller_for(settings, rel)
         if t is None:
             continue
+        if not _stays_inside(settings, t.live):
+            report.warnings.append(f"{rel}: not written back: a symlink on its path leaves the tiers")
+            continue
         new, old = repo.show(after, rel), repo.show(before, rel)
         if new is None:
             continue
@@ -560,6 +563,19 @@ def write_back(settings: Settings, repo: Repo, before: str | None, after: str, r
             _merge_locked(t, settings, records, report)
         else:
             _write_page(t, settings, old, new, report)
+
+
+def _stays_inside(settings: Settings, target: Path) -> bool:
+    """True when ``target`` (which may not exist yet) resolves inside its tier: no symlink on its path — a linked
+    folder in the vault, a log that is a link — may carry a write-back out of the archive, the memory dir or the
+    vault (the tiers' one rule: :func:`suzent_cli.vault.link_leaving`)."""
+    paths = settings.paths
+    roots = [p.resolve() for p in (paths.archive_dir, paths.memory_dir, paths.vault_dir)]
+    try:
+        where = target.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return any(where == r or where.is_relative_to(r) for r in roots) and not (target.is_symlink() and not target.exists())
 
 
 def _restamped(merged: str, live: str, base: str, settings: Settings) -> str:
