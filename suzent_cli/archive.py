@@ -234,7 +234,7 @@ def merge_into_log(archive_dir: Path, day: dt.date, merge: Callable[[str], str],
         if merged.startswith(live) and (not live or live.endswith("\n")):
             from_line = live.count("\n") + 1
             tail = merged[len(live):]
-            append_held(path, tail.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace"))
+            append_held(path, tail.encode("utf-8", errors="surrogateescape"))  # the bytes as they came
             if on_changed is not None:
                 on_changed(from_line)
             return LogMerge(path, appended=True, moved=False, from_line=from_line, lines_added=added)

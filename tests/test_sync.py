@@ -364,7 +364,7 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("point", ["committed", "pushing", "merged", "writing"])
+@pytest.mark.parametrize("point", ["committed", "merging", "pushing", "merged", "writing"])
 def test_a_sync_killed_at_any_point_loses_nothing_and_the_next_one_finishes(tmp_path, remote, point):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")
@@ -489,3 +489,58 @@ def test_tiers_outside_the_home_travel_and_the_json_says_what_happened(tmp_path,
     assert json.loads(done.stdout)["lines_received"] > 0
     assert "Likes tea" in _log(b)
     assert (b / "sync").stat().st_mode & 0o077 == 0
+
+
+def test_claims_sources_stay_true_on_both_machines_and_late_lines_are_dreamed(tmp_path, remote):
+    import re
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Uses vim for editing", time="09:00", session="a1")
+    _capture(b, "Uses tmux for terminals", time="09:30", session="b1")
+    _sync(a, remote, now="2026-06-02T08:00")
+    assert invoke(a, "--now", "2026-06-02T09:00", "dream", "--force", "--engine", "offline").returncode == 0
+    _sync(b, remote, now="2026-06-02T10:00")  # b's line arrives in a day a has dreamed: after a's lines
+    report = _sync(a, now="2026-06-02T11:00")
+    assert DAY in report.late_days
+    assert invoke(a, "--now", "2026-06-02T12:00", "dream", "--force", "--engine", "offline").returncode == 0
+    _sync(a, now="2026-06-02T13:00")
+    _sync(b, now="2026-06-02T14:00")
+    assert _log(a) == _log(b)
+    for home in (a, b):
+        vault = _settings(home).paths.vault_dir
+        sources = []
+        for page in vault.rglob("*.md"):
+            sources += re.findall(r"^- (.*?)\s*·.*source: (\d{4}-\d{2}-\d{2})\.md:(\d+)", page.read_text(), re.M)
+        assert {s[0].split(" (")[0] for s in sources} >= {"Uses vim for editing", "Uses tmux for terminals"}, sources
+        for claim, day, line in sources:
+            text = _log(home, day).splitlines()[int(line) - 1]
+            assert claim.split(" (")[0] in text, (claim, day, line, text)
+
+
+def test_sync_dream_yes_takes_the_dream_over(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea")
+    _sync(a, remote)
+    _sync(b, remote)
+    assert may_dream(a)[0] and not may_dream(b)[0]
+    sync(resolve_settings(home=b, now=f"{DAY}T12:00", env={"SUZENT_SYNC_DREAM": "yes"}))
+    _sync(a)
+    assert may_dream(b)[0] and not may_dream(a)[0]
+    done = invoke(a, "sync", env_extra={"SUZENT_SYNC_DREAM": "sometimes"})
+    assert done.returncode == 2 and done.stderr.startswith("Error:")
+
+
+def test_bytes_that_are_not_utf8_travel_exactly_and_never_multiply(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    _sync(b, remote)
+    log_b = _settings(b).paths.archive_dir / f"{DAY}.md"
+    with open(log_b, "ab") as fh:  # a person's editor (or another tool) left bytes that are not UTF-8
+        fh.write(b"\n## 10:00 \xe2\x80\x94 b\n\n- [preference] Likes caf\xe9 au lait\n")
+    for _ in range(3):
+        _sync(b)
+        _sync(a)
+    raw_a = (_settings(a).paths.archive_dir / f"{DAY}.md").read_bytes()
+    assert raw_a == log_b.read_bytes()
+    assert raw_a.count(b"caf\xe9") == 1

@@ -221,7 +221,7 @@ def sync(settings: Settings, *, remote: str | None = None, index: bool = True,
     """One sync of the home with its remote (module doc). ``remote``: a URL to use and remember (the staging
     repository's ``origin``); else ``sync.remote`` (config, environment), else the remembered one. ``index``: bring
     the index up to date after (when the home has one). ``pause(point)``: a test hook called at the named points
-    (``committed``: the local commit made; ``pushing``: merged, before each push; ``merged``: pushed; ``writing``:
+    (``committed``: the local commit made; ``merging``: a merge begun in the staging repository; ``pushing``: merged, before each push; ``merged``: pushed; ``writing``:
     before each file written back) so a test can kill the process there.
 
     Raises :class:`SyncBusy` (another sync), :class:`InputInvalid` (a bad URL, no remote), :class:`SyncFailed`
@@ -388,7 +388,7 @@ def _merge_and_push(settings: Settings, repo: Repo, report: SyncReport, local: s
             return theirs
         else:
             _journal_write(repo.sync_dir, local, None)
-            merged = _merge(settings, repo, report, local, theirs, dreamer_setting)
+            merged = _merge(settings, repo, report, local, theirs, dreamer_setting, pause)
             _journal_write(repo.sync_dir, local, merged)
             report.commits.append(merged)
         report.lines_sent = _lines_between(repo, theirs, merged)
@@ -429,7 +429,8 @@ def _lines_between(repo: Repo, older: str | None, newer: str | None) -> int:
     return total
 
 
-def _merge(settings: Settings, repo: Repo, report: SyncReport, local: str, theirs: str, dreamer_setting: str) -> str:
+def _merge(settings: Settings, repo: Repo, report: SyncReport, local: str, theirs: str, dreamer_setting: str,
+           pause: Callable[[str], None]) -> str:
     """Merge the remote's ``theirs`` into ``local`` file by file (module :mod:`.merge`) and commit the merge."""
     base = repo.merge_base(local, theirs)
     mine, other, was = (repo.show(c, DREAMER_FILE) for c in (local, theirs, base))
@@ -442,6 +443,7 @@ def _merge(settings: Settings, repo: Repo, report: SyncReport, local: str, their
     i_dream = (dreamer or b"").decode("utf-8", "replace").strip() == report.machine
     repo.git("merge", "-q", "--no-ff", "--no-commit", "--allow-unrelated-histories", "-s", "ours", theirs)
     paths = sorted(set(repo.changed(base, local)) | set(repo.changed(base, theirs)))
+    pause("merging")
     for rel in paths:
         ours, them, old = repo.show(local, rel), repo.show(theirs, rel), repo.show(base, rel)
         if ours == them or them is None:
@@ -615,7 +617,7 @@ def _merge_locked(t: Traveller, settings: Settings, merge: Callable[[str], str],
         if merged.startswith(live) and (not live or live.endswith("\n")):
             from suzent_cli.files import append_held
 
-            append_held(t.live, merged[len(live):].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            append_held(t.live, merged[len(live):].encode("utf-8", "surrogateescape"))
         else:
             atomic_write_bytes(t.live, _bytes(merged))
     report.written.append(str(t.live))

@@ -78,7 +78,7 @@ def fold_conflicts(settings: Settings, warnings: list[str] | None = None) -> lis
                 day = archive.log_day(copy.with_name(f"{log_copy_day(copy.name)}.md"))
                 if day is None:
                     continue
-                text = copy.read_bytes().decode("utf-8", errors="replace")
+                text = copy.read_bytes().decode("utf-8", errors="surrogateescape")
 
                 def late(from_line: int, day=day) -> None:
                     if day < today:
