@@ -544,3 +544,20 @@ def test_bytes_that_are_not_utf8_travel_exactly_and_never_multiply(tmp_path, rem
     raw_a = (_settings(a).paths.archive_dir / f"{DAY}.md").read_bytes()
     assert raw_a == log_b.read_bytes()
     assert raw_a.count(b"caf\xe9") == 1
+
+
+def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
+    other = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(other)], check=True)
+    (other / "main.py").write_text("print('hi')\n")
+    git = ["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], check=True)
+    subprocess.run([*git, "push", "-q", remote, "main"], check=True)
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    done = invoke(home, "sync", "--remote", remote)
+    assert done.returncode == 2 and "not a suzent memory" in done.stderr
+    listed = subprocess.run(["git", "-C", remote, "ls-tree", "-r", "--name-only", "main"], capture_output=True,
+                            text=True).stdout
+    assert listed.split() == ["main.py"]  # nothing of the memory was pushed into it

@@ -42,7 +42,7 @@ from suzent_cli.config import Settings
 from suzent_cli.errors import InputInvalid, LockTimeout, SuzentError
 from suzent_cli.files import atomic_write_bytes, file_lock, locked, update_file
 from suzent_cli.sync import merge as merges
-from suzent_cli.sync.repo import Repo, SyncFailed, masked
+from suzent_cli.sync.repo import BRANCH, Repo, SyncFailed, masked
 from suzent_cli.sync.role import DREAMER_FILE, ROLE_FILE, machine_id, sync_dir
 from suzent_cli.vault.state import (
     CONFIRMATIONS,
@@ -60,6 +60,8 @@ __all__ = ["SyncBusy", "SyncFailed", "SyncReport", "fold_only", "rewritten_files
 LOCK_FILE = "sync.lock"
 JOURNAL = "writeback.json"
 CORE_FILES = ("MEMORY.md", "persona.md", "user.md")
+MARKER = ".suzent-sync"  # at the root of every synced repository: a remote without it is no suzent memory
+MARKER_TEXT = "A suzent memory synced by `suzent sync` (docs/sync.md). Private: keep this repository private.\n"
 MAX_ATTEMPTS = 5  # pushes refused because the remote moved meanwhile, before giving up with one line
 
 
@@ -358,6 +360,9 @@ def _copy_in(settings: Settings, repo: Repo, report: SyncReport, dreamer_setting
             pass
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         target.write_bytes(data)
+    marker = repo.root / MARKER
+    if not marker.is_file():
+        marker.write_text(MARKER_TEXT, encoding="utf-8")
     dreamer_file = repo.root / DREAMER_FILE
     current = dreamer_file.read_text(encoding="utf-8").strip() if dreamer_file.is_file() else ""
     if (dreamer_setting == "yes" and current != report.machine) or (dreamer_setting == "auto" and not current):
@@ -377,6 +382,9 @@ def _merge_and_push(settings: Settings, repo: Repo, report: SyncReport, local: s
     for _attempt in range(MAX_ATTEMPTS):
         repo.fetch()
         theirs = repo.remote_head()
+        if theirs is not None and repo.show(theirs, MARKER) is None:
+            raise InputInvalid(f"the remote's branch {BRANCH} is not a suzent memory (it has no {MARKER}): refusing to "
+                               "merge it; give an empty repository or one suzent sync made (nothing was changed)")
         if local is None and theirs is None:
             return None  # nothing here, nothing there
         if theirs is None or theirs == local or (local is not None and repo.is_ancestor(theirs, local)):
