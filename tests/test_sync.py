@@ -561,3 +561,26 @@ def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
     listed = subprocess.run(["git", "-C", remote, "ls-tree", "-r", "--name-only", "main"], capture_output=True,
                             text=True).stdout
     assert listed.split() == ["main.py"]  # nothing of the memory was pushed into it
+
+
+def test_the_index_is_brought_up_to_date_by_the_running_server_when_one_answers(tmp_path, remote):
+    from fake_server import FakeServer
+
+    from suzent_cli.server import paths as server_paths
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    assert invoke(b, "index", env_extra={"SUZENT_EMBEDDER": "hash", "SUZENT_NO_SERVER": "1"}).returncode == 0
+
+    def answer(op, args):
+        return {"ran": True, "exit": 0, "stdout_b64": "", "stderr_b64": ""} if op == "cli" else {}
+
+    fake = FakeServer(server_paths.socket_path(b), answer).start()
+    try:
+        report = _sync(b, remote)
+    finally:
+        fake.stop()
+    assert report.index_via == "server" and report.indexed
+    sent = [args["argv"] for op, args in fake.calls if op == "cli"]
+    assert len(sent) == 1 and sent[0][-1] == "index" and sent[0][:2] == ["--home", str(b)]

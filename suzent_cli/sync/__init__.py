@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -88,7 +89,8 @@ class SyncReport:
     (paths merged from both sides), ``lines_sent`` (log lines the remote gained), ``lines_received`` (log lines
     this machine's logs gained), ``conflicts_folded`` (folder-sync copies, :mod:`suzent_cli.sync.conflicts`),
     ``written`` (live files sync changed: the hook the verify stage (issue 26 §4) re-seals, :func:`rewritten_files`),
-    ``moved`` (logs whose lines moved), ``indexed`` (files reindexed; None: no index), ``dreamer`` and ``dreams``
+    ``moved`` (logs whose lines moved), ``indexed`` (files reindexed; None: no index) and ``index_via`` (``server``: by the running server, ``here``),
+    ``dreamer`` and ``dreams``
     (this machine), ``warnings``."""
 
     remote: str | None = None
@@ -106,6 +108,7 @@ class SyncReport:
     late_days: list[str] = field(default_factory=list)
     tombstones_received: int = 0
     indexed: int | None = None
+    index_via: str = ""
     dreamer: str = ""
     dreams: bool = True
     recovered: str = ""
@@ -676,8 +679,12 @@ def _save_role(settings: Settings, repo: Repo, report: SyncReport) -> None:
 # --- indexing -----------------------------------------------------------------------------------------------------
 
 def _index(settings: Settings, report: SyncReport) -> None:
-    """Step 6: reindex the files written back and every daily log holding a newly arrived tombstone's text, when
-    the home has an index (the index never travels: each machine derives its own)."""
+    """Step 6: bring the index up to date with the files written back and every daily log and page holding a newly
+    arrived tombstone's text, when the home has an index (the index never travels: each machine derives its own).
+    A tombstone changes no file's mtime, so those files get a new one (their bytes are untouched): then one
+    ``suzent index`` pass run by the home's server when one answers (its warm model, its index worker, the way a
+    relayed ``suzent index`` runs), else :func:`suzent_cli.index.api.reindex_files` in this process. Failures are
+    warnings (``suzent index`` later catches up)."""
     from suzent_cli.index.store import table_exists
 
     if not table_exists(settings.paths.index_dir):
@@ -689,11 +696,23 @@ def _index(settings: Settings, report: SyncReport) -> None:
         from suzent_cli.vault.state import read_tombstones
 
         keys = {normalize(t) for t in read_tombstones(settings.paths.state_dir)}
-        files |= set(logs_holding(settings.paths.archive_dir, keys))
-        files |= {p for p in report_pages(settings)}
+        held = set(logs_holding(settings.paths.archive_dir, keys)) | set(report_pages(settings))
+        for path in held:
+            try:
+                os.utime(path)  # the content is untouched; an mtime pass must look at it again
+            except OSError:
+                pass
+        files |= held
     files = {f for f in files if f.exists() and f.suffix == ".md"}
     if not files:
         report.indexed = 0
+        return
+    via = _index_through_server(settings)
+    if via is not None:
+        report.indexed = len(files)
+        report.index_via = "server"
+        if via:
+            report.warnings.append(f"index (through the server): {via}")
         return
     from suzent_cli.index.api import reindex_files
 
@@ -703,8 +722,49 @@ def _index(settings: Settings, report: SyncReport) -> None:
         report.warnings.append(f"the index was not brought up to date ({exc}); run suzent index")
         return
     report.indexed = len(files)
+    report.index_via = "here"
     for key, message in result.errors:
         report.warnings.append(f"index: {key}: {message}")
+
+
+def _index_through_server(settings: Settings) -> str | None:
+    """Run ``suzent index`` on the home's running server (the local API's ``cli`` op, as the CLI relay sends it),
+    its output discarded. None: no server answered or it declined (index here); "" it ran; else what went wrong."""
+    import base64
+
+    from suzent_cli import __version__
+    from suzent_cli.server import paths as server_paths
+
+    home = settings.paths.home
+    if _no_server() or server_paths.untrusted_socket(server_paths.socket_path(home)) is not None:
+        return None
+    from suzent_cli.server.client import alive, connect
+
+    backend = connect(home, timeout=600.0)
+    if backend is None or not alive(backend):
+        return None
+    p = settings.paths
+    argv = ["--home", str(home), "--memory-dir", str(p.memory_dir), "--vault-dir", str(p.vault_dir),
+            "--index-dir", str(p.index_dir), "index"]
+    env = dict(os.environ)
+    env["SUZENT_HOME"] = str(home)
+    request = {"argv": argv, "env": env, "stdout_tty": False, "stderr_tty": False, "terminal_size": None,
+               "stdout_encoding": "utf-8", "stderr_encoding": "utf-8", "version": __version__}
+    try:
+        answer = backend.call("cli", request)
+    except Exception as exc:  # noqa: BLE001 - the server may have gone mid-request: a warning, never a lost sync
+        return f"the server failed ({exc}); run suzent index"
+    if answer.get("ran") is not True:
+        return None
+    if int(answer.get("exit", 1)) != 0:
+        err = base64.b64decode(answer.get("stderr_b64") or b"").decode("utf-8", "replace").strip()
+        return (err.splitlines() or ["exit " + str(answer.get("exit"))])[-1]
+    return ""
+
+
+def _no_server() -> bool:
+    """``SUZENT_NO_SERVER`` (not empty, not ``0``) or ``SUZENT_DEBUG``: the cold path, as for every relayed command."""
+    return os.environ.get("SUZENT_NO_SERVER", "") not in ("", "0") or bool(os.environ.get("SUZENT_DEBUG"))
 
 
 def report_pages(settings: Settings) -> list[Path]:
