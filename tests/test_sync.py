@@ -584,3 +584,21 @@ def test_the_index_is_brought_up_to_date_by_the_running_server_when_one_answers(
     assert report.index_via == "server" and report.indexed
     sent = [args["argv"] for op, args in fake.calls if op == "cli"]
     assert len(sent) == 1 and sent[0][-1] == "index" and sent[0][:2] == ["--home", str(b)]
+
+
+def test_a_machine_that_dreamed_alone_joins_and_the_dreamers_watermark_stays(tmp_path, remote):
+    from suzent_cli.vault.ledger import read_ledger, watermark
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", day="2026-05-20", session="a")
+    _capture(b, "Likes coffee", day="2026-05-30", session="b")
+    for h in (a, b):  # each dreams alone first: b's watermark is later than a's
+        assert invoke(h, "--now", "2026-05-31T09:00", "dream", "--force", "--engine", "offline").returncode == 0
+    _sync(a, remote, now="2026-05-31T10:00")
+    report = _sync(b, remote, now="2026-05-31T10:05")
+    assert any("log.md" in w for w in report.warnings)
+    _sync(a, now="2026-05-31T10:10")
+    for h in (a, b):
+        assert watermark(read_ledger(_settings(h).paths.vault_dir)) == dt.date(2026, 5, 20)  # a dreams
+    assert list((b / "backups" / "sync").glob("log.md.*"))  # b's own ledger kept aside
+    assert _facts(a, "2026-05-30") == _facts(b, "2026-05-30")

@@ -486,7 +486,15 @@ def _merge_file(rel: str, old: bytes | None, ours: bytes, them: bytes, i_dream: 
     """One path changed on both sides since the base."""
     if rel == DREAMER_FILE:
         return ours if dreamer_setting == "yes" else them
-    if rel.startswith("archive/") or rel == "vault/log.md":
+    if rel == "vault/log.md":
+        # the ledger is the dreaming machine's: its last watermark= token is the watermark, so another machine's own
+        # entries (dreams it ran before it joined) are never appended after it; they stay in the sync history
+        kept, other = (ours, them) if i_dream else (them, ours)
+        if merges.merge_appended(_text(kept), _text(other)) != _text(kept):
+            report.warnings.append("log.md: entries of a machine that does not dream were left out of the ledger "
+                                   "(one machine dreams; they stay in the sync history)")
+        return kept
+    if rel.startswith("archive/"):
         a, b = (_text(ours), _text(them)) if i_dream else (_text(them), _text(ours))
         return _bytes(merges.merge_appended(a, b))
     if rel.endswith(".jsonl"):
@@ -559,9 +567,11 @@ def write_back(settings: Settings, repo: Repo, before: str | None, after: str, r
                 report.lines_received += max(0, done.lines_added)
                 if done.moved:
                     report.moved.append(str(t.live))
-        elif t.kind == "ledger":
+        elif t.kind == "ledger":  # the dreamer's: appended to here; elsewhere its version replaces this one
+            if not i_dream:
+                _keep_copy(settings, t.live, "log.md")
             _merge_locked(t, settings, lambda live, n=new_text: (
-                merges.merge_appended(live, n) if i_dream else merges.merge_appended(n, live)), report)
+                merges.merge_appended(live, n) if i_dream else n), report)
         elif t.kind == "records":
             restamp = i_dream and t.live.name == CONFIRMATIONS
             base = "" if t.live.name == TOMBSTONES else _text(old)
@@ -576,6 +586,25 @@ def write_back(settings: Settings, repo: Repo, before: str | None, after: str, r
             _merge_locked(t, settings, records, report)
         else:
             _write_page(t, settings, old, new, report)
+
+
+def _keep_copy(settings: Settings, live: Path, name: str) -> None:
+    """A copy of ``live`` in ``<home>/backups/sync/`` (0700) before a write-back replaces it with another machine's
+    version (nothing a machine wrote is lost, even runner state)."""
+    import shutil
+
+    if not live.is_file():
+        return
+    target_dir = settings.paths.home / "backups" / "sync"
+    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stamp = settings.clock.strftime("%Y%m%dT%H%M%S")
+    target = target_dir / f"{name}.{stamp}"
+    n = 1
+    while target.exists():
+        target = target_dir / f"{name}.{stamp}.{n}"
+        n += 1
+    shutil.copy2(live, target)
+    os.chmod(target, 0o600)
 
 
 def _stays_inside(settings: Settings, target: Path) -> bool:
