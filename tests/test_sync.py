@@ -168,6 +168,7 @@ def test_lines_arriving_in_a_past_day_are_late_lines_on_the_dreamer(tmp_path, re
     _sync(b, now=f"{DAY}T08:02")
     report = _sync(a, now=f"{DAY}T08:03")
     assert "2026-05-30" in report.late_days
+    assert not (_settings(b).paths.state_dir / "late_lines.jsonl").exists()  # b does not dream: it records none
     late = (_settings(a).paths.state_dir / "late_lines.jsonl").read_text().splitlines()
     record = json.loads(late[-1])
     assert record["day"] == "2026-05-30"
@@ -523,7 +524,12 @@ def test_sync_dream_yes_takes_the_dream_over(tmp_path, remote):
     _sync(a, remote)
     _sync(b, remote)
     assert may_dream(a)[0] and not may_dream(b)[0]
-    sync(resolve_settings(home=b, now=f"{DAY}T12:00", env={"SUZENT_SYNC_DREAM": "yes"}))
+    late = _settings(b).paths.state_dir / "late_lines.jsonl"
+    late.parent.mkdir(parents=True, exist_ok=True)
+    late.write_text('{"ts": "2026-06-01T09:00:00+00:00", "day": "2026-05-01", "from_line": 3}\n')
+    report = sync(resolve_settings(home=b, now=f"{DAY}T12:00", env={"SUZENT_SYNC_DREAM": "yes"}))
+    assert report.dreams and not late.exists()  # what it recorded as a non-dreamer is not folded again
+    assert list((b / "backups" / "sync").glob("late_lines.jsonl.*"))
     _sync(a)
     assert may_dream(b)[0] and not may_dream(a)[0]
     done = invoke(a, "sync", env_extra={"SUZENT_SYNC_DREAM": "sometimes"})

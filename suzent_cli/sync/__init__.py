@@ -557,7 +557,7 @@ def write_back(settings: Settings, repo: Repo, before: str | None, after: str, r
                 return merges.merge_appended(live, new_text) if i_dream else merges.merge_appended(new_text, live)
 
             def late(from_line: int, day: dt.date = day) -> None:
-                if day < today:
+                if i_dream and day < today:  # only the dreaming machine folds late lines (and its lines never move)
                     append_late_lines(settings.paths.state_dir, day, from_line, timeout=settings.lock_timeout)
                     report.late_days.append(day.isoformat())
 
@@ -699,6 +699,21 @@ def _save_role(settings: Settings, repo: Repo, report: SyncReport) -> None:
     dreamer = (repo.show(head, DREAMER_FILE) or b"").decode("utf-8", "replace").strip() if head else ""
     report.dreamer = dreamer
     report.dreams = not dreamer or dreamer == report.machine
+    try:
+        before = json.loads((repo.sync_dir / ROLE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = None
+    if isinstance(before, dict) and before.get("dreamer") not in ("", None, report.machine) and \
+            dreamer == report.machine:
+        # taking the dream over: this machine's late-line records name lines the last dreamer already folded
+        from suzent_cli.vault.state import LATE_LINES
+
+        late = settings.paths.state_dir / LATE_LINES
+        if late.is_file():
+            _keep_copy(settings, late, LATE_LINES)
+            late.unlink()
+            report.warnings.append(f"this machine now dreams; its old late-line records were moved to "
+                                   f"{settings.paths.home / 'backups' / 'sync'}")
     try:
         atomic_write_bytes(repo.sync_dir / ROLE_FILE, json.dumps({"dreamer": dreamer, "me": report.machine}).encode())
     except OSError as exc:
