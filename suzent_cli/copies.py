@@ -8,7 +8,7 @@ they could not reconcile, mapped back to the file they belong to.
 
 The last two shapes are legitimate names for a vault page (``Sprint 2.md``), so they are read as copies only for
 daily logs, whose names are dates: :func:`log_copy_day` knows every shape, :func:`page_copy_of` only the two that
-cannot be a person's own name. Base layer: names only, no I/O. The daily-log walker (``archive.list_logs``) takes
+cannot be a person's own name; :func:`find_copies` walks the tiers for them (read-only: ``status`` reports them). The daily-log walker (``archive.list_logs``) takes
 only ``YYYY-MM-DD.md`` and the vault's (``vault.is_content_page``) leaves page copies out, so a copy is never
 indexed next to its original; ``suzent sync`` folds them back (:mod:`suzent_cli.sync.conflicts`).
 """
@@ -16,6 +16,9 @@ indexed next to its original; ``suzent sync`` folds them back (:mod:`suzent_cli.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from suzent_cli.config import Paths
 
 _SYNCTHING = re.compile(r"^(?P<stem>.+?)\.sync-conflict-\d{8}-\d{6}(?:-[A-Za-z0-9]+)?(?P<ext>\.[^.]*)?$")
 _DROPBOX = re.compile(r"^(?P<stem>.+?) \((?:[^()]*'s )?conflicted copy(?: [^()]*)?\)(?P<ext>\.[^.]*)?$",
@@ -48,3 +51,29 @@ def log_copy_day(name: str) -> str | None:
         if m:
             return m.group("day")
     return None
+
+
+def find_copies(paths: Paths) -> list[tuple[str, Path]]:
+    """``(kind, path)`` of every conflict copy in the tiers: ``log`` (in the daily-log folder), ``state`` (in
+    ``.state/``), ``other`` (a page, a core file)."""
+    found: list[tuple[str, Path]] = []
+    if paths.archive_dir.is_dir():
+        for p in sorted(paths.archive_dir.iterdir()):
+            if p.is_file() and not p.is_symlink() and log_copy_day(p.name):
+                found.append(("log", p))
+    if paths.memory_dir.is_dir():
+        for p in sorted(paths.memory_dir.iterdir()):
+            if p.is_file() and page_copy_of(p.name):
+                found.append(("other", p))
+    if paths.vault_dir.is_dir():
+        for p in sorted(paths.vault_dir.rglob("*")):
+            if not p.is_file() or p.is_symlink():
+                continue
+            original = page_copy_of(p.name)
+            if original is None:
+                continue
+            if p.parent == paths.state_dir:
+                found.append(("state", p))
+            else:
+                found.append(("other", p))
+    return found

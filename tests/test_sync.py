@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO, invoke, run_cli
 from suzent_cli.archive import Fact, append_entry
 from suzent_cli.config import resolve_settings
 from suzent_cli.copies import log_copy_day, page_copy_of
+from suzent_cli.dreamer import may_dream
 from suzent_cli.sync import SyncBusy, SyncFailed, sync, travellers
 from suzent_cli.sync.merge import merge_appended, merge_records, split_blocks
-from suzent_cli.sync.role import may_dream
-from tests.conftest import REPO, invoke, run_cli
 
 DAY = "2026-06-01"
 

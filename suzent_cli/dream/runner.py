@@ -252,7 +252,7 @@ class DreamRunner:
 
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
-        from suzent_cli.sync.role import may_dream  # stdlib only
+        from suzent_cli.dreamer import may_dream  # stdlib only
 
         dreams, why = may_dream(self.settings.paths.home)
         if not dreams:  # a synced home: one machine dreams (docs/sync.md); this one gets its pages by suzent sync

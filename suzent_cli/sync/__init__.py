@@ -20,13 +20,13 @@ One sync, under ``<home>/sync/sync.lock`` (a second sync on the home refuses at 
 6. **Index** what changed: the files written back, and every daily log holding a text a tombstone that arrived
    forgets (a tombstone changes no file's mtime), through :func:`suzent_cli.index.api.reindex_files`.
 
-Line numbers. One machine dreams (:mod:`suzent_cli.sync.role`). A daily log merged on the dreaming machine keeps
+Line numbers. One machine dreams (:mod:`suzent_cli.dreamer`). A daily log merged on the dreaming machine keeps
 its text whole and in place (the other machines' entries are appended after it); merged anywhere else, the
 remote's version is kept whole and this machine's new entries follow. So the dreaming machine's lines never move on
 any machine, and the ``source: DATE.md:LINE`` of a claim, ``folded_through`` and the dreamer's late-line records
 stay true everywhere. A non-dreaming machine's unsynced entries may move down its log (the file is then replaced,
-never shortened: :func:`suzent_cli.archive.merge_into_log`); lines that arrive in a day before today are recorded
-as late lines, as a backfill is, so the dream folds them.
+never shortened: :func:`suzent_cli.archive.merge_into_log`). On the dreaming machine, lines that arrive in a day
+before today are recorded as late lines, as a backfill is, so the dream folds them.
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from pathlib import Path
 
 from suzent_cli import archive
 from suzent_cli.config import Settings
+from suzent_cli.dreamer import DREAMER_FILE, ROLE_FILE, machine_id, sync_dir
 from suzent_cli.errors import InputInvalid, LockTimeout, SuzentError
 from suzent_cli.files import atomic_write_bytes, file_lock, locked, update_file
 from suzent_cli.sync import merge as merges
 from suzent_cli.sync.repo import BRANCH, Repo, SyncFailed, masked
-from suzent_cli.sync.role import DREAMER_FILE, ROLE_FILE, machine_id, sync_dir
 from suzent_cli.vault.state import (
     CONFIRMATIONS,
     LEDGER_LOCK,
@@ -694,7 +694,7 @@ def _write_page(t: Traveller, settings: Settings, old: bytes | None, new: bytes,
 
 
 def _save_role(settings: Settings, repo: Repo, report: SyncReport) -> None:
-    """Cache who dreams (:func:`suzent_cli.sync.role.may_dream`) from the staging repository's head."""
+    """Cache who dreams (:func:`suzent_cli.dreamer.may_dream`) from the staging repository's head."""
     head = repo.head()
     dreamer = (repo.show(head, DREAMER_FILE) or b"").decode("utf-8", "replace").strip() if head else ""
     report.dreamer = dreamer

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from suzent_cli import archive
 from suzent_cli.config import Settings
-from suzent_cli.copies import log_copy_day, page_copy_of
+from suzent_cli.copies import find_copies, log_copy_day, page_copy_of
 from suzent_cli.errors import SuzentError
 from suzent_cli.files import read_text
 from suzent_cli.sync.merge import merge_appended
@@ -32,33 +32,6 @@ from suzent_cli.vault.state import TOMBSTONES
 
 BACKUPS = "backups"
 CONFLICTS = "conflicts"
-
-
-def find_copies(settings: Settings) -> list[tuple[str, Path]]:
-    """``(kind, path)`` of every conflict copy in the tiers: ``log`` (in the daily-log folder), ``tombstones``,
-    ``other`` (a page, a core file, another state file)."""
-    paths = settings.paths
-    found: list[tuple[str, Path]] = []
-    if paths.archive_dir.is_dir():
-        for p in sorted(paths.archive_dir.iterdir()):
-            if p.is_file() and not p.is_symlink() and log_copy_day(p.name):
-                found.append(("log", p))
-    if paths.memory_dir.is_dir():
-        for p in sorted(paths.memory_dir.iterdir()):
-            if p.is_file() and page_copy_of(p.name):
-                found.append(("other", p))
-    if paths.vault_dir.is_dir():
-        for p in sorted(paths.vault_dir.rglob("*")):
-            if not p.is_file() or p.is_symlink():
-                continue
-            original = page_copy_of(p.name)
-            if original is None:
-                continue
-            if p.parent == paths.state_dir and original == TOMBSTONES:
-                found.append(("tombstones", p))
-            else:
-                found.append(("other", p))
-    return found
 
 
 def fold_conflicts(settings: Settings, warnings: list[str] | None = None) -> list[dict]:
@@ -70,7 +43,9 @@ def fold_conflicts(settings: Settings, warnings: list[str] | None = None) -> lis
     warnings = [] if warnings is None else warnings
     done: list[dict] = []
     today = settings.today
-    for kind, copy in find_copies(settings):
+    for kind, copy in find_copies(settings.paths):
+        if kind == "state":
+            kind = "tombstones" if page_copy_of(copy.name) == TOMBSTONES else "other"
         record: dict = {"copy": str(copy), "kind": kind, "into": None, "lines_added": 0, "moved_to": None,
                         "needs_person": kind == "other"}
         try:
