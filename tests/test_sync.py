@@ -608,3 +608,25 @@ def test_a_machine_that_dreamed_alone_joins_and_the_dreamers_watermark_stays(tmp
         assert watermark(read_ledger(_settings(h).paths.vault_dir)) == dt.date(2026, 5, 20)  # a dreams
     assert list((b / "backups" / "sync").glob("log.md.*"))  # b's own ledger kept aside
     assert _facts(a, "2026-05-30") == _facts(b, "2026-05-30")
+
+
+def test_a_claim_forgotten_on_one_machine_while_the_dreamer_confirmed_it_stays_gone(tmp_path, remote):
+    a, b = tmp_path / "a", tmp_path / "b"
+    page = Path("3_Personal/Profile.md")
+    claim = "- Lives in Berlin (confirmed 1x, last 2026-06-01) · source: 2026-06-01.md:5\n"
+    body = "---\ntype: personal\n---\n# Profile\n\n## Claims\n\n" + claim + "- Has a cat\n"
+    _capture(a, "Lives in Berlin", session="a")
+    pa = _settings(a).paths.vault_dir / page
+    pa.parent.mkdir(parents=True)
+    pa.write_text(body)
+    _sync(a, remote)
+    _sync(b, remote)
+    assert invoke(b, "forget", "Lives in Berlin", env_extra={"SUZENT_NO_SERVER": "1"}).returncode == 0
+    pb = _settings(b).paths.vault_dir / page
+    assert "Berlin" not in pb.read_text()
+    pa.write_text(body.replace("confirmed 1x", "confirmed 2x"))  # the dreamer bumps the same claim meanwhile
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    for p in (pa, pb):
+        assert "Berlin" not in p.read_text() and "Has a cat" in p.read_text()

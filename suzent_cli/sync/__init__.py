@@ -278,6 +278,7 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
         if merged and merged != local:
             write_back(settings, repo, local, merged, report, pause=pause)
         _journal_clear(sdir)
+        _scrub(settings, report)
     finally:
         _save_role(settings, repo, report)
     if index:
@@ -287,6 +288,34 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
         failed.report = report  # type: ignore[attr-defined]
         raise failed
     return report
+
+
+def _scrub(settings: Settings, report: SyncReport) -> None:
+    """After a write-back that changed pages: no forgotten text stays on a page (two machines' versions of a page
+    merged line by line can bring back a claim one of them forgot). :func:`suzent_cli.vault.forgotten.scrub_vault`
+    under the consolidation lock, as forget and the dream scrub; a dream holding it past ``lock_timeout`` scrubs
+    after its own pass instead (a warning here). Recall hides the text meanwhile (the index's filter)."""
+    vault = str(settings.paths.vault_dir)
+    if not any(p.startswith(vault) and p.endswith(".md") for p in report.written):
+        return
+    from filelock import Timeout
+
+    from suzent_cli.vault.forgotten import Forgotten, scrub_vault
+    from suzent_cli.vault.state import DREAM_LOCK
+
+    forgotten = Forgotten.from_state(settings.paths.state_dir)
+    if not forgotten:
+        return
+    try:
+        with file_lock(settings.paths.state_dir / DREAM_LOCK, timeout=settings.lock_timeout):
+            removed, problems = scrub_vault(settings.paths.vault_dir, forgotten)
+    except (Timeout, OSError) as exc:
+        report.warnings.append(f"forgotten claims not removed from merged pages now ({exc}); the next dream does")
+        return
+    if removed:
+        report.warnings.append(f"removed {len(removed)} forgotten claim(s) a merged page brought back")
+        report.written += sorted({str(settings.paths.vault_dir / c.page) for c in removed} - set(report.written))
+    report.warnings.extend(f"forgotten text may remain on {p}" for p in problems)
 
 
 def _count_folds(report: SyncReport) -> None:
