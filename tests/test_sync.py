@@ -630,3 +630,15 @@ def test_a_claim_forgotten_on_one_machine_while_the_dreamer_confirmed_it_stays_g
     _sync(a)
     for p in (pa, pb):
         assert "Berlin" not in p.read_text() and "Has a cat" in p.read_text()
+
+
+def test_an_unreachable_remote_still_folds_and_says_so_in_json(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    log = _settings(home).paths.archive_dir / f"{DAY}.md"
+    (log.parent / f"{DAY} 2.md").write_text(log.read_text() + "\n## 11:00 — x\n\n- [preference] Likes rain\n")
+    done = invoke(home, "sync", "--remote", str(tmp_path / "nowhere.git"), "--json")
+    assert done.returncode == 1
+    got = json.loads(done.stdout)
+    assert got["error"].startswith("cannot reach the remote") and got["conflicts_folded"]
+    assert _facts(home)["- [preference] Likes rain"] == 1

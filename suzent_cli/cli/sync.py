@@ -49,7 +49,8 @@ def sync_cmd(
         if json_out and partial is not None:
             emit_json(partial.to_json())
         elif partial is not None:
-            _show(partial)
+            for line in partial.warnings:
+                warn(line)
         raise
     if json_out:
         emit_json(report.to_json())

@@ -226,8 +226,9 @@ def sync(settings: Settings, *, remote: str | None = None, index: bool = True,
     """One sync of the home with its remote (module doc). ``remote``: a URL to use and remember (the staging
     repository's ``origin``); else ``sync.remote`` (config, environment), else the remembered one. ``index``: bring
     the index up to date after (when the home has one). ``pause(point)``: a test hook called at the named points
-    (``committed``: the local commit made; ``merging``: a merge begun in the staging repository; ``pushing``: merged, before each push; ``merged``: pushed; ``writing``:
-    before each file written back) so a test can kill the process there.
+    (``committed``: the local commit made; ``merging``: a merge begun in the staging repository; ``pushing``:
+    merged, before each push; ``merged``: pushed; ``writing``: before each file written back) so a test can kill
+    the process there.
 
     Raises :class:`SyncBusy` (another sync), :class:`InputInvalid` (a bad URL, no remote), :class:`SyncFailed`
     (git or the remote failed: the report so far is in its ``report`` attribute; nothing was lost) and
@@ -279,6 +280,8 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
             write_back(settings, repo, local, merged, report, pause=pause)
         _journal_clear(sdir)
         _scrub(settings, report)
+    except SyncFailed as exc:  # the remote: what was done here (a recovery, folded copies) is still indexed
+        report.error = str(exc)
     finally:
         _save_role(settings, repo, report)
     if index:
