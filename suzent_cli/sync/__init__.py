@@ -450,6 +450,8 @@ def _merge_and_push(settings: Settings, repo: Repo, report: SyncReport, local: s
             if merged != local:
                 repo.git("reset", "-q", "--hard", local)
                 report.commits.remove(merged)
+                report.files_merged.clear()
+                report.page_conflicts.clear()
             _journal_clear(repo.sync_dir)
             continue
         report.error = f"the remote refused the push: {said}; this machine's memory is merged and kept, sync again"
