@@ -17,6 +17,7 @@ BUSY = 3
 IDLE = 4
 RUN_FAILED = 5
 LIVE_DATA_CHANGED = 6
+VIOLATED = 7
 INTERRUPTED = 130
 TERMINATED = 143
 
@@ -35,6 +36,8 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (RUN_FAILED, "RUN_FAILED", "dream, lint, dry-run: the run failed (not productive) and was counted for a retry"),
     (LIVE_DATA_CHANGED, "LIVE_DATA_CHANGED", "dry-run: the live data changed while the dry run worked on its clone "
                                              "(a concurrent writer?)"),
+    (VIOLATED, "VIOLATED", "verify: an invariant of the home does not hold (one line per violation; with --repair: "
+                           "one still does after the safe repairs)"),
     (INTERRUPTED, "INTERRUPTED", "interrupted (Ctrl-C; for loop: stopped by SIGINT, or a second SIGINT)"),
     (TERMINATED, "TERMINATED", "loop: a second SIGTERM while finishing the current stage (the first one stops "
                                "cleanly with 0)"),

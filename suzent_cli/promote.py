@@ -142,12 +142,13 @@ def _recall_count(key: str, snippets: Counter) -> int:
 
 def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedClaim], int]:
     """Every current claim (``## Claims``; not ``## Previously``, not ended, holding no forgotten text) of every
-    non-deprecated personal page, best first, deduplicated by normalized text; and the number of personal pages
+    non-deprecated personal page that records no project (``project:``, issue 26), best first, deduplicated by normalized text; and the number of personal pages
     found. A page whose frontmatter
     does not parse is skipped with a warning."""
     from suzent_cli.index.rank import chunk_importance, page_signals
     from suzent_cli.vault.forgotten import Forgotten
     from suzent_cli.vault.pages import CLAIMS, read_page
+    from suzent_cli.vault.projects import meta_scope
 
     vault = settings.paths.vault_dir
     paths = personal_pages(vault)
@@ -162,8 +163,8 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
             warnings.append(f"{rel} skipped: {' '.join(str(exc).split())[:160]}")
             continue
         signals = page_signals(page.meta)
-        if signals.status == "deprecated":
-            continue
+        if signals.status == "deprecated" or meta_scope(page.meta):
+            continue  # MEMORY.md's generated zone is the person's: a page recording a project is that project's
         title = _title(page, path)
         for order, claim in enumerate(page.claims(CLAIMS)):
             if claim.until is not None or forgotten.covers(claim.text):

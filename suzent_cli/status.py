@@ -1,9 +1,9 @@
 """``suzent status``: a read-only report of every tier — capture buffer (logs, fact lines), vault (pages, current
 claims, pages needing review or past ``stale_after``), MEMORY.md (zones), index (rows by source kind, fragments,
 embedder), queues (hook spool, late lines, superseded, confirmations, tombstones), the dream (watermark, pending
-work, next tick, retries, last results), lock holders and whether the memory is private to its user (one warning when
-the home or a tier folder is open to other users). Never takes a lock for longer than a probe, never
-writes. Without ``with_index`` nothing imports LanceDB."""
+work, next tick, retries, last results), lock holders, whether the memory is private to its user (one warning when
+the home or a tier folder is open to other users) and the cheap part of ``suzent verify`` (seals, state, locks).
+Never takes a lock for longer than a probe, never writes. Without ``with_index`` nothing imports LanceDB."""
 
 from __future__ import annotations
 
@@ -190,6 +190,22 @@ def privacy_state(settings: Settings, warnings: list[str]) -> dict[str, Any]:
     return {"private": not exposed, "exposed": privacy.exposure_json(exposed)}
 
 
+def verify_row(settings: Settings) -> dict[str, Any]:
+    """The cheap part of ``suzent verify`` (:func:`suzent_cli.verify.verify` with ``cheap``: the logs' seals, the
+    watermark, the state files, locks and the roots' modes; no index scan, no LanceDB):
+    ``{"ok", "checked", "violations": [first 5], "more": n}`` (no timing: a status relayed to a server prints what
+    the cold one prints). Never raises."""
+    from suzent_cli.verify import verify
+
+    try:
+        report = verify(settings, cheap=True)
+    except Exception as exc:  # noqa: BLE001 - status reports, it does not fail
+        return {"ok": None, "error": " ".join(str(exc).split())[:200]}
+    violations = report.violations
+    return {"ok": report.ok, "checked": {n: c.checked for n, c in report.checks.items()},
+            "violations": violations[:5], "more": max(0, len(violations) - 5)}
+
+
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:
     """Everything ``suzent status`` shows, as a JSON-ready dict. Reads only."""
     paths = settings.paths
@@ -246,5 +262,6 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         "locks": lock_states(settings),
         "index": index_counts(settings) if with_index else None,
         "privacy": private,
+        "verify": verify_row(settings),
         "warnings": warnings,
     }

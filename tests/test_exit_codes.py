@@ -35,6 +35,7 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "recall": (("oolong tea",), {0}),
     "status": ((), {0}),
     "forget": (("Lives in Lisbon", "--dry-run"), {0}),
+    "verify": ((), {0, 7}),
     "verify-fact": (("Drinks oolong tea every morning", "--by", "ana"), {0}),
     "promote": (("--engine", "offline"), {0}),
     "reconcile": ((), {0}),
@@ -45,6 +46,8 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "run": (("--engine", "rules"), {0}),
     "loop": (("--engine", "rules", "--passes", "1"), {0}),
     "serve": (("--print-config",), {0}),
+    "import": (("claude-md", "--dry-run"), {0}),
+    "export": ((), {0}),
     "sync": (("--fold-conflicts",), {0}),
 }
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 CLI = {"cli", "__main__"}
 STAGES = {"capture", "recall", "dream", "reconcile", "forget", "promote", "legacy", "dryrun", "run", "status",
-          "init", "hooks", "demo", "server", "sync"}
+          "init", "hooks", "demo", "server", "verify", "transfer", "sync"}
 TIERS = {"index": 3, "vault": 2, "archive": 1}
 BASE = {"config", "files", "errors", "text", "claude", "signals", "guard", "privacy", "scope", "copies", "dreamer", "__init__"}
 

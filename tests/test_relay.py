@@ -38,6 +38,8 @@ from suzent_cli.server import paths
     ("forget --id abc", "forget", "forget --id=abc", True),
     ("--home /h --vault-dir v recall tea", "recall", "--home=/h --vault-dir=v recall tea", False),
     ("recall --limit -1 tea", "recall", "recall --limit=-1 tea", False),  # a bad value: the server's run says so
+    ("verify --json", "verify", "verify --json", False),
+    ("verify --repair", "verify", "verify --repair", True),  # its reindex runs in the server: one index writer
 ])
 def test_relayable_lines(argv, command, sent, writes):
     line = parse(argv.split())
@@ -61,6 +63,7 @@ def test_a_relative_home_is_sent_absolute_against_this_working_directory(tmp_pat
     "recall tea more", "status extra",  # an extra argument
     "recall -n2 tea", "recall -n=2 tea",  # short forms click reads its own way
     "serve", "mcp", "init", "dream", "run", "loop", "config show", "verify-fact x", "lint", "promote",
+    "verify --reseal 2026-06-01.md",  # a person's act: cold
     "--today 2026-06-01 status", "--home", "recall --limit",  # a missing value
     "status --home /h",  # a root option after the command
 ])

@@ -277,7 +277,7 @@ def test_a_page_conflict_copy_is_never_indexed_and_moved_aside(tmp_path):
 
 def test_an_unreachable_remote_is_one_line_and_keeps_the_local_commit(tmp_path):
     home = tmp_path / "h"
-    _capture(home, "Likes tea")
+    assert invoke(home, "--now", f"{DAY}T09:00", "capture", "--fact", "[preference] Likes tea").returncode == 0
     url = "https://someone:s3cret-token@127.0.0.1:9/memory.git"
     done = invoke(home, "sync", "--remote", url)
     assert done.returncode == 1
@@ -642,3 +642,27 @@ def test_an_unreachable_remote_still_folds_and_says_so_in_json(tmp_path):
     got = json.loads(done.stdout)
     assert got["error"].startswith("cannot reach the remote") and got["conflicts_folded"]
     assert _facts(home)["- [preference] Likes rain"] == 1
+
+
+@pytest.fixture
+def umask077():
+    """The umask both entry points run under (privacy.private_umask): in-process calls make private folders too."""
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+def test_verify_is_green_on_a_machine_whose_lines_the_merge_moved(tmp_path, remote, umask077):
+    env = {"SUZENT_EMBEDDER": "hash", "SUZENT_NO_SERVER": "1"}
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea", session="a")
+    _sync(a, remote)
+    _sync(b, remote)
+    _capture(b, "Likes rock", time="10:01", session="b")
+    assert invoke(b, "index", env_extra=env).returncode == 0  # b's log is sealed with its line where it is
+    _capture(a, "Likes jazz", time="10:00", session="a")
+    _sync(a)
+    report = _sync(b)
+    assert report.moved and report.verified, report.warnings  # b's line moved after a's: resealed
+    done = invoke(b, "verify", "--json", env_extra=env)
+    assert done.returncode == 0, done.stdout

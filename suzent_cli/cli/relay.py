@@ -12,10 +12,11 @@ so a relayed command prints what the cold one prints, byte for byte, and exits w
 Relayable (:data:`COMMANDS`; anything else, an unknown option, ``--help``/``--version``/``-h`` included, goes the
 cold way): ``recall`` (not ``--from``, ``--model``), ``status``, ``index`` (not ``--model``), ``capture --fact``
 (with ``--session``, ``--date``, ``--time``, ``--index``, ``--json``; nothing that reads stdin or a file),
-``forget``, ``paths``; root options ``--home`` (made absolute here: the server never changes directory),
-``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as everywhere), ``--now``. Never:
-``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has them), anything that prompts or reads
-stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
+``forget``, ``paths``, ``verify`` (``--repair``, ``--json``; a write only with ``--repair``, whose reindex then
+runs in the server, so two index writers never race); root options ``--home`` (made absolute here: the server
+never changes directory), ``--memory-dir``, ``--vault-dir``, ``--index-dir`` (relative to the home, as
+everywhere), ``--now``. Never: ``serve``, ``mcp``, ``init``, the hooks (:mod:`suzent_cli.cli.fasthook` has
+them), anything that prompts or reads stdin. ``SUZENT_HOME``/``SUZENT_DATA_DIR`` are sent absolute too.
 
 ``SUZENT_NO_SERVER=1`` (any value but empty or ``0``) forces the cold path; so does ``SUZENT_DEBUG`` (its
 tracebacks are the process's).
@@ -28,9 +29,9 @@ Failures:
   or a server that declines (an older server without the op, another suzent version, a
   client ``HOME``/``TZ`` that differs from the server's): the cold path, nothing was run;
 * the server fails or stops after the request was sent: a read-only command (``recall``, ``status``, ``paths``,
-  ``forget --dry-run``) runs cold; a write (``capture``, ``index``, ``forget``) is NOT redone, since it may have
-  happened: one ``Error: the server stopped mid-request …; check with suzent status`` line, exit 1. No answer
-  within :data:`RELAY_TIMEOUT` likewise.
+  ``forget --dry-run``, ``verify``) runs cold; a write (``capture``, ``index``, ``forget``, ``verify --repair``) is
+  NOT redone, since it may have happened: one ``Error: the server stopped mid-request …; check with suzent
+  status`` line, exit 1. No answer within :data:`RELAY_TIMEOUT` likewise.
 * Ctrl-C here: ``Interrupted.``, exit 130. The server finishes the command (it runs in a worker thread, which no
   signal reaches); every write suzent makes is whole (a locked single append, an atomic commit or rename), so the
   memory is as after the command ran, or as before it.
@@ -59,6 +60,7 @@ COMMANDS: dict[str, tuple[dict[str, str], int]] = {
                  "--json": FLAG}, 0),
     "forget": ({"--id": VALUE, "--dry-run": FLAG, "--json": FLAG}, 1),
     "paths": ({"--json": FLAG}, 0),
+    "verify": ({"--repair": FLAG, "--json": FLAG}, 0),  # not --reseal (a person's act, run cold)
 }
 READ_ONLY = ("recall", "status", "paths")  # and forget --dry-run: safe to run again cold after a failure
 
@@ -137,7 +139,8 @@ def parse(argv: list[str]) -> Line | None:
         i += 1
     if command is None or (command == "capture" and "--fact" not in seen):
         return None
-    writes = command not in READ_ONLY and not (command == "forget" and "--dry-run" in seen)
+    writes = command not in READ_ONLY and not (command == "forget" and "--dry-run" in seen) \
+        and not (command == "verify" and "--repair" not in seen)
     return Line(command, sent, home, writes)
 
 

@@ -341,9 +341,21 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
                                       else "OPEN to other users: " + ", ".join(f"{e['path']} ({e['mode']})"
                                                                                for e in private["exposed"])
                                       + "; run suzent init")]))
+    if (checked := data.get("verify")) is not None:  # suzent_cli.status.verify_row
+        sections.append(("verify", [("verify", _verify_summary(checked))]))
     if "server" in data:
         sections.append(("server", server_rows(data["server"])))
     return sections
+
+
+def _verify_summary(row: dict) -> str:
+    """status's ``verify`` row: the cheap checks' verdict and their first violations."""
+    if row.get("ok") is None:
+        return f"could not run: {row.get('error')}"
+    if row["ok"]:
+        return "logs sealed and unchanged, state sane (`suzent verify` checks the index too)"
+    more = f" (and {row['more']} more)" if row.get("more") else ""
+    return "; ".join(row["violations"]) + more + "; run `suzent verify`"
 
 
 def _duration(seconds: int | None) -> str:

@@ -97,6 +97,7 @@ def ingest_message(batch: IngestBatch) -> str:
     parts = [
         f"Dream run of {batch.run_date.isoformat()}. {scope} into the vault: {len(days)} log(s), "
         f"{len(batch.facts)} fact line(s).",
+        scope_note(batch),
         "The logs are read-only and are given here in full; they are not files in the vault. Each line is shown "
         "as `LINE | text`: LINE is its line number in the log file (cite it as `source: YYYY-MM-DD.md:LINE`), "
         "text is the line exactly as written (hand repeats off with hand_off_superseded by that text alone).",
@@ -123,6 +124,19 @@ def ingest_message(batch: IngestBatch) -> str:
     parts.append("Follow the runbook: orient (schema.md, index.md, list_files), fold every fact into the right page, "
                  "hand off the log lines of repeats, update index.md, and finish with a one-paragraph summary.")
     return "\n\n".join(parts)
+
+
+def scope_note(batch: IngestBatch) -> str:
+    """The sentence naming the batch's scope and where its pages go (the tools enforce it:
+    :class:`~.vault_tools.VaultTools` ``home``/``fenced``)."""
+    if batch.scope:
+        return (f'Scope: every fact of this batch belongs to the project "{batch.scope}". Write its pages under '
+                f"1_Projects/{batch.folder}/ only (the same page names as the person's: Technical.md, Context.md, "
+                f"Preferences.md, ...), each with `project: {batch.scope}` in its frontmatter, and fold its facts "
+                "only into claims of those pages. Other projects' folders are not visible to you.")
+    return ("Scope: every fact of this batch is the person's (recalled in every project). Fold them into the "
+            "person's pages as the schema routes them, never into a project's folder under 1_Projects/ (those "
+            "are not visible to you) and never into a page with a `project:` key in its frontmatter.")
 
 
 def lint_message(job: LintJob) -> str:
@@ -206,10 +220,18 @@ class ClaudeEngine:
         """Fold ``batch`` into the vault. Returns the closing summary, the log lines the agent handed off (only
         lines of this batch's logs are accepted) and the pages it wrote (sorted vault-relative paths).
         Raises :class:`DreamFailed` (see the module docstring)."""
+        if batch.scope is None:  # not split by scope yet: one scope per conversation (dream.scopes)
+            from suzent_cli.dream.scopes import ingest_by_scope
+
+            return ingest_by_scope(self, batch)
+        from suzent_cli.vault.projects import project_folders
+
         allowed = {f.raw for f in batch.facts}
         allowed |= {line for text in batch.logs.values() for line in text.split("\n") if _FACT_LINE_RE.match(line)}
+        fenced = [folder for key, folder in project_folders(batch.vault_dir).items() if key != batch.scope]
         tools = VaultTools(batch.vault_dir, protected=self.protected, allowed_superseded=allowed,
-                           deadline=batch.deadline)
+                           deadline=batch.deadline, home=batch.folder if batch.scope else None, fenced=fenced,
+                           scope=batch.scope)
         blocks = self._loop(system_prompt("ingest_runbook.md", batch.vault_dir), ingest_message(batch), tools,
                             batch.deadline, "ingest")
         return IngestResult(summary=clean_summary(final_text(blocks)), superseded=list(tools.accepted_superseded),

@@ -49,6 +49,11 @@ class IngestBatch:
     an engine read a log line a claim's provenance names (read-only). ``late``: days at or below the watermark
     whose logs grew since they were consolidated, mapped to the first new line; ``logs`` holds only those new
     lines for them (fold them as statements of their own date: older than most of the vault).
+
+    ``scope`` and ``folder``: the one scope every fact, confirmation and revisit page of the batch belongs to
+    (:func:`split_by_scope` made it): PERSON (``""``) with folder ``""``, or a project key with its folder under
+    ``1_Projects/`` (:func:`suzent_cli.vault.projects.folder_for`). ``scope=None``: not split yet (the facts may
+    belong to several scopes; an engine splits it before folding anything).
     """
 
     vault_dir: Path
@@ -63,6 +68,8 @@ class IngestBatch:
     revisit: tuple[str, ...] = ()
     archive_dir: Path | None = None
     late: dict[dt.date, int] = field(default_factory=dict)
+    scope: str | None = None
+    folder: str = ""
 
     def log_line(self, source: str | None) -> str | None:
         """The raw line a ``YYYY-MM-DD.md:LINE`` provenance points at (read-only), or None."""

@@ -223,7 +223,7 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date, judge=None) -> Lint
     Current claims (``## Claims``; not ``## Previously``, nor a bullet marked ``(until DATE)``) with the same
     subject and different values (:func:`.lifecycle.conflict_key`: a single-valued subject such as where the user
     lives, or one statement affirmed and negated) conflict — pooled across all
-    ``3_Personal/`` pages, within one page elsewhere. Every page holding a conflicting claim gets the callout
+    ``3_Personal/`` pages of one scope (:func:`_pool`), within one page elsewhere. Every page holding a conflicting claim gets the callout
     ``> [!warning] Conflicting claims: A / B`` after its title heading (or at the top; never twice) and
     ``review: needs-review``. Then the pairs of :func:`_undecided_pairs` the same way. Returns one line per
     conflict, the pages written and warnings for skipped pages."""
@@ -234,8 +234,7 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date, judge=None) -> Lint
         for claim in page.claims(CLAIMS):
             found = None if claim.until else conflict_key(claim.text)
             if found:
-                scope = "3_Personal/" if is_personal(rel) else rel
-                groups.setdefault((scope, found[0]), []).append((rel, found[1], claim))
+                groups.setdefault((_pool(rel, page), found[0]), []).append((rel, found[1], claim))
 
     changed: set[str] = set()
     for (_, subject), members in groups.items():
@@ -261,6 +260,15 @@ def rules_contradictions(vault_dir: Path, run_date: dt.date, judge=None) -> Lint
     return findings
 
 
+def _pool(rel: str, page: Page) -> str:
+    """Which claims a page's claims are compared with: every ``3_Personal/`` page of the same scope (the person's,
+    or the project a page records, :mod:`suzent_cli.vault.projects`), else the page alone. Claims of two scopes are
+    never compared (a project's "uses Postgres" and another's "uses MySQL" are no contradiction)."""
+    from suzent_cli.vault.projects import meta_scope
+
+    return f"3_Personal/ {meta_scope(page.meta)}" if is_personal(rel) else rel
+
+
 def _undecided_pairs(pages: dict[str, Page], contradictions: list[str], judge=None) -> list[tuple[str, str]]:
     """Pairs of current claims on the same subject that the rules engine could not decide
     (:func:`suzent_cli.vault.supersede.pairs_to_review`), in the same scopes as the single-valued check: an
@@ -276,7 +284,7 @@ def _undecided_pairs(pages: dict[str, Page], contradictions: list[str], judge=No
 
     scopes: dict[str, list[tuple[tuple[str, Claim], str, dt.date | None]]] = {}
     for rel, page in pages.items():
-        scope = "3_Personal/" if is_personal(rel) else rel
+        scope = _pool(rel, page)
         for claim in page.claims(CLAIMS):
             if not claim.until:
                 scopes.setdefault(scope, []).append(((rel, claim), claim.text, claim_since(claim)))

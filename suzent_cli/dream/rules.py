@@ -1,7 +1,10 @@
 """The ``rules`` dream engine: offline, deterministic, no LLM.
 
 Each fact of the batch, in (day, line) order, is routed by category to one page (:func:`lifecycle.page_for`)
-and folded into that page's ``## Claims``:
+and folded into that page's ``## Claims``. A batch is one scope's (:mod:`.scopes` splits it first): a project's
+facts go to the same page names in its folder, ``1_Projects/<folder>/`` (:func:`suzent_cli.vault.projects.
+project_page_for`), each page recording ``project: <key>``; a page recording another scope is never folded into
+(its facts are skipped with one warning, like a page that does not parse).
 
 * **repeat** — the same claim word for word after normalisation, or near-identical (rapidfuzz ``ratio`` ≥ 97)
   with the same numbers/dates: the claim's ``(confirmed Nx, last D)`` marker is bumped and the fact's log line is
@@ -42,6 +45,7 @@ from rapidfuzz import fuzz, process
 from suzent_cli.archive import parse_fact_line
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.errors import DreamFailed, LockTimeout
+from suzent_cli.scope import SCOPE_TAG_PREFIX
 from suzent_cli.vault import supersede
 from suzent_cli.vault.claims import (
     NEAR_IDENTICAL,
@@ -70,6 +74,7 @@ from suzent_cli.vault.pages import (
     read_page,
     write_page,
 )
+from suzent_cli.vault.projects import PROJECT_KEY, meta_scope, project_page_for
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -85,7 +90,7 @@ _SINCE_RE = re.compile(r"\(since (\d{4}-\d{2}-\d{2})\)")
 _SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
-_NOT_TOPIC_PREFIXES = ("legacy:",)  # an exported legacy row's id
+_NOT_TOPIC_PREFIXES = ("legacy:", SCOPE_TAG_PREFIX)  # an exported legacy row's id; a fact's scope (the page's)
 
 
 def claim_since(claim: Claim) -> dt.date | None:
@@ -150,8 +155,10 @@ class _PageWork:
     claim bullets as :class:`Claim`, anything a person wrote between them (notes, callouts, nested bullets) as
     text, so a rewrite changes only the claims."""
 
-    def __init__(self, rel: str, page: Page, category: str, fresh: bool, judge: supersede.ValueJudge | None = None):
+    def __init__(self, rel: str, page: Page, category: str, fresh: bool, judge: supersede.ValueJudge | None = None,
+                 scope: str = ""):
         self.rel, self.page, self.category, self.fresh = rel, page, category, fresh
+        self.scope = scope  # the batch's scope: a project's key is recorded in the page's frontmatter
         self.judge = judge  # the model half of the same-subject test (None: words only)
         self.claims = _entries(page.section(CLAIMS))
         self.history = _entries(page.section(PREVIOUSLY))
@@ -335,6 +342,8 @@ class _PageWork:
         meta.setdefault("type", page_type(self.rel))
         meta.setdefault("title", title)
         meta.setdefault("status", "active")
+        if self.scope:
+            meta[PROJECT_KEY] = self.scope
         if self.latest and (not isinstance(meta.get("updated"), dt.date) or meta["updated"] < self.latest):
             meta["updated"] = self.latest
         if is_personal(self.rel):
@@ -353,7 +362,9 @@ class _PageWork:
         if self.late_through:
             meta["late_through"] = self.late_through
         if self.fresh:
-            page.body = f"# {title}\n\n{_DESCRIPTIONS.get(self.rel, f'{title}: notes consolidated from the daily logs.')}\n"
+            about = (f"{title} of the project {self.scope}: notes consolidated from the daily logs." if self.scope
+                     else _DESCRIPTIONS.get(self.rel, f"{title}: notes consolidated from the daily logs."))
+            page.body = f"# {title}\n\n{about}\n"
         render = [e.render() if isinstance(e, Claim) else e for e in self.claims]
         page.set_section(CLAIMS, _trim(render), before=RELATED)
         if self.history:
@@ -397,13 +408,18 @@ class RulesEngine:
         Raises :class:`DreamFailed` when the deadline passes before the pages are written (pages already written
         stay; a re-run converges) or a page cannot be written.
         """
+        if batch.scope is None:  # not split by scope yet: fold each scope on its own (dream.scopes)
+            from suzent_cli.dream.scopes import ingest_by_scope
+
+            return ingest_by_scope(self, batch)
         vault = batch.vault_dir
         result = IngestResult()
         routes: dict[str, tuple[str, list[tuple[int, BatchFact | dict]]]] = {}
         spelled: dict[str, str] = {}  # casefolded page path -> the spelling this batch writes it with
         for n, (_when, item) in enumerate(_in_time_order(batch)):
             category = item.category if isinstance(item, BatchFact) else str(item.get("category") or "general")
-            rel = existing_case(vault, page_for(category))  # Profile.md beside a person's profile.md: one page
+            page = project_page_for(category, batch.folder) if batch.scope else page_for(category)
+            rel = existing_case(vault, page)  # Profile.md beside a person's profile.md: one page
             # Tools, tools and TOOLS in one batch: one page too, spelled as on disk, else as the first fact routed
             rel = spelled.setdefault(rel.casefold(), rel)
             routes.setdefault(rel, (category, []))[1].append((n, item))
@@ -416,7 +432,8 @@ class RulesEngine:
         judge = self.judge()
         for rel in routed + revisit_only:
             category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
-            siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, rel.split('/', 1)[0], routed)
+            zone = rel.rsplit("/", 1)[0] if batch.scope else rel.split("/", 1)[0]
+            siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, zone, routed, batch.folder)
                                                           if r != rel]
             work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge)
             if work is None:
@@ -432,7 +449,7 @@ class RulesEngine:
                 raw = batch.log_line(source)
                 if raw and parse_fact_line(raw):
                     result.superseded.append(raw)
-        _update_index(vault, routed, result)
+        _update_index(vault, routed, result, batch.scope or "")
         late = f" and late lines of {len(batch.late)} consolidated days" if batch.late else ""
         result.summary = (f"rules engine: {len(batch.facts)} facts from {len(batch.days)} days{late}; "
                           f"{len(result.superseded)} repeats folded; {len(result.pages)} pages written")
@@ -447,7 +464,12 @@ class RulesEngine:
         path = batch.vault_dir / rel
 
         def fold(page: Page | None) -> _PageWork:
-            work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge)
+            recorded = meta_scope(page.meta) if page is not None else batch.scope
+            if recorded != batch.scope and not (batch.scope and not recorded):  # never across scopes (dream.scopes)
+                # (a page of the project's own folder that records no key is adopted: finish() records it)
+                raise DreamFailed(f"it records {'project ' + recorded if recorded else 'no project (the person)'}, "
+                                  f"not {'project ' + str(batch.scope) if batch.scope else 'the person'}")
+            work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge, scope=batch.scope or "")
             for k, (n, item) in enumerate(events):
                 if k % 256 == 0 and time.monotonic() > batch.deadline:
                     raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
@@ -495,17 +517,22 @@ class RulesEngine:
         return rules_contradictions(job.vault_dir, job.run_date, judge=self.judge())
 
 
-def _routed_pages(vault: Path, zone: str, routed: list[str]) -> list[str]:
-    """Pages of ``zone`` the engine routes to that exist now or are being written (as spelled on disk)."""
+def _routed_pages(vault: Path, zone: str, routed: list[str], folder: str = "") -> list[str]:
+    """Pages of ``zone`` the engine routes to that exist now or are being written (as spelled on disk). A project's
+    zone (``folder``: its folder, ``zone`` its path) is that folder alone: the routed pages and the pages in it."""
+    if folder:
+        here = [f"{zone}/{p.name}" for p in (vault / zone).glob("*.md") if p.is_file() and not p.name.startswith(".")]
+        return sorted({r for r in [*routed, *here] if r.rsplit("/", 1)[0] == zone})
     known = [f"3_Personal/{t}.md" for t in PERSONAL_PAGES.values()] + [f"1_Projects/{t}.md" for t in PROJECT_PAGES.values()]
     known = [existing_case(vault, r) for r in known]
     return sorted({r for r in known + routed if r.startswith(zone + "/") and (r in routed or (vault / r).is_file())})
 
 
-def _update_index(vault: Path, routed: list[str], result: IngestResult) -> None:
+def _update_index(vault: Path, routed: list[str], result: IngestResult, scope: str = "") -> None:
     """Add an ``index.md`` line for each routed page it does not link yet (index.md is not a content page), through
     the vault's index writer (:func:`suzent_cli.vault.pages.link_in_index`: page lock, concurrent-edit check)."""
-    entries = [(rel, _DESCRIPTIONS.get(rel, "claims consolidated from the daily logs")) for rel in routed]
+    entries = [(rel, f"project {scope}: claims consolidated from the daily logs" if scope
+                else _DESCRIPTIONS.get(rel, "claims consolidated from the daily logs")) for rel in routed]
     try:
         link_in_index(vault, entries)
     except (OSError, LockTimeout) as exc:

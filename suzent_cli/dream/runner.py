@@ -9,7 +9,9 @@ A run, step by step, and what a crash at each step leaves:
 1. Take ``.state/.dream.lock`` (non-blocking: a second dream reports *busy*). ``capture`` never takes it.
 2. Snapshot the content pages (sha256) into ``dream_state.in_flight`` and save — a killed run leaves it behind
    and the next run measures against it, so pages the killed run wrote still count.
-3. The engine folds the batch into pages. Crash: watermark unmoved; the re-run converges (engines are idempotent).
+3. The engine folds the batch into pages, one scope at a time (:func:`.scopes.ingest_by_scope`: the person's
+   facts, then each project's, each part's writes checked to stay in its scope). Crash: watermark unmoved; the
+   re-run converges (engines are idempotent).
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
    drop the confirmations and late-line records the run was shown, record the follow-ups as
    ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
@@ -54,6 +56,7 @@ from suzent_cli.dream.gate import (
     pending_logs,
 )
 from suzent_cli.dream.revisit import revisit_queue
+from suzent_cli.dream.scopes import ingest_by_scope
 from suzent_cli.errors import EngineUnreachable, SuzentError, describe
 from suzent_cli.files import atomic_write, file_lock, locked, read_text
 from suzent_cli.guard import planted
@@ -397,7 +400,7 @@ class DreamRunner:
         before = self._begin_attempt(state, result, end)
         outcome = None
         try:
-            outcome = engine.ingest(batch)
+            outcome = ingest_by_scope(engine, batch)  # one scope at a time, writes checked (dream.scopes)
             result.summary = outcome.summary
             result.warnings.extend(outcome.warnings)
         except EngineUnreachable as exc:  # no network, 429, 5xx: not this batch's fault

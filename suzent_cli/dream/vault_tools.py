@@ -39,6 +39,7 @@ from suzent_cli.errors import LockTimeout, describe, one_line
 from suzent_cli.files import read_text
 from suzent_cli.vault import utf8_name
 from suzent_cli.vault.pages import existing_case, update_page
+from suzent_cli.vault.projects import PROJECTS, data_scope, in_a_project_folder, in_folder
 from suzent_cli.vault.state import STATE_DIR
 
 if TYPE_CHECKING:
@@ -170,11 +171,21 @@ class VaultTools:
     :attr:`schemas`. After the run, :attr:`written` holds the vault-relative paths written or edited,
     :attr:`accepted_superseded` the handed-off lines (raw, as in the logs, first-seen order) and :attr:`refusals`
     the one-line reasons of refused paths (outside the vault, symlinks, ledger, state, protected, non-.md writes).
+
+    The scope fence (a batch is one scope's: :func:`suzent_cli.dream.scopes.split_by_scope`): ``fenced`` are the
+    folders under ``1_Projects/`` of the other scopes' projects, which no tool lists, reads, searches or writes;
+    ``home``, for a project's batch, is that project's folder: its pages are written there and nowhere else
+    (``index.md`` excepted: it links pages of every scope). ``scope``: the batch's scope; a page written may record
+    that project (``project:`` in its frontmatter) or none, never another (the index would recall it there).
     """
 
     def __init__(self, vault_dir: Path, protected: Iterable[Path | str] = (),
-                 allowed_superseded: Iterable[str] | None = None, deadline: float | None = None) -> None:
+                 allowed_superseded: Iterable[str] | None = None, deadline: float | None = None,
+                 home: str | None = None, fenced: Iterable[str] = (), scope: str | None = None) -> None:
         self.root = Path(vault_dir).resolve()
+        self.home = home  # a project batch: its folder under 1_Projects/, the only place its pages are written
+        self.fenced = tuple(f for f in fenced if f and f != home)  # other scopes' folders: never read nor written
+        self.scope = scope  # the batch's scope (None: lint, no batch): a page written records it or none
         self.protected = tuple(Path(p).expanduser().resolve() for p in protected)
         self.deadline = deadline
         self._seen: dict[str, bytes] = {}  # page → bytes as the agent last read or wrote it
@@ -255,6 +266,10 @@ class VaultTools:
             raise Refused("schema.md is the vault's rulebook; the dream follows it and does not rewrite it")
         if write and not rel.lower().endswith(".md"):
             raise Refused(f"{rel}: only .md pages may be written")
+        if in_a_project_folder(rel, self.fenced):
+            raise Refused(f"{rel}: another scope's project folder; this batch folds one scope only")
+        if write and self.home is not None and not in_folder(rel, self.home) and rel.lower() != "index.md":
+            raise Refused(f"{rel}: this batch is one project's; write its pages under {PROJECTS}/{self.home}/ only")
         return rel, target
 
     def _guarded(self, target: Path) -> bool:
@@ -289,7 +304,7 @@ class VaultTools:
                 if name.startswith(".") or not utf8_name(name) or full.is_symlink():
                     continue
                 rel = full.relative_to(self.root).as_posix()
-                if rel.lower() == "log.md" or self._guarded(full.resolve()):
+                if rel.lower() == "log.md" or self._guarded(full.resolve()) or in_a_project_folder(rel, self.fenced):
                     continue
                 found.append(rel)
         return sorted(found)
@@ -404,6 +419,8 @@ class VaultTools:
         base: list[bytes | None] = [self._seen[rel]] if rel in self._seen else []
         existed: list[bool] = []
 
+        self._check_scope(rel, data)
+
         def merge(current: bytes | None) -> bytes:
             if not base:
                 base.append(current)  # never read by the agent: the page as it is now is what it replaces
@@ -415,6 +432,17 @@ class VaultTools:
 
         self._update(rel, target, merge)
         return f"{'replaced' if existed and existed[0] else 'created'} {rel} ({len(content.splitlines())} lines)"
+
+    def _check_scope(self, rel: str, data: bytes) -> None:
+        """Refuse page bytes that record a project other than the batch's (:func:`suzent_cli.vault.projects.
+        data_scope`): a person's batch writes no ``project:`` key, a project's batch only its own."""
+        if self.scope is None:
+            return
+        recorded = data_scope(data)
+        if recorded and recorded != self.scope:
+            raise Refused(f"{rel}: records project {recorded!r}; this batch is "
+                          + (f"project {self.scope!r}'s" if self.scope else "the person's")
+                          + " (write `project:` only as the batch's own key)")
 
     def _edit_file(self, args: dict) -> str:
         rel, target = self.resolve(_req(args, "path", str), write=True)
@@ -436,6 +464,7 @@ class VaultTools:
             updated = text.replace(old, new, 1)
             if len(updated) > MAX_PAGE_CHARS:
                 raise ToolError(f"{rel} would grow past {MAX_PAGE_CHARS} characters; split the page")
+            self._check_scope(rel, updated.encode("utf-8", errors="replace"))
             return updated.encode("utf-8", errors="replace")
 
         if not target.is_file():

@@ -76,3 +76,18 @@ def retire_legacy_rows(settings: Settings, rows: dict[str, str | None], backup_t
     lock (see :func:`suzent_cli.index.indexer.delete_legacy_rows`); loads no model."""
     return delete_legacy_rows(settings.paths.index_dir, rows, timeout=settings.lock_timeout, backup_to=backup_to,
                               owns=owns)
+
+
+def reseal_logs(settings: Settings, names: list[str]) -> list[str]:
+    """Seal the current content of the daily logs ``names`` (``YYYY-MM-DD.md``) under the indexer lock, whatever
+    their seals held (:func:`suzent_cli.index.seals.reseal_logs`): after a legitimate rewrite (a sync merge) or a
+    person's inspection. Returns the names resealed (or unsealed: a log that no longer exists). Raises LockTimeout,
+    OSError."""
+    from suzent_cli.files import locked
+    from suzent_cli.index.indexer import LOCK_FILE
+    from suzent_cli.index.seals import reseal_logs as reseal
+
+    paths = settings.paths
+    paths.index_dir.mkdir(parents=True, exist_ok=True)
+    with locked(paths.index_dir / LOCK_FILE, settings.lock_timeout):
+        return reseal(paths.index_dir, paths.archive_dir, names, timeout=settings.lock_timeout)

@@ -20,7 +20,9 @@ One pass (:meth:`Indexer.run`) under ``<index_dir>/.indexer.lock``:
    (all files' embeddings are computed before any row of theirs is deleted), then add the new rows and delete the
    vanished ones in ONE atomic commit per batch. Rows of deleted files go too. Legacy rows (no ``source``) are
    never touched, ``--full`` included.
-4. Record each file's stat (taken before it was read) only after its rows are committed.
+4. Record each file's stat (taken before it was read) only after its rows are committed; then seal the daily
+   logs (:func:`suzent_cli.index.seals.seal_logs`: each log's length and the sha256 of those bytes, for ``suzent
+   verify``).
 5. Bring the search indexes up to date: the BM25 indexes (after new rows, on a full pass, and whenever one is
    missing, e.g. a pass that committed its rows and then failed to build it), the BTree index on ``source`` (recall's neighbour read),
    and, from :data:`ANN_MIN_ROWS` rows on, the ANN vector index (:meth:`TableWriter.ensure_vector_index`): trained
@@ -58,6 +60,7 @@ from suzent_cli.config import Settings
 from suzent_cli.errors import EmbeddingFailed, SuzentError
 from suzent_cli.files import atomic_write, locked
 from suzent_cli.index.embed import Embedder
+from suzent_cli.index.seals import seal_logs
 from suzent_cli.index.sources import Document, Source, discover, documents, source_for_path
 from suzent_cli.index.store import (
     BLOCKS_TABLE,
@@ -295,6 +298,12 @@ class Indexer:
             state["tombstones"] = fingerprint
         state["rows"] = self._rows
         self._save_state(state)
+        try:  # the daily logs' seals (suzent_cli.index.seals): what `suzent verify` proves no log was rewritten by
+            named = None if only is None else [s.filename for s in todo if s.label == "archive"]
+            report.warnings += seal_logs(self.paths.index_dir, self.paths.archive_dir, only=named)
+        except OSError as exc:  # the rows are committed; an unsealed log is sealed by the next pass
+            report.warnings.append(f"the daily logs' seals were not all written ({exc.strerror or exc}); the next "
+                                   "pass writes them")
         # A BM25 index missing from a table with rows (a pass that committed its rows, then failed to build the
         # index, e.g. on a full disk) is built by the next pass, rows added or not.
         missing_fts = not all(store.has_fts_index(c) for c in FTS_COLUMNS)

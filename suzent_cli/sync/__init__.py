@@ -91,7 +91,7 @@ class SyncReport:
     ``written`` (live files sync changed: the hook the verify stage (issue 26 §4) re-seals, :func:`rewritten_files`),
     ``moved`` (logs whose lines moved), ``indexed`` (files reindexed; None: no index) and ``index_via`` (``server``: by the running server, ``here``),
     ``dreamer`` and ``dreams``
-    (this machine), ``warnings``."""
+    (this machine), ``verified`` (``suzent verify``'s cheap part after the sync), ``warnings``."""
 
     remote: str | None = None
     machine: str = ""
@@ -109,6 +109,7 @@ class SyncReport:
     tombstones_received: int = 0
     indexed: int | None = None
     index_via: str = ""
+    verified: bool | None = None
     dreamer: str = ""
     dreams: bool = True
     recovered: str = ""
@@ -284,8 +285,10 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
         report.error = str(exc)
     finally:
         _save_role(settings, repo, report)
+        _reseal(settings, report)
     if index:
         _index(settings, report)
+    _verify(settings, report)
     if report.error:
         failed = SyncFailed(report.error)
         failed.report = report  # type: ignore[attr-defined]
@@ -321,6 +324,36 @@ def _scrub(settings: Settings, report: SyncReport) -> None:
     report.warnings.extend(f"forgotten text may remain on {p}" for p in problems)
 
 
+def _reseal(settings: Settings, report: SyncReport) -> None:
+    """The logs whose lines the merge moved are sealed as they are now (:func:`suzent_cli.verify.reseal`): a
+    legitimate rewrite, which ``suzent verify`` would otherwise name (a log only appended to extends its seal by
+    itself at the next index pass). A failure is a warning: ``suzent verify`` names the log, ``--reseal`` fixes it."""
+    moved = sorted({Path(p) for p in report.moved if Path(p).is_file()})
+    if not moved:
+        return
+    from suzent_cli.verify import reseal
+
+    try:
+        reseal(settings, moved)
+    except (SuzentError, OSError) as exc:
+        report.warnings.append(f"could not reseal the merged logs ({exc}); suzent verify --reseal them")
+
+
+def _verify(settings: Settings, report: SyncReport) -> None:
+    """``suzent verify``'s cheap part (seals and state, no index scan: tens of ms) after the sync; a violation is
+    one warning each and ``report.verified`` False."""
+    from suzent_cli.verify import verify
+
+    try:
+        found = verify(settings, cheap=True)
+    except (SuzentError, OSError) as exc:
+        report.warnings.append(f"verify could not run ({exc})")
+        report.verified = False
+        return
+    report.verified = found.ok
+    report.warnings += [f"verify: {v}" for v in found.violations]
+
+
 def _count_folds(report: SyncReport) -> None:
     """Conflict copies folded into live files count as written (reindexed, re-sealed); a tombstones copy's records
     as tombstones received (the logs holding their texts are reindexed)."""
@@ -340,6 +373,7 @@ def fold_only(settings: Settings, *, index: bool = True) -> SyncReport:
     _count_folds(report)
     if index:
         _index(settings, report)
+    _verify(settings, report)
     return report
 
 

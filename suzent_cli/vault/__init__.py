@@ -8,6 +8,7 @@ This package is the vault's format, read and written by every stage through it:
   :mod:`.supersede` (the offline same-subject test: does a newer statement replace an older one; shared by the
   rules engine, lint and recall);
   :mod:`.frontmatter` (the one bounded YAML loader and page parser, strict or lenient);
+  :mod:`.projects` (per-project pages: a project's folder under ``1_Projects/``, a page's scope);
 * :mod:`.ledger` (``log.md``: the watermark and lint entries);
 * :mod:`.memory_md` (MEMORY.md's zones and its writer);
 * :mod:`.state` (the catalogue of every file under ``.state/``, with their readers and writers) and

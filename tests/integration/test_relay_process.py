@@ -187,6 +187,23 @@ def test_relayed_index_and_forget_read_as_the_cold_ones_and_change_the_same(serv
         same(relayed(home, *args), run_cli(copy, "--home", str(copy), *args, env_extra=COLD), mask=same_path)
 
 
+def test_verify_and_its_repair_relayed_read_as_the_cold_ones_and_repair_in_the_server(server, tmp_path):
+    """verify reads (run cold again after a failure), verify --repair is a write: its reindex runs in the server,
+    the home's one index writer; both print what the cold run prints."""
+    home, _ = server
+    assert run_cli(home, "capture", "--fact", "[fact] Grows tomatoes on the balcony", env_extra=ENV).returncode == 0
+    copy = twin(home, tmp_path)
+    same_path = lambda text: _seconds(text.replace(str(copy), str(home)))  # noqa: E731
+    codes = []
+    for args in (("verify",), ("verify", "--json"), ("verify", "--repair", "--json")):
+        up = relayed(home, *args)
+        same(up, run_cli(copy, "--home", str(copy), *args, env_extra=COLD), mask=same_path)
+        codes.append(up.returncode)
+    assert codes == [7, 7, 0]  # the line captured since the last pass, then indexed by the repair
+    after = relayed(home, "verify")
+    assert after.returncode == 0 and after.stdout.startswith("ok ("), after.stdout
+
+
 def test_capture_with_index_relayed(server, tmp_path):
     home, _ = server
     copy = twin(home, tmp_path)
