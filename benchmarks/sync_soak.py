@@ -12,7 +12,7 @@ bare remote, forgets on both, then the checks.
   lands): every captured fact is in both homes' logs (lost), exactly once (duplicated), the two homes' logs are the
   same bytes (converged), both hold every tombstone, no index row either home would build holds a forgotten text
   (the indexer's own filter, ``index/sources.py``), and after ``suzent index`` a recall of each forgotten text on
-  each home returns no row holding it (forgets total).
+  each home returns no row holding it (forgets total), and a full ``suzent verify`` is green on both.
 
 Usage: python benchmarks/sync_soak.py [--seconds 180] [--rate 5] [--forget-every 5] [--json]
 Short mode (the test): --seconds 6 --rate 10 --forget-every 2
@@ -74,6 +74,14 @@ def run(seconds: float, rate: float, forget_every: int, workdir: Path) -> dict:
     from suzent_cli.forget import forget, plan_forget
     from suzent_cli.sync import sync
 
+    old_umask = os.umask(0o077)  # as the suzent command runs (privacy.private_umask): every folder made is private
+    try:
+        return _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync)
+    finally:
+        os.umask(old_umask)
+
+
+def _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync) -> dict:
     remote = workdir / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     homes = {"A": workdir / "a", "B": workdir / "b"}
@@ -141,8 +149,11 @@ def check(homes: dict[str, Path], done: dict[str, Path], forgotten: list[str]) -
         for p in settings["B"].paths.archive_dir.glob("????-??-??.md"))
     keys = {normalize(f) for f in forgotten}
     tombstones_on = {t: len(keys & set(read_forgotten(s.paths.state_dir))) for t, s in settings.items()}
+    from suzent_cli.verify import verify
+
     rows_holding_forgotten = {}
     recalled_forgotten = {}
+    verified: dict[str, object] = {}
     for t, s in settings.items():
         tombs = frozenset(read_tombstones(s.paths.state_dir))
         n = 0
@@ -152,10 +163,12 @@ def check(homes: dict[str, Path], done: dict[str, Path], forgotten: list[str]) -
         rows_holding_forgotten[t] = n
         control = next((f for f in captured if normalize(f) not in keys), None)
         recalled_forgotten[t] = _recall_hits(homes[t], forgotten, control)
+        found = verify(resolve_settings(home=homes[t], env={"SUZENT_EMBEDDER": "hash"}))
+        verified[t] = found.violations[:5] if not found.ok else "ok"
     return {"captured": len(captured), "forgets": len(forgotten), "lost": lost, "duplicated": duplicated,
             "logs_identical": logs_equal, "forgotten_with_tombstone": tombstones_on,
             "index_rows_holding_forgotten_text": rows_holding_forgotten,
-            "recall_hits_holding_forgotten_text": recalled_forgotten}
+            "recall_hits_holding_forgotten_text": recalled_forgotten, "verify": verified}
 
 
 def _recall_hits(home: Path, forgotten: list[str], control: str | None = None) -> int:
@@ -193,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = (not any(result["lost"].values()) and not any(result["duplicated"].values()) and result["logs_identical"]
           and all(v == result["forgets"] for v in result["forgotten_with_tombstone"].values())
           and not any(result["index_rows_holding_forgotten_text"].values())
-          and not any(result["recall_hits_holding_forgotten_text"].values()))
+          and not any(result["recall_hits_holding_forgotten_text"].values())
+          and all(v == "ok" for v in result["verify"].values()))
     return 0 if ok else 1
 
 

@@ -1,5 +1,5 @@
 """The two-machine sync soak (benchmarks/sync_soak.py) in its short mode: two homes capturing concurrently (real
-processes), syncs between them through one bare remote, forgets on both; 0 lost, 0 duplicated, forgets total."""
+processes), syncs between them through one bare remote, forgets on both; 0 lost, 0 duplicated, forgets total, verify green on both."""
 
 from __future__ import annotations
 
@@ -15,3 +15,4 @@ def test_the_sync_soak_short_mode_loses_and_duplicates_nothing(tmp_path, capsys)
     assert result["forgotten_with_tombstone"] == {"A": result["forgets"], "B": result["forgets"]}
     assert result["index_rows_holding_forgotten_text"] == {"A": 0, "B": 0}
     assert result["recall_hits_holding_forgotten_text"] == {"A": 0, "B": 0}  # -1 would mean recall found nothing
+    assert result["verify"] == {"A": "ok", "B": "ok"}
