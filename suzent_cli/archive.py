@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suzent_cli.files import append_held, locked, read_text
+from suzent_cli.files import append_held, atomic_write_bytes, locked, read_text
 from suzent_cli.text import fold_line, repair, strip_control
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
@@ -186,3 +186,64 @@ def append_entry(archive_dir: Path, day: dt.date, time: str, session: str, facts
         if on_appended is not None:
             on_appended(from_line)
     return path
+
+
+@dataclass(frozen=True)
+class LogMerge:
+    """What :func:`merge_into_log` did to one log: ``appended`` (new lines only added at the end), ``moved`` (the
+    file was replaced: some of its lines now stand further down), ``from_line`` (the first 1-based line that
+    differs from before; 0 when nothing changed), ``lines_added``."""
+
+    path: Path
+    appended: bool
+    moved: bool
+    from_line: int
+    lines_added: int
+
+
+def _text_of(data: bytes) -> str:
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def merge_into_log(archive_dir: Path, day: dt.date, merge: Callable[[str], str], *, timeout: float,
+                   on_changed: Callable[[int], None] | None = None) -> LogMerge:
+    """Bring the log of ``day`` to ``merge(live text)`` under the append lock every capture takes, for ``suzent
+    sync`` (entries another machine or a folder-sync conflict copy holds). The one writer of a log besides
+    :func:`append_entry`.
+
+    When the merged text extends the live one, only the new bytes are appended (one locked, fsynced write: the
+    log stays append-only). Otherwise the merge moved lines (entries of another machine now stand before this
+    machine's newest ones): the file is replaced atomically (temp file, fsync, rename; mode 0600), and only after
+    checking that every line of the live text is still there as often: ``ValueError`` and nothing written when it
+    is not. ``on_changed(from_line)`` is called under the lock with the first line that differs (for the late-line
+    record of a past day). Raises :class:`LockTimeout`/OSError with the log as it was."""
+    from collections import Counter
+
+    path = archive_dir / f"{day.isoformat()}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(archive_dir / APPEND_LOCK, timeout):
+        try:
+            live = _text_of(path.read_bytes())
+        except FileNotFoundError:
+            live = ""
+        merged = merge(live)
+        if merged == live:
+            return LogMerge(path, appended=False, moved=False, from_line=0, lines_added=0)
+        old_lines, new_lines = live.splitlines(), merged.splitlines()
+        added = len(new_lines) - len(old_lines)
+        if merged.startswith(live) and (not live or live.endswith("\n")):
+            from_line = live.count("\n") + 1
+            tail = merged[len(live):]
+            append_held(path, tail.encode("utf-8", errors="surrogateescape"))  # the bytes as they came
+            if on_changed is not None:
+                on_changed(from_line)
+            return LogMerge(path, appended=True, moved=False, from_line=from_line, lines_added=added)
+        need, have = Counter(old_lines), Counter(new_lines)
+        if any(have[line] < n for line, n in need.items()):
+            raise ValueError(f"{path.name}: a merge would lose lines of the log; nothing written")
+        from_line = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), 1) if a != b),
+                         min(len(old_lines), len(new_lines)) + 1)
+        atomic_write_bytes(path, merged.encode("utf-8", errors="surrogateescape"))
+        if on_changed is not None:
+            on_changed(from_line)
+        return LogMerge(path, appended=False, moved=True, from_line=from_line, lines_added=added)

@@ -174,6 +174,17 @@ SETTINGS: tuple[Setting, ...] = (
             "count; `suzent status` does not. A server you start with `suzent serve` runs until stopped unless "
             "given `--idle-exit MINUTES`.", env=("SUZENT_SERVE_IDLE_MINUTES",), flags=("serve --idle-exit",),
             limits=(0, 525600), check="use", attr="serve_idle_minutes", type_doc="minutes, 0..525600"),
+    Setting("sync.remote", "url", None, "The git remote suzent sync pushes to and pulls from (any URL git "
+            "accepts).", more="`suzent sync --remote URL` also remembers a URL, in the staging repository "
+            "(`<home>/sync/repo`); this key or the variable wins over it. Shown without credentials.",
+            env=("SUZENT_SYNC_REMOTE",), flags=("sync --remote",), check="use", attr="sync_remote",
+            type_doc="URL", default_doc="not set (the one remembered by `sync --remote`)",
+            example='"git@github.com:me/memory.git"'),
+    Setting("sync.dream", "choice", "auto", "Whether this machine dreams for a synced home: auto claims the role "
+            "when no machine holds it, yes takes it over, no never claims it.",
+            more="One machine dreams (docs/sync.md): the others skip the dream with a note and get its pages by "
+            "suzent sync.", env=("SUZENT_SYNC_DREAM",), choices=("auto", "yes", "no"), check="use",
+            attr="sync_dream"),
     Setting("dream.interval_seconds", "seconds", 1800.0, "Between ticks: the default --interval of suzent loop.",
             flags=("dream --interval", "loop --interval"), limits=(1, 7 * 86400), check="dream"),
     Setting("dream.min_hours", "number", 24.0, "Hours since the last attempt before a run (unless far behind).",
@@ -305,6 +316,8 @@ class Settings:
     serve_autostart: bool | None = _default("serve.autostart")
     serve_idle_minutes: float = _default("serve.idle_minutes")
     rerank_top: int = _default("recall.rerank")
+    sync_remote: str | None = _default("sync.remote")
+    sync_dream: str = _default("sync.dream")
     now: dt.datetime | None = _default("now")
     dream: Mapping[str, object] = field(default_factory=dict)
     config_errors: tuple[str, ...] = ()

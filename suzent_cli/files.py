@@ -84,7 +84,7 @@ def append_locked(path: Path, record: str, *, lock_path: Path, timeout: float, h
         return append_held(path, record, header=header)
 
 
-def append_held(path: Path, record: str, *, header: str = "") -> bool:
+def append_held(path: Path, record: str | bytes, *, header: str = "") -> bool:
     """:func:`append_locked` for a caller that already holds the file's lock (e.g. to read before appending).
 
     A failed append leaves no trace: when a write or the fsync raises (a full disk: ``ENOSPC`` after a partial
@@ -92,7 +92,9 @@ def append_held(path: Path, record: str, *, header: str = "") -> bool:
     this call created is removed), so a torn record can never be completed by the next append into a line nobody
     wrote. The exception is re-raised; if the roll-back itself fails, its reason is added to the error's notes.
     """
-    data_record = record.encode("utf-8")  # a record that cannot be encoded fails here, before the file is touched
+    # a record that cannot be encoded fails here, before the file is touched; bytes are written as they are (a sync
+    # carrying another machine's bytes exactly)
+    data_record = record if isinstance(record, bytes) else record.encode("utf-8")
     existed = path.exists()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     size = 0

@@ -226,6 +226,11 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         warnings.append(skipped)
     warnings += vault.pop("refused_links")
     queues = queue_counts(settings, warnings)
+    from suzent_cli.copies import find_copies  # names and a walk: no git
+
+    if copies := find_copies(paths):
+        warnings.append(f"{len(copies)} folder-sync conflict cop{'y' if len(copies) == 1 else 'ies'} (e.g. "
+                        f"{copies[0][1].name}): suzent sync --fold-conflicts folds them back")
     try:
         check_engine(settings, config)
     except ConfigInvalid as exc:

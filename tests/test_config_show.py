@@ -25,7 +25,7 @@ from suzent_cli.init import CONFIG_SEED
 
 # Keys whose default is not a literal (derived from the clock, or unset): the docs say it in words, the template
 # shows an example value.
-NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url", "serve.autostart"}
+NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url", "serve.autostart", "sync.remote"}
 OLD_KEYS = {old for old, _, _ in OLD_NAMES.values()}  # still read, documented as old names, never shown
 
 
@@ -44,7 +44,7 @@ def code_defaults() -> dict[str, object]:
             "paths.vault_dir": "notebook", "paths.index_dir": "memory", "index.embedder": DEFAULT_EMBEDDER,
             "index.context_window": DEFAULT_CONTEXT_WINDOW, "capture.extractor": "auto",
             "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0,
-            "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0, "capture.scope": "auto"} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
+            "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0, "capture.scope": "auto", "sync.dream": "auto"} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 
 def docs_config_table() -> dict[str, dict[str, str]]:

@@ -48,6 +48,7 @@ JSON_ARGS: dict[str, tuple[tuple[str, ...], set[int]]] = {
     "serve": (("--print-config",), {0}),
     "import": (("claude-md", "--dry-run"), {0}),
     "export": ((), {0}),
+    "sync": (("--fold-conflicts",), {0}),
 }
 
 

@@ -154,7 +154,7 @@ _plain_coercion()
 # `suzent --help` lists them in.
 COMMAND_MODULES = ("capture", "dream", "lint", "status", "dryrun", "index", "init", "paths", "legacy", "promote",
                    "recall", "reconcile", "forget", "run", "loop", "serve", "mcp", "verify", "config",
-                   "project", "transfer")
+                   "project", "transfer", "sync")
 
 
 def _register() -> None:

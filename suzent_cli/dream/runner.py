@@ -255,6 +255,11 @@ class DreamRunner:
 
     def decision(self, *, force: bool = False, state: DreamState | None = None) -> Decision:
         """What a tick would do now (read-only; used by ``status`` and ``--json``)."""
+        from suzent_cli.dreamer import may_dream  # stdlib only
+
+        dreams, why = may_dream(self.settings.paths.home)
+        if not dreams:  # a synced home: one machine dreams (docs/sync.md); this one gets its pages by suzent sync
+            return Decision("idle", why)
         state = state or peek_state(self.state_dir, self.settings.clock)
         text = ledger.read_ledger(self.vault)
         mark = ledger.watermark(text)

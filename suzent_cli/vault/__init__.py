@@ -25,6 +25,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from suzent_cli.copies import page_copy_of
 from suzent_cli.files import write_if_absent
 from suzent_cli.vault.state import STATE_DIR
 
@@ -77,9 +78,11 @@ def skipped_warning(skipped: list[str]) -> str:
 def is_content_page(vault_dir: Path, path: Path) -> bool:
     """True for a vault ``.md`` page the indexer reads: not under a hidden folder (``.state``, Obsidian's
     ``.trash`` and ``.obsidian``, …), not hidden itself, not a root schema/index/log.md, a name that is valid
-    UTF-8 (:func:`utf8_name`)."""
+    UTF-8 (:func:`utf8_name`), not a folder-sync conflict copy (:func:`suzent_cli.copies.page_copy_of`)."""
     rel = path.relative_to(vault_dir)
     if path.suffix.lower() != ".md" or any(part.startswith(".") for part in rel.parts) or not utf8_name(rel):
+        return False
+    if page_copy_of(rel.name) is not None:  # a folder-sync conflict copy: folded by suzent sync, never indexed
         return False
     return not (len(rel.parts) == 1 and rel.name.lower() in ROOT_FILES)
 

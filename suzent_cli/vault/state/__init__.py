@@ -136,6 +136,38 @@ CATALOGUE: tuple[StateFile, ...] = (  # the module doc's table is table() of thi
 )
 
 
+SYNC_POLICY: dict[str, str] = {  # every catalogue row: does it travel with `suzent sync`? (one place; a test checks)
+    TOMBSTONES: "travels",  # a forget is total on every machine; three-way merge of record sets
+    CONFIRMATIONS: "travels",  # restatements captured anywhere reach the machine that dreams
+    SUPERSEDED: "local",  # the dreaming machine's queue for its own reconcile; what it retires travels as tombstones
+    LATE_LINES: "local",  # names line numbers of this machine's logs; sync records the late lines it brings
+    RECALL_LOG: "local",  # what this machine recalled (promote's order is per machine)
+    QUARANTINE + "/<file>.jsonl": "local",
+    DREAM_STATE: "local",  # retry counters, the run in flight: of this machine's dream
+    DREAM_STATE_CORRUPT: "local",
+    DREAM_LOCK: "local",
+    DREAM_HOLDER: "local",
+    MEMORY_MD_STATE: "local",
+    MEMORY_MD_LOCK: "local",
+    PAGES_LOCK: "local",
+    LEDGER_LOCK: "local",
+    STATE_LOCK: "local",
+    CLAUDE_CODE: "local",  # offsets into this machine's transcripts
+    CLAUDE_CODE_LOCK: "local",
+    SPOOL + "/": "local",
+    f"{SPOOL}/{SPOOL_FAILED}/": "local",
+    f"<home>/{SPOOL}/": "local",
+}
+"""Which ``.state/`` files ``suzent sync`` carries between machines (``travels``) and which stay on the machine
+that wrote them (``local``). :func:`travelling` is the one list sync copies; a catalogue row without a policy fails
+``tests/test_sync.py``."""
+
+
+def travelling() -> tuple[str, ...]:
+    """The names (relative to ``.state/``) of the state files that travel with ``suzent sync``, in catalogue order."""
+    return tuple(r.name for r in CATALOGUE if SYNC_POLICY.get(r.name) == "travels")
+
+
 def table() -> str:
     """The catalogue as a Markdown table (the one in the module doc; docs/FORMAT.md copies it)."""
     rows = [("file", "lock", "format", "written by", "read by", "purpose"), ("---",) * 6]
@@ -190,7 +222,7 @@ __all__ = [
     "CATALOGUE", "CLAUDE_CODE", "CLAUDE_CODE_LOCK", "CONFIRMATIONS", "DREAM_HOLDER", "DREAM_LOCK", "DREAM_STATE",
     "DREAM_STATE_CORRUPT", "FORGET", "LATE_LINES", "LEDGER_LOCK", "MAX_FACT_LINE", "MAX_LINE", "MEMORY_MD_LOCK",
     "MEMORY_MD_STATE", "PAGES_LOCK", "QUARANTINE", "QUARANTINE_TIMEOUT", "RECALL_LOG", "SPOOL", "SPOOL_FAILED",
-    "STATE_DIR", "STATE_LOCK", "SUPERSEDED", "SUPERSEDED_REASON", "StateFile", "TOMBSTONES", "TombstonesUnreadable",
+    "STATE_DIR", "STATE_LOCK", "SUPERSEDED", "SYNC_POLICY", "travelling", "SUPERSEDED_REASON", "StateFile", "TOMBSTONES", "TombstonesUnreadable",
     "Validator", "append_confirmations", "append_late_lines", "append_recall_log", "append_superseded",
     "append_tombstones", "bad_superseded", "count_recall_log", "entry", "purge_recall_log", "quarantine",
     "quarantine_path", "read_confirmations", "read_forgotten", "read_jsonl", "read_late_lines",
