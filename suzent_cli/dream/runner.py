@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import time
@@ -60,7 +59,7 @@ from suzent_cli.dream.scopes import ingest_by_scope
 from suzent_cli.errors import EngineUnreachable, SuzentError, describe
 from suzent_cli.files import atomic_write, file_lock, locked, read_text
 from suzent_cli.guard import planted
-from suzent_cli.vault import bootstrap, content_pages, ledger, skipped_warning
+from suzent_cli.vault import bootstrap, content_pages, ledger, page_hashes, skipped_warning
 from suzent_cli.vault import state as state_names
 from suzent_cli.vault.dream_state import DreamState, load_state, peek_state, save_state
 from suzent_cli.vault.forgotten import Forgotten, scrub_vault
@@ -694,13 +693,7 @@ def _late_note(late: dict[dt.date, int]) -> str:
 
 def snapshot(vault_dir: Path) -> dict[str, str]:
     """``{vault-relative path: sha256 of bytes}`` of every content page (unreadable pages hash to ``?``)."""
-    out: dict[str, str] = {}
-    for page in content_pages(vault_dir):
-        try:
-            out[page.relative_to(vault_dir).as_posix()] = hashlib.sha256(page.read_bytes()).hexdigest()
-        except OSError:
-            out[page.relative_to(vault_dir).as_posix()] = "?"
-    return out
+    return page_hashes(vault_dir)
 
 
 def changed_pages(before: dict[str, str], after: dict[str, str]) -> list[str]:

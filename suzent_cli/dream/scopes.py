@@ -24,14 +24,13 @@ Both engines go through here: the runner splits every batch, and an engine hande
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
 from suzent_cli.archive import parse_fact_line
 from suzent_cli.dream.engine import Engine, IngestBatch, IngestResult
 from suzent_cli.errors import DreamFailed, LockTimeout
 from suzent_cli.scope import PERSON, scope_of_tags
-from suzent_cli.vault import content_pages
+from suzent_cli.vault import content_pages, page_hashes
 from suzent_cli.vault.projects import (
     PROJECT_KEY,
     PROJECTS,
@@ -131,16 +130,6 @@ def split_by_scope(batch: IngestBatch, known: dict[str, str] | None = None) -> l
     return parts
 
 
-def _hashes(vault_dir: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for page in content_pages(vault_dir):
-        try:
-            out[page.relative_to(vault_dir).as_posix()] = hashlib.sha256(page.read_bytes()).hexdigest()
-        except OSError:
-            out[page.relative_to(vault_dir).as_posix()] = "?"
-    return out
-
-
 def check_writes(part: IngestBatch, changed: list[str], folders: dict[str, str]) -> list[str]:
     """The scope violations among the pages ``changed`` (vault-relative) while folding ``part`` (module doc, step
     2), one line each; [] when every write stayed in the part's scope. For a project's part, then, every page of its
@@ -210,9 +199,9 @@ def ingest_by_scope(engine: Engine, batch: IngestBatch) -> IngestResult:
     for part in parts:
         if part.scope:
             folders.setdefault(part.scope, part.folder)
-        before = _hashes(batch.vault_dir)
+        before = page_hashes(batch.vault_dir)
         result = engine.ingest(part)
-        after = _hashes(batch.vault_dir)
+        after = page_hashes(batch.vault_dir)
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         problems = check_writes(part, changed, folders)
         if problems:

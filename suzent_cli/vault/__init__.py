@@ -176,3 +176,17 @@ def content_pages(vault_dir: Path, skipped: list[str] | None = None, refused: li
     if refused is not None:
         refused += [refusal(link, where) for link in dir_links_leaving(vault_dir, roots) if link not in seen]
     return sorted(pages, key=lambda p: p.relative_to(vault_dir).as_posix())
+
+
+def page_hashes(vault_dir: Path) -> dict[str, str]:
+    """``{vault-relative POSIX path: sha256 hex of the bytes}`` of every content page (:func:`content_pages`; a page
+    that cannot be read hashes to ``?``): what a run compares before and after to know the pages it changed."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for page in content_pages(vault_dir):
+        try:
+            out[page.relative_to(vault_dir).as_posix()] = hashlib.sha256(page.read_bytes()).hexdigest()
+        except OSError:
+            out[page.relative_to(vault_dir).as_posix()] = "?"
+    return out
