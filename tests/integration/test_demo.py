@@ -48,6 +48,7 @@ def _in_process(home: Path):
             assert cmd[:3] == [sys.executable, "-m", "suzent_cli"] and text and capture_output
             extra = {k: v for k, v in env.items() if k.startswith("SUZENT_") or k in ("NO_COLOR", "COLUMNS")}
             Steps.autostart.append(env.get("SUZENT_SERVE_AUTOSTART"))
+            extra.setdefault("SUZENT_SCOPE", "auto")  # a person's shell sets none (the suite's default is global)
             return invoke(None, *cmd[3:], input=input, env_extra=extra)
 
     return Steps
@@ -63,6 +64,8 @@ def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path, monkeypatch
     out = capsys.readouterr().out
     # no step may start a server for a home the next run deletes
     assert steps.autostart and set(steps.autostart) == {"0"}
+    # the demo's conversation belongs to no project: run inside suzent's checkout, nothing is scoped to it
+    assert "project:" not in out and not re.search(r"1_Projects/[^/\s]+/", out)
     assert "$ suzent init" in out and "$ suzent index" in out
     assert re.search(r"captured \d+ fact\(s\)", out)
     assert "- [personal] I just moved to Lisbon from Hamburg, so my timezone is different now." in out
