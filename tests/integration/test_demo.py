@@ -60,6 +60,7 @@ def test_demo_captures_indexes_and_recalls_with_provenance(tmp_path, monkeypatch
     steps = _in_process(home)
     monkeypatch.setattr(demo, "subprocess", steps)
     monkeypatch.delenv("SUZENT_SERVE_AUTOSTART", raising=False)  # as a person runs it
+    monkeypatch.delenv("SUZENT_SCOPE", raising=False)
     assert demo.main([str(EXAMPLE), str(home)]) == 0
     out = capsys.readouterr().out
     # no step may start a server for a home the next run deletes
