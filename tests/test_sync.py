@@ -569,6 +569,25 @@ def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
     assert listed.split() == ["main.py"]  # nothing of the memory was pushed into it
 
 
+def test_a_code_repository_without_a_main_branch_is_never_pushed_into(tmp_path, remote):
+    # a project's repository on `master` named by mistake: the first push would have put the whole memory (in clear)
+    # into it as a new branch main
+    other = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", "-b", "master", str(other)], check=True)
+    (other / "main.py").write_text("print('hi')\n")
+    git = ["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], check=True)
+    subprocess.run([*git, "push", "-q", remote, "master"], check=True)
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    done = invoke(home, "sync", "--remote", remote)
+    assert done.returncode == 2 and "not a suzent memory" in done.stderr, done.stderr
+    heads = subprocess.run(["git", "-C", remote, "for-each-ref", "--format=%(refname)"], capture_output=True,
+                           text=True).stdout.split()
+    assert heads == ["refs/heads/master"]  # no branch main was pushed
+
+
 def test_the_index_is_brought_up_to_date_by_the_running_server_when_one_answers(tmp_path, remote):
     from fake_server import FakeServer
 
