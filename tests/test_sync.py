@@ -258,6 +258,21 @@ def test_a_log_conflict_copy_is_folded_back_losslessly(tmp_path, copy_name):
     assert folded[0]["lines_added"] > 0
 
 
+def test_a_conflict_copy_written_0644_by_the_folder_sync_tool_is_private_once_moved_aside(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    archive_dir = _settings(home).paths.archive_dir
+    copy = archive_dir / f"{DAY} (conflicted copy).md"
+    copy.write_text(f"# Daily Log - {DAY}\n\n## 10:00 — x\n\n- [fact] Only in the copy\n")
+    os.chmod(copy, 0o644)
+    done = invoke(home, "sync", "--fold-conflicts")
+    assert done.returncode == 0, done.stderr
+    moved = home / "backups" / "conflicts" / copy.name
+    assert (moved.stat().st_mode & 0o777) == 0o600
+    done = invoke(home, "verify")
+    assert "backups/conflicts" not in done.stdout + done.stderr
+
+
 def test_a_page_conflict_copy_is_never_indexed_and_moved_aside(tmp_path):
     from suzent_cli.index.sources import discover
 
