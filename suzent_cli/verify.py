@@ -328,7 +328,8 @@ def _open_entries(roots: Iterable[Path], limit: int) -> tuple[list[tuple[str, in
     more = 0
     for root in roots:
         for folder, dirs, files in os.walk(root):
-            for p in [folder] + [os.path.join(folder, n) for n in dirs + files]:
+            # a folder is listed once: the root as itself, every other one as an entry of its parent's walk
+            for p in ([folder] if folder == str(root) else []) + [os.path.join(folder, n) for n in dirs + files]:
                 try:
                     st = os.lstat(p)
                 except OSError:

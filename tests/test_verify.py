@@ -217,6 +217,13 @@ def test_open_modes_are_violations_and_repair_makes_them_private(indexed):
     assert (os.stat(indexed.paths.home).st_mode & 0o777) == 0o700
 
 
+def test_an_open_folder_inside_the_home_is_one_violation_not_two(indexed):
+    # os.walk gives a folder both as an entry of its parent and as the folder it then walks
+    os.chmod(indexed.paths.vault_dir, 0o755)
+    named = [v for v in verify(indexed).violations if f"{indexed.paths.vault_dir}:" in v]
+    assert named == [f"state: {indexed.paths.vault_dir}: mode 0755: open to the group or others"]
+
+
 def test_an_unreadable_seal_is_kept_by_the_indexer_and_reported(indexed):
     seal = seals.seal_path(indexed.paths.index_dir, f"{DAY}.md")
     seal.write_text("{", encoding="utf-8")
