@@ -5,7 +5,9 @@ two imports at once (real processes), the export formats and the round trip thro
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -425,6 +427,15 @@ def test_export_to_a_file_refuses_to_overwrite_without_force(dreamed, tmp_path):
     r = run(dreamed, "export", "--out", str(out))
     assert r.returncode == 2 and "--force" in r.stderr
     assert run(dreamed, "export", "--out", str(out), "--force").returncode == 0
+
+
+def test_export_with_force_never_replaces_a_fifo_or_device_node(dreamed, tmp_path):
+    # --force renamed the export over the node itself (as root, `--out /dev/full --force` replaced the device)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = run(dreamed, "export", "--out", str(fifo), "--force")
+    assert r.returncode == 2 and "not a regular file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_export_markdown_a_page_per_scope(dreamed, tmp_path):

@@ -274,10 +274,14 @@ def render(records: list[dict], fmt: str, here=None) -> dict[str, str] | str:
 
 def check_out(out: Path, fmt: str, force: bool) -> None:
     """Refuse an output that would overwrite: a non-empty folder without ``force``; an existing file for jsonl
-    without ``force``; a file where a folder belongs. Raises InputInvalid."""
+    without ``force``, and anything but a regular file even with it (a device or FIFO, ``/dev/stdout``: the atomic
+    write would replace the node itself); a file where a folder belongs. Raises InputInvalid."""
     if fmt == "jsonl":
         if out.is_dir():
             raise InputInvalid(f"{out}: a folder; jsonl is written to a file")
+        if out.exists() and not out.is_file():  # --force would rename a file over the device node or FIFO itself
+            raise InputInvalid(f"{out}: not a regular file (a device, FIFO or socket); the jsonl export replaces a "
+                               "file: give a file path, or no --out for stdout")
         if out.exists() and not force:
             raise InputInvalid(f"{out} exists; use --force to replace it")
         return
