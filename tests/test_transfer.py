@@ -471,6 +471,23 @@ def test_export_claude_code_and_back(dreamed, tmp_path):
     assert run(dreamed, "export", "--format", "claude-code").returncode == 2  # a folder needs --out
 
 
+def test_export_claude_code_keeps_each_facts_own_scope_not_its_categorys(home, tmp_path):
+    # a person's fact of a project-ish category came back as the project's, and a project's preference came back
+    # as the person's (then recalled in every project)
+    for fact in ("[method] Pour over gives a clean cup", "[preference] Prefers squash merges `project:github.com/acme/shop`",
+                 "[context] Deploys to Hetzner `project:github.com/acme/shop`", "[personal] Lives in Lisbon"):
+        assert invoke(home, "--now", "2026-06-03T11:00", "capture", "--fact", fact, env_extra=HASH_ENV).returncode == 0
+    out = tmp_path / "cc"
+    assert run(home, "export", "--format", "claude-code", "--out", str(out)).returncode == 0
+    fresh = tmp_path / "fresh-home"
+    r = run(fresh, "import", "claude-code", str(out))
+    assert r.returncode == 0, r.stderr
+    scope = {f.content: [t for t in f.tags if t.startswith("project:")] for _, f in facts_of(fresh)}
+    assert scope == {"Pour over gives a clean cup": [], "Lives in Lisbon": [],
+                     "Prefers squash merges": ["project:github.com/acme/shop"],
+                     "Deploys to Hetzner": ["project:github.com/acme/shop"]}
+
+
 def test_round_trip_recalls_the_same_top_hits(home, tmp_path):
     """Export from home A (facts not yet folded), import into a fresh home B, index both: the top-3 hits' texts
     are the same for every query."""
