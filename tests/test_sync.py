@@ -313,6 +313,15 @@ def test_a_bad_remote_url_is_bad_input(tmp_path, url):
     assert done.returncode == 2 and done.stderr.startswith("Error: ") and len(done.stderr.splitlines()) == 1
 
 
+def test_an_empty_remote_flag_is_bad_input_even_with_a_remembered_remote(tmp_path, remote):
+    # `--remote ""` (an unset shell variable: --remote "$URL") synced with the remembered remote and exited 0
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    done = invoke(home, "sync", "--remote", "")
+    assert done.returncode == 2 and "the remote is empty" in done.stderr, done.stderr
+
+
 def test_a_remote_hook_that_refuses_the_push_loses_nothing(tmp_path, remote):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")

@@ -257,8 +257,9 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
     report = SyncReport(machine=machine_id(settings.paths.home))
     repo = Repo(sdir)
     repo.ensure()
-    url = remote or getattr(settings, "sync_remote", None) or repo.remote_url()
-    if not url:
+    # an empty --remote '' is a bad URL (exit 2), not "use the remembered one"
+    url = remote if remote is not None else (getattr(settings, "sync_remote", None) or repo.remote_url())
+    if remote is None and not url:
         raise InputInvalid("no remote to sync with: give one, suzent sync --remote URL (it is remembered)")
     url = check_remote(url)
     if url != repo.remote_url():
