@@ -80,6 +80,16 @@ def test_a_clean_indexed_home_passes_and_every_check_looked_at_something(indexed
     assert result.returncode == 0 and result.stdout.startswith("ok (index_backed")
 
 
+def test_a_home_never_indexed_says_so_and_repair_builds_the_index(settings):
+    # a home a first sync or an import filled: the old message spoke of a change "since the last index pass"
+    log(settings, DAY, "[general] Runs on Mondays")
+    report = verify(settings)
+    assert [v.split(": ")[0] for v in report.violations] == ["facts_indexed"]
+    assert "this home has no index yet: run `suzent index`" in report.violations[0]
+    code, data = _json(settings.paths.home, "--repair")
+    assert code == 0 and data["ok"], data
+
+
 def test_lines_captured_after_the_pass_are_named_stale_and_repair_indexes_them(indexed):
     log(indexed, DAY, "[general] Runs on Mondays")
     report = verify(indexed)
