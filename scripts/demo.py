@@ -44,9 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(home)
     home.mkdir(parents=True)
     (home / DEMO_MARKER).write_text("made by `make demo`; deleted and re-made by the next run\n")
-    # The demo shows every stage in its own process: no server started for a home it deletes on the next run.
+    # The demo shows every stage in its own process: no server started for a home it deletes on the next run. Its
+    # conversation belongs to no project (it runs inside suzent's own checkout, which would otherwise scope the
+    # technical facts to that repository): every fact is the person's.
     env = dict(os.environ, SUZENT_HOME=str(home.absolute()), NO_COLOR="1", SUZENT_EXTRACTOR="offline",
-               COLUMNS="110", SUZENT_SERVE_AUTOSTART="0")
+               COLUMNS="110", SUZENT_SERVE_AUTOSTART="0", SUZENT_SCOPE="global")
     env.pop("ANTHROPIC_API_KEY", None)
     print(f"suzent demo: {example.name} → fresh home {home}")
     _run(["init"], env)

@@ -322,6 +322,22 @@ def test_an_empty_remote_flag_is_bad_input_even_with_a_remembered_remote(tmp_pat
     assert done.returncode == 2 and "the remote is empty" in done.stderr, done.stderr
 
 
+def test_a_one_off_sync_remote_setting_never_replaces_the_remembered_remote(tmp_path, remote):
+    # SUZENT_SYNC_REMOTE=/backup.git for one sync silently became the remote of every later sync
+    backup = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(backup)], check=True)
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    _capture(home, "Likes coffee", time="10:00")
+    report = sync(_settings(home, suzent_sync_remote=str(backup)), index=False)
+    assert report.remote == str(backup) and report.pushed
+    _capture(home, "Likes cocoa", time="11:00")
+    assert _sync(home).remote == remote
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert "Likes cocoa" in shown.stdout
+
+
 def test_a_remote_hook_that_refuses_the_push_loses_nothing(tmp_path, remote):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")
