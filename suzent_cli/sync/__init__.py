@@ -262,7 +262,8 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
     if remote is None and not url:
         raise InputInvalid("no remote to sync with: give one, suzent sync --remote URL (it is remembered)")
     url = check_remote(url)
-    if url != repo.remote_url():
+    remembered = repo.remote_url()
+    if url != remembered:
         repo.set_remote(url)
     report.remote = masked(url)
     dreamer_setting = str(getattr(settings, "sync_dream", "auto") or "auto")
@@ -287,6 +288,8 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
     finally:
         _save_role(settings, repo, report)
         _reseal(settings, report)
+        if remote is None and remembered and url != remembered:
+            repo.set_remote(remembered)  # sync.remote (config, a one-off SUZENT_SYNC_REMOTE) never replaces it
     if index:
         _index(settings, report)
     _verify(settings, report)
