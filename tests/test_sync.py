@@ -440,6 +440,24 @@ CAPTURE_LOOP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.parametrize("journal", ['{"before": "deadbeef", "after": "cafebabe"}', '{"before": 5, "after": [1]}',
+                                     '{"before": "-q", "after": null}'])
+def test_a_sync_journal_naming_no_commit_is_set_aside_not_a_failure_for_ever(tmp_path, remote, journal):
+    # a hand-edited journal, or one a folder-sync tool brought from another machine: every sync failed on it
+    # ("git reset failed"), a non-string value was a traceback, "-q" reached git as an option
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    (home / "sync" / "writeback.json").write_text(journal)
+    _capture(home, "Likes coffee", time="10:00")
+    done = invoke(home, "sync")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "set aside" in done.stdout + done.stderr
+    assert not (home / "sync" / "writeback.json").exists()
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert "Likes tea" in shown.stdout and "Likes coffee" in shown.stdout
+
+
 def test_a_capture_during_a_sync_is_kept(tmp_path, remote):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")

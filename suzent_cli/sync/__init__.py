@@ -389,6 +389,13 @@ def _recover(settings: Settings, repo: Repo, report: SyncReport) -> str:
             repo.git("reset", "-q", "--hard", "HEAD")  # a killed copy-in: recopied below
         return ""
     before, after = journal.get("before"), journal.get("after")
+    if not (_a_commit(repo, before) and _a_commit(repo, after)):
+        # not what _journal_write writes (hand-edited, or copied from another machine by a folder-sync tool): the
+        # commits it names cannot be reset to, and every sync would fail on it (or pass an option to git)
+        _journal_clear(repo.sync_dir)
+        if repo.head() is not None:
+            repo.git("reset", "-q", "--hard", "HEAD")
+        return "a sync journal naming no commit of the staging repository was set aside"
     if not after:
         if before:
             repo.git("reset", "-q", "--hard", before)
@@ -398,6 +405,15 @@ def _recover(settings: Settings, repo: Repo, report: SyncReport) -> str:
     write_back(settings, repo, before, after, report)
     _journal_clear(repo.sync_dir)
     return "an interrupted write-back was finished"
+
+
+def _a_commit(repo: Repo, value: object) -> bool:
+    """True for None (nothing recorded) or the hex id of a commit the staging repository holds."""
+    if value is None:
+        return True
+    if not isinstance(value, str) or not 4 <= len(value) <= 64 or any(c not in "0123456789abcdef" for c in value):
+        return False
+    return repo.git("rev-parse", "--verify", "-q", f"{value}^{{commit}}", check=False).returncode == 0
 
 
 def _journal_read(sdir: Path) -> dict | None:
