@@ -458,6 +458,16 @@ def test_a_sync_journal_naming_no_commit_is_set_aside_not_a_failure_for_ever(tmp
     assert "Likes tea" in shown.stdout and "Likes coffee" in shown.stdout
 
 
+def test_a_machine_file_that_is_not_an_id_is_one_error_line(tmp_path, remote):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    (home / "sync" / "machine").write_bytes(b"\xff\x00\n../x")
+    done = invoke(home, "sync")
+    assert done.returncode == 2 and done.stderr.startswith("Error: ") and "not a machine id" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
 def test_a_capture_during_a_sync_is_kept(tmp_path, remote):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")
