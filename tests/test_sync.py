@@ -468,6 +468,21 @@ def test_a_machine_file_that_is_not_an_id_is_one_error_line(tmp_path, remote):
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
 
 
+def test_a_damaged_staging_repository_says_how_to_rebuild_it_and_the_rebuild_loses_nothing(tmp_path, remote):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    staging = home / "sync" / "repo"
+    (staging / ".git" / "HEAD").write_text("garbage\n")
+    _capture(home, "Likes coffee", time="10:00")
+    done = invoke(home, "sync")
+    assert done.returncode == 1 and "move it aside" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    staging.rename(home / "sync" / "repo.damaged")
+    assert _sync(home, remote).pushed
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert shown.stdout.count("Likes tea") == 1 and shown.stdout.count("Likes coffee") == 1
+
+
 def test_a_capture_during_a_sync_is_kept(tmp_path, remote):
     a, b = tmp_path / "a", tmp_path / "b"
     _capture(a, "Likes tea", session="a")

@@ -82,7 +82,10 @@ class Repo:
         except subprocess.TimeoutExpired:
             raise SyncFailed(f"git {args[0]} took more than {GIT_TIMEOUT:.0f} s; nothing was lost, sync again") from None
         if check and done.returncode != 0:
-            raise SyncFailed(f"git {args[0]} failed: {self.said(done)}")
+            # a command on the staging repository itself (the remote's are checked by their callers): when it is
+            # damaged, every sync fails here until it is rebuilt, so say how (the live tiers are the truth)
+            raise SyncFailed(f"git {args[0]} failed: {self.said(done)} (if {self.root} is damaged, move it aside: "
+                             "`suzent sync --remote URL` rebuilds it from this home's files and the remote)")
         return done
 
     def said(self, done: subprocess.CompletedProcess) -> str:
