@@ -28,14 +28,21 @@ def sync_dir(home: Path) -> Path:
 
 def machine_id(home: Path) -> str:
     """This machine's id for ``home`` (made once: 12 random hex digits and the host name, ``3f2a…@laptop``), kept
-    in ``<home>/sync/machine`` (machine-local: never synced, never copied by a folder-sync tool's …)."""
+    in ``<home>/sync/machine`` (machine-local: never synced, never copied by a folder-sync tool's …). Raises
+    InputInvalid when that file holds something else (bytes that are not text, a control character)."""
     path = sync_dir(home) / MACHINE_FILE
     try:
-        found = path.read_text(encoding="utf-8").strip()
-        if found:
-            return found
+        found = path.read_bytes().decode("utf-8", "replace").strip()
     except OSError:
-        pass
+        found = ""
+    if found:
+        if len(found) <= 120 and found.isprintable() and "\ufffd" not in found:
+            return found
+        from suzent_cli.errors import InputInvalid
+
+        # a new id here would quietly hand this machine's dream role to a machine that no longer exists
+        raise InputInvalid(f"{path} is not a machine id ({found[:40]!r}): put back the id this machine had (the "
+                           "DREAMER file of the synced repository names the dreamer's), or delete it to make a new one")
     host = "".join(c for c in socket.gethostname() if c.isalnum() or c in "-_.")[:40] or "host"
     made = f"{secrets.token_hex(6)}@{host}"
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -336,16 +336,17 @@ def is_scratch(project: Project) -> bool:
         return False
     try:
         where = project.root.resolve()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte
         where = project.root
     return any(where != root and where.is_relative_to(root) for root in temp_roots())
 
 
 def project_of(cwd: Path | str | None) -> Project | None:
-    """The project a session working in ``cwd`` is in (:func:`identify`), or None — no project: no ``cwd``, the
-    filesystem root, or the person's home directory itself (what is captured there is the person's)."""
-    if cwd is None or not str(cwd).strip():
-        return None
+    """The project a session working in ``cwd`` is in (:func:`identify`), or None — no project: no ``cwd``, one
+    holding a NUL byte, the filesystem root, or the person's home directory itself (what is captured there is the
+    person's)."""
+    if cwd is None or not str(cwd).strip() or "\0" in str(cwd):
+        return None  # a NUL byte names no directory (a junk payload or transcript line): no project
     found = identify(cwd)
     if found.key.startswith("dir:"):
         try:

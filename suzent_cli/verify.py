@@ -328,7 +328,8 @@ def _open_entries(roots: Iterable[Path], limit: int) -> tuple[list[tuple[str, in
     more = 0
     for root in roots:
         for folder, dirs, files in os.walk(root):
-            for p in [folder] + [os.path.join(folder, n) for n in dirs + files]:
+            # a folder is listed once: the root as itself, every other one as an entry of its parent's walk
+            for p in ([folder] if folder == str(root) else []) + [os.path.join(folder, n) for n in dirs + files]:
                 try:
                     st = os.lstat(p)
                 except OSError:
@@ -465,7 +466,8 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
     # "should not exist"); lines appended after the table was read are missing from a changed file (stale too).
     rows: dict[str, dict[str, int]] = {}
     legacy = 0
-    if table_exists(paths.index_dir):
+    has_table = table_exists(paths.index_dir)
+    if has_table:
         try:
             store = ReadStore.open_any(paths.index_dir, home=paths.home)  # the original app's table too (state
             app = store.schema_kind == "app"  # says the indexer cannot update it): every row of it is legacy
@@ -554,7 +556,11 @@ def check_index(settings: Settings, report: Report) -> tuple[Check, Check, Check
         lost = sorted(loc for rid, loc in want.items() if rid not in have)
         if not lost:
             continue
-        if stale(key, sources[key].path):
+        if not has_table:  # a home synced or imported into that was never indexed: no pass to have changed since
+            missing.append((key, f"{len(lost)} fact line(s) not in the index yet, first line {lost[0]} (this home "
+                                 "has no index yet: run `suzent index`)"))
+            report.stale = True
+        elif stale(key, sources[key].path):
             missing.append((key, f"{len(lost)} fact line(s) not in the index yet, first line {lost[0]} (the file "
                                  "changed since the last index pass: run `suzent index`)"))
             report.stale = True

@@ -83,6 +83,15 @@ def test_the_command_shows_the_key_and_why(repo, tmp_path):
     assert text.splitlines()[0] == f"key   git:{repo.resolve()}"
 
 
+def test_the_command_refuses_a_path_that_is_not_a_directory(tmp_path):
+    for bad in (tmp_path / "tax-clinet", tmp_path / "file.txt"):
+        if bad.suffix:
+            bad.write_text("x")
+        r = invoke(tmp_path / "home", "project", str(bad))
+        assert r.returncode == 2 and r.stderr.startswith("Error: ") and "is not a directory" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
 # --- the scope of a fact: the tag, and the default rule -------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["github.com/o/r", "git:/home/a/r", "dir:/home/a/my notes", "dir:/x/`odd`%20/ü"])

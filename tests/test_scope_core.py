@@ -143,6 +143,24 @@ def test_a_scratch_session_takes_the_project_its_transcript_started_in(home, pro
     assert session_project(billing, t.path).key == BILLING
 
 
+def test_a_nul_byte_in_a_cwd_names_no_project_and_never_stops_the_recall_hook(home, projects, tmp_path):
+    # a junk payload or transcript line: the recall hook was skipped whole ("ValueError: embedded null byte"), so
+    # the prompt got not even the person's memories
+    billing, _, _ = projects
+    scratch = tmp_path / "scratch-nul"
+    scratch.mkdir()
+    transcript = tmp_path / "nul.jsonl"
+    transcript.write_text(json.dumps({"cwd": "/x\0y"}) + "\n" + json.dumps({"cwd": str(billing)}) + "\n")
+    assert session_project(f"{billing}\0x") is None
+    assert session_project(scratch, transcript).key == BILLING  # the junk line is passed over
+    assert capture(home, tmp_path, "[preference] Prefers tea over coffee").returncode == 0
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "Does the user prefer tea or coffee?",
+                          "cwd": f"{billing}\0x", "session_id": "s-nul"})
+    r = invoke(home, "recall", "--from", "claude-code", input=payload, env_extra=here(tmp_path))
+    assert r.returncode == 0 and "skipped" not in r.stderr, r.stderr
+    assert "Prefers tea over coffee" in r.stdout
+
+
 def test_the_capture_hook_scopes_by_the_payloads_cwd(tmp_path, projects):
     from suzent_cli.hooks.capture import capture_payload
     from suzent_cli.hooks.transcript import Payload

@@ -258,6 +258,21 @@ def test_a_log_conflict_copy_is_folded_back_losslessly(tmp_path, copy_name):
     assert folded[0]["lines_added"] > 0
 
 
+def test_a_conflict_copy_written_0644_by_the_folder_sync_tool_is_private_once_moved_aside(tmp_path):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    archive_dir = _settings(home).paths.archive_dir
+    copy = archive_dir / f"{DAY} (conflicted copy).md"
+    copy.write_text(f"# Daily Log - {DAY}\n\n## 10:00 — x\n\n- [fact] Only in the copy\n")
+    os.chmod(copy, 0o644)
+    done = invoke(home, "sync", "--fold-conflicts")
+    assert done.returncode == 0, done.stderr
+    moved = home / "backups" / "conflicts" / copy.name
+    assert (moved.stat().st_mode & 0o777) == 0o600
+    done = invoke(home, "verify")
+    assert "backups/conflicts" not in done.stdout + done.stderr
+
+
 def test_a_page_conflict_copy_is_never_indexed_and_moved_aside(tmp_path):
     from suzent_cli.index.sources import discover
 
@@ -296,6 +311,31 @@ def test_a_bad_remote_url_is_bad_input(tmp_path, url):
     _capture(home, "Likes tea")
     done = invoke(home, "sync", "--remote", url)
     assert done.returncode == 2 and done.stderr.startswith("Error: ") and len(done.stderr.splitlines()) == 1
+
+
+def test_an_empty_remote_flag_is_bad_input_even_with_a_remembered_remote(tmp_path, remote):
+    # `--remote ""` (an unset shell variable: --remote "$URL") synced with the remembered remote and exited 0
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    done = invoke(home, "sync", "--remote", "")
+    assert done.returncode == 2 and "the remote is empty" in done.stderr, done.stderr
+
+
+def test_a_one_off_sync_remote_setting_never_replaces_the_remembered_remote(tmp_path, remote):
+    # SUZENT_SYNC_REMOTE=/backup.git for one sync silently became the remote of every later sync
+    backup = tmp_path / "backup.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(backup)], check=True)
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    _capture(home, "Likes coffee", time="10:00")
+    report = sync(_settings(home, suzent_sync_remote=str(backup)), index=False)
+    assert report.remote == str(backup) and report.pushed
+    _capture(home, "Likes cocoa", time="11:00")
+    assert _sync(home).remote == remote
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert "Likes cocoa" in shown.stdout
 
 
 def test_a_remote_hook_that_refuses_the_push_loses_nothing(tmp_path, remote):
@@ -398,6 +438,49 @@ CAPTURE_LOOP = textwrap.dedent("""
         assert main(["--home", home, "--now", "2026-06-01T12:00", "capture", "--fact",
                      f"[general] concurrent fact {i}", "--session", "cap"]) == 0
 """)
+
+
+@pytest.mark.parametrize("journal", ['{"before": "deadbeef", "after": "cafebabe"}', '{"before": 5, "after": [1]}',
+                                     '{"before": "-q", "after": null}'])
+def test_a_sync_journal_naming_no_commit_is_set_aside_not_a_failure_for_ever(tmp_path, remote, journal):
+    # a hand-edited journal, or one a folder-sync tool brought from another machine: every sync failed on it
+    # ("git reset failed"), a non-string value was a traceback, "-q" reached git as an option
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    (home / "sync" / "writeback.json").write_text(journal)
+    _capture(home, "Likes coffee", time="10:00")
+    done = invoke(home, "sync")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "set aside" in done.stdout + done.stderr
+    assert not (home / "sync" / "writeback.json").exists()
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert "Likes tea" in shown.stdout and "Likes coffee" in shown.stdout
+
+
+def test_a_machine_file_that_is_not_an_id_is_one_error_line(tmp_path, remote):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    (home / "sync" / "machine").write_bytes(b"\xff\x00\n../x")
+    done = invoke(home, "sync")
+    assert done.returncode == 2 and done.stderr.startswith("Error: ") and "not a machine id" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_damaged_staging_repository_says_how_to_rebuild_it_and_the_rebuild_loses_nothing(tmp_path, remote):
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    _sync(home, remote)
+    staging = home / "sync" / "repo"
+    (staging / ".git" / "HEAD").write_text("garbage\n")
+    _capture(home, "Likes coffee", time="10:00")
+    done = invoke(home, "sync")
+    assert done.returncode == 1 and "move it aside" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    staging.rename(home / "sync" / "repo.damaged")
+    assert _sync(home, remote).pushed
+    shown = subprocess.run(["git", "-C", remote, "show", f"main:archive/{DAY}.md"], capture_output=True, text=True)
+    assert shown.stdout.count("Likes tea") == 1 and shown.stdout.count("Likes coffee") == 1
 
 
 def test_a_capture_during_a_sync_is_kept(tmp_path, remote):
@@ -567,6 +650,25 @@ def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
     listed = subprocess.run(["git", "-C", remote, "ls-tree", "-r", "--name-only", "main"], capture_output=True,
                             text=True).stdout
     assert listed.split() == ["main.py"]  # nothing of the memory was pushed into it
+
+
+def test_a_code_repository_without_a_main_branch_is_never_pushed_into(tmp_path, remote):
+    # a project's repository on `master` named by mistake: the first push would have put the whole memory (in clear)
+    # into it as a new branch main
+    other = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", "-b", "master", str(other)], check=True)
+    (other / "main.py").write_text("print('hi')\n")
+    git = ["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], check=True)
+    subprocess.run([*git, "push", "-q", remote, "master"], check=True)
+    home = tmp_path / "h"
+    _capture(home, "Likes tea")
+    done = invoke(home, "sync", "--remote", remote)
+    assert done.returncode == 2 and "not a suzent memory" in done.stderr, done.stderr
+    heads = subprocess.run(["git", "-C", remote, "for-each-ref", "--format=%(refname)"], capture_output=True,
+                           text=True).stdout.split()
+    assert heads == ["refs/heads/master"]  # no branch main was pushed
 
 
 def test_the_index_is_brought_up_to_date_by_the_running_server_when_one_answers(tmp_path, remote):

@@ -5,7 +5,9 @@ two imports at once (real processes), the export formats and the round trip thro
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -427,6 +429,15 @@ def test_export_to_a_file_refuses_to_overwrite_without_force(dreamed, tmp_path):
     assert run(dreamed, "export", "--out", str(out), "--force").returncode == 0
 
 
+def test_export_with_force_never_replaces_a_fifo_or_device_node(dreamed, tmp_path):
+    # --force renamed the export over the node itself (as root, `--out /dev/full --force` replaced the device)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = run(dreamed, "export", "--out", str(fifo), "--force")
+    assert r.returncode == 2 and "not a regular file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
 def test_export_markdown_a_page_per_scope(dreamed, tmp_path):
     out = tmp_path / "md"
     r = run(dreamed, "export", "--format", "markdown", "--out", str(out))
@@ -458,6 +469,23 @@ def test_export_claude_code_and_back(dreamed, tmp_path):
     assert "project:github.com/acme/shop" in got["Deploys to Hetzner"].tags
     assert got["Prefers green tea"].category == "preference"
     assert run(dreamed, "export", "--format", "claude-code").returncode == 2  # a folder needs --out
+
+
+def test_export_claude_code_keeps_each_facts_own_scope_not_its_categorys(home, tmp_path):
+    # a person's fact of a project-ish category came back as the project's, and a project's preference came back
+    # as the person's (then recalled in every project)
+    for fact in ("[method] Pour over gives a clean cup", "[preference] Prefers squash merges `project:github.com/acme/shop`",
+                 "[context] Deploys to Hetzner `project:github.com/acme/shop`", "[personal] Lives in Lisbon"):
+        assert invoke(home, "--now", "2026-06-03T11:00", "capture", "--fact", fact, env_extra=HASH_ENV).returncode == 0
+    out = tmp_path / "cc"
+    assert run(home, "export", "--format", "claude-code", "--out", str(out)).returncode == 0
+    fresh = tmp_path / "fresh-home"
+    r = run(fresh, "import", "claude-code", str(out))
+    assert r.returncode == 0, r.stderr
+    scope = {f.content: [t for t in f.tags if t.startswith("project:")] for _, f in facts_of(fresh)}
+    assert scope == {"Pour over gives a clean cup": [], "Lives in Lisbon": [],
+                     "Prefers squash merges": ["project:github.com/acme/shop"],
+                     "Deploys to Hetzner": ["project:github.com/acme/shop"]}
 
 
 def test_round_trip_recalls_the_same_top_hits(home, tmp_path):

@@ -80,6 +80,16 @@ def test_a_clean_indexed_home_passes_and_every_check_looked_at_something(indexed
     assert result.returncode == 0 and result.stdout.startswith("ok (index_backed")
 
 
+def test_a_home_never_indexed_says_so_and_repair_builds_the_index(settings):
+    # a home a first sync or an import filled: the old message spoke of a change "since the last index pass"
+    log(settings, DAY, "[general] Runs on Mondays")
+    report = verify(settings)
+    assert [v.split(": ")[0] for v in report.violations] == ["facts_indexed"]
+    assert "this home has no index yet: run `suzent index`" in report.violations[0]
+    code, data = _json(settings.paths.home, "--repair")
+    assert code == 0 and data["ok"], data
+
+
 def test_lines_captured_after_the_pass_are_named_stale_and_repair_indexes_them(indexed):
     log(indexed, DAY, "[general] Runs on Mondays")
     report = verify(indexed)
@@ -215,6 +225,13 @@ def test_open_modes_are_violations_and_repair_makes_them_private(indexed):
     code, data = _json(indexed.paths.home, "--repair")
     assert code == 0 and data["ok"] and any(r.startswith("made private:") for r in data["repaired"])
     assert (os.stat(indexed.paths.home).st_mode & 0o777) == 0o700
+
+
+def test_an_open_folder_inside_the_home_is_one_violation_not_two(indexed):
+    # os.walk gives a folder both as an entry of its parent and as the folder it then walks
+    os.chmod(indexed.paths.vault_dir, 0o755)
+    named = [v for v in verify(indexed).violations if f"{indexed.paths.vault_dir}:" in v]
+    assert named == [f"state: {indexed.paths.vault_dir}: mode 0755: open to the group or others"]
 
 
 def test_an_unreadable_seal_is_kept_by_the_indexer_and_reported(indexed):

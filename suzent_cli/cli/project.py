@@ -42,6 +42,11 @@ def project_cmd(
     from suzent_cli.cli.capture_run import working_dir
     from suzent_cli.scope import identify
 
+    if path is not None and not path.is_dir():
+        from suzent_cli.errors import InputInvalid
+
+        # a typo (~/src/tax-clinet) would otherwise show a key of its own, dir:<the typo>, with exit 0
+        raise InputInvalid(f"{path} is not a directory (give a folder of the project, or none for the current one)")
     found = identify(path if path is not None else (working_dir(environ()) or Path.cwd()))
     if json_out:
         emit_json(found.as_dict())

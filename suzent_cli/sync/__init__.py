@@ -257,11 +257,13 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
     report = SyncReport(machine=machine_id(settings.paths.home))
     repo = Repo(sdir)
     repo.ensure()
-    url = remote or getattr(settings, "sync_remote", None) or repo.remote_url()
-    if not url:
+    # an empty --remote '' is a bad URL (exit 2), not "use the remembered one"
+    url = remote if remote is not None else (getattr(settings, "sync_remote", None) or repo.remote_url())
+    if remote is None and not url:
         raise InputInvalid("no remote to sync with: give one, suzent sync --remote URL (it is remembered)")
     url = check_remote(url)
-    if url != repo.remote_url():
+    remembered = repo.remote_url()
+    if url != remembered:
         repo.set_remote(url)
     report.remote = masked(url)
     dreamer_setting = str(getattr(settings, "sync_dream", "auto") or "auto")
@@ -286,6 +288,8 @@ def _sync_held(settings: Settings, sdir: Path, remote: str | None, index: bool,
     finally:
         _save_role(settings, repo, report)
         _reseal(settings, report)
+        if remote is None and remembered and url != remembered:
+            repo.set_remote(remembered)  # sync.remote (config, a one-off SUZENT_SYNC_REMOTE) never replaces it
     if index:
         _index(settings, report)
     _verify(settings, report)
@@ -385,6 +389,13 @@ def _recover(settings: Settings, repo: Repo, report: SyncReport) -> str:
             repo.git("reset", "-q", "--hard", "HEAD")  # a killed copy-in: recopied below
         return ""
     before, after = journal.get("before"), journal.get("after")
+    if not (_a_commit(repo, before) and _a_commit(repo, after)):
+        # not what _journal_write writes (hand-edited, or copied from another machine by a folder-sync tool): the
+        # commits it names cannot be reset to, and every sync would fail on it (or pass an option to git)
+        _journal_clear(repo.sync_dir)
+        if repo.head() is not None:
+            repo.git("reset", "-q", "--hard", "HEAD")
+        return "a sync journal naming no commit of the staging repository was set aside"
     if not after:
         if before:
             repo.git("reset", "-q", "--hard", before)
@@ -394,6 +405,15 @@ def _recover(settings: Settings, repo: Repo, report: SyncReport) -> str:
     write_back(settings, repo, before, after, report)
     _journal_clear(repo.sync_dir)
     return "an interrupted write-back was finished"
+
+
+def _a_commit(repo: Repo, value: object) -> bool:
+    """True for None (nothing recorded) or the hex id of a commit the staging repository holds."""
+    if value is None:
+        return True
+    if not isinstance(value, str) or not 4 <= len(value) <= 64 or any(c not in "0123456789abcdef" for c in value):
+        return False
+    return repo.git("rev-parse", "--verify", "-q", f"{value}^{{commit}}", check=False).returncode == 0
 
 
 def _journal_read(sdir: Path) -> dict | None:

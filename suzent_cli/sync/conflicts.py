@@ -96,7 +96,8 @@ def _fold_tombstones(settings: Settings, copy: Path) -> int:
 
 
 def _move_aside(settings: Settings, copy: Path) -> Path:
-    """Move ``copy`` into ``<home>/backups/conflicts/`` (0700), under a free name."""
+    """Move ``copy`` into ``<home>/backups/conflicts/`` (0700), under a free name, made 0600 (a folder-sync tool
+    writes its copies with the person's umask, often 0644; in the home's backups they are private like the log)."""
     target_dir = settings.paths.home / BACKUPS / CONFLICTS
     target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(target_dir.parent, 0o700)
@@ -111,6 +112,6 @@ def _move_aside(settings: Settings, copy: Path) -> Path:
         import shutil
 
         shutil.copy2(copy, target)
-        os.chmod(target, 0o600)
         copy.unlink()
+    os.chmod(target, 0o600)  # find_copies never yields a symlink: this is the copy itself
     return target

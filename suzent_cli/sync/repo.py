@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from suzent_cli.config import _masked_url
-from suzent_cli.errors import SuzentError
+from suzent_cli.errors import InputInvalid, SuzentError
 from suzent_cli.privacy import DIR_MODE
 from suzent_cli.scope import REPO_ENV
 
@@ -82,7 +82,10 @@ class Repo:
         except subprocess.TimeoutExpired:
             raise SyncFailed(f"git {args[0]} took more than {GIT_TIMEOUT:.0f} s; nothing was lost, sync again") from None
         if check and done.returncode != 0:
-            raise SyncFailed(f"git {args[0]} failed: {self.said(done)}")
+            # a command on the staging repository itself (the remote's are checked by their callers): when it is
+            # damaged, every sync fails here until it is rebuilt, so say how (the live tiers are the truth)
+            raise SyncFailed(f"git {args[0]} failed: {self.said(done)} (if {self.root} is damaged, move it aside: "
+                             "`suzent sync --remote URL` rebuilds it from this home's files and the remote)")
         return done
 
     def said(self, done: subprocess.CompletedProcess) -> str:
@@ -189,10 +192,25 @@ class Repo:
         if done.returncode != 0:
             said = self.said(done)
             if "couldn't find remote ref" in said.lower():
+                self._refuse_a_remote_with_other_branches()
                 self.git("update-ref", "-d", f"refs/remotes/{REMOTE}/{BRANCH}", check=False)
                 return  # an empty remote: the first push makes the branch
             raise SyncFailed(f"cannot reach the remote {masked(self.remote_url() or '?')}: {said}; "
                              "the local commit is kept, sync again later")
+
+    def _refuse_a_remote_with_other_branches(self) -> None:
+        """The remote has no branch ``main``: it must be empty, else it is someone's code repository (a ``master``
+        or ``trunk`` branch) and the first push would put the whole memory into it. Raises InputInvalid (exit 2)
+        when it has any branch; SyncFailed when it cannot be listed."""
+        done = self.git("ls-remote", "--heads", REMOTE, check=False)
+        if done.returncode != 0:
+            raise SyncFailed(f"cannot reach the remote {masked(self.remote_url() or '?')}: {self.said(done)}; "
+                             "the local commit is kept, sync again later")
+        heads = [line.split("\t", 1)[-1] for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
+        if heads:
+            raise InputInvalid(f"the remote has no branch {BRANCH} but has {', '.join(heads[:3])}: it is not a suzent "
+                               "memory; refusing to push into it; give an empty repository or one suzent sync made "
+                               "(nothing was changed)")
 
     def push(self) -> tuple[bool, str]:
         """``(pushed, what git said)``."""

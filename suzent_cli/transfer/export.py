@@ -241,20 +241,24 @@ def to_claude_code(records: list[dict], here=None) -> dict[str, str]:
     files: dict[str, str] = {}
     for scope in scopes:
         folder = sanitize(_project_path(scope, here)) + "/memory"
-        mine = [r for r in live if r["scope"] == scope] + person
-        by_cat: dict[str, list[dict]] = {}
-        for r in mine:
-            by_cat.setdefault(r["category"], []).append(r)
+        # a topic file per (category, whose): the type and metadata.project follow the records' own scope, never
+        # the category alone (a person's [method] fact stays the person's; a project's [preference], the project's)
+        by_cat: dict[tuple[str, bool], list[dict]] = {}
+        for r in [r for r in live if r["scope"] == scope] + person:
+            by_cat.setdefault((r["category"], not r["scope"]), []).append(r)
         index = ["# Memory", ""]
-        for cat in sorted(by_cat):
-            kind = _TYPE.get(cat, "user" if cat in PERSON_CATEGORIES else "project")
+        for cat, mine in sorted(by_cat):
+            usual = _TYPE.get(cat, "user" if cat in PERSON_CATEGORIES else "project")
+            persons = usual in ("user", "feedback")
+            kind = usual if persons == mine else ("user" if mine else "project")
             stem = safe_title(cat).lower().replace(" ", "_") or "general"
-            name = f"{stem}.md"
-            desc = f"{len(by_cat[cat])} {cat} memories exported by suzent"
-            project = json.dumps(scope if kind not in ("user", "feedback") else "")
+            name = f"{stem}.md" if persons == mine else f"{stem}_{'person' if mine else 'project'}.md"
+            records = by_cat[(cat, mine)]
+            desc = f"{len(records)} {cat} memories exported by suzent"
+            project = json.dumps("" if mine else scope)
             body = [f"---\nname: {json.dumps(safe_title(cat) or 'General')}\ndescription: {json.dumps(desc)}\n"
                     f"type: {kind}\nmetadata:\n  type: {kind}\n  category: {json.dumps(cat)}\n"
-                    f"  project: {project}\n---", "", *(f"- {r['text']}" for r in by_cat[cat]), ""]
+                    f"  project: {project}\n---", "", *(f"- {r['text']}" for r in records), ""]
             files[f"{folder}/{name}"] = "\n".join(body)
             index.append(f"- [{safe_title(cat) or 'General'}]({name}) — {desc}")
         files[f"{folder}/MEMORY.md"] = "\n".join(index) + "\n"
@@ -274,10 +278,14 @@ def render(records: list[dict], fmt: str, here=None) -> dict[str, str] | str:
 
 def check_out(out: Path, fmt: str, force: bool) -> None:
     """Refuse an output that would overwrite: a non-empty folder without ``force``; an existing file for jsonl
-    without ``force``; a file where a folder belongs. Raises InputInvalid."""
+    without ``force``, and anything but a regular file even with it (a device or FIFO, ``/dev/stdout``: the atomic
+    write would replace the node itself); a file where a folder belongs. Raises InputInvalid."""
     if fmt == "jsonl":
         if out.is_dir():
             raise InputInvalid(f"{out}: a folder; jsonl is written to a file")
+        if out.exists() and not out.is_file():  # --force would rename a file over the device node or FIFO itself
+            raise InputInvalid(f"{out}: not a regular file (a device, FIFO or socket); the jsonl export replaces a "
+                               "file: give a file path, or no --out for stdout")
         if out.exists() and not force:
             raise InputInvalid(f"{out} exists; use --force to replace it")
         return
