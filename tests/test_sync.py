@@ -71,6 +71,23 @@ def test_merge_appended_keeps_every_entry_once_and_the_first_side_in_place():
     assert split_blocks(merged)[0] + "".join(split_blocks(merged)[1]) == merged
 
 
+def test_a_preamble_with_junk_becomes_an_entry_of_its_own_and_is_never_duplicated_by_a_later_merge():
+    """A conflict copy (or a hand edit) with lines before its first heading: glued onto the log's last entry, that
+    entry differed from the same entry on the other machine, and the next merge kept both (a duplicated fact)."""
+    from suzent_cli.archive import parse_log
+    from suzent_cli.sync.merge import PREAMBLE_HEADING
+
+    head = f"# Daily Log - {DAY}\n"
+    log = head + "\n## 10:00 — a\n\n- [fact] D\n" + "\n## 11:00 — b\n\n- [fact] E\n"
+    copy = "junk before the header\n" + head + "\n## 10:00 — a\n\n- [fact] D\n"
+    folded = merge_appended(log, copy)
+    assert folded == log + f"\n{PREAMBLE_HEADING}\n\njunk before the header\n"  # every line kept, the header once
+    for merged in (merge_appended(log, folded), merge_appended(folded, log), merge_appended(folded, copy),
+                   merge_appended(merge_appended(log, "junk before the header\n"), log)):
+        assert merged.count("- [fact] E") == 1 and merged.count("junk before the header") == 1, merged
+    assert [f.content for f in parse_log(folded, dt.date.fromisoformat(DAY))] == ["D", "E"]
+
+
 def test_merge_records_is_a_three_way_merge_of_record_sets():
     base = '{"a":1}\n{"b":2}\n'
     ours = '{"a":1}\n{"b":2}\n{"c":3}\n'

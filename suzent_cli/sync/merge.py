@@ -5,7 +5,8 @@ Each travelling file has one kind (:func:`kind_of`) and one merge:
 * ``log`` — a daily log or the vault's ``log.md``: append-only files of entries (a block from a ``## `` heading,
   with the blank line before it, to the next one). :func:`merge_appended` keeps one side whole and in place and
   appends the entries of the other side it lacks, as a multiset: an entry both sides hold is kept once, an entry
-  one side holds twice is kept twice. No line is lost or duplicated, whatever the base, and the result does not
+  one side holds twice is kept twice; the other side's preamble lines the first lacks become an entry of their own
+  (``PREAMBLE_HEADING``). No line is lost or duplicated, whatever the base, and the result does not
   depend on the base (so a crash, a criss-cross history or a lost base cannot make it wrong).
 * ``records`` — a JSON-lines state file (tombstones, confirmations): :func:`merge_records` is a three-way merge of
   sets of lines: a record either side added is kept (once), a record either side removed since the base (a dream
@@ -51,17 +52,44 @@ def _complete(block: str) -> str:
     return block if not block or block.endswith("\n") else block + "\n"
 
 
+# The heading of the entry that holds a side's preamble lines the other side's preamble lacks (a hand-edited or
+# conflict-copy header): a daily-log heading (``## HH:MM — session``), so every reader takes it as an entry.
+PREAMBLE_HEADING = "## 00:00 \u2014 preamble"
+
+
+def _unmatched(lines: list[str], known: list[str]) -> list[str]:
+    """``lines`` without those ``known`` holds (as a multiset: a line known once is removed once), in order."""
+    left = Counter(known)
+    out = []
+    for line in lines:
+        if left[line] > 0:
+            left[line] -= 1
+        else:
+            out.append(line)
+    return out
+
+
 def merge_appended(first: str, second: str) -> str:
     """``first`` unchanged, then every entry of ``second`` that ``first`` does not hold (counted: see the module
-    doc), in ``second``'s order; ``second``'s preamble is appended too when it differs and ``first`` does not hold
-    its lines. ``first`` is the side whose line numbers stay true (see :mod:`suzent_cli.sync`: the dreaming
+    doc), in ``second``'s order; ``second``'s preamble lines that ``first``'s preamble lacks are appended too, as one
+    entry under :data:`PREAMBLE_HEADING` (held once: a ``first`` that already has that entry gets it no second
+    time). ``first`` is the side whose line numbers stay true (see :mod:`suzent_cli.sync`: the dreaming
     machine's, or the remote's)."""
     pre_a, blocks_a = split_blocks(first)
     pre_b, blocks_b = split_blocks(second)
     have = Counter(_complete(b) for b in blocks_a)
     extra: list[str] = []
     if pre_b.strip() and pre_b != pre_a and pre_b not in first:
-        extra.append(_complete(pre_b))
+        # The preamble's lines ``first``'s own preamble lacks, as an entry of their own (PREAMBLE_HEADING): glued
+        # onto ``first``'s last entry they would make it differ from the same entry on another machine, and the
+        # next merge would keep both (a duplicated fact).
+        lines = [line for line in _unmatched(pre_b.splitlines(), pre_a.splitlines()) if line.strip()]
+        if lines:
+            entry = f"\n{PREAMBLE_HEADING}\n\n" + "\n".join(lines) + "\n"
+            if have[entry] > 0:
+                have[entry] -= 1
+            else:
+                extra.append(entry)
     for block in blocks_b:
         key = _complete(block)
         if have[key] > 0:
