@@ -116,7 +116,8 @@ class ClaudeExtractor:
     def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 1024) -> None:
         """Build the client (:func:`suzent_cli.claude.connect`; ``timeout`` in seconds per request). Raises
-        :class:`~suzent_cli.errors.ClaudeUnavailable` without ``api_key`` or without ``anthropic``."""
+        :class:`~suzent_cli.errors.ClaudeUnavailable` without ``api_key`` for a remote server (a local one needs
+        none) or without ``anthropic``."""
         self.model = model
         self.max_tokens = max_tokens
         self._claude = claude.connect(api_key, model=model, base_url=base_url, timeout=timeout,
@@ -125,7 +126,11 @@ class ClaudeExtractor:
     @classmethod
     def from_settings(cls, settings: Settings, **options) -> ClaudeExtractor:
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
-        constructor (timeout, max_retries, max_tokens). Raises :class:`~suzent_cli.errors.ClaudeUnavailable`."""
+        constructor (timeout, max_retries, max_tokens); ``timeout``/``max_retries`` are decided by
+        :func:`suzent_cli.claude.bounds` (``claude.timeout``, a local server's longer default) unless given.
+        Raises :class:`~suzent_cli.errors.ClaudeUnavailable`, :class:`~suzent_cli.errors.ConfigInvalid`."""
+        timeout, retries = claude.bounds(settings, 60.0, 2)
+        options = {"timeout": timeout, "max_retries": retries, **options}
         return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
                    **options)
 
