@@ -162,9 +162,10 @@ def local_hint(exc: BaseException, url: str, model: str, timeout: float | None =
     if isinstance(exc, anthropic.APIStatusError):
         status, text = exc.status_code, server_message(exc.body)
         low = text.lower()
-        if "tool" in low and ("support" in low or "not" in low):
-            return (f"model {model!r} at {where} cannot use tools (HTTP {status}: {text}); pick a model with "
-                    "tool use (docs/local-models.md)")
+        if _about_tools(low):
+            fix = "start llama-server with --jinja" if "jinja" in low else "pick a model with tool use"
+            return (f"model {model!r} at {where} cannot use tools (HTTP {status}: {text}); {fix} "
+                    "(docs/local-models.md)")
         if status == 404 and ("model" in low or "not_found" in low):
             return (f"model {model!r} not found at the local server {where} (HTTP {status}: {text}); pull it "
                     "(ollama pull NAME) or set claude.model to a model it serves")
@@ -174,12 +175,21 @@ def local_hint(exc: BaseException, url: str, model: str, timeout: float | None =
     return sdk
 
 
+def _about_tools(text: str) -> bool:
+    """Whether a server's (lowercased) error text says the model or server cannot do tool use: Ollama's "… does
+    not support tools", llama.cpp's "tools param requires --jinja flag"."""
+    return "tool" in text and ("support" in text or "jinja" in text)
+
+
 def _local_retry_wait(exc: BaseException, attempt: int) -> float | None:
     """Seconds to wait before retrying a request to a local server that failed with ``exc`` (``attempt`` retries
-    done), or None when it must not be retried: only 429 and 5xx answers are (module docstring)."""
+    done), or None when it must not be retried: only 429 and 5xx answers are (module docstring), and not one
+    saying the model cannot use tools (that answer never changes)."""
     import anthropic
 
     if not isinstance(exc, anthropic.APIStatusError) or not (exc.status_code == 429 or exc.status_code >= 500):
+        return None
+    if _about_tools(server_message(exc.body).lower()):
         return None
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
