@@ -54,28 +54,32 @@ LOCAL_KEY = "local-no-key"  # sent to a local server when no key is set (the SDK
 
 def require_key(settings: Settings, user: str, instead: str) -> None:
     """Raise :func:`missing_key`'s :class:`ClaudeUnavailable` when ``settings`` hold no API key and the endpoint is
-    not local (:func:`is_local`), or ``claude.timeout``/``claude.max_retries`` is a value no stage can use
-    (:class:`~suzent_cli.errors.ConfigInvalid`); checked before any work, without importing ``anthropic``."""
+    not local (:func:`is_local`); checked before any work, without importing ``anthropic``."""
     if not settings.claude_configured:
         raise missing_key(user, instead, remote=masked_url(settings.anthropic_base_url))
-    bounds(settings, 60.0, 2)
 
 
-def bounds(settings: Settings, timeout: float, max_retries: int) -> tuple[float, int]:
+def bounds(settings: Settings, timeout: float, max_retries: int,
+           warnings: list[str] | None = None) -> tuple[float, int]:
     """``(seconds per request, retries)`` for a stage whose defaults at the public API are ``timeout`` and
     ``max_retries``: ``claude.timeout``/``claude.max_retries`` when set, else :data:`LOCAL_TIMEOUT` (the larger of
-    it and ``timeout``) and :data:`LOCAL_RETRIES` at a local server, else the stage's. Raises
-    :class:`~suzent_cli.errors.ConfigInvalid` for a set value out of its range."""
+    it and ``timeout``) and :data:`LOCAL_RETRIES` at a local server, else the stage's. A set value out of its
+    range raises :class:`~suzent_cli.errors.ConfigInvalid`; with ``warnings`` (the extractor's: a bad value never
+    stops a capture) it is added there instead and the default used."""
     local = is_local(settings.anthropic_base_url)
-    if settings.claude_timeout is not None:
-        timeout = check_value(setting("claude.timeout"), settings.claude_timeout, "claude.timeout")
-    elif local:
-        timeout = max(timeout, LOCAL_TIMEOUT)
-    if settings.claude_max_retries is not None:
-        max_retries = check_value(setting("claude.max_retries"), settings.claude_max_retries, "claude.max_retries")
-    elif local:
-        max_retries = LOCAL_RETRIES
-    return float(timeout), int(max_retries)
+    if local:
+        timeout, max_retries = max(timeout, LOCAL_TIMEOUT), LOCAL_RETRIES
+    chosen = []
+    for key, value, default in (("claude.timeout", settings.claude_timeout, timeout),
+                                ("claude.max_retries", settings.claude_max_retries, max_retries)):
+        try:
+            chosen.append(default if value is None else check_value(setting(key), value, key))
+        except ConfigInvalid as exc:
+            if warnings is None:
+                raise
+            warnings.append(f"{exc}; using {default:g}")
+            chosen.append(default)
+    return float(chosen[0]), int(chosen[1])
 
 
 def endpoint(settings: Settings) -> dict[str, Any]:

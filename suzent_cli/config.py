@@ -697,11 +697,17 @@ def dream_defaults(settings: Settings) -> DreamConfig:
 
 def check_engine(settings: Settings, config: DreamConfig) -> str:
     """The engine a run would use, checked now rather than when a run comes due: ``claude`` without an API key
-    raises :class:`ConfigInvalid`."""
+    for a remote server, or with a ``claude.timeout``/``claude.max_retries`` out of range, raises
+    :class:`ConfigInvalid`."""
     name = config.engine_for(settings)
     if name == "claude" and not settings.claude_configured:
         raise missing_key("the claude dream engine", '--engine offline (or dream.engine = "offline")',
                           remote=masked_url(settings.anthropic_base_url))
+    if name == "claude":
+        for key in ("claude.timeout", "claude.max_retries"):
+            row = setting(key)
+            if getattr(settings, row.field) is not None:
+                check_value(row, getattr(settings, row.field), key)
     return name
 
 

@@ -218,6 +218,18 @@ def test_local_servers_get_long_time_bounds_unless_set(tmp_path):
     assert "claude.timeout must be a number, got 'soon'" in effective_config(bad)["problems"]
 
 
+def test_a_bad_bound_never_stops_a_capture_and_stops_a_dream_with_one_line(tmp_path):
+    with local_server([(200, facts_reply(LISBON))]) as server:
+        result = extract_and_write(local_settings(tmp_path, server.url, SUZENT_CLAUDE_TIMEOUT="soon"), TURN,
+                                   time="10:00")
+    assert result.extractor == "claude"
+    assert "claude.timeout must be a number, got 'soon'; using 600" in result.warnings
+    proc = invoke(tmp_path / "home", "dream", "--force",
+                  env_extra=local_env("http://localhost:9", SUZENT_CLAUDE_MAX_RETRIES="99"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["Error: claude.max_retries must be between 0 and 10, got '99'"]
+
+
 def test_the_engines_take_the_local_bounds(tmp_path):
     from suzent_cli.capture.extract.claude import ClaudeExtractor
     from suzent_cli.dream.claude_agent import ClaudeEngine

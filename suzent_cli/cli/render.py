@@ -580,5 +580,8 @@ def _llm_text(llm: dict | None) -> str:
     text = f"{llm['model']} at {where}, key {llm['key']}"
     if llm.get("timeout"):
         text += f", {llm['timeout']:g} s a request"
-    return (f"{text} (used by {' and '.join(users)})" if users
-            else f"none used (offline rules); configured: {text}")
+    if users:
+        return f"{text} (used by {' and '.join(users)})"
+    if llm["key"] == "missing":
+        return "none: the offline rules (a model needs ANTHROPIC_API_KEY or a local claude.base_url: docs/local-models.md)"
+    return f"none used (offline chosen); configured: {text}"
