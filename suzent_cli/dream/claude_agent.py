@@ -187,7 +187,8 @@ def _block_param(block: Any) -> dict:
 class ClaudeEngine:
     """Dream engine ``claude``: folds logs into pages (and lints the vault) through a Messages API tool-use loop.
 
-    Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key or
+    Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key for a remote
+    server or
     without the ``anthropic`` package. ``protected`` are the tiers the agent may never touch (the runner passes
     :func:`.vault_tools.tier_paths`).
     """
