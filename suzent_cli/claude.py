@@ -149,8 +149,8 @@ def server_message(body: Any) -> str:
 
 def local_hint(exc: BaseException, url: str, model: str, timeout: float | None = None) -> str:
     """One line saying what went wrong at the local server ``url`` and what to do, for an SDK error ``exc``: nothing
-    listens (start it), model not found (pull it or set ``claude.model``), a model without tool use, still loading
-    the model (503), no answer within ``timeout`` seconds (raise ``claude.timeout``), any other HTTP error with the
+    listens (start it), model not found (pull it or set ``claude.model``), a model without tool use, no
+    ``/v1/messages`` at all (a base URL ending in ``/v1``, an old server), still loading the model (503), no answer within ``timeout`` seconds (raise ``claude.timeout``), any other HTTP error with the
     server's own message. Ends with the SDK's error in parentheses."""
     import anthropic
 
@@ -173,6 +173,10 @@ def local_hint(exc: BaseException, url: str, model: str, timeout: float | None =
         if status == 404 and ("model" in low or "not_found" in low):
             return (f"model {model!r} not found at the local server {where} (HTTP {status}: {text}); pull it "
                     "(ollama pull NAME) or set claude.model to a model it serves")
+        if status in (404, 405):
+            return (f"no Messages API at {where} (HTTP {status}: {text}); claude.base_url is the server's root, "
+                    "without /v1 (e.g. http://localhost:11434), and the server must speak the Anthropic Messages "
+                    "API (Ollama 0.14 or later, a recent llama-server)")
         if status == 503 or "loading" in low:
             return f"the local model server at {where} is still loading the model (HTTP {status}: {text}); try again"
         return f"the local model server at {where} answered HTTP {status}: {text}"

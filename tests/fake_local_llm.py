@@ -4,7 +4,8 @@
 
 What makes it a *local* server rather than the API:
 
-* ``flavour="ollama"`` serves only its ``models``: a request for any other model is answered as Ollama does,
+* ``flavour="ollama"`` answers ``/v1/messages`` only (any other path: Go's ``404 page not found``) and serves
+  only its ``models``: a request for any other model is answered as Ollama does,
   HTTP 404 ``{"type": "error", "error": {"type": "not_found_error", "message": "model 'x' not found"}}``, without
   using up a scripted turn. ``no_tools`` models answer a request carrying ``tools`` with Ollama's HTTP 400
   ``invalid_request_error`` "… does not support tools".
@@ -52,6 +53,8 @@ class FakeLocalLLM(FakeMessagesAPI):
         self.gate = self._as_ollama if flavour == "ollama" else None
 
     def _as_ollama(self, request: dict) -> tuple | None:
+        if request["path"] != "/v1/messages":  # Go's mux: a plain-text 404 (sent here as a JSON string)
+            return 404, "404 page not found"
         model = str(request["body"].get("model"))
         if model not in self.models:
             return 404, ollama_error("not_found_error", f"model '{model}' not found")

@@ -140,6 +140,14 @@ def test_model_not_found_falls_back_to_offline_and_says_what_to_do(tmp_path):
     assert "I moved to Lisbon last month." in result.path.read_text(encoding="utf-8")  # the fact is not lost
 
 
+def test_a_base_url_ending_in_v1_is_named(tmp_path):
+    with local_server() as server:
+        result = extract_and_write(local_settings(tmp_path, server.url + "/v1"), TURN, time="10:00")
+    warning = fallback_warning(result)
+    assert f"no Messages API at {server.url}/v1 (HTTP 404: 404 page not found)" in warning
+    assert "without /v1" in warning and server.requests[0]["path"] == "/v1/v1/messages"
+
+
 def test_a_model_without_tool_use_is_named_and_not_retried(tmp_path):
     with local_server(no_tools=(MODEL,)) as server:
         result = extract_and_write(local_settings(tmp_path, server.url), TURN, time="10:00")
