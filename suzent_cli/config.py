@@ -132,7 +132,7 @@ SETTINGS: tuple[Setting, ...] = (
             "all-MiniLM-L6-v2); LoCoMo dev recall@5/@10 +0.6/+1.1 at 15 (BENCHMARKS.md, issue 16). Hybrid and "
             "vector modes only.", env=("SUZENT_RERANK",), limits=(0, 100), check="use", attr="rerank_top"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
-            "key is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
+            "key or a local base_url is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
     Setting("capture.max_turn_chars", "whole", 200_000, "Characters of a turn the extractor reads; a larger turn is "
             "cut to its newest part, with a warning.", more="Counted over the messages the extractor reads (offline: "
@@ -151,13 +151,33 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("capture --global", "capture --project"), choices=("auto", "global", "project"), check="use",
             attr="capture_scope"),
     Setting("claude.model", "string", "claude-sonnet-5-5", "The model of the claude extractor, dream engine and "
-            "promote.", env=("SUZENT_CLAUDE_MODEL",), check="use", attr="claude_model"),
+            "promote.", more="At a local server (Ollama, llama-server), one of its models, e.g. `qwen3:8b` "
+            "(docs/local-models.md).", env=("SUZENT_CLAUDE_MODEL",), check="use", attr="claude_model"),
     Setting("claude.api_key", "secret", None, "Enables the claude extractor and engines; better kept in the "
-            "environment.", env=("ANTHROPIC_API_KEY",), check="use", attr="anthropic_api_key",
+            "environment.", more="Not needed when `base_url` is a local server (localhost or a loopback "
+            "address).", env=("ANTHROPIC_API_KEY",), check="use", attr="anthropic_api_key",
             default_doc="not set", example='"sk-ant-..."'),
-    Setting("claude.base_url", "url", None, "Any Anthropic-compatible server.", env=("ANTHROPIC_BASE_URL",),
+    Setting("claude.base_url", "url", None, "Any Anthropic-compatible server; a local one (Ollama, llama-server) "
+            "needs no API key.", more="Local means `localhost` (or a name under it) or a loopback address "
+            "(127.0.0.0/8, ::1): with one set, `auto` engines use it with no key, and the conversation never "
+            "leaves the machine. A remote URL still needs `api_key`: without one a turn would be sent to a "
+            "server nobody authenticated, and `auto` promises that no key means nothing leaves the machine. "
+            "docs/local-models.md.", env=("ANTHROPIC_BASE_URL",),
             check="use", attr="anthropic_base_url", type_doc="URL", default_doc="not set (Anthropic's API)",
-            example='"https://api.anthropic.com"'),
+            example='"http://localhost:11434"'),
+    Setting("claude.timeout", "seconds", None, "Seconds one model request may take.", more="Not set: 60 s for "
+            "an extraction, 120 s for promote, 300 s for a dream call at Anthropic's API; 600 s each at a local "
+            "server, where a CPU-bound model may read a long prompt for minutes. The dream's whole run is still "
+            "bounded by `dream.timeout_seconds`.", env=("SUZENT_CLAUDE_TIMEOUT",), limits=(1, 86400),
+            check="use", attr="claude_timeout", type_doc="seconds, 1..86400",
+            default_doc="not set (the stage's; 600 at a local server)", example="600.0"),
+    Setting("claude.max_retries", "whole", None, "Retries of a request the server could not serve now.",
+            more="Not set: 2. At Anthropic's API the SDK retries connection errors, timeouts, 429 and 5xx. At a "
+            "local server suzent retries only a \"busy or loading\" answer (429, 5xx), after 2, 5, 10 s or the "
+            "server's Retry-After; never a request that timed out (the server is still computing it) nor a refused "
+            "connection (the stage falls back at once).", env=("SUZENT_CLAUDE_MAX_RETRIES",), limits=(0, 10),
+            check="use", attr="claude_max_retries", type_doc="whole number 0..10", default_doc="not set (2)",
+            example="2"),
     Setting("serve.port", "whole", 8767, "The TCP port of suzent serve's MCP endpoint on 127.0.0.1; 0 = any free "
             "port.", more="The server binds 127.0.0.1 only, never another interface; MCP over HTTP also needs the "
             "bearer token in `<home>/server/token` (`suzent serve --print-config`).", env=("SUZENT_SERVE_PORT",),
@@ -196,13 +216,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dream.max_retries", "whole", 3, "Failed attempts before a batch is skipped.",
             flags=("dream --max-retries",), limits=(1, 1000), check="dream"),
     Setting("dream.timeout_seconds", "seconds", 600.0, "Per engine run; a timeout is a failed run.",
+            more="Not set and `claude.base_url` a local server: 3600 (a local model answers a tool-use turn in "
+            "tens of seconds to minutes).",
             flags=("dream --timeout", "lint --timeout"), limits=(1, 86400), check="dream"),
     Setting("dream.max_turns", "whole", 60, "Claude engine: API calls per run.", limits=(1, 10**4), check="dream"),
     Setting("dream.lint_enabled", "bool", True, "Lint from the gate when nothing is pending.",
             more="`suzent lint` always runs.", flags=("dream --no-lint",), check="dream"),
     Setting("dream.lint_min_days", "number", 7.0, "Days since the last lint entry in log.md before the gate lints "
             "again.", flags=("dream --lint-min-days",), limits=(0, 3650), check="dream", type_doc="days, 0..3650"),
-    Setting("dream.engine", "choice", "auto", "auto: claude when an API key is set, else offline.",
+    Setting("dream.engine", "choice", "auto", "auto: claude when an API key or a local base_url is set, else "
+            "offline.",
             more="offline is the rules engine: no model, no network.",
             flags=("dream --engine", "lint --engine", "dry-run --engine", "run --engine", "loop --engine"),
             choices=ENGINES, check="dream"),
@@ -310,6 +333,8 @@ class Settings:
     claude_model: str = _default("claude.model")
     anthropic_api_key: str | None = _default("claude.api_key")
     anthropic_base_url: str | None = _default("claude.base_url")
+    claude_timeout: float | None = _default("claude.timeout")
+    claude_max_retries: int | None = _default("claude.max_retries")
     lock_timeout: float = _default("lock_timeout")
     context_window: int = _default("index.context_window")
     serve_port: int = _default("serve.port")
@@ -330,7 +355,9 @@ class Settings:
 
     @property
     def claude_configured(self) -> bool:
-        return bool(self.anthropic_api_key)
+        """Whether the claude stages can run: an API key is set, or ``base_url`` is a local server
+        (:func:`is_local_url`), which needs none. ``auto`` engines pick claude exactly then."""
+        return bool(self.anthropic_api_key) or is_local_url(self.anthropic_base_url)
 
 
 @dataclass(frozen=True)
@@ -350,7 +377,8 @@ class DreamConfig:
     engine: str = _default("dream.engine")
 
     def engine_for(self, settings: Settings) -> str:
-        """``offline`` or ``claude``: ``auto`` means claude when an API key is configured, else offline."""
+        """``offline`` or ``claude``: ``auto`` means claude when an API key or a local base_url is configured
+        (:attr:`Settings.claude_configured`), else offline."""
         name = canonical_engine(self.engine) or self.engine
         if name != "auto":
             return name
@@ -652,15 +680,34 @@ def dream_config(settings: Settings, **overrides: Any) -> DreamConfig:
     for name, value in overrides.items():
         if value is not None:
             values[name] = check_value(rows[name], value, rows[name].flag_label())
-    return replace(DreamConfig(), **values)
+    return replace(dream_defaults(settings), **values)
+
+
+LOCAL_DREAM_TIMEOUT = 3600.0
+"""``dream.timeout_seconds`` when not set and the claude stages point at a local server (:func:`is_local_url`)."""
+
+
+def dream_defaults(settings: Settings) -> DreamConfig:
+    """The dream's defaults for ``settings``: the table's, but a run may take :data:`LOCAL_DREAM_TIMEOUT` seconds
+    when ``claude.base_url`` is a local server (a slow local model; set ``dream.timeout_seconds`` to choose)."""
+    if is_local_url(settings.anthropic_base_url):
+        return DreamConfig(timeout_seconds=LOCAL_DREAM_TIMEOUT)
+    return DreamConfig()
 
 
 def check_engine(settings: Settings, config: DreamConfig) -> str:
     """The engine a run would use, checked now rather than when a run comes due: ``claude`` without an API key
-    raises :class:`ConfigInvalid`."""
+    for a remote server, or with a ``claude.timeout``/``claude.max_retries`` out of range, raises
+    :class:`ConfigInvalid`."""
     name = config.engine_for(settings)
     if name == "claude" and not settings.claude_configured:
-        raise missing_key("the claude dream engine", '--engine offline (or dream.engine = "offline")')
+        raise missing_key("the claude dream engine", '--engine offline (or dream.engine = "offline")',
+                          remote=masked_url(settings.anthropic_base_url))
+    if name == "claude":
+        for key in ("claude.timeout", "claude.max_retries"):
+            row = setting(key)
+            if getattr(settings, row.field) is not None:
+                check_value(row, getattr(settings, row.field), key)
     return name
 
 
@@ -673,6 +720,36 @@ def toml_literal(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` names a server on this machine: an ``http``/``https`` URL whose host is ``localhost`` (or a
+    name under ``.localhost``) or a loopback address (``127.0.0.0/8``, ``::1``). Such a server needs no API key
+    (Ollama, llama-server). Not set, unparsable, or any other host (a LAN address included: the traffic leaves
+    the machine): False."""
+    if not url:
+        return False
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(str(url).strip())
+        host = (parts.hostname or "").rstrip(".").lower()
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def masked_url(url: str | None) -> str | None:
+    """``url`` without any ``user:password@`` part (a base URL may carry credentials)."""
+    return _masked_url(url)
 
 
 def _masked_url(url: str | None) -> str | None:
@@ -709,9 +786,10 @@ def _dream_settings(settings: Settings) -> tuple[dict[str, tuple[Any, str]], lis
     raw = dict(settings.dream)
     problems: list[str] = []
     values: dict[str, tuple[Any, str]] = {}
+    defaults = dream_defaults(settings)
     for row in DREAM_ROWS:
         if row.name not in raw:
-            values[row.name] = (row.default, "default")
+            values[row.name] = (getattr(defaults, row.name), "default")
             continue
         try:  # one key at a time, so one bad value does not hide the others
             value = getattr(dream_config(replace(settings, dream={row.name: raw[row.name]})), row.name)
@@ -747,8 +825,8 @@ def effective_config(settings: Settings) -> dict[str, Any]:
             values[row.key] = dream[row.name]
             continue
         values[row.key] = (_shown(row, settings), settings.origins.get(row.field) or "default")
-        if row.check == "use" and row.kind in ("whole", "number", "choice", "bool") and not (
-                row.kind == "bool" and getattr(settings, row.field) is None):
+        if row.check == "use" and row.kind in ("whole", "number", "seconds", "choice", "bool") and (
+                getattr(settings, row.field) is not None):
             try:
                 check_value(row, getattr(settings, row.field), row.key)
             except ConfigInvalid as exc:

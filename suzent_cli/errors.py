@@ -112,11 +112,16 @@ class ClaudeUnavailable(ConfigInvalid):
     configured (worded by :func:`missing_key`), or the ``anthropic`` package is missing."""
 
 
-def missing_key(user: str, instead: str) -> ClaudeUnavailable:
+def missing_key(user: str, instead: str, remote: str | None = None) -> ClaudeUnavailable:
     """The one error for a claude stage run without an API key. ``user`` names the stage ("the claude extractor"),
-    ``instead`` the option that avoids the API ("--extractor offline")."""
-    return ClaudeUnavailable(f"{user} needs ANTHROPIC_API_KEY (or [claude] api_key in config.toml); set it, "
-                             f"or use {instead}")
+    ``instead`` the option that avoids the API ("--extractor offline"); ``remote``: the base URL set, which is not
+    local (a local one needs no key), already without credentials (:func:`suzent_cli.config.masked_url`)."""
+    if remote:
+        return ClaudeUnavailable(f"{user} needs ANTHROPIC_API_KEY for the remote server {remote} (only "
+                                 "a local base_url, localhost or a loopback address, goes without one); set it, "
+                                 f"or use {instead}")
+    return ClaudeUnavailable(f"{user} needs ANTHROPIC_API_KEY (or [claude] api_key in config.toml, or a local "
+                             f"[claude] base_url); set it, or use {instead}")
 
 
 class InputInvalid(SuzentError):

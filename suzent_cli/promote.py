@@ -272,7 +272,7 @@ def claude_body(settings: Settings, claims: list[RankedClaim], *, max_lines: int
 def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LINES,
             max_bytes: int = MAX_BYTES) -> PromoteResult:
     """Regenerate MEMORY.md's generated zone from the personal pages (module doc). ``engine``: ``auto`` (claude
-    when an API key is configured, else offline), ``offline`` or ``claude`` (raises :class:`ConfigInvalid`
+    when an API key or a local base_url is configured, else offline), ``offline`` or ``claude`` (raises :class:`ConfigInvalid`
     without a key). A claude API error falls back to offline with a warning. Raises like ``write_generated``
     (a lock timeout); a manual MEMORY.md is status ``manual``, not an error."""
     given, engine = engine, canonical_engine(engine)

@@ -206,6 +206,28 @@ def verify_row(settings: Settings) -> dict[str, Any]:
             "violations": violations[:5], "more": max(0, len(violations) - 5)}
 
 
+def llm_row(settings: Settings, config: DreamConfig, warnings: list[str]) -> dict[str, Any]:
+    """The model endpoint row of ``suzent status``: :func:`suzent_cli.claude.endpoint` (URL without credentials,
+    local or not, model, key ``set``/``not needed``/``missing``, per-request bounds; never the key) plus
+    ``extractor`` and ``dream``, the engine each would use (``claude`` or ``offline``; an unknown extractor name
+    as given). Adds a warning when a local server is set but ``claude.model`` is still the default (a local server
+    serves its own models: the requests would answer "model not found")."""
+    from suzent_cli.claude import endpoint  # light: anthropic loads only when a client is built
+    from suzent_cli.config import DEFAULT_CLAUDE_MODEL, canonical_engine
+
+    row = endpoint(settings)
+    extractor = canonical_engine(settings.extractor) or str(settings.extractor)
+    if extractor == "auto":
+        extractor = "claude" if settings.claude_configured else "offline"
+    row |= {"extractor": extractor, "dream": config.engine_for(settings)}
+    if row["local"] and row["model"] == DEFAULT_CLAUDE_MODEL and "claude" in (extractor, row["dream"]):
+        warnings.append(f"claude.base_url is a local server but claude.model is still {DEFAULT_CLAUDE_MODEL!r}: "
+                        "set it to a model the server serves (SUZENT_CLAUDE_MODEL, e.g. qwen3:8b)")
+    if row["problem"]:
+        warnings.append(row["problem"])
+    return row
+
+
 def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) -> dict[str, Any]:
     """Everything ``suzent status`` shows, as a JSON-ready dict. Reads only."""
     paths = settings.paths
@@ -235,6 +257,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
         check_engine(settings, config)
     except ConfigInvalid as exc:
         warnings.append(f"the next run will fail: {exc}")
+    llm = llm_row(settings, config, warnings)
     return {
         "today": settings.today.isoformat(),
         "now": settings.clock.isoformat(timespec="seconds"),
@@ -248,6 +271,7 @@ def status(settings: Settings, config: DreamConfig, *, with_index: bool = True) 
                     "late_facts": count_late_facts(paths.archive_dir, dict(decision.late))},
         "next_tick": decision.to_json(),
         "engine": config.engine_for(settings),
+        "llm": llm,
         "retries": {"max": config.max_retries, "failures": state.failures},
         "engine_backoff": state.engine_backoff,
         "in_flight": ({k: v for k, v in state.in_flight.items() if k != "snapshot"} if state.in_flight else None),

@@ -12,7 +12,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
@@ -43,20 +43,26 @@ class FakeMessagesAPI:
     """Loopback server: records (path, headers, JSON body) of each request; answers from a script.
 
     ``replies`` (or :meth:`script`): each reply is ``(status, body)`` or ``(status, body, headers)``; the last one
-    repeats. ``delay`` seconds are slept before each answer (to trigger client timeouts).
+    repeats. ``delay`` seconds are slept before each answer (to trigger client timeouts). ``gate``: called with
+    each recorded request first; a reply it returns is sent instead of the script's (which is then not used up).
     """
 
     def __init__(self, replies: list[tuple] | None = None) -> None:
         self.requests: list[dict] = []
         self.replies: list[tuple] = list(replies or [(200, text_reply("done"))])
         self.delay = 0.0
+        self.answered = 0  # requests answered from the script
+        self.gate: Callable[[dict], tuple | None] | None = None  # a reply before the script's (None: the script's)
         api = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # http.server API
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 api.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                reply = api.replies[min(len(api.requests), len(api.replies)) - 1]
+                reply = api.gate(api.requests[-1]) if api.gate else None
+                if reply is None:
+                    api.answered += 1
+                    reply = api.replies[min(api.answered, len(api.replies)) - 1]
                 status, body, headers = (*reply, {})[:3]
                 if api.delay:
                     time.sleep(api.delay)

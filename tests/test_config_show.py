@@ -25,7 +25,8 @@ from suzent_cli.init import CONFIG_SEED
 
 # Keys whose default is not a literal (derived from the clock, or unset): the docs say it in words, the template
 # shows an example value.
-NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url", "serve.autostart", "sync.remote"}
+NO_LITERAL_DEFAULT = {"now", "claude.api_key", "claude.base_url", "claude.timeout", "claude.max_retries",
+                      "serve.autostart", "sync.remote"}
 OLD_KEYS = {old for old, _, _ in OLD_NAMES.values()}  # still read, documented as old names, never shown
 
 
@@ -91,7 +92,8 @@ def test_docs_name_the_environment_variable_of_every_setting_that_has_one():
            "paths.index_dir": "SUZENT_INDEX_DIR", "index.embedder": "SUZENT_EMBEDDER",
            "index.context_window": "SUZENT_CONTEXT_WINDOW", "capture.extractor": "SUZENT_EXTRACTOR",
            "claude.model": "SUZENT_CLAUDE_MODEL", "claude.api_key": "ANTHROPIC_API_KEY",
-           "claude.base_url": "ANTHROPIC_BASE_URL", "serve.autostart": "SUZENT_SERVE_AUTOSTART",
+           "claude.base_url": "ANTHROPIC_BASE_URL", "claude.timeout": "SUZENT_CLAUDE_TIMEOUT",
+           "claude.max_retries": "SUZENT_CLAUDE_MAX_RETRIES", "serve.autostart": "SUZENT_SERVE_AUTOSTART",
            "serve.idle_minutes": "SUZENT_SERVE_IDLE_MINUTES"}
     for key, var in env.items():
         assert f"`{var}`" in rows[key]["env"], key

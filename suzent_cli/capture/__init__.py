@@ -328,6 +328,7 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
     warnings = list(warnings or [])
     turn = _redacted(parse_turn(turn_text), warnings)
     extractor = choose_extractor(settings, extractor_name)
+    warnings += list(getattr(extractor, "notes", None) or ())
     if time:
         parse_time(time)  # fail before anything is recorded
     limit = max_turn_chars(settings, warnings)

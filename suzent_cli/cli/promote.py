@@ -12,7 +12,7 @@ from suzent_cli.cli.render import emit_json, escape, out, warn
 @app.command("promote")
 def promote_cmd(
     ctx: typer.Context,
-    engine: str = options.engine(default="auto", metavar="auto|offline|claude", help="auto (claude when ANTHROPIC_API_KEY is set) | offline | claude."),
+    engine: str = options.engine(default="auto", metavar="auto|offline|claude", help="auto (claude when ANTHROPIC_API_KEY or a local claude.base_url is set) | offline | claude."),
     max_lines: int = typer.Option(200, "--max-lines", metavar="N", help="Most lines of the generated zone, 6..10000 [200]; the best claims that fit are kept, and a warning says how many were left out."),
     json_out: bool = options.json_out("Print a JSON summary."),
 ) -> None:

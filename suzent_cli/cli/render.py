@@ -319,6 +319,7 @@ def status_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
          + (f"; late lines: {pend['late_facts']} facts in {len(pend['late'])} consolidated days" if pend['late'] else "")),
         ("next tick", f"{data['next_tick']['action']}: {data['next_tick']['reason']}"),
         ("engine", f"{data['engine']}"),
+        ("model", _llm_text(data.get("llm"))),
         ("retries", ", ".join(f"{k}: {v}/{data['retries']['max']}" for k, v in data['retries']['failures'].items()) or "none"),
         ("last ingest", _last(data["last_ingest"], data["last_attempt"])),
         ("last lint", f"{data['last_lint'] or 'never'}; " + _last(data["last_lint_result"], data["last_lint_attempt"])),
@@ -567,3 +568,20 @@ class Progress:
     def __exit__(self, *exc) -> None:
         if self.status is not None:
             self.status.stop()
+
+
+def _llm_text(llm: dict | None) -> str:
+    """The status row of the model endpoint: which stages use it, where, which model, the key's state (never the
+    key itself)."""
+    if not llm:
+        return "-"
+    users = [name for name, engine in (("extraction", llm["extractor"]), ("dream", llm["dream"])) if engine == "claude"]
+    where = ("local server " if llm["local"] else "") + str(llm["url"])
+    text = f"{llm['model']} at {where}, key {llm['key']}"
+    if llm.get("timeout"):
+        text += f", {llm['timeout']:g} s a request"
+    if users:
+        return f"{text} (used by {' and '.join(users)})"
+    if llm["key"] == "missing":
+        return "none: the offline rules (a model needs ANTHROPIC_API_KEY or a local claude.base_url: docs/local-models.md)"
+    return f"none used (offline chosen); configured: {text}"

@@ -187,7 +187,8 @@ def _block_param(block: Any) -> dict:
 class ClaudeEngine:
     """Dream engine ``claude``: folds logs into pages (and lints the vault) through a Messages API tool-use loop.
 
-    Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key or
+    Construction raises :class:`~suzent_cli.errors.ClaudeUnavailable` (a ``ConfigInvalid``) without an API key for a remote
+    server or
     without the ``anthropic`` package. ``protected`` are the tiers the agent may never touch (the runner passes
     :func:`.vault_tools.tier_paths`).
     """
@@ -211,7 +212,11 @@ class ClaudeEngine:
                       **options: Any) -> ClaudeEngine:
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
         constructor (max_tokens, max_retries, request_timeout). Raises
-        :class:`~suzent_cli.errors.ClaudeUnavailable` without a key."""
+        :class:`~suzent_cli.errors.ClaudeUnavailable` without a key for a remote server. ``request_timeout`` and
+        ``max_retries`` are decided by :func:`suzent_cli.claude.bounds` (``claude.timeout``, a local server's
+        longer default) unless given."""
+        timeout, retries = claude.bounds(settings, REQUEST_TIMEOUT, 2)
+        options = {"request_timeout": timeout, "max_retries": retries, **options}
         return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
                    max_turns=max_turns, protected=protected, **options)
 

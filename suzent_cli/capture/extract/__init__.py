@@ -6,7 +6,8 @@ Two extractors share one interface, ``extract(turn, known) -> list[Fact]``:
 * ``claude`` (:mod:`.claude`): the Anthropic Messages API with a tool schema for structured output; the prompt
   carries up to 10 nearest known facts and says that a fact which changes a known one must still be emitted.
 
-``auto`` picks claude when an API key is configured, else offline.
+``auto`` picks claude when an API key or a local ``claude.base_url`` (a model server on this machine, which
+needs no key: docs/local-models.md) is configured, else offline.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class Extractor(Protocol):
 
 
 def resolve_extractor_name(settings: Settings, requested: str | None = None) -> str:
-    """``offline`` or ``claude`` for ``requested`` (default: settings.extractor); ``auto`` → claude iff a key is set."""
+    """``offline`` or ``claude`` for ``requested`` (default: settings.extractor); ``auto`` → claude iff a key or a
+    local base_url is set (:attr:`~suzent_cli.config.Settings.claude_configured`)."""
     given = requested or settings.extractor
     name = canonical_engine(given)
     if name == "auto":
@@ -42,7 +44,8 @@ def resolve_extractor_name(settings: Settings, requested: str | None = None) -> 
 
 
 def choose_extractor(settings: Settings, requested: str | None = None) -> Extractor:
-    """Instantiate the extractor; raises :class:`ExtractorUnavailable` (e.g. claude without ANTHROPIC_API_KEY)."""
+    """Instantiate the extractor; raises :class:`ExtractorUnavailable` (e.g. claude without ANTHROPIC_API_KEY for a
+    remote server)."""
     name = resolve_extractor_name(settings, requested)
     if name == "claude":
         from suzent_cli.capture.extract.claude import ClaudeExtractor  # imports anthropic

@@ -112,11 +112,13 @@ class ClaudeExtractor:
 
     name = "claude"
     reads = None  # every message is in the prompt (capture.max_turn_chars counts them all)
+    notes: tuple[str, ...] = ()  # warnings from building it (a bad claude.timeout), reported by the capture
 
     def __init__(self, api_key: str | None, *, model: str = DEFAULT_CLAUDE_MODEL, base_url: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 1024) -> None:
         """Build the client (:func:`suzent_cli.claude.connect`; ``timeout`` in seconds per request). Raises
-        :class:`~suzent_cli.errors.ClaudeUnavailable` without ``api_key`` or without ``anthropic``."""
+        :class:`~suzent_cli.errors.ClaudeUnavailable` without ``api_key`` for a remote server (a local one needs
+        none) or without ``anthropic``."""
         self.model = model
         self.max_tokens = max_tokens
         self._claude = claude.connect(api_key, model=model, base_url=base_url, timeout=timeout,
@@ -125,9 +127,17 @@ class ClaudeExtractor:
     @classmethod
     def from_settings(cls, settings: Settings, **options) -> ClaudeExtractor:
         """From ``anthropic_api_key``, ``anthropic_base_url`` and ``claude_model``; ``options`` go to the
-        constructor (timeout, max_retries, max_tokens). Raises :class:`~suzent_cli.errors.ClaudeUnavailable`."""
-        return cls(settings.anthropic_api_key, model=settings.claude_model, base_url=settings.anthropic_base_url,
-                   **options)
+        constructor (timeout, max_retries, max_tokens); ``timeout``/``max_retries`` are decided by
+        :func:`suzent_cli.claude.bounds` (``claude.timeout``, a local server's longer default) unless given; a bad
+        ``claude.timeout``/``claude.max_retries`` is a warning in ``notes`` (the capture reports it), never a
+        refusal. Raises :class:`~suzent_cli.errors.ClaudeUnavailable`."""
+        notes: list[str] = []
+        timeout, retries = claude.bounds(settings, 60.0, 2, notes)
+        options = {"timeout": timeout, "max_retries": retries, **options}
+        extractor = cls(settings.anthropic_api_key, model=settings.claude_model,
+                        base_url=settings.anthropic_base_url, **options)
+        extractor.notes = tuple(notes)
+        return extractor
 
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
         """Facts worth keeping from ``turn``; ``known``: up to 10 nearest facts already in memory.
