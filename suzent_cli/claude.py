@@ -55,7 +55,7 @@ LOCAL_KEY = "local-no-key"  # sent to a local server when no key is set (the SDK
 def require_key(settings: Settings, user: str, instead: str) -> None:
     """Raise :func:`missing_key`'s :class:`ClaudeUnavailable` when ``settings`` hold no API key and the endpoint is
     not local (:func:`is_local`); checked before any work, without importing ``anthropic``."""
-    if not settings.claude_configured:
+    if not settings.claude_usable:
         raise missing_key(user, instead, remote=masked_url(settings.anthropic_base_url))
 
 

@@ -162,7 +162,9 @@ SETTINGS: tuple[Setting, ...] = (
             "(127.0.0.0/8, ::1): with one set, `auto` engines use it with no key, and the conversation never "
             "leaves the machine. A remote URL still needs `api_key`: without one a turn would be sent to a "
             "server nobody authenticated, and `auto` promises that no key means nothing leaves the machine. "
-            "docs/local-models.md.", env=("ANTHROPIC_BASE_URL",),
+            "docs/local-models.md. `ANTHROPIC_BASE_URL` (also Claude Code's variable) is honoured, but only a "
+            "local URL set for suzent (this key, `SUZENT_CLAUDE_BASE_URL`) turns `auto` engines on without a key.",
+            env=("SUZENT_CLAUDE_BASE_URL", "ANTHROPIC_BASE_URL"),
             check="use", attr="anthropic_base_url", type_doc="URL", default_doc="not set (Anthropic's API)",
             example='"http://localhost:11434"'),
     Setting("claude.timeout", "seconds", None, "Seconds one model request may take.", more="Not set: 60 s for "
@@ -354,10 +356,20 @@ class Settings:
         return self.now if self.now is not None else dt.datetime.now(dt.UTC)
 
     @property
-    def claude_configured(self) -> bool:
-        """Whether the claude stages can run: an API key is set, or ``base_url`` is a local server
-        (:func:`is_local_url`), which needs none. ``auto`` engines pick claude exactly then."""
+    def claude_usable(self) -> bool:
+        """Whether the claude stages can run when asked for (``--engine claude``): an API key is set, or
+        ``base_url`` is a local server (:func:`is_local_url`), which needs none."""
         return bool(self.anthropic_api_key) or is_local_url(self.anthropic_base_url)
+
+    @property
+    def claude_configured(self) -> bool:
+        """Whether ``auto`` engines pick claude: an API key is set, or a local ``base_url`` was set for suzent
+        (config.toml, ``SUZENT_CLAUDE_BASE_URL``, a flag). ``ANTHROPIC_BASE_URL`` alone is Claude Code's own
+        variable too (a person's local proxy for Claude Code): it is honoured for a stage that runs, but never
+        turns ``auto`` from the offline engine to a model on its own."""
+        if self.anthropic_api_key:
+            return True
+        return is_local_url(self.anthropic_base_url) and self.origins.get("anthropic_base_url") != "env:ANTHROPIC_BASE_URL"
 
 
 @dataclass(frozen=True)
@@ -700,7 +712,7 @@ def check_engine(settings: Settings, config: DreamConfig) -> str:
     for a remote server, or with a ``claude.timeout``/``claude.max_retries`` out of range, raises
     :class:`ConfigInvalid`."""
     name = config.engine_for(settings)
-    if name == "claude" and not settings.claude_configured:
+    if name == "claude" and not settings.claude_usable:
         raise missing_key("the claude dream engine", '--engine offline (or dream.engine = "offline")',
                           remote=masked_url(settings.anthropic_base_url))
     if name == "claude":

@@ -45,7 +45,7 @@ def facts_reply(*facts: dict) -> dict:
 
 
 def local_env(url: str, **extra: str) -> dict:
-    return {"ANTHROPIC_BASE_URL": url, "SUZENT_CLAUDE_MODEL": MODEL, **extra}
+    return {"SUZENT_CLAUDE_BASE_URL": url, "SUZENT_CLAUDE_MODEL": MODEL, **extra}
 
 
 def local_settings(home: Path, url: str, **extra: str):
@@ -353,7 +353,7 @@ def test_status_says_which_engine_and_endpoint_and_never_the_key(tmp_path):
 
 
 def test_status_warns_when_a_local_server_is_set_but_the_model_is_the_default(tmp_path):
-    proc = invoke(tmp_path / "home", "status", "--json", env_extra={"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
+    proc = invoke(tmp_path / "home", "status", "--json", env_extra={"SUZENT_CLAUDE_BASE_URL": "http://127.0.0.1:8080"})
     warnings = json.loads(proc.stdout)["warnings"]
     assert any("claude.model is still 'claude-sonnet-5-5'" in w for w in warnings), warnings
 
@@ -381,3 +381,17 @@ def test_config_show_names_the_local_dream_timeout_and_the_claude_bounds(tmp_pat
 ])
 def test_server_message_reads_each_servers_error_shape(body, text):
     assert claude.server_message(body) == text
+
+
+def test_claude_codes_own_local_base_url_alone_never_turns_auto_on(tmp_path):
+    """ANTHROPIC_BASE_URL is Claude Code's variable too (a person's local proxy for Claude Code): with no key it is
+    honoured by a stage asked for by name, but `auto` stays offline until a local URL is set for suzent."""
+    claude_codes = resolve_settings(home=tmp_path, today="2026-06-01",
+                                    env={"ANTHROPIC_BASE_URL": "http://localhost:8082"})
+    assert claude_codes.claude_usable and not claude_codes.claude_configured
+    for env in ({"SUZENT_CLAUDE_BASE_URL": "http://localhost:11434"},
+                {"ANTHROPIC_BASE_URL": "http://localhost:8082", "ANTHROPIC_API_KEY": "sk-ant-test"}):
+        settings = resolve_settings(home=tmp_path, today="2026-06-01", env=env)
+        assert settings.claude_usable and settings.claude_configured
+    (tmp_path / "config.toml").write_text('[claude]\nbase_url = "http://127.0.0.1:11434"\n')
+    assert resolve_settings(home=tmp_path, today="2026-06-01", env={}).claude_configured
