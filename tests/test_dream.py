@@ -143,6 +143,25 @@ def test_a_light_user_is_consolidated_without_force(home):
     assert ledger.watermark(ledger.read_ledger(vault)) == D("2026-06-19")
 
 
+def test_a_late_line_waits_from_when_it_was_recorded(home):
+    """A line appended to a consolidated day (capture --date, a sync) waits from its late_lines.jsonl record's ts,
+    not from its day, which may be long past: it is folded once it has waited max_wait_hours."""
+    s = settings_at(home, "2026-06-02T09:00")
+    log(s, "2026-06-01", "[personal] Lives in Lisbon")
+    assert runner(s).tick(force=True).outcome == "ingested"  # watermark 2026-06-01
+    path = s.paths.archive_dir / "2026-06-01.md"
+    first = len(path.read_text().split("\n"))  # the new entry starts on the last (empty) line's number
+    log(s, "2026-06-01", "[personal] Works at ACME", time="20:00")
+    (s.paths.state_dir / "late_lines.jsonl").write_text(
+        json.dumps({"ts": "2026-06-10T08:00:00+00:00", "day": "2026-06-01", "from_line": first}) + "\n")
+    early = runner(settings_at(home, "2026-06-13T07:00")).decision()
+    assert (early.action, early.pending_facts) == ("idle", 1)
+    assert "waited 71.0 h of max_wait_hours 72 (due 2026-06-13T08:00+00:00)" in early.reason
+    result = runner(settings_at(home, "2026-06-13T08:00")).tick()
+    assert result.outcome == "ingested" and "late lines in 1 consolidated days" in result.decision.reason
+    assert "Works at ACME" in (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+
+
 def test_todays_log_never_starts_a_wait(home):
     s = settings_at(home, "2026-06-20T23:59")
     log(s, "2026-06-20", "[personal] Lives in Lisbon", time="00:00")
