@@ -176,9 +176,10 @@ def test_status_explains_the_wait(home):
 
     s = settings_at(home, "2026-06-17T12:00")
     log(s, "2026-06-15", "[personal] Lives in Lisbon", time="10:30")
-    reason = status(s, DreamConfig(), with_index=False)["next_tick"]["reason"]
-    assert reason == ("1 new facts < min_facts 20; the oldest has waited 49.5 h of max_wait_hours 72 "
-                      "(due 2026-06-18T10:30+00:00)")
+    tick = status(s, DreamConfig(), with_index=False)["next_tick"]
+    assert tick["reason"] == ("1 new facts < min_facts 20; the oldest has waited 49.5 h of max_wait_hours 72 "
+                              "(due 2026-06-18T10:30+00:00)")
+    assert (tick["waiting_since"], tick["wait_due"]) == ("2026-06-15T10:30+00:00", "2026-06-18T10:30+00:00")
     out = invoke(home, "--now", "2026-06-18T10:30", "status").stdout
     assert "ingest: 1 new facts in 1 pending days; the oldest has waited 72.0 h >= max_wait_hours 72" in out
 

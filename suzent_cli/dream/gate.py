@@ -49,7 +49,8 @@ def backoff_delay(attempts: int) -> dt.timedelta:
 @dataclass(frozen=True)
 class Decision:
     """``action`` is ``ingest``, ``lint`` or ``idle``; ``reason`` says why in words; ``batch`` is the dates an
-    ingest would fold (the first ``max_days`` pending ones)."""
+    ingest would fold (the first ``max_days`` pending ones); ``waiting_since``/``wait_due`` (aware UTC, or None):
+    since when the oldest pending fact waits and when it will have waited ``max_wait_hours``."""
 
     action: str
     reason: str
@@ -61,12 +62,15 @@ class Decision:
     forced: bool = False
     late: tuple[tuple[dt.date, int], ...] = ()
     extra: dict = field(default_factory=dict)
+    waiting_since: dt.datetime | None = None  # when the oldest pending fact line was written (oldest_pending)
+    wait_due: dt.datetime | None = None  # when it will have waited max_wait_hours (None: the rule is off or moot)
 
     def to_json(self) -> dict:
         return {"action": self.action, "reason": self.reason, "pending": [d.isoformat() for d in self.pending],
                 "late": {d.isoformat(): line for d, line in self.late},
                 "pending_facts": self.pending_facts, "batch": [d.isoformat() for d in self.batch],
-                "behind": self.behind, "lint_due": self.lint_due, "forced": self.forced}
+                "behind": self.behind, "lint_due": self.lint_due, "forced": self.forced,
+                "waiting_since": _iso(self.waiting_since), "wait_due": _iso(self.wait_due)}
 
 
 def pending_logs(archive_dir: Path, watermark: dt.date | None, today: dt.date) -> list[tuple[dt.date, Path]]:
@@ -170,8 +174,11 @@ def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, l
     no pending fact has a known wait, so the ``max_wait_hours`` rule cannot fire)."""
     batch = tuple(pending[: config.max_days])
     late = dict(late or {})
+    pending_any = bool(pending or late)
+    due = (waiting_since + dt.timedelta(hours=config.max_wait_hours)
+           if pending_any and waiting_since is not None and pending_facts > 0 and config.max_wait_hours > 0 else None)
     common = dict(pending=tuple(pending), pending_facts=pending_facts, batch=batch, forced=force,
-                  late=tuple(late.items()))
+                  late=tuple(late.items()), waiting_since=waiting_since if pending_any else None, wait_due=due)
     if pending or late:
         behind = len(pending) > config.max_days
         what = f"{len(pending)} pending days" + (f" and late lines in {len(late)} consolidated days" if late else "")
@@ -185,12 +192,10 @@ def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, l
         if force:
             return Decision("ingest", f"forced: {what}", **common)
         waited = now - waiting_since if waiting_since is not None else None
-        long_wait = (config.max_wait_hours > 0 and waited is not None and pending_facts > 0
-                     and waited >= dt.timedelta(hours=config.max_wait_hours))
+        long_wait = due is not None and now >= due
         if pending_facts < config.min_facts and not long_wait:
             why = f"{pending_facts} new facts < min_facts {config.min_facts}"
-            if config.max_wait_hours > 0 and waited is not None and pending_facts > 0:
-                due = waiting_since + dt.timedelta(hours=config.max_wait_hours)
+            if due is not None:
                 why += (f"; the oldest has waited {_hours(waited)} of max_wait_hours {config.max_wait_hours:g} "
                         f"(due {due.isoformat(timespec='minutes')})")
             return Decision("idle", why, **common)
@@ -201,10 +206,14 @@ def decide(*, config: DreamConfig, pending: list[dt.date], pending_facts: int, l
             return Decision("ingest", f"{pending_facts} new facts in {what}; the oldest has waited {_hours(waited)} "
                                       f">= max_wait_hours {config.max_wait_hours:g}", **common)
         return Decision("ingest", f"{pending_facts} new facts in {what}", **common)
-    due, why = lint_due(config, last_lint, last_lint_attempt, now)
-    if due:
+    lint_now, why = lint_due(config, last_lint, last_lint_attempt, now)
+    if lint_now:
         return Decision("lint", f"nothing pending; lint due ({why})", lint_due=True, **common)
     return Decision("idle", f"nothing pending; {why}", **common)
+
+
+def _iso(when: dt.datetime | None) -> str | None:
+    return None if when is None else when.isoformat(timespec="minutes")
 
 
 def _hours(delta: dt.timedelta) -> str:
