@@ -213,6 +213,13 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("dream --min-hours",), limits=(0, 24 * 365), check="dream", type_doc="hours, 0..8760"),
     Setting("dream.min_facts", "whole", 20, "New fact lines needed before a run (unless far behind).",
             flags=("dream --min-facts",), limits=(0, 10**9), check="dream", type_doc="whole number ≥ 0"),
+    Setting("dream.max_wait_hours", "number", 72.0, "Hours the oldest pending fact may wait: then any pending fact "
+            "is enough for a run (min_hours still spaces attempts); 0 turns this off.",
+            more="So a person who captures a few facts a day, never min_facts, is still consolidated: at the default a "
+            "fact reaches the vault and MEMORY.md within about three days (plus one tick), in batches of about "
+            "three days' logs, while a fact waiting is recalled from its daily log all along. The wait is counted "
+            "from the heading of the oldest pending fact's entry (a late line: from when it was recorded).",
+            flags=("dream --max-wait-hours",), limits=(0, 24 * 3650), check="dream", type_doc="hours, 0..87600"),
     Setting("dream.max_days", "whole", 14, "Daily logs per batch; more pending than this is far behind.",
             flags=("dream --max-days",), limits=(1, 10**5), check="dream"),
     Setting("dream.max_retries", "whole", 3, "Failed attempts before a batch is skipped.",
@@ -380,6 +387,7 @@ class DreamConfig:
     interval_seconds: float = _default("dream.interval_seconds")
     min_hours: float = _default("dream.min_hours")
     min_facts: int = _default("dream.min_facts")
+    max_wait_hours: float = _default("dream.max_wait_hours")
     max_days: int = _default("dream.max_days")
     max_retries: int = _default("dream.max_retries")
     timeout_seconds: float = _default("dream.timeout_seconds")

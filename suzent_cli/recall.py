@@ -47,8 +47,13 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    stopped holding (a captured fact that itself says "…; previously: X" lifts nothing).
 
 5. **Newer first** (:func:`suzent_cli.vault.supersede.prefer_newer`): among the first five hits, the newer of two
-   rows that the offline same-subject test says replace one another moves above the older (rows move, scores stay);
-   skipped when the query names a date.
+   rows that the offline same-subject test says replace one another moves above the older; skipped when the query
+   names a date.
+
+6. **Shown scores follow the shown order** (:func:`order_scores`, issue 27): a row that ranks above a row with a
+   higher score (the newer one of step 5) is shown with a score :data:`SHOWN_STEP` above that row's (or equal to
+   it, when the row above leaves no room), so every output reads best first; its ranking score stays in
+   ``ranked_score`` (``--explain``).
 
 **Pending rows** (read-your-writes): the daily-log lines captured but not indexed yet
 (:mod:`suzent_cli.index.pending`) join every run with the scores the index would give them, as far as it can be
@@ -113,7 +118,10 @@ _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
 EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries",
-                  "placed_above")
+                  "placed_above", "ranked_score")
+# Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
+# higher-scored one is shown this much above it, so the two read as different and in order.
+SHOWN_STEP = 1e-4
 
 
 @dataclass
@@ -151,6 +159,8 @@ class Hit:
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
     placed_above: str | None = None  # the older same-subject row this newer one moved above (prefer_newer)
+    ranked_score: float | None = None  # the score ranking gave, when the shown ``score`` was raised to keep the
+    # shown order (order_scores); None: the shown score is the ranking score
     # The lifecycle, read from ``content`` and ``factors`` when the hit is made (:meth:`__post_init__`):
     text: str = ""  # ``content`` without markers (vault.claims.plain_content): what a person reads
     confirmations: int | None = None  # a vault row: its claims' highest "confirmed Nx"; None: no lifecycle
@@ -619,7 +629,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         hits = ordered
     if filters or scopes is not None:
         hits = [h for h in hits if filters.keeps(h)]
-    return _screen(collapse_cited(hits)[:limit])
+    return _screen(order_scores(collapse_cited(hits))[:limit])
 
 
 def _complete(store: ReadStore, rows: dict[str, dict], addresses: dict[str, int], ids: list[str]) -> None:
@@ -746,6 +756,27 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
             carried = rank.final_score(old.relevance, hit.importance)
             if carried > hit.score:
                 hit.score, hit.carries = carried, f"{old.id} {_quoted(old.text)} (relevance {old.relevance:.4f})"
+    return hits
+
+
+def order_scores(hits: list[Hit]) -> list[Hit]:
+    """Make the shown scores non-increasing down ``hits`` (in their final order, best first) without moving a row:
+    a row whose score is below the next row's (a newer row placed above the older one it replaces,
+    :func:`~suzent_cli.vault.supersede.prefer_newer`) gets that row's score plus :data:`SHOWN_STEP`, or exactly
+    that score when the row above it (in order itself) would then be below it; its own score is kept in :attr:`Hit.ranked_score`.
+    Walks from the bottom, so a raised row never falls below the one it was placed above. A row already in order
+    is untouched. Returns ``hits`` (changed in place). Runs over the whole candidate list before ``limit`` cuts
+    it, so the score shown for a row does not depend on how many were asked for."""
+    for i in range(len(hits) - 2, -1, -1):
+        hit, below = hits[i], hits[i + 1]
+        if hit.score >= below.score:
+            continue
+        lifted = below.score + SHOWN_STEP
+        if i > 0 and below.score <= hits[i - 1].score < lifted:
+            lifted = below.score  # no room under the row above (which stays): a tie, still in order
+        if hit.ranked_score is None:
+            hit.ranked_score = hit.score
+        hit.score = lifted
     return hits
 
 

@@ -63,6 +63,127 @@ def test_gate_lint_disabled():
     assert (decision.action, decision.reason) == ("idle", "nothing pending; lint is disabled")
 
 
+# --- issue 27: facts that waited long enough are consolidated, however few ------------------------------------
+WAIT_CASES = [
+    # name, facts, waiting since (hours before NOW; None: unknown), last attempt, config, action, reason part
+    ("few facts, not waited long", 3, 71.9, None, {}, "idle", "waited 71.9 h of max_wait_hours 72"),
+    ("few facts waited long enough", 3, 72, None, {}, "ingest", "waited 72.0 h >= max_wait_hours 72"),
+    ("one fact is enough", 1, 100, H(30), {}, "ingest", "max_wait_hours"),
+    ("min_hours still spaces attempts", 3, 100, H(2), {}, "idle", "min_hours 24"),
+    ("min_facts still triggers early", 20, 1, None, {}, "ingest", "20 new facts in 1 pending days"),
+    ("no facts: nothing waits", 0, 500, None, {}, "idle", "0 new facts < min_facts 20"),
+    ("wait unknown", 3, None, None, {}, "idle", "3 new facts < min_facts 20"),
+    ("0 turns the rule off", 3, 500, None, {"max_wait_hours": 0}, "idle", "3 new facts < min_facts 20"),
+    ("a shorter wait", 3, 13, None, {"max_wait_hours": 12}, "ingest", ">= max_wait_hours 12"),
+]
+
+
+@pytest.mark.parametrize("case", WAIT_CASES, ids=[c[0] for c in WAIT_CASES])
+def test_gate_max_wait(case):
+    _, facts, since, attempt, config, action, why = case
+    decision = decide(config=DreamConfig(**config), pending=[D("2026-06-16")], pending_facts=facts,
+                      last_attempt=attempt, last_lint=None, last_lint_attempt=None, now=NOW,
+                      waiting_since=None if since is None else H(since))
+    assert decision.action == action
+    assert why in decision.reason, decision.reason
+    if "of max_wait_hours" in why:
+        assert decision.reason.endswith("(due 2026-06-20T12:06+00:00)")
+
+
+def test_the_wait_starts_at_the_first_fact_lines_entry(tmp_path):
+    from suzent_cli.dream.gate import first_fact_time, oldest_pending
+
+    text = "# Daily Log - 2026-06-16\n\n## 07:10 — s1\n\n## 25:99 — bad\n\n## 08:30 — s2\n\n- [personal] A\n"
+    assert first_fact_time(D("2026-06-16"), text) == dt.datetime(2026, 6, 16, 8, 30, tzinfo=dt.UTC)
+    assert first_fact_time(D("2026-06-16"), "- [personal] A\n") == dt.datetime(2026, 6, 16, tzinfo=dt.UTC)
+    assert first_fact_time(D("2026-06-16"), "# Daily Log - 2026-06-16\n\n## 07:10 — s1\n\n") is None
+    (tmp_path / "2026-06-15.md").write_text("# Daily Log - 2026-06-15\n\n## 09:00 — s\n\n")  # no fact line
+    (tmp_path / "2026-06-16.md").write_text(text)
+    pending = [(D("2026-06-14"), tmp_path / "missing.md"), (D("2026-06-15"), tmp_path / "2026-06-15.md"),
+               (D("2026-06-16"), tmp_path / "2026-06-16.md")]
+    assert oldest_pending(pending, [], {}) == dt.datetime(2026, 6, 16, 8, 30, tzinfo=dt.UTC)
+    # a late line waits from when it was recorded (not from its old day); a record without ts from its day's end
+    records = [{"ts": "2026-06-16T05:00:00+00:00", "day": "2026-06-01", "from_line": 9}, None,
+               {"ts": "", "day": "2026-06-02", "from_line": 3}, {"ts": "2026-01-01T00:00", "day": "2026-05-01"}]
+    late = {D("2026-06-01"): 9}
+    assert oldest_pending(pending, records, late) == dt.datetime(2026, 6, 16, 5, tzinfo=dt.UTC)
+    late[D("2026-06-02")] = 3
+    assert oldest_pending([], records, late) == dt.datetime(2026, 6, 3, tzinfo=dt.UTC)
+    assert oldest_pending([], [], {}) is None
+
+
+def test_a_light_user_is_consolidated_without_force(home):
+    """The trial (issue 27): five sessions over five days, six facts, never min_facts 20. Each fact reaches the
+    vault once it has waited max_wait_hours (72), by plain ticks: no --force."""
+    sessions = [("2026-06-15", ["[personal] Lives in Lisbon", "[preference] Likes green tea"]),
+                ("2026-06-16", ["[personal] Has a dog called Biscuit"]), ("2026-06-17", ["[personal] Works at ACME"]),
+                ("2026-06-18", ["[preference] Prefers dark mode"]), ("2026-06-19", ["[goal] Learning Portuguese"])]
+    for day, facts in sessions:
+        log(settings_at(home, f"{day}T09:00"), day, *facts, time="09:00", session=f"s{day[-2:]}")
+
+    def tick(now):
+        return runner(settings_at(home, now)).tick()
+
+    early = tick("2026-06-18T08:00")  # 4 facts of 06-15..17 pending; the oldest has waited 71 h
+    assert early.outcome == "idle"
+    assert early.decision.reason == ("4 new facts < min_facts 20; the oldest has waited 71.0 h of max_wait_hours 72 "
+                                     "(due 2026-06-18T09:00+00:00)")
+    first = tick("2026-06-18T09:00")
+    assert first.outcome == "ingested" and first.facts == 4  # today's (06-18) fact is not pending
+    assert first.decision.batch == (D("2026-06-15"), D("2026-06-16"), D("2026-06-17"))
+    assert "waited 72.0 h >= max_wait_hours 72" in first.decision.reason
+    assert tick("2026-06-20T12:00").outcome == "idle"  # 06-18's fact has waited 51 h; min_hours holds too
+    second = tick("2026-06-21T09:00")
+    assert second.outcome == "ingested" and second.decision.batch == (D("2026-06-18"), D("2026-06-19"))
+    vault = settings_at(home).paths.vault_dir
+    pages = "".join(p.read_text() for p in vault.rglob("*.md") if not p.name.startswith(("log", "index")))
+    for _, facts in sessions:
+        for fact in facts:
+            assert fact.split("] ")[1] in pages
+    assert ledger.watermark(ledger.read_ledger(vault)) == D("2026-06-19")
+
+
+def test_a_late_line_waits_from_when_it_was_recorded(home):
+    """A line appended to a consolidated day (capture --date, a sync) waits from its late_lines.jsonl record's ts,
+    not from its day, which may be long past: it is folded once it has waited max_wait_hours."""
+    s = settings_at(home, "2026-06-02T09:00")
+    log(s, "2026-06-01", "[personal] Lives in Lisbon")
+    assert runner(s).tick(force=True).outcome == "ingested"  # watermark 2026-06-01
+    path = s.paths.archive_dir / "2026-06-01.md"
+    first = len(path.read_text().split("\n"))  # the new entry starts on the last (empty) line's number
+    log(s, "2026-06-01", "[personal] Works at ACME", time="20:00")
+    (s.paths.state_dir / "late_lines.jsonl").write_text(
+        json.dumps({"ts": "2026-06-10T08:00:00+00:00", "day": "2026-06-01", "from_line": first}) + "\n")
+    early = runner(settings_at(home, "2026-06-13T07:00")).decision()
+    assert (early.action, early.pending_facts) == ("idle", 1)
+    assert "waited 71.0 h of max_wait_hours 72 (due 2026-06-13T08:00+00:00)" in early.reason
+    result = runner(settings_at(home, "2026-06-13T08:00")).tick()
+    assert result.outcome == "ingested" and "late lines in 1 consolidated days" in result.decision.reason
+    assert "Works at ACME" in (s.paths.vault_dir / "3_Personal/Profile.md").read_text()
+
+
+def test_todays_log_never_starts_a_wait(home):
+    s = settings_at(home, "2026-06-20T23:59")
+    log(s, "2026-06-20", "[personal] Lives in Lisbon", time="00:00")
+    decision = runner(s, max_wait_hours=1).decision()
+    assert (decision.action, decision.pending) != ("ingest", ()) and not decision.pending
+    assert runner(s, max_wait_hours=1).tick().outcome in ("idle", "linted")
+    assert not (s.paths.vault_dir / "3_Personal/Profile.md").exists()
+
+
+def test_status_explains_the_wait(home):
+    from suzent_cli.status import status
+
+    s = settings_at(home, "2026-06-17T12:00")
+    log(s, "2026-06-15", "[personal] Lives in Lisbon", time="10:30")
+    tick = status(s, DreamConfig(), with_index=False)["next_tick"]
+    assert tick["reason"] == ("1 new facts < min_facts 20; the oldest has waited 49.5 h of max_wait_hours 72 "
+                              "(due 2026-06-18T10:30+00:00)")
+    assert (tick["waiting_since"], tick["wait_due"]) == ("2026-06-15T10:30+00:00", "2026-06-18T10:30+00:00")
+    out = invoke(home, "--now", "2026-06-18T10:30", "status").stdout
+    assert "ingest: 1 new facts in 1 pending days; the oldest has waited 72.0 h >= max_wait_hours 72" in out
+
+
 # --- helpers ---------------------------------------------------------------------------------------------
 def runner(settings, **config):
     return DreamRunner(settings, DreamConfig(**config), engine="rules", follow_ups=[])
@@ -168,7 +289,8 @@ def test_backlog_drains_batch_by_batch(home):
     assert [o.outcome for o in outcomes] == ["ingested", "ingested", "idle"]
     assert [o.decision.batch[-1].isoformat() for o in outcomes] == ["2026-06-14", "2026-06-28", "2026-07-10"]
     assert outcomes[1].decision.behind and not outcomes[2].decision.behind
-    assert "12 new facts < min_facts 20" in outcomes[2].summary
+    # 12 facts < min_facts, but they have waited weeks (> max_wait_hours): only min_hours' spacing holds them now
+    assert outcomes[2].summary == "last attempt 0.0 h ago < min_hours 24"
     assert r.tick(force=True).outcome == "ingested"
     assert r.tick().outcome == "linted"  # nothing pending any more: the lint phase is due
     text = ledger.read_ledger(s.paths.vault_dir)

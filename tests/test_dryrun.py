@@ -230,7 +230,7 @@ def test_lint_runs_on_the_clone(home):
 
 # --- (7) the idle gate -----------------------------------------------------------------------------------
 def test_idle_without_force_reports_idle_and_an_empty_diff(home):
-    make_home(home)  # 4 facts pending < min_facts 20
+    make_home(home, config="[dream]\nmax_wait_hours = 0\n")  # 4 facts pending < min_facts 20, no wait rule
     live = tree(home)
     proc = dry(home)
     assert proc.returncode == 4, proc.stderr
@@ -239,6 +239,14 @@ def test_idle_without_force_reports_idle_and_an_empty_diff(home):
     data = json.loads(dry(home, "--json").stdout)
     assert (data["result"]["exit_code"], data["patch"], data["files_changed"]) == (4, "", [])
     assert "no index yet" in data["index"]["note"]
+
+
+def test_dry_run_uses_the_gates_wait_rule(home):
+    """Issue 27: 4 facts < min_facts, but waiting since 2026-06-01 (> max_wait_hours 72): dry-run, as dream, ingests."""
+    make_home(home)
+    data = json.loads(dry(home, "--json").stdout)
+    assert data["result"]["exit_code"] == 0 and data["files_changed"]
+    assert ">= max_wait_hours 72" in json.dumps(data)
 
 
 # --- (8) the live-changed detector -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from conftest import HASH_ENV, invoke
-from suzent_cli.recall import Hit, fill_provenance
+from suzent_cli.recall import SHOWN_STEP, Hit, fill_provenance, order_scores
 from suzent_cli.server.ops import hit_json
 from suzent_cli.vault.claims import claims_last_date, plain_content
 
@@ -138,7 +138,8 @@ def test_mcp_hit_json_reads_the_same_fields_as_the_cli():
 
 
 def test_explain_says_why_a_newer_row_ranks_above_a_better_scored_older_one(home):
-    """prefer_newer moves rows, not scores: a lower score above a higher one must read as a choice, not a bug."""
+    """prefer_newer moves the newer row above the older one; the shown score follows the shown order (issue 27: the
+    trial read "1 0.7991 … 2 1.1967"), and --explain keeps the ranking score and says why the row moved."""
     cli(home, "init", now="2026-11-20")
     cli(home, "capture", "--fact", "I prefer dark mode in every editor", now="2026-11-20")
     cli(home, "capture", "--fact", "I now prefer light mode", now="2026-11-25")
@@ -146,10 +147,73 @@ def test_explain_says_why_a_newer_row_ranks_above_a_better_scored_older_one(home
     out = json.loads(cli(home, "recall", "prefer dark mode in every editor", "--json", "--explain",
                          now="2026-11-28").stdout)
     first, second = out["hits"][:2]
-    assert first["content"] == "I now prefer light mode" and first["score"] < second["score"]
+    assert first["content"] == "I now prefer light mode" and first["ranked_score"] < second["score"]
+    assert first["score"] == pytest.approx(second["score"] + SHOWN_STEP)  # shown just above the row it moved past
     assert first["placed_above"].startswith(second["id"] + ' "I prefer dark mode in every editor"')
-    assert second["placed_above"] is None
+    assert second["placed_above"] is None and second["ranked_score"] is None
     text = ANSI.sub("", cli(home, "recall", "prefer dark mode in every editor", "--explain", now="2026-11-28").stdout)
     assert 'placed above ' + second["id"] + ' "I prefer dark mode' in text
+    assert f"final {first['ranked_score']:.4f} = " in text  # the ranking's own arithmetic, unchanged
+    assert (f"shown {first['score']:.4f} (its ranking score {first['ranked_score']:.4f}, raised to just above the "
+            "row below it") in text
     plain = json.loads(cli(home, "recall", "prefer dark mode in every editor", "--json", now="2026-11-28").stdout)
-    assert "placed_above" not in plain["hits"][0]  # an explain field only
+    assert "placed_above" not in plain["hits"][0] and "ranked_score" not in plain["hits"][0]  # explain fields only
+    assert [h["score"] for h in plain["hits"]] == [h["score"] for h in out["hits"]]
+
+
+def _shown_scores_fall(scores: list[float]) -> None:
+    assert scores, "no hits"
+    assert all(a >= b for a, b in zip(scores, scores[1:], strict=False)), scores
+
+
+def test_every_output_shows_scores_in_the_order_it_shows_hits(home):
+    """The trial's case (issue 27, item 5) through every path a person or an agent reads: the CLI's JSON, its
+    piped lines and --explain (a relayed recall runs this same command in the server), and the server's resident
+    recall, which the MCP tool and the HTTP API answer with."""
+    from conftest import settings_at
+    from suzent_cli.server.mcp_surface import recall_text
+    from suzent_cli.server.ops import LocalBackend
+    from suzent_cli.server.warm import Warm
+
+    cli(home, "init", now="2026-11-20")
+    cli(home, "capture", "--fact", "I prefer dark mode in every editor", "--fact", "I drink green tea at work",
+        now="2026-11-20")
+    cli(home, "capture", "--fact", "I now prefer light mode", now="2026-11-25")
+    cli(home, "index", now="2026-11-28")
+    query = "prefer dark mode in every editor"
+    data = json.loads(cli(home, "recall", query, "--json", now="2026-11-28").stdout)
+    assert data["hits"][0]["content"] == "I now prefer light mode"
+    _shown_scores_fall([h["score"] for h in data["hits"]])
+    for args in ((), ("--explain",)):
+        lines = [line.split("\t") for line in cli(home, "recall", query, *args, now="2026-11-28").stdout.splitlines()
+                 if not line.startswith(" ")]
+        assert [float(cells[1]) for cells in lines] == [round(h["score"], 4) for h in data["hits"]]
+        _shown_scores_fall([float(cells[1]) for cells in lines])
+    warm = Warm(settings_at(home, "2026-11-28T12:00", env=HASH_ENV))
+    try:
+        served = LocalBackend(warm).recall(query)
+    finally:
+        warm.close()
+    assert [(h["id"], h["score"]) for h in served["hits"]] == [(h["id"], round(h["score"], 4)) for h in data["hits"]]
+    assert "1. > I now prefer light mode" in recall_text(served)
+
+
+def _h(id_: str, score: float) -> Hit:
+    return Hit(id=id_, content=id_, score=score, source=None, source_type="archive_log", source_file=None,
+               locator=None, date=None, session=None, category=None, tags=[], importance=0.5)
+
+
+@pytest.mark.parametrize("given,shown", [
+    ([1.0, 0.9, 0.8], [1.0, 0.9, 0.8]),  # in order: untouched
+    ([0.8, 1.2, 0.7], [1.2001, 1.2, 0.7]),  # moved to the top: just above the row it moved past
+    ([1.5, 0.8, 1.2, 0.7], [1.5, 1.2001, 1.2, 0.7]),
+    ([1.20005, 0.8, 1.2, 0.7], [1.20005, 1.2, 1.2, 0.7]),  # no room under the row above: a tie
+    ([0.5, 0.6, 1.2, 0.7], [1.2002, 1.2001, 1.2, 0.7]),  # two moved rows: each above the next
+    ([1.0, 1.0, 0.9], [1.0, 1.0, 0.9]),  # a tie is in order
+])
+def test_order_scores(given, shown):
+    hits = [_h(str(i), s) for i, s in enumerate(given)]
+    out = order_scores(hits)
+    assert [h.id for h in out] == [str(i) for i in range(len(given))]  # rows never move
+    assert [h.score for h in out] == pytest.approx(shown)
+    assert [h.ranked_score for h in out] == [None if a == b else a for a, b in zip(given, shown, strict=True)]

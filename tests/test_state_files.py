@@ -186,10 +186,10 @@ def test_a_bad_dream_state_field_is_quarantined_and_the_dream_folds(home, text, 
     path.write_text(text, encoding="utf-8")
     report = status(s, DreamConfig(), with_index=False)  # read-only: warns, moves nothing
     assert [w for w in report["warnings"] if field in w] and path.read_text() == text
-    idle = runner(s, min_facts=5).tick()  # an idle tick cleans the file too, so it never warns twice
+    idle = runner(s, min_facts=5, max_wait_hours=0).tick()  # an idle tick cleans the file too: it warns once
     assert idle.outcome == "idle", idle
     assert len([w for w in idle.warnings if "dream_state.json" in w and field in w]) == 1, idle.warnings
-    assert not runner(s, min_facts=5).tick().warnings
+    assert not runner(s, min_facts=5, max_wait_hours=0).tick().warnings
     assert runner(s, min_facts=1).decision().action == "ingest"  # not wedged by a time in the future
     result = runner(s, min_facts=1).tick()
     assert result.outcome == "ingested", result  # never a silent skip of the batch

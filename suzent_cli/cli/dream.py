@@ -22,6 +22,7 @@ def dream_cmd(
     engine: Optional[str] = options.engine("Engine [dream.engine; auto: claude with an API key, else offline]."),
     min_hours: Optional[str] = typer.Option(None, "--min-hours", metavar="H", help="Hours between attempts when not behind [24]."),
     min_facts: Optional[str] = typer.Option(None, "--min-facts", metavar="N", help="New fact lines needed when not behind [20]."),
+    max_wait_hours: Optional[str] = typer.Option(None, "--max-wait-hours", metavar="H", help="Hours the oldest pending fact may wait before any pending fact is enough; 0 off [72]."),
     max_days: Optional[str] = typer.Option(None, "--max-days", metavar="N", help="Days per batch; more pending means far behind [14]."),
     max_retries: Optional[str] = typer.Option(None, "--max-retries", metavar="N", help="Failed attempts before a batch is skipped [3]."),
     timeout: Optional[str] = options.timeout("Seconds an engine run may take [600]."),
@@ -45,7 +46,8 @@ def dream_cmd(
         raise ConfigInvalid("dream --loop, --interval and --ticks are gone: `suzent loop [--interval S] "
                             "[--passes N]` repeats the whole chain (cron can repeat `suzent dream`)")
     settings = settings_of(ctx)
-    config = dream_config(settings, min_hours=min_hours, min_facts=min_facts, max_days=max_days,
+    config = dream_config(settings, min_hours=min_hours, min_facts=min_facts, max_wait_hours=max_wait_hours,
+                          max_days=max_days,
                           max_retries=max_retries, timeout_seconds=timeout, lint_min_days=lint_min_days,
                           engine=engine, lint_enabled=False if no_lint else None)
     result = DreamRunner(settings, config, engine=check_engine(settings, config)).tick(force=force)

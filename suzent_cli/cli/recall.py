@@ -182,18 +182,22 @@ def explain_lines(hit) -> list[str]:
                      f" · status {f.get('status') or '-'} {status} · human {human}"
                      f" · section {f.get('section')!r} ×{f.get('section_factor', 1):g} · stale decay {stale}")
     used = hit.importance if f.get("ranked", True) else NEUTRAL
+    ranked = hit.score if getattr(hit, "ranked_score", None) is None else hit.ranked_score
     if getattr(hit, "stands_for", None):
-        lines.append(f"final {hit.score:.4f} = the score of the daily-log line it cites and stands for, "
+        lines.append(f"final {ranked:.4f} = the score of the daily-log line it cites and stands for, "
                      f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
     elif getattr(hit, "carries", None):
-        lines.append(f"final {hit.score:.4f} = the relevance of the claim it replaced, {hit.carries}, under its own "
+        lines.append(f"final {ranked:.4f} = the relevance of the claim it replaced, {hit.carries}, under its own "
                      f"importance (the current claim answers what that one did); its own: "
                      f"{_combination(hit.relevance, used)}")
     else:
-        lines.append(f"final {hit.score:.4f} = {_combination(hit.relevance, used)}")
+        lines.append(f"final {ranked:.4f} = {_combination(hit.relevance, used)}")
     if getattr(hit, "placed_above", None):
         lines.append(f"placed above {hit.placed_above}: the newer of two statements on the same subject comes "
-                     f"first (rows move, scores stay)")
+                     f"first")
+    if getattr(hit, "ranked_score", None) is not None:
+        lines.append(f"shown {hit.score:.4f} (its ranking score {hit.ranked_score:.4f}, raised to just above the "
+                     f"row below it, so the scores read in the order shown)")
     return lines
 
 

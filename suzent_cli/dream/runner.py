@@ -52,6 +52,7 @@ from suzent_cli.dream.gate import (
     count_late_facts,
     decide,
     late_days,
+    oldest_pending,
     pending_logs,
 )
 from suzent_cli.dream.revisit import revisit_queue
@@ -264,8 +265,8 @@ class DreamRunner:
         mark = ledger.watermark(text)
         archive_dir = self.settings.paths.archive_dir
         pending = pending_logs(archive_dir, mark, self.settings.today)
-        late = late_days(read_late_lines(self.state_dir, log_exists=self._log_exists), mark, self.settings.today,
-                         state.logs_read)
+        records = read_late_lines(self.state_dir, log_exists=self._log_exists)
+        late = late_days(records, mark, self.settings.today, state.logs_read)
         backoff = state.engine_backoff if (state.engine_backoff or {}).get("engine") == self.engine_name else None
         retry_after = dt.datetime.fromisoformat(backoff["until"]) if backoff else None
         if retry_after is not None and retry_after.tzinfo is None:
@@ -274,7 +275,8 @@ class DreamRunner:
                       pending_facts=count_fact_lines([p for _, p in pending]) + count_late_facts(archive_dir, late),
                       last_attempt=state.last_attempt, last_lint=ledger.last_lint(text),
                       last_lint_attempt=state.last_lint_attempt, now=self.settings.clock, force=force, late=late,
-                      retry_after=retry_after,
+                      retry_after=retry_after, waiting_since=oldest_pending(
+                          pending, records, {d: n for d, n in late.items() if count_late_facts(archive_dir, {d: n})}),
                       unreachable=(f"{self.engine_name} engine unreachable since {backoff['since']}: {backoff['error']}"
                                    if backoff else ""))
 

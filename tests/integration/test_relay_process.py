@@ -36,6 +36,8 @@ COLD = ENV | {"SUZENT_NO_SERVER": "1"}
 FACTS = ("[preference] Prefers oat milk in coffee `drinks`", "[personal] Lives in Lisbon",
          "[goal] Wants to run a marathon in 2027", "[fact] Paddles a kayak on Sundays")
 
+MOVED = (("2026-01-05", "I prefer dark mode in every editor"), ("2026-01-20", "I now prefer light mode"))
+
 
 def pin_home() -> None:
     """Every process of this module (the server's, started now, and the clients') gets this test's ``HOME``: the
@@ -89,6 +91,8 @@ def server(tmp_path_factory):
     assert cold(home, "init").returncode == 0
     r = cold(home, "capture", *[a for f in FACTS for a in ("--fact", f)])
     assert r.returncode == 0, r.stderr
+    for day, fact in MOVED:  # the newer of two same-subject rows placed above the older (issue 27: shown scores)
+        assert cold(home, "capture", "--date", day, "--fact", fact).returncode == 0
     assert cold(home, "index", timeout=DEADLINE).returncode == 0
     proc = start(home, "--no-chain", "--no-watch")  # its environment: cli_env(home, **HASH_ENV), this HOME
     SERVER_ENV.update(cli_env(home, **HASH_ENV))
@@ -115,6 +119,7 @@ READS = [
     ("recall", "oat milk"), ("recall", "oat milk", "--json"), ("recall", "oat milk", "--explain"),
     ("recall", "marathon", "--mode", "fts", "--limit", "2"), ("recall", "kayak", "--mode", "vector", "--json"),
     ("recall", "nothing of the sort xyzzy", "--mode", "fts"),
+    ("recall", "prefer dark mode in every editor"), ("recall", "prefer dark mode in every editor", "--json", "--explain"),
     ("recall", ""), ("recall", "tea", "--limit", "0"), ("recall", "tea", "--mode", "semantic"),  # bad input
     ("recall", "tea", "--json", "--limit", "x"), ("recall",),  # click's own errors, the missing query
     ("paths",), ("paths", "--json"),
@@ -133,6 +138,14 @@ READS = [
 def test_a_relayed_command_prints_what_the_cold_one_prints(server, args):
     home, _ = server
     same(relayed(home, *args), cold(home, *args))
+
+
+def test_a_relayed_recall_shows_scores_in_its_order(server):
+    """Issue 27: the newer row moved above the older one is shown with a score just above it, relayed as cold."""
+    home, _ = server
+    hits = json.loads(relayed(home, "recall", "prefer dark mode in every editor", "--json", "--explain").stdout)["hits"]
+    assert hits[0]["content"] == "I now prefer light mode" and hits[0]["ranked_score"] < hits[1]["score"]
+    assert all(a["score"] >= b["score"] for a, b in zip(hits, hits[1:], strict=False))
 
 
 def _live(text: str) -> str:
