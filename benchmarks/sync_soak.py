@@ -69,19 +69,24 @@ def fact_lines(home: Path) -> Counter:
     return out
 
 
-def run(seconds: float, rate: float, forget_every: int, workdir: Path) -> dict:
+def run(seconds: float, rate: float, forget_every: int, workdir: Path, min_forgets: int = 0) -> dict:
+    """Soak for ``seconds``, and on until ``min_forgets`` forgets were made (a test's floor whatever the machine's
+    speed; bounded by HANG_GUARD seconds). Returns the checks' dict (see :func:`check`)."""
     from suzent_cli.config import resolve_settings
     from suzent_cli.forget import forget, plan_forget
     from suzent_cli.sync import sync
 
     old_umask = os.umask(0o077)  # as the suzent command runs (privacy.private_umask): every folder made is private
     try:
-        return _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync)
+        return _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync, min_forgets)
     finally:
         os.umask(old_umask)
 
 
-def _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync) -> dict:
+HANG_GUARD = 600.0  # seconds a soak may run past its length to reach its min_forgets
+
+
+def _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_forget, sync, min_forgets=0) -> dict:
     remote = workdir / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     homes = {"A": workdir / "a", "B": workdir / "b"}
@@ -97,7 +102,8 @@ def _run(seconds, rate, forget_every, workdir, resolve_settings, forget, plan_fo
     soak_end = start
     try:
         time.sleep(0.5)
-        while time.monotonic() - start < seconds:
+        while (time.monotonic() - start < seconds
+               or (len(forgotten) < min_forgets and time.monotonic() - start < seconds + HANG_GUARD)):
             rounds += 1
             for tag, home in homes.items():
                 t0 = time.monotonic()
@@ -193,6 +199,25 @@ def _recall_hits(home: Path, forgotten: list[str], control: str | None = None) -
     return n
 
 
+def _table(r: dict) -> str:
+    """The result as a table: one row per check, a column per home."""
+    rows = [("captured facts (both homes)", r["captured"], ""), ("forgets (both homes)", r["forgets"], ""),
+            ("lost", r["lost"]["A"], r["lost"]["B"]), ("duplicated", r["duplicated"]["A"], r["duplicated"]["B"]),
+            ("daily logs byte-identical", r["logs_identical"], r["logs_identical"]),
+            ("forgotten texts with their tombstone", *r["forgotten_with_tombstone"].values()),
+            ("index rows holding a forgotten text", *r["index_rows_holding_forgotten_text"].values()),
+            ("recall hits holding a forgotten text", *r["recall_hits_holding_forgotten_text"].values()),
+            ("suzent verify", *r["verify"].values()),
+            ("syncs / failures", f"{r['syncs']} / {r['sync_failures']}", ""),
+            ("sync median / max (s)", f"{r['sync_s_median']:.3f} / {r['sync_s_max']:.3f}", ""),
+            ("write-backs that moved lines", r["logs_with_moved_lines"], ""),
+            ("seconds", r["seconds"], "")]
+    width = max(len(name) for name, *_ in rows)
+    lines = [f"{'check':<{width}}  {'A':>12}  {'B':>12}"]
+    lines += [f"{name:<{width}}  {str(a):>12}  {str(b):>12}" for name, a, b in rows]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=180.0)
@@ -202,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="suzent-sync-soak-") as tmp:
         result = run(args.seconds, args.rate, args.forget_every, Path(tmp))
-    print(json.dumps(result, indent=None if args.json else 2))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(_table(result))
+        print(f"command: python benchmarks/sync_soak.py --seconds {args.seconds:g} --rate {args.rate:g} "
+              f"--forget-every {args.forget_every}")
     ok = (not any(result["lost"].values()) and not any(result["duplicated"].values()) and result["logs_identical"]
           and all(v == result["forgets"] for v in result["forgotten_with_tombstone"].values())
           and not any(result["index_rows_holding_forgotten_text"].values())

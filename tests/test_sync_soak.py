@@ -8,8 +8,8 @@ from conftest import load_script
 
 def test_the_sync_soak_short_mode_loses_and_duplicates_nothing(tmp_path, capsys):
     soak = load_script("benchmarks/sync_soak.py", "sync_soak")
-    result = soak.run(seconds=4, rate=8, forget_every=2, workdir=tmp_path)
-    assert result["captured"] > 10 and result["forgets"] >= 1 and result["sync_failures"] == 0
+    result = soak.run(seconds=4, rate=8, forget_every=2, workdir=tmp_path, min_forgets=2)  # 2 forgets at any speed
+    assert result["captured"] >= 2 and result["forgets"] >= 2 and result["sync_failures"] == 0
     assert result["lost"] == {"A": 0, "B": 0} and result["duplicated"] == {"A": 0, "B": 0}
     assert result["logs_identical"]
     assert result["forgotten_with_tombstone"] == {"A": result["forgets"], "B": result["forgets"]}
