@@ -154,9 +154,13 @@ def S(*args, stdin: bytes | str | None = None, hook: bool = False, timeout: floa
 # --- running ------------------------------------------------------------------------------------------------------
 
 def base_env(home: Path) -> dict:
+    """Every step's environment. Steps run from the repository's folder, so ``capture.scope`` is ``global`` (as in
+    the test suite, tests/conftest.py): a fact would otherwise belong to suzent's own checkout as a project and be
+    hidden from a hook whose payload names another ``cwd``; the corpus is about what gets in, not about scopes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
     env.update(SUZENT_HOME=str(home), SUZENT_EMBEDDER="hash", SUZENT_TODAY=TODAY, NO_COLOR="1", COLUMNS="120",
-               HOME=str(home.parent / "user-home"), PYTHONPATH=str(REPO), SUZENT_SERVE_AUTOSTART="0")
+               HOME=str(home.parent / "user-home"), PYTHONPATH=str(REPO), SUZENT_SERVE_AUTOSTART="0",
+               SUZENT_SCOPE="global")
     return env
 
 
