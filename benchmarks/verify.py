@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import os
 import random
+import shlex
 import statistics
 import sys
 import tempfile
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full-rows", type=int, default=10_000, help="rows indexed for the full verify (0: skip)")
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     args = parser.parse_args(argv)
     os.umask(0o077)
     from suzent_cli.index.seals import seal_logs
@@ -98,7 +100,23 @@ def main(argv: list[str] | None = None) -> int:
             assert report.ok, report.violations
             out["full_verify_s"] = round(seconds, 3)
             out["full_checked"] = {n: c.checked for n, c in report.checks.items()}
-    print(json.dumps(out, indent=1))
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    rows = [("fact lines (cheap part) / logs", f"{out['rows']:,} / {out['days']}"), ("log MB", out["log_mb"]),
+            ("sealing every log (first pass after an upgrade), s", out["seal_all_logs_s"]),
+            ("cheap verify (status's row: seals, watermark, state, locks, modes), s", out["cheap_verify_s"]),
+            ("status's verify row, s", out["status_row_s"])]
+    if args.full_rows:
+        rows += [("rows indexed for the full verify", f"{out['full_rows']:,}"),
+                 ("the index pass that built them (hash:64), s", out["index_build_s"]),
+                 ("full suzent verify, s", out["full_verify_s"])]
+    width = max(len(name) for name, _ in rows)
+    print(f"{'what':<{width}}  value")
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    print("command: python " + " ".join(shlex.quote(a) for a in ["benchmarks/verify.py", *(argv if argv is not None
+                                                                                              else sys.argv[1:])]))
     return 0
 
 
