@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -244,6 +245,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--embedder", default="hash:64")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON instead of tables")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUZENT_", "ANTHROPIC_"))}
     env |= {"SUZENT_EMBEDDER": args.embedder, "SUZENT_NOW": NOW, "SUZENT_SERVE_AUTOSTART": "0", "NO_COLOR": "1",
@@ -258,7 +260,33 @@ def main() -> None:
             where = Path(tmp) / f"trip-{'dreamed' if dreamed else 'logs'}"
             where.mkdir()
             trips.append(round_trip(where, args.n, args.queries, env, rng, dreamed=dreamed))
-    print(json.dumps({"n": args.n, "embedder": args.embedder, "importers": rows, "round_trips": trips}, indent=2))
+    result = {"n": args.n, "embedder": args.embedder, "importers": rows, "round_trips": trips}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(tables(result))
+        print("command: python " + " ".join(shlex.quote(a) for a in ["benchmarks/import_roundtrip.py", *sys.argv[1:]]))
+
+
+def tables(result: dict) -> str:
+    """The importers' table and the round trips' table of a run's ``result`` (as ``--json`` prints it)."""
+    out = [f"{'source':13} {'read':>6} {'entries':>8} {'import s':>9} {'again new/already':>18} {'again s':>8} "
+           f"{'dry-run s':>10} {'touched':>8}"]
+    for r in result["importers"]:
+        out.append(f"{r['source']:13} {r['read']:>6} {r['entries']:>8} {r['import_s']:>9} "
+                   f"{str(r['again_new']) + '/' + str(r['again_already']):>18} {r['again_s']:>8} "
+                   f"{r['dry_run_s']:>10} {str(r['dry_run_touched']):>8}")
+    out += ["", f"{'home A':10} {'exported (current/superseded/unfolded)':>40} {'top-3 B':>8} {'top-1 B':>8} "
+                f"{'top-3 C':>8} {'top-1 C':>8}"]
+    for t in result["round_trips"]:
+        status = t["export"]["jsonl"]["by_status"]
+        shown = "/".join(str(status.get(k, 0)) for k in ("current", "superseded", "unfolded"))
+        out.append(f"{'dreamed' if t['dreamed'] else 'logs only':10} {shown:>40} {t['top3_same_suzent']:>8} "
+                   f"{t['top1_same_whole_fact_suzent']:>8} {t['top3_same_claude_code']:>8} "
+                   f"{t['top1_same_whole_fact_claude_code']:>8}")
+    out.append("B: a fresh home fed `import suzent` of A's jsonl export; C: `import claude-code` of A's claude-code "
+               "export; top-3: a query's three hits the same as A's; top-1: the whole fact's first hit the same")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":
