@@ -53,14 +53,21 @@ def machine_id(home: Path) -> str:
 
 def may_dream(home: Path) -> tuple[bool, str]:
     """``(this machine may dream, why not)``: True for a home that never synced or whose synced repository names
-    this machine (or nobody) as the dreamer; else False and one line naming the machine that dreams."""
+    this machine (or nobody) as the dreamer; else False and one line naming the machine that dreams. A home that
+    synced but whose role cache is missing or unreadable does not dream until the next sync rewrites it: two
+    dreaming machines would fold different logs into one page."""
     path = sync_dir(home) / ROLE_FILE
     try:
         role = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not (sync_dir(home) / "repo").is_dir():
+            return True, ""  # never synced: dreams as before
+        role = None
     except (OSError, ValueError):
-        return True, ""
-    if not isinstance(role, dict):
-        return True, ""
+        role = None
+    if not isinstance(role, dict) or not isinstance(role.get("dreamer", ""), str) or not isinstance(role.get("me", ""), str):
+        return False, (f"this synced home's role ({path}) is missing or unreadable, so it does not dream until the next "
+                       "suzent sync records which machine dreams")
     dreamer, me = str(role.get("dreamer") or ""), str(role.get("me") or "")
     if not dreamer or dreamer == me:
         return True, ""

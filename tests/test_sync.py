@@ -785,3 +785,26 @@ def test_verify_is_green_on_a_machine_whose_lines_the_merge_moved(tmp_path, remo
     assert report.moved and report.verified, report.warnings  # b's line moved after a's: resealed
     done = invoke(b, "verify", "--json", env_extra=env)
     assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.parametrize("role", [b"{not json", b"[1, 2]", b'{"dreamer": 7, "me": "x"}', b"\xff\xfe", None])
+def test_a_synced_home_whose_role_cache_is_junk_or_gone_does_not_dream_until_the_next_sync(tmp_path, remote, role):
+    """The trial: a junk `sync/role.json` read as "may dream", so a machine that is not the dreamer could fold logs
+    into pages the dreamer also folds. Missing or unreadable, it now means "not until the next sync says so"."""
+    from suzent_cli.dreamer import ROLE_FILE, sync_dir
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _capture(a, "Likes tea")
+    _sync(a, remote)
+    _sync(b, remote)
+    assert may_dream(a)[0] and not may_dream(b)[0]
+    cache = sync_dir(a) / ROLE_FILE
+    if role is None:
+        cache.unlink()
+    else:
+        cache.write_bytes(role)
+    allowed, why = may_dream(a)
+    assert not allowed and "does not dream until the next suzent sync" in why
+    _sync(a)  # the next sync records the role again
+    assert may_dream(a)[0]
+    assert may_dream(tmp_path / "never-synced")[0]  # a home that never synced dreams as before
