@@ -7,9 +7,9 @@ atomic (temp file, fsync, rename); every append is one locked, fsynced write (:m
 
 | file | lock | format | written by | read by | purpose |
 | --- | --- | --- | --- | --- | --- |
-| `tombstones.jsonl` | `.state.lock` | JSON lines `{"content", "reason"}` | forget, reconcile: `state.tombstones.append_tombstones` | indexer, forget, reconcile, dream, legacy: `read_tombstones`, `read_forgotten` | texts never indexed again; reason `forget` also keeps them out of the vault |
+| `tombstones.jsonl` | `.state.lock` | JSON lines `{"content", "reason"}` | forget, reconcile: `state.tombstones.append_tombstones`; sync: the union with another machine's | indexer, forget, reconcile, dream, legacy: `read_tombstones`, `read_forgotten` | texts never indexed again; reason `forget` also keeps them out of the vault |
 | `superseded.txt` | `.state.lock` | text, one log fact line per line | dream runner: `state.handoff.append_superseded` | reconcile: `read_superseded`, `truncate_superseded` | log lines a dream folded into claims, for reconcile to retire |
-| `confirmations.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "time", "content", "category", "matched", …}` | capture: `state.handoff.append_confirmations` | dream: `read_confirmations`, `truncate_confirmations`; status | restatements capture recognised instead of logging them, for the dream to fold |
+| `confirmations.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "time", "content", "category", "matched", …}` | capture: `state.handoff.append_confirmations`; sync: the three-way merge with another machine's | dream: `read_confirmations`, `truncate_confirmations`; status | restatements capture recognised instead of logging them, for the dream to fold |
 | `late_lines.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "from_line"}` | daily-log appender: `state.handoff.append_late_lines` | dream: `read_late_lines`, `truncate_late_lines`; status | lines appended to a past day's log, for the dream to fold |
 | `recall_log.jsonl` | `.state.lock` | JSON lines `{"ts", "snippet", "source_type", "query"}` (+ `"scope"` for a project's hit) | recall, hook recall: `state.recall_log.append_recall_log`; forget: `purge_recall_log` | promote: `recall_snippets`; forget: `count_recall_log` | what recall returned (best-effort) |
 | `quarantine/<file>.jsonl` | `the file's own lock` | JSON lines `{"ts", "file", "reason", "record"}` | the reader of `<file>`: `state.records.quarantine` | people | records a reader refused, kept instead of dropped |
@@ -83,14 +83,14 @@ class StateFile:
 
 CATALOGUE: tuple[StateFile, ...] = (  # the module doc's table is table() of this (a test keeps them equal)
     StateFile(TOMBSTONES, STATE_LOCK, 'JSON lines `{"content", "reason"}`',
-              "forget, reconcile: `state.tombstones.append_tombstones`",
+              "forget, reconcile: `state.tombstones.append_tombstones`; sync: the union with another machine's",
               "indexer, forget, reconcile, dream, legacy: `read_tombstones`, `read_forgotten`",
               "texts never indexed again; reason `forget` also keeps them out of the vault"),
     StateFile(SUPERSEDED, STATE_LOCK, "text, one log fact line per line", "dream runner: `state.handoff.append_superseded`",
               "reconcile: `read_superseded`, `truncate_superseded`",
               "log lines a dream folded into claims, for reconcile to retire"),
     StateFile(CONFIRMATIONS, STATE_LOCK, 'JSON lines `{"ts", "day", "time", "content", "category", "matched", …}`',
-              "capture: `state.handoff.append_confirmations`",
+              "capture: `state.handoff.append_confirmations`; sync: the three-way merge with another machine's",
               "dream: `read_confirmations`, `truncate_confirmations`; status",
               "restatements capture recognised instead of logging them, for the dream to fold"),
     StateFile(LATE_LINES, STATE_LOCK, 'JSON lines `{"ts", "day", "from_line"}`',
