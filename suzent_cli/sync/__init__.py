@@ -681,16 +681,11 @@ def _keep_copy(settings: Settings, live: Path, name: str) -> None:
     version (nothing a machine wrote is lost, even runner state)."""
     import shutil
 
+    from suzent_cli.sync.conflicts import backup_path
+
     if not live.is_file():
         return
-    target_dir = settings.paths.home / "backups" / "sync"
-    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    stamp = settings.clock.strftime("%Y%m%dT%H%M%S")
-    target = target_dir / f"{name}.{stamp}"
-    n = 1
-    while target.exists():
-        target = target_dir / f"{name}.{stamp}.{n}"
-        n += 1
+    target = backup_path(settings, "sync", f"{name}.{settings.clock.strftime('%Y%m%dT%H%M%S')}")
     shutil.copy2(live, target)
     os.chmod(target, 0o600)
 

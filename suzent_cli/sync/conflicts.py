@@ -95,17 +95,24 @@ def _fold_tombstones(settings: Settings, copy: Path) -> int:
     return len(new)
 
 
+def backup_path(settings: Settings, folder: str, name: str) -> Path:
+    """A free path ``<home>/backups/<folder>/<name>`` (``<name>.1``, ``.2``, … when taken), its folders made 0700:
+    where sync keeps what it sets aside (conflict copies, a file another machine's version replaced)."""
+    target_dir = settings.paths.home / BACKUPS / folder
+    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(target_dir.parent, 0o700)
+    target = target_dir / name
+    n = 1
+    while target.exists():
+        target = target_dir / f"{name}.{n}"
+        n += 1
+    return target
+
+
 def _move_aside(settings: Settings, copy: Path) -> Path:
     """Move ``copy`` into ``<home>/backups/conflicts/`` (0700), under a free name, made 0600 (a folder-sync tool
     writes its copies with the person's umask, often 0644; in the home's backups they are private like the log)."""
-    target_dir = settings.paths.home / BACKUPS / CONFLICTS
-    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(target_dir.parent, 0o700)
-    target = target_dir / copy.name
-    n = 1
-    while target.exists():
-        target = target_dir / f"{copy.name}.{n}"
-        n += 1
+    target = backup_path(settings, CONFLICTS, copy.name)
     try:
         os.replace(copy, target)
     except OSError:  # another file system (a tier folder outside the home): copy, then remove
