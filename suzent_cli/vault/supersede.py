@@ -60,7 +60,9 @@ from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
+from suzent_cli.vault import structure
 from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics, subject_of
+from suzent_cli.vault.structure import USER
 
 REPLACES, COMPATIBLE, UNDECIDED, UNRELATED = "replaces", "compatible", "undecided", "unrelated"
 # The shared anchors must be at least this share of the shorter statement's anchors: two long utterances that
@@ -223,12 +225,28 @@ class Statement:
     anchors: frozenset[str]
     cue: str | None
     event: bool
+    holder: str = USER  # whose attribute (:func:`.structure.holder`): "user" or a relational noun ("brother")
+    parts: tuple[Statement, ...] = ()  # the parts of a combined statement (:func:`.structure.parts`); () for one
 
 
-def read(text: str) -> Statement:
+def read(text: str, holder: str | None = None) -> Statement:
     """The :class:`Statement` of a claim text (its :func:`.claims.base_text`: a ``(since D); previously: …`` tail
-    is not part of it)."""
-    key = claim_key(base_text(text))
+    is not part of it), with its holder and, for a combined statement, its parts (each read on its own; a part
+    without a subject of its own, "living in Berlin", has the holder of the statement it belongs to). ``holder``
+    overrides the holder read from the text (how a part gets its statement's)."""
+    plain = base_text(text)
+    whose = holder or structure.holder(plain)
+    pieces = structure.parts(plain)
+    split: tuple[Statement, ...] = ()
+    if len(pieces) > 1:
+        split = tuple(_read_one(p, whose if i == 0 or not structure.has_subject(p) else structure.holder(p))
+                      for i, p in enumerate(pieces))
+    one = _read_one(plain, whose)
+    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split)
+
+
+def _read_one(text: str, whose: str) -> Statement:
+    key = claim_key(text)
     body = _LABEL.sub("", key)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
     cue = CUES.search(body)
     raw = _WORD.findall(body)
@@ -238,7 +256,7 @@ def read(text: str) -> Statement:
     lead = _LEAD.sub("", body)
     first = (_WORD.findall(lead) or [""])[0]
     event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
-    return Statement(key, words, anchors, cue.group(0) if cue else None, event)
+    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose)
 
 
 def same_frame(a: Statement, b: Statement) -> bool:
@@ -260,6 +278,7 @@ class Verdict:
     relation: str
     score: float = 0.0
     why: str = ""
+    parts: frozenset[int] | None = None  # of a combined older statement, the parts replaced (None: the whole)
 
 
 def compare(older: str | Statement, newer: str | Statement, judge: ValueJudge | None = None) -> Verdict:
@@ -279,6 +298,7 @@ def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
     """A pair the model may look at: the words found it unrelated for want of shared words (no shared anchor; not
     a restatement, not a past event) and the newer one names the value it changes to."""
     return lexical.relation == UNRELATED and not (a.anchors & b.anchors) and not a.event and \
+        not other_holders(a, b) and \
         not _asks(a) and not _asks(b) and \
         not is_repeat(a.key, b.key) and value_of(b) is not None
 
@@ -302,10 +322,46 @@ def _asks(s: Statement) -> bool:
 
 
 def _compare(a: Statement, b: Statement) -> Verdict:
+    """The verdict for ``(a, b)``; a combined statement is compared part by part (module doc, "Parts")."""
+    whole = _compare_one(a, b)
+    if not (a.parts or b.parts) or whole.why == _RESTATED:
+        return whole
+    older, newer = a.parts or (a,), b.parts or (b,)
+    hits: dict[int, Verdict] = {}
+    for i, x in enumerate(older):
+        for y in newer:
+            v = _compare_one(x, y)
+            if v.relation == REPLACES and (i not in hits or v.score > hits[i].score):
+                hits[i] = v
+    if not hits:
+        return whole
+    best = max(hits.values(), key=lambda v: v.score)
+    partial = frozenset(hits) if a.parts and len(hits) < len(older) else None
+    return Verdict(REPLACES, max(best.score, whole.score if whole.relation == REPLACES else 0.0),
+                   best.why + (f" (part {', '.join(str(i + 1) for i in sorted(partial))} of {len(older)})"
+                               if partial else ""), partial)
+
+
+_RESTATED = "a restatement"
+
+
+def other_holders(a: Statement, b: Statement) -> bool:
+    """True when ``a`` and ``b`` are about two different people's attributes ("I live in Leeds" / "Brother lives in
+    Leeds") and neither names the other's holder ("Rufus passed away" names the user's dog, so it may still end
+    "Has a beagle called Rufus"): nothing one says can replace the other."""
+    if a.holder == b.holder:
+        return False
+    return not ((a.holder != USER and stem(a.holder) in b.words) or (b.holder != USER and stem(b.holder) in a.words))
+
+
+def _compare_one(a: Statement, b: Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
-        return Verdict(UNRELATED, 0.0, "a restatement")
+        return Verdict(UNRELATED, 0.0, _RESTATED)
     if _asks(a) or _asks(b):
         return Verdict(UNRELATED, 0.0, "a question states nothing")
+    if other_holders(a, b):
+        return Verdict(UNRELATED, 0.0, f"about {a.holder if a.holder != USER else 'the user'}, not "
+                                       f"{b.holder if b.holder != USER else 'the user'}")
     if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
         if sa[1].split()[0] == sb[1].split()[0]:  # "lisbon" / "lisbon last year": the same value, told again
             return Verdict(COMPATIBLE, 1.0, f"the same {sa[0]}")
@@ -318,13 +374,14 @@ def _compare(a: Statement, b: Statement) -> Verdict:
     score = len(shared) + fuzz.token_set_ratio(a.key, b.key) / 100.0
     if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
         return Verdict(UNRELATED, score, "one shared word among many")
-    if b.cue and not _only_a_new_thing(a, b) and not _only_a_weak_now(a, b):
+    if _numbered_things(a, b):
+        # "Backlog item 03 …" / "Moved backlog item 04 to the next sprint": two items of one list, never one
+        return Verdict(UNRELATED, score, "different numbered things")
+    if b.cue and not _only_a_new_thing(a, b) and (not _only_a_weak_now(a, b) or modifier_swap(a, b)):
         if (target := _target(b.key)) and target <= a.anchors:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
         return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
-    if _numbered_things(a, b):
-        return Verdict(UNRELATED, score, "different numbered things")
     if not same_frame(a, b):
         if not b.cue and _only_specifics_differ(a, b):
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
@@ -338,6 +395,33 @@ def _compare(a: Statement, b: Statement) -> Verdict:
         # is one value that changed (a past event, which would stay true, was ruled out above)
         return Verdict(REPLACES, score, "the same statement with another number, date or version")
     return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
+
+
+def _pairs(s: Statement) -> dict[str, str]:
+    """Head → modifier of each pair of adjacent content words of ``s`` as written ("prefer dark mode" → {mode:
+    dark}; "book me an aisle seat" → {seat: aisle}); a head or modifier with a digit (an id, a version) or a
+    light, cue or function word makes no pair."""
+    words = [w.strip(".'’-,") for w in _WORD.findall(_LABEL.sub("", s.key))]
+    out: dict[str, str] = {}
+    for m, h in zip(words, words[1:], strict=False):
+        if any(w in _STOP or w in _CUE_WORDS or stem(w) in _LIGHT or any(c.isdigit() for c in w) or not w
+               for w in (m, h)):
+            continue
+        out.setdefault(stem(h), stem(m))
+    return out
+
+
+def modifier_swap(older: Statement, newer: Statement) -> tuple[str, str, str] | None:
+    """``(head, old modifier, new modifier)`` when both statements name the same kind of thing by the same head
+    word with another modifier in front, and the older one's modifier is not a word of the newer one: "Prefers
+    dark mode" / "I use light mode in every editor now" → (mode, dark, light); "window seats" / "an aisle seat".
+    The value of an attribute that changed, when the holder and the head are the same; None otherwise."""
+    pa, pb = _pairs(older), _pairs(newer)
+    for head, mod in pa.items():
+        new_mod = pb.get(head)
+        if new_mod and new_mod != mod and mod not in newer.words and new_mod not in older.words:
+            return head, mod, new_mod
+    return None
 
 
 _NEW_THING = re.compile(r"\bnew\s+([a-z0-9][a-z0-9.+#:'’-]*)")
@@ -379,15 +463,22 @@ _DATE_WORDS = frozenset(
 
 
 # A number that names which one, not how many or which version: "friend number 3", "issue #12", "chapter 4".
-_ID_NUMBER = re.compile(r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr)\s*#?\s*|#)(\d[\w.-]*)")
+# Also "backlog item 03", "milestone 2", "step 4", and a zero-padded number ("07"). Not a letter-number name ("M2
+# chip", "GPT-4", "v2"): those are versions, whose change is an update.
+_ID_NUMBER = re.compile(
+    r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr|item|task|step|milestone|phase|stage|part|story|"
+    r"epic|bug|card|lesson|module|unit|room|lot|section|question|requirement|feature|objective|okr|adr|rfc|"
+    r"exercise|round|level|slide|figure|table|appendix)\s*#?\s*|#)(\d[\w.-]*)"
+    r"|\b(0\d)\b")
 
 
 def _numbered_things(a: Statement, b: Statement) -> bool:
-    """True when both statements name a thing by its number and those numbers differ ("Sprint 12 retro went well" /
-    "Sprint 13 retro went well"): two things, both hold; no cue, so no change. "Sprint 12 ends on March 3" /
-    "… March 10" is one sprint whose date moved."""
-    ids = [set(_ID_NUMBER.findall(s.key)) for s in (a, b)]
-    return not b.cue and bool(ids[0]) and bool(ids[1]) and ids[0] != ids[1]
+    """True when both statements name a thing by its number and no number is shared ("Sprint 12 retro went well" /
+    "Sprint 13 retro went well"; "Backlog item 03: billing export" / "Moved backlog item 04 to the next sprint"):
+    two things of one list, both hold, whatever cue the newer one has. "Sprint 12 ends on March 3" / "… March 10"
+    is one sprint whose date moved."""
+    ids = [{"".join(m) for m in _ID_NUMBER.findall(s.key)} for s in (a, b)]
+    return bool(ids[0]) and bool(ids[1]) and not ids[0] & ids[1]
 
 
 def _only_specifics_differ(a: Statement, b: Statement) -> bool:
@@ -414,7 +505,9 @@ def best_replaced(newer: str | Statement, older: Sequence[str | Statement],
     every other model-close one by :data:`MODEL_MARGIN`; None on a closer race (lint reports the pairs)."""
     b = newer if isinstance(newer, Statement) else read(newer)
     olds = [o if isinstance(o, Statement) else read(o) for o in older]
-    verdicts = [_compare(o, b) if o.anchors & b.anchors else Verdict(UNRELATED) for o in olds]
+    # only pairs sharing a word can relate, but a part of a combined statement may be about a single-valued subject
+    # whose values share none ("living in Berlin" / "moved to Lisbon")
+    verdicts = [_compare(o, b) if o.anchors & b.anchors or o.parts or b.parts else Verdict(UNRELATED) for o in olds]
     scored = sorted(((v.score, i) for i, v in enumerate(verdicts) if v.relation == REPLACES), reverse=True)
     if not scored:
         if judge is None or any(v.relation != UNRELATED for v in verdicts):
