@@ -143,7 +143,7 @@ def value_of(s: Statement) -> str | None:
     ``vegan``). An end without a value ("died", "quit", "sold", "new") gives None: what ended must be named."""
     if not s.cue:
         return None
-    body = _LABEL.sub("", s.key)
+    body = s.body
     words = _target_words(body)
     if words is not None:
         return " ".join(words[:MAX_VALUE_WORDS]) or None
@@ -160,7 +160,7 @@ def value_words(s: Statement, size: int = 1) -> list[str]:
     fewer ("Prefers dark mode" → ``dark``, ``mode`` for size 1; ``dark mode`` for size 2). A two-word value is
     compared with two-word runs only: "light mode" stands in for "dark mode", not for the "dark" of "dark
     chocolate"."""
-    body = _LABEL.sub("", s.key)
+    body = s.body
     words = [w.strip(".'’-") for w in _WORD.findall(body)]
     keep = [w for w in words if w and w not in _STOP and w not in _CUE_WORDS and stem(w) not in _LIGHT]
     n = max(1, min(size, 2))
@@ -187,6 +187,28 @@ MODEL_MARGIN = 2.0
 
 
 _LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
+# What a transcript line says after its speaker's name: a subject, or a word people open a reply with.
+_SPOKEN = re.compile(r"^(?:yeah|yes|yep|no|nope|oh|wow|haha|hey|hi|hello|thanks|thank|sure|ok|okay|well|so|"
+                     r"that|that's|it|it's|this|what|how|why|did|do|you|aw|omg|lol|totally|definitely|really)\b")
+_SPEAKER_MIN_WORDS = 8  # a one-name label before this many words is a speaker: an attribute note is short
+
+
+def _body(key: str, text: str | None = None) -> str:
+    """``key`` without a transcript line's speaker ("caroline: i moved…" → "i moved…"), but with an attribute
+    note's label, which is its subject ("admin portal: django 5.1" → "admin portal django 5.1"): a label is a
+    speaker when what follows starts with a subject or a word a reply opens with, or when it is one capitalised
+    word (in ``text``, as written) before a sentence of :data:`_SPEAKER_MIN_WORDS` words or more."""
+    m = _LABEL.match(key)
+    if not m:
+        return key
+    rest = key[m.end():]
+    label = key[:m.end()].rstrip().rstrip(":")
+    named = text is not None and re.match(r"^[A-Z][\w'’-]*:", text.strip()) is not None
+    if structure.has_subject(rest) or _SPOKEN.match(rest) or (named and len(rest.split()) >= _SPEAKER_MIN_WORDS):
+        return rest
+    return f"{label} {rest}"
+
+
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
 
@@ -227,6 +249,7 @@ class Statement:
     event: bool
     holder: str = USER  # whose attribute (:func:`.structure.holder`): "user" or a relational noun ("brother")
     parts: tuple[Statement, ...] = ()  # the parts of a combined statement (:func:`.structure.parts`); () for one
+    body: str = ""  # ``key`` without a transcript line's speaker label (an attribute note keeps its label)
 
 
 def read(text: str, holder: str | None = None) -> Statement:
@@ -242,12 +265,12 @@ def read(text: str, holder: str | None = None) -> Statement:
         split = tuple(_read_one(p, whose if i == 0 or not structure.has_subject(p) else structure.holder(p))
                       for i, p in enumerate(pieces))
     one = _read_one(plain, whose)
-    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split)
+    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split, one.body)
 
 
 def _read_one(text: str, whose: str) -> Statement:
     key = claim_key(text)
-    body = _LABEL.sub("", key)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
+    body = _body(key, text)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
     cue = CUES.search(body)
     raw = _WORD.findall(body)
     content = [w for w in raw if w.strip(".'’-") not in _STOP]
@@ -256,7 +279,7 @@ def _read_one(text: str, whose: str) -> Statement:
     lead = _LEAD.sub("", body)
     first = (_WORD.findall(lead) or [""])[0]
     event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
-    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose)
+    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose, (), body)
 
 
 def same_frame(a: Statement, b: Statement) -> bool:
@@ -387,6 +410,8 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
             # every word but the number or date is the same (light verbs included)
             return Verdict(REPLACES, score, "the same statement with another number, date or version")
+        if (moved := specific_moved(a, b)) is not None:
+            return Verdict(REPLACES, score, f"a new number, date or version for {moved}")
         return Verdict(UNRELATED, score)
     if a.words <= b.words or b.words <= a.words:
         return Verdict(COMPATIBLE, score, "one refines the other")
@@ -394,14 +419,53 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
         # "The platform team has 6 engineers" / "… has 8 engineers": a number, date or version in the same words
         # is one value that changed (a past event, which would stay true, was ruled out above)
         return Verdict(REPLACES, score, "the same statement with another number, date or version")
+    if (moved := specific_moved(a, b)) is not None:
+        return Verdict(REPLACES, score, f"a new number, date or version for {moved}")
     return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
+
+
+MIN_MOVED_SHARED = 2  # words (besides numbers and dates) two statements share to be one thing whose value moved
+MOVED_SHARE = 0.5  # … making up at least this share of the shorter statement's words
+
+
+def specific_moved(older: Statement, newer: Statement) -> str | None:
+    """The shared words (sorted, joined) when the two statements name the same thing in other words and give it
+    another number, date, weekday or version: "The platform team has 6 engineers" / "Platform team headcount: 11
+    engineers after the merger"; "Thesis draft due to the supervisor on March 20" / "Supervisor wants the thesis
+    draft by April 24"; "The admin portal runs Django 3.2" / "Admin portal: Django 5.1". At least
+    :data:`MIN_MOVED_SHARED` words besides numbers, dates and light verbs ("Has 2 cats" / "Wants 3 cats" share only
+    "cat"; "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22" only "python"), with light verbs making up :data:`MOVED_SHARE` of the shorter statement's, both statements with a number or
+    date and not the same ones, no question, no past event in the older. None otherwise: a thing of one list
+    (``sprint 12`` / ``sprint 13``) is ruled out before this is asked."""
+    if older.event or _asks(older) or _asks(newer) or (older.cue and not newer.cue):
+        return None  # a change said in words is not undone by a plain restatement with another number
+    sa, sb = _specific_tokens(older), _specific_tokens(newer)
+    if not sa or not sb or sorted(sa) == sorted(sb):
+        return None
+    wa, wb = _without_specifics(older.words), _without_specifics(newer.words)
+    shared = wa & wb
+    if len(shared - _LIGHT) < MIN_MOVED_SHARED or len(shared) < MOVED_SHARE * min(len(wa), len(wb)):
+        return None  # "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22": one name in common is not one thing
+    return ", ".join(sorted(shared))
+
+
+# A number as a value: "14", "3.12", "v20", "$1,850", "10:30", "25k", "92kg", "3pm", "2nd"; not a name with a digit
+# in it ("S3", "EC2", "GPT-4", "1Password", "2FA").
+_VALUE_NUMBER = re.compile(r"[$€£]?v?\d[\d.,:/-]*(?:%|k|kg|km|mb|gb|tb|lbs?|am|pm|st|nd|rd|th|s|x)?")
+
+
+def _specific_tokens(s: Statement) -> list[str]:
+    """The numbers, versions and dates (digits, weekday and month names) of ``s`` that are values, as written in
+    lower case: not a name with a digit in it ("S3", "GPT-4")."""
+    words = [w.strip(".'’-,") for w in _WORD.findall(s.key)]
+    return [w for w in words if _VALUE_NUMBER.fullmatch(w) or w in _DATE_WORDS or w.rstrip("s") in _DATE_WORDS]
 
 
 def _pairs(s: Statement) -> dict[str, str]:
     """Head → modifier of each pair of adjacent content words of ``s`` as written ("prefer dark mode" → {mode:
     dark}; "book me an aisle seat" → {seat: aisle}); a head or modifier with a digit (an id, a version) or a
     light, cue or function word makes no pair."""
-    words = [w.strip(".'’-,") for w in _WORD.findall(_LABEL.sub("", s.key))]
+    words = [w.strip(".'’-,") for w in _WORD.findall(s.body)]
     out: dict[str, str] = {}
     for m, h in zip(words, words[1:], strict=False):
         if any(w in _STOP or w in _CUE_WORDS or stem(w) in _LIGHT or any(c.isdigit() for c in w) or not w
@@ -431,7 +495,7 @@ def _only_a_new_thing(older: Statement, newer: Statement) -> bool:
     """True when the newer statement's only change cue is "new" and what is new is not a word of the older one:
     "Bought a new collar for Rex" says nothing changed about "Has a dog named Rex"; "Got a new job at Initech"
     (job → work) still replaces "Works at Acme"."""
-    body = _LABEL.sub("", newer.key)
+    body = newer.body
     if any(m.group(0) != "new" for m in CUES.finditer(body)):
         return False
     things = {stem(m.group(1)) for m in _NEW_THING.finditer(body)}
@@ -447,12 +511,12 @@ def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
     "Lisbon is now very expensive" is no change of "Lives in Lisbon", nor "Rex is now 5" of "Has a dog named Rex";
     "I drink coffee now" still replaces "I drink tea every morning" and "Now prefer light mode" "Prefers dark
     mode" (the head is shared)."""
-    body = _LABEL.sub("", newer.key)
+    body = newer.body
     if any(m.group(0) not in _WEAK for m in CUES.finditer(body)):
         return False
     if len(older.words & newer.words) >= 2:
         return False
-    lead = _LEAD.sub("", _LABEL.sub("", older.key))
+    lead = _LEAD.sub("", older.body)
     head = next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-") not in _STOP), None)
     return head not in newer.words
 
