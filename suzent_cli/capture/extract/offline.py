@@ -194,6 +194,15 @@ _ABOUT_WORKING_WITH_ME = re.compile(
     r"create|design|build)\s+for\s+me\b", re.I)
 
 
+# A standing request asked as a question ("Could you keep replies short from now on?", "Can you always use metric
+# units?") is kept only when it says it lasts: a polite question is otherwise a one-off ("Can you rename the file?",
+# "Could you explain recursion to me?"). The question mark is left off the kept text.
+_ASK = re.compile(r"^(?:(?:please|pls)\s+)?(?:could|can|would|will)\s+you\b", re.I)
+_LASTING = re.compile(
+    r"\b(?:always|never|from now on|from here on(?: out)?|going forward|moving forward|by default|in (?:the )?future|"
+    r"whenever|every time|each time|any ?time|in general|in (?:all )?(?:your|future) (?:answers|replies|responses|"
+    r"messages|explanations|code))\b", re.I)
+
 # "When you review my code, focus on naming": a fronted "when you …" clause makes the imperative after it general.
 _WHEN_YOU = re.compile(r"^(?:when|whenever|every\s+time|each\s+time|any\s*time|if)\s+you\s+[^,;:]{1,80}[,;:]\s*", re.I)
 
@@ -268,10 +277,20 @@ _POSSESSIVE_COPULA = re.compile(
     r"(?:(?:also|still|definitely|really|pretty much|basically|always|kind of|totally)\s)?(?:my|our)\b", re.I)
 _TRANSIENT_TIME = re.compile(
     r"\b(?:today|tonight|tomorrow|tomorrow's|yesterday|yesterday's|right now|at the moment|currently|just now|"
-    r"this (?:morning|afternoon|evening|week|weekend)|last night|later today|all (?:day|night|weekend|morning)|"
+    r"this (?:morning|afternoon|evening|week|weekend)|last night|later today|"
     r"next week|for the (?:next|last|past) (?:\w+ )?(?:minutes?|hours?|days?)|for (?:\w+ )?(?:minutes|hours)|"
     r"on (?:the|my) way|(?<!every )(?<!every other )(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"(?!s))\b", re.I)
+# "All day" is of the day ("I've been coding all day", "I'm in meetings all day") unless the clause is a habit in
+# the present simple: "I drink green tea all day", "we sit at desks all day". That is a first-person subject and a
+# verb that is neither an auxiliary, a modal, a state of feeling, a past (-ed) nor a participle (-ing); irregular
+# pasts ("I sat … all day") are the episodic-past rule's.
+_ALL_DAY = re.compile(r"\ball[ -](?:day|night|weekend|morning|afternoon|evening)(?:[ -]long)?\b", re.I)
+_PRESENT_HABIT = re.compile(
+    r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?:i|we)\s+(?:(?:basically|practically|pretty much|literally|just|mostly|"
+    r"usually|also|only|still|often|normally|generally)\s+)*"
+    r"(?!(?:am|was|were|had|did|have|has|got|get|will|would|could|can|should|might|must|may|shall|do|does|"
+    r"gotta|need|want|feel|felt|guess|think|mean)\b)[a-z]+(?<!ed)(?<!ing)\b(?!')", re.I)
 _PASSING_STATE = re.compile(
     r"^(?:i'?m|i am|i was|i feel|i'?ve been|i have been|we'?re|we are|we'?ve been)\s+"
     r"(?:(?:so|really|very|a bit|a little|kind of|kinda|pretty|super|totally|just|quite|too|still|already|now)\s+)*"
@@ -289,7 +308,7 @@ _SUBJECT_I_WE = r"^(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|accidentally
 # Past forms that tell of a single episode; biographical pasts (moved, graduated, married, decided …) are absent.
 _EPISODIC_PAST = re.compile(
     _SUBJECT_I_WE + r"(?:went|had|(?<!'ve )(?<!have )got|ran|forgot|made|took|saw|came|ate|bought|did|done|sent|"
-    r"left|lost|found|wrote|told|said|thought|put|gave|fell|woke|slept|spent|paid|won|drove|flew|heard|felt|kept|"
+    r"left|lost|found|wrote|told|said|thought|put|gave|fell|woke|slept|spent|paid|won(?!['\u2019]t)|drove|flew|heard|felt|kept|"
     r"brought|caught|sat|stood|drank|swam|read|forgotten|seen|eaten|gotten|taken|given|written|spoken|woken|"
     r"missed|tried|pasted|attached|uploaded|copied|clicked|restarted|rebooted|installed|updated|upgraded|changed|"
     r"deleted|removed|added|fixed|checked|opened|closed|typed|pressed|watched|finished|noticed|asked|looked|"
@@ -345,7 +364,10 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"working towards?|learning|studying for|i'?ve decided to|i have decided to|i decided to)\b", re.I)),
     ("preference", re.compile(
         r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|favou?rite|can'?t stand|"
-        r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of)\b",
+        r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of|"
+        # habits and aversions: "I live on espresso", "I never touch coffee", "I won't use Windows"
+        r"live on|lives on|swear by|stick (?:to|with)|can'?t live without|never touch|(?:won'?t|wouldn'?t|refuse to) "
+        r"(?:touch|use|eat|drink|wear|fly|buy|go near)|all[ -]day[ -]long|(?:drink|eat|drinks|eats) \w+(?: \w+)? all day)\b",
         re.I)),
     ("technical", re.compile(
         r"(?i:\b(?:python|rust|golang|java|javascript|typescript|kotlin|swift|ruby|php|perl|lua|haskell|scala|"
@@ -477,6 +499,10 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     if remembered is not False:
         return (remembered, None) if remembered else None
     p = _plain(s)
+    if p.rstrip().endswith("?") and _ASK.match(p) and _LASTING.search(p):
+        asked = s.rstrip().rstrip("?").rstrip()  # "Could you keep replies short from now on?": a standing request
+        if len(asked.split()) >= 4 and _standing_request(_plain(asked)) and not _DEICTIC.search(p):
+            return _capitalised(asked), "interaction"
     if len(s.split()) < 2 or p.endswith("?") or _SMALL_TALK.match(p):
         return None
     if _STANDING.match(p):
@@ -529,8 +555,87 @@ def _not_durable_anywhere(p: str) -> bool:
     into the conversation (one that ends the sentence too), a sarcastic "love how", an appointment at a clock time
     that is not a habit."""
     return bool(_TRANSIENT_TIME.search(p) or _PROBLEM_REPORT.search(p) or _DEICTIC.search(p)
+                or (_ALL_DAY.search(p) and not _PRESENT_HABIT.search(p))
                 or (_ENDS_ON_POINTER.search(p) and len(p.split()) <= _POINTER_MAX_WORDS)
                 or _SARCASM_OR_REACTION.search(p) or (_CLOCK_TIME.search(p) and not _HABITUAL.search(p)))
+
+
+# --- two facts in one sentence ------------------------------------------------------------------------------
+# "My daughter Mira starts school in Porto next September, and I'm learning Portuguese" states two facts, each of
+# which must be found, confirmed and superseded on its own. A sentence is cut only where a second clause with its own
+# subject and verb begins: after ", and" or ";" a first-person subject ("I", "we", "my/our <noun> <verb>"), after a
+# bare "and" only "I"/"we" — and only when the part before the cut has a verb of its own, so a compound subject ("My
+# wife and I run a bakery", "My wife, my son, and I live in Porto") or a list ("I live with my wife and two kids",
+# "I like salt and vinegar crisps", "I work on billing and payments at Acme") is never cut. "But", "so", "because"
+# are never cut: the contrast or reason is the fact ("I used to smoke, but I quit in 2019").
+_CUT = re.compile(r",\s*and\s+|;\s+|\s+and\s+", re.I)
+_I_SUBJECT = r"(?:i|i'm|i am|i've|i have|i'd|we|we're|we are|we've|we have)\s+[a-z]"
+# A finite verb a clause can hang on: an auxiliary, a contracted copula, or a pronoun subject and the word after it.
+_AUX = (r"(?:is|are|was|were|am|has|have|had|does|do|did|can|could|will|would|should|isn'?t|aren'?t|wasn'?t|"
+        r"doesn'?t|don'?t|didn'?t|can'?t|won'?t|haven'?t|hasn'?t)")
+_LISTED_VERB = (r"(?:starts|started|lives|lived|works|worked|goes|went|plays|loves|likes|hates|wants|needs|uses|runs|"
+                r"studies|teaches|speaks|attends|owns|gets|takes|makes|comes|stays|sleeps|eats|drinks|walks|rides|"
+                r"drives|visits|helps|knows|keeps|moved|turned|got|passed|died|left|joined|retired|graduated|just|also|"
+                r"still|never|always|only)")
+_HAS_VERB = re.compile(
+    r"\b" + _AUX + r"\b|[\w\u2019]'(?:s|re|m|ve|d)\b|\b(?:i|we|you|he|she|they)\s+[a-z]"
+    r"|^(?:\w+\s+)?(?:my|our)\s+(?:[\w-]+\s+){1,3}?" + _LISTED_VERB + r"\b", re.I)
+_SECOND_SUBJECT = re.compile(
+    r"^(?:" + _I_SUBJECT + r"|(?:my|our)\s+(?:[\w-]+\s+){1,3}?(?:" + _AUX + r"|'s|" + _LISTED_VERB + r")\b)", re.I)
+# A second clause that leans on the first is not a fact alone: a pronoun or "there"/"one"/"too" that points back
+# ("I have a dog, and I walk him daily", "I moved to Lisbon, and I love it there"), or it stops on an auxiliary
+# ("I'm vegan; my partner isn't"), or its verb has nothing after it but how often or when ("I love hiking and I go
+# every weekend": go where?).
+_LEANS_BACK = re.compile(
+    r"\b(?:it|its|it's|that|there|them|they|they're|those|this|these|he|she|him|her|his|hers|their|theirs|"
+    r"one|ones|too|either|both|same|so|then|neither|nor)\b|\b" + _AUX + r"[\s.!]*$"
+    r"|^\S+\s+(?:(?:also|still|often|usually|always|just)\s+)?[\w']+(?:\s+(?:(?:every|each|most|once|twice|a)\s+"
+    r"[\w']+(?:\s+(?:a\s+)?[\w']+)?|on\s+(?:weekends|weekdays|\w+days)|daily|weekly|monthly|often|regularly|"
+    r"sometimes|a lot|loads|again|now|too|as well))+[\s.!]*$"
+    # a negated verb with no object: "I'm on Python 3.12 and I can't upgrade because of a vendor library"
+    r"|^\S+\s+(?:can'?t|cannot|couldn'?t|won'?t|don'?t|didn'?t|haven'?t|shouldn'?t)\s+[\w']+"
+    r"(?:\s+(?:because|since|until|unless|yet|anymore|any more|though|either|for now)\b.*)?[\s.!]*$", re.I)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """``sentence`` cut into its clauses when it states two or more facts (see above), else ``[sentence]``. The
+    parts are verbatim slices: the cut words (", and", ";", " and") belong to neither. A part that leans back on
+    the one before (:data:`_LEANS_BACK`) undoes every cut: the sentence is read whole."""
+    p = _plain(sentence)
+    parts: list[str] = []
+    start = 0
+    for m in _CUT.finditer(p):
+        left, right = p[start:m.start()], p[m.end():]
+        bare = not m.group(0).strip(" \t").startswith((",", ";"))
+        segment = re.split(r"[,;:]\s*", left)[-1]  # the clause right before the cut, not a list item before it
+        second = re.match(_I_SUBJECT, right, re.I) if bare else _SECOND_SUBJECT.match(right)
+        if not second or not _HAS_VERB.search(segment):
+            continue
+        parts.append(sentence[start:m.start()])
+        start = m.end()
+    if not parts:
+        return [sentence]
+    parts.append(sentence[start:])
+    if any(_LEANS_BACK.search(_plain(part)) for part in parts[1:]):
+        return [sentence]
+    return parts
+
+
+def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
+    """The ``(kept text, forced category)`` pairs one sentence yields: its clauses' (:func:`_clauses`) when it
+    states several facts and the first clause is one, else the sentence's own (:func:`_durable`), whole.
+
+    A cut is trusted only when the first clause is kept on its own: a sentence whose opening is a question, a
+    hypothetical or a passing state ("If it rains, I stay home, and I read") is judged whole, so a later clause
+    never escapes the mood of the sentence it belongs to. A later clause that is not durable ("I'm a nurse, and
+    I'm off today") is left out while the first is kept."""
+    parts = _clauses(sentence)
+    if len(parts) > 1:
+        first = _durable(parts[0])
+        if first:
+            return [first, *filter(None, (_durable(part) for part in parts[1:]))]
+    kept = _durable(sentence)
+    return [kept] if kept else []
 
 
 class OfflineExtractor:
@@ -544,11 +649,8 @@ class OfflineExtractor:
         facts: list[Fact] = []
         seen: set[str] = set()
         for text in turn.by("user"):
-            for sentence in SENTENCE_BREAK.split(text):
-                kept = _durable(sentence)
-                if not kept:
-                    continue
-                content, category = kept
+            kept = (fact for sentence in SENTENCE_BREAK.split(text) for fact in _facts_in(sentence))
+            for content, category in kept:
                 key = " ".join(_plain(content).lower().split()).rstrip(".!;,: ")
                 if key not in seen:
                     seen.add(key)
