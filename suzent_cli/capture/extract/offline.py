@@ -126,6 +126,8 @@ _NOT_DURABLE = re.compile(
     r"i am sorry|i might|i may|i could|i should|i can'?t believe|i tried|i'?ve tried|i hope (?!to\b)|"
     r"i have no idea|i've no idea|i need to|i have to|i've got to|i gotta|i must|i couldn'?t|i could not|"
     r"i'?d rather not|i would rather not|i'?d say|i would say|i'?d go with|i'?d pick|i'?d choose|"
+    r"i won'?t(?!\s+(?:ever\s+)?(?:use|eat|drink|touch|wear|fly|buy|watch|work (?:with|for)|drive|shop|go near|"
+    r"go back to|install|date|cook|read|listen to|vote for|set foot)\b)|"
     r"i'?m with you|i'?m sure|i'?m pretty sure|i bet|i can'?t (?:wait|agree|thank)|i'?m craving|"
     r"i'?d love (?:your|you to|some|it if|to (?:hear|know|see|get|chat|talk))|i would love (?:your|you to)|"
     # "we" offering or musing, not stating: "With your help, we can …", "For example, we could …"
@@ -198,6 +200,8 @@ _ABOUT_WORKING_WITH_ME = re.compile(
 # units?") is kept only when it says it lasts: a polite question is otherwise a one-off ("Can you rename the file?",
 # "Could you explain recursion to me?"). The question mark is left off the kept text.
 _ASK = re.compile(r"^(?:(?:please|pls)\s+)?(?:could|can|would|will)\s+you\b", re.I)
+_ABILITY = re.compile(r"^(?:(?:please|pls)\s+)?(?:can|could)\s+you\s+(?:always|ever|never|really)?\s*"
+                      r"(?:tell|know|see|guess|predict|detect|recogni[sz]e|spot|hear|understand)\b", re.I)
 _LASTING = re.compile(
     r"\b(?:always|never|from now on|from here on(?: out)?|going forward|moving forward|by default|in (?:the )?future|"
     r"whenever|every time|each time|any ?time|in general|in (?:all )?(?:your|future) (?:answers|replies|responses|"
@@ -254,7 +258,7 @@ _LEAD_COMMA = re.compile(
 _LEAD_BARE = re.compile(
     r"^(?P<lead>" + _LEAD_LY + r"|these days|nowadays|now|at (?:work|home|school|the office|uni|university)|"
     r"in my (?:free|spare) time|on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
-    r"sundays)|most days|(?:every|each) (?:day|morning|evening|night|"
+    r"sundays)|most (?:days|mornings|evenings|nights|weekends)|(?:every|each) (?:day|morning|evening|night|"
     r"week|weekend|month|year|summer|winter)|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
     r"(?:a|two|three|four|five|six|\d+) (?:years|months) ago|since (?:last \w+|(?:19|20)\d\d|then|childhood|january|"
     r"february|march|april|may|june|july|august|september|october|november|december|"
@@ -303,7 +307,8 @@ _PASSING_STATE = re.compile(
 _CLOCK_TIME = re.compile(r"\bat \d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\.?)?(?![\d:%])(?!\s*(?:years|percent))", re.I)
 _HABITUAL = re.compile(r"\b(?:usually|always|never|often|normally|typically|generally|every|each|most days|"
                        r"weekdays|weekends|daily|nightly)\b", re.I)
-_SUBJECT_I_WE = r"^(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|accidentally|finally|actually|recently|then|" \
+_SUBJECT_I_WE = r"^(?:i|we)(?:'ve| have)?\s+" \
+                r"(?:(?:just|already|also|accidentally|finally|actually|recently|then|never|" \
                 r"literally|only|totally|still|even|really)\s+)*"
 # Past forms that tell of a single episode; biographical pasts (moved, graduated, married, decided …) are absent.
 _EPISODIC_PAST = re.compile(
@@ -331,6 +336,10 @@ _BIOGRAPHICAL_PAST = frozenset(
     "emigrated immigrated converted stopped studied founded joined trained served inherited learned raised owned "
     "grew settled qualified majored volunteered enlisted certified remarried separated engaged "
     "diagnosed transitioned specialized specialised dropped".split())
+# "Never" with a past of liking or wanting is a lasting attitude, not an episode: "I never liked cooking" is kept,
+# "I never touched the config" (a one-off denial) is not.
+_NEVER_STATIVE = re.compile(r"^(?:i|we)\s+(?:have\s+|'ve\s+)?never\s+(?:really\s+)?(?:liked|loved|enjoyed|wanted|"
+                            r"cared|trusted|believed|understood|needed|owned|smoked|drank|learned|learnt)\b", re.I)
 _DURABLE_ANCHOR = re.compile(
     r"\b(?:\w+ years? ago|(?:in|since) (?:19|20)\d\d|since (?:childhood|birth|i was|then|forever)|"
     r"for (?:\w+ )?years|last (?:year|month|spring|summer|autumn|fall|winter|semester)|"
@@ -361,7 +370,7 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("goal", re.compile(
         r"\b(?:want to|wants to|wanna|gonna|plan(?:s|ning)? to|planning|goal|goals|hope to|hoping to|going to|"
         r"aim(?:s|ing)? to|would like to|'d like to|intend\w*|dream(?:s|ing)? of|trying to|saving (?:up )?for|saving up|"
-        r"working towards?|learning|studying for|i'?ve decided to|i have decided to|i decided to)\b", re.I)),
+        r"working towards?|learning|studying for|training for|i'?ve decided to|i have decided to|i decided to)\b", re.I)),
     ("preference", re.compile(
         r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|favou?rite|can'?t stand|"
         r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of|"
@@ -501,7 +510,8 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     p = _plain(s)
     if p.rstrip().endswith("?") and _ASK.match(p) and _LASTING.search(p):
         asked = s.rstrip().rstrip("?").rstrip()  # "Could you keep replies short from now on?": a standing request
-        if len(asked.split()) >= 4 and _standing_request(_plain(asked)) and not _DEICTIC.search(p):
+        if (len(asked.split()) >= 4 and _standing_request(_plain(asked)) and not _DEICTIC.search(p)
+                and not _ABILITY.match(p)):
             return _capitalised(asked), "interaction"
     if len(s.split()) < 2 or p.endswith("?") or _SMALL_TALK.match(p):
         return None
@@ -525,7 +535,8 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     if _PASSING_STATE.match(clause) or _OTHERS_OPINION.match(clause):
         return None
     past = _REGULAR_PAST.match(clause)
-    episodic = _EPISODIC_PAST.match(clause) or (past and past.group("verb").lower() not in _BIOGRAPHICAL_PAST)
+    episodic = _EPISODIC_PAST.match(clause) or (past and past.group("verb").lower() not in _BIOGRAPHICAL_PAST
+                                                and not _NEVER_STATIVE.match(clause))
     if episodic and not (_DURABLE_ANCHOR.search(p) or _LIFE_EVENT.match(clause)):
         return None
     if _GOING_TO.match(clause) and not _LONG_HORIZON.search(p):
@@ -580,17 +591,24 @@ _LISTED_VERB = (r"(?:starts|started|lives|lived|works|worked|goes|went|plays|lov
 _HAS_VERB = re.compile(
     r"\b" + _AUX + r"\b|[\w\u2019]'(?:s|re|m|ve|d)\b|\b(?:i|we|you|he|she|they)\s+[a-z]"
     r"|^(?:\w+\s+)?(?:my|our)\s+(?:[\w-]+\s+){1,3}?" + _LISTED_VERB + r"\b", re.I)
+# "and" inside a subordinate clause joins that clause's parts, not two facts: "My favourite was when we were down 10
+# and I hit the winning shot", "I think that she's right and I was wrong".
+_SUBORDINATE = re.compile(r"\b(?:when|whenever|while|because|since|if|unless|after|before|until|till|that|where|"
+                          r"who|which|whom|whose|as soon as|although|though|once|how|what|why)\b", re.I)
 _SECOND_SUBJECT = re.compile(
     r"^(?:" + _I_SUBJECT + r"|(?:my|our)\s+(?:[\w-]+\s+){1,3}?(?:" + _AUX + r"|'s|" + _LISTED_VERB + r")\b)", re.I)
 # A second clause that leans on the first is not a fact alone: a pronoun or "there"/"one"/"too" that points back
 # ("I have a dog, and I walk him daily", "I moved to Lisbon, and I love it there"), or it stops on an auxiliary
 # ("I'm vegan; my partner isn't"), or its verb has nothing after it but how often or when ("I love hiking and I go
 # every weekend": go where?).
+_TIME_NOUN = (r"(?:day|days|night|nights|morning|mornings|evening|evenings|afternoon|week|weeks|weekend|weekends|"
+              r"month|months|year|years|summer|winter|spring|autumn|fall|time|\w+day|while)")
 _LEANS_BACK = re.compile(
     r"\b(?:it|its|it's|that|there|them|they|they're|those|this|these|he|she|him|her|his|hers|their|theirs|"
     r"one|ones|too|either|both|same|so|then|neither|nor)\b|\b" + _AUX + r"[\s.!]*$"
     r"|^\S+\s+(?:(?:also|still|often|usually|always|just)\s+)?[\w']+(?:\s+(?:(?:every|each|most|once|twice|a)\s+"
-    r"[\w']+(?:\s+(?:a\s+)?[\w']+)?|on\s+(?:weekends|weekdays|\w+days)|daily|weekly|monthly|often|regularly|"
+    r"(?:other\s+)?(?:" + _TIME_NOUN + r")(?:\s+(?:" + _TIME_NOUN + r"))?|(?:once|twice)\s+a\s+(?:" + _TIME_NOUN + r")"
+    r"|on\s+(?:weekends|weekdays|\w+days)|daily|weekly|monthly|often|regularly|"
     r"sometimes|a lot|loads|again|now|too|as well))+[\s.!]*$"
     # a negated verb with no object: "I'm on Python 3.12 and I can't upgrade because of a vendor library"
     r"|^\S+\s+(?:can'?t|cannot|couldn'?t|won'?t|don'?t|didn'?t|haven'?t|shouldn'?t)\s+[\w']+"
@@ -602,6 +620,8 @@ def _clauses(sentence: str) -> list[str]:
     parts are verbatim slices: the cut words (", and", ";", " and") belong to neither. A part that leans back on
     the one before (:data:`_LEANS_BACK`) undoes every cut: the sentence is read whole."""
     p = _plain(sentence)
+    if len(p) > MAX_SENTENCE_CHARS:  # not a sentence (never kept): no cut is looked for, in time linear in its size
+        return [sentence]
     parts: list[str] = []
     start = 0
     for m in _CUT.finditer(p):
@@ -609,7 +629,7 @@ def _clauses(sentence: str) -> list[str]:
         bare = not m.group(0).strip(" \t").startswith((",", ";"))
         segment = re.split(r"[,;:]\s*", left)[-1]  # the clause right before the cut, not a list item before it
         second = re.match(_I_SUBJECT, right, re.I) if bare else _SECOND_SUBJECT.match(right)
-        if not second or not _HAS_VERB.search(segment):
+        if not second or not _HAS_VERB.search(segment) or _SUBORDINATE.search(segment):
             continue
         parts.append(sentence[start:m.start()])
         start = m.end()
@@ -629,6 +649,12 @@ def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
     hypothetical or a passing state ("If it rains, I stay home, and I read") is judged whole, so a later clause
     never escapes the mood of the sentence it belongs to. A later clause that is not durable ("I'm a nurse, and
     I'm off today") is left out while the first is kept."""
+    asked = _trim_leading(sentence.strip().strip("\"'\u201c\u201d")).strip()
+    if isinstance(_remembered(asked), str):  # "Remember that I'm vegan, and my son is allergic to nuts": what it
+        kept = _durable(sentence)  # asks to keep is kept whatever it says (rule 2), clause by clause
+        parts = _clauses(kept[0]) if kept else []
+        return [(_capitalised(part), None) for part in parts if len(part.split()) >= 2] if len(parts) > 1 else \
+            ([kept] if kept else [])
     parts = _clauses(sentence)
     if len(parts) > 1:
         first = _durable(parts[0])
