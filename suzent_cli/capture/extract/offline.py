@@ -16,12 +16,18 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    "remember to …" is a reminder task, not a fact, and "remember when/that time …" recalls, it does not tell.
 3. Questions, greetings/thanks, hypotheticals ("if", "suppose", "maybe"), requests ("I need you to", "I'd like
    a …") and conversation management ("I think", "I mean", "I'll …") are dropped.
-4. A standing instruction to the assistant ("From now on, …", "Always …", "Never …") is kept (``interaction``).
+4. A standing instruction to the assistant ("From now on, …", "Always …", "Never …", "Please always answer in
+   bullet points", "Don't use emojis with me") is kept (``interaction``), also when asked as a question that says
+   it lasts ("Could you keep replies short from now on?", kept without its "?"); a one-off request, asked or told
+   ("Can you rename the file?", "Please fix this bug"), is not.
 5. Otherwise a sentence is kept only when its subject is the user ("I", "my", "we", "our", "me and …"), it
    says "<someone/something> is my …" ("Sam's my brother"), or the user's own clause follows a fronted phrase of
    time, place or circumstance ("At work, we use Postgres", "Since last week I work from Lisbon", "When I was a
    kid, I lived in Spain", "Recently I switched to neovim"; not a conditional "If …, I"): then the whole sentence
-   is kept, since the phrase often carries the when or where, and the rules below read the clause after it. Two
+   is kept, since the phrase often carries the when or where, and the rules below read the clause after it.
+   Habits and aversions are the user's too: "I drink green tea all day" ("all day" is of the day only when the
+   clause is not in the present simple: "I've been coding all day"), "I live on X", "Most mornings I …", "I never
+   touch Y", "I can't stand Y", "I won't use Y" (but "I won't give up" is a promise). Two
    subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
    year", not "Been playing it …", whose "it" points into the conversation), "(Just) started learning / doing
    …" and a life event told without its "I" ("Lost my job at Initech", "Got married in June"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
@@ -33,7 +39,11 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    means; a short sentence ending on "it" or "that": "I love it!", "I can try that"), someone else's passing opinion ("my friend thinks …"), "going to" without a long-term horizon, a
    sarcastic "love how / just love", or an acknowledgement or encouragement ("I see, thanks" — but "I see my
    parents weekly" is a habit —, "we can do it", "we should …", "I can't wait").
-6. The same fact said twice in a turn is kept once.
+6. The same fact said twice in a turn is kept once. A sentence that states two facts is cut into its clauses,
+   each kept on its own ("My daughter Mira starts school in Porto next September, and I'm learning Portuguese" →
+   two facts, the second keeping its "I"): only where a clause with its own subject and verb begins after ", and"
+   or ";" (or "I"/"we" after a bare "and"), never inside a list, a compound subject or a subordinate clause, and
+   never when the later clause leans on the first ("I have a dog, and I walk him daily"). See :func:`_clauses`.
 7. What does not read as a sentence is never kept: longer than 1000 characters, holding two or more bytes that
    were not UTF-8 (U+FFFD; one stray byte in a word is still the person's sentence, kept with its replacement
    character as the hooks promise), a control character or a bidirectional override, or less than half letters
