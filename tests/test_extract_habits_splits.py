@@ -101,6 +101,7 @@ def test_aversions_and_habits_are_preferences(text):
 @pytest.mark.parametrize("text", [
     "Could you keep code examples in TypeScript from now on?", "Can you always put the command before the explanation?",
     "Would you always answer in French going forward?",
+    "Would you mind keeping answers short from now on?", "Would you mind not using emojis going forward?",
 ])
 def test_a_standing_request_asked_as_a_question_is_kept_without_its_question_mark(text):
     assert kept(text) == [(text.rstrip("?"), "interaction")]
@@ -111,6 +112,7 @@ def test_a_standing_request_asked_as_a_question_is_kept_without_its_question_mar
     "Could you explain recursion to me?", "Would you keep going with the refactor?",
     "Can you keep an eye on the logs for a minute?", "Can you fix this from now on?",
     "Can you always tell when code is AI-generated?",  # a question about an ability
+    "Would you mind closing the window?",
 ])
 def test_a_one_off_request_or_a_question_asked_politely_is_dropped(text):
     assert kept(text) == []
@@ -122,6 +124,8 @@ def test_a_one_off_request_or_a_question_asked_politely_is_dropped(text):
 @pytest.mark.parametrize("text, parts", [
     (MIRA, ["My daughter Mira starts school in Porto next September", "I'm learning Portuguese."]),
     ("I'm a teacher and I live in Leeds.", ["I'm a teacher", "I live in Leeds."]),
+    ("My sister is a pilot with KLM, and I'm the youngest of four.",  # a superlative's "the" points nowhere
+     ["My sister is a pilot with KLM", "I'm the youngest of four."]),
     ("I'm vegan; my partner eats everything.", ["I'm vegan", "My partner eats everything."]),
     ("We moved to Tallinn in 2021; I work remotely for a Dutch firm.",
      ["We moved to Tallinn in 2021", "I work remotely for a Dutch firm."]),
@@ -141,6 +145,7 @@ def test_a_sentence_stating_two_facts_is_cut_into_two(text, parts):
     "I have a dog, and I walk him daily.", "I moved to Lisbon, and I love it there.", "I'm vegan; my partner isn't.",
     "My son Tomasz plays junior hockey, and I coach his team on Saturdays.", "I love hiking and I go every weekend.",
     "I'm on Python 3.12 and I can't upgrade because of a vendor library.",
+    "I moved to Lisbon last month and I love the food.",  # "the food" is Lisbon's
     "I used to smoke, but I quit in 2019.",  # "but" is never cut: the contrast is the fact
     # "and" inside a subordinate clause joins its parts (a LoCoMo turn the first version of the cut split)
     "My favourite memory is when we were down 10 in the 4th and I hit the buzzer-beater.",
@@ -181,3 +186,14 @@ def test_a_remember_request_stating_two_facts_is_cut_after_its_request_words():
     assert [c for c, _ in kept("Remember that I'm vegan, and my son is allergic to nuts.")] == [
         "I'm vegan", "My son is allergic to nuts."]
     assert kept("Remember to buy milk, and I'm vegan.") == []  # a reminder task: the sentence is judged whole
+
+
+@pytest.mark.parametrize("text", [
+    "Please don't ever use emojis with me.", "Please keep answers short and always include sources.",
+])
+def test_standing_requests_told_are_kept(text):
+    assert kept(text) == [(text, "interaction")]
+
+
+def test_the_answers_of_this_conversation_are_not_answers_in_general():
+    assert kept("Please check the answers.") == []

@@ -162,7 +162,7 @@ _POLITE = re.compile(
     r"i'?d\s+(?:like|love|prefer|appreciate\s+it\s+if)\s+(?:it\s+if\s+)?you(?:'d|\s+would)?\s+(?:to\s+)?|"
     r"i\s+(?:want|need|would\s+like)\s+you\s+to\s+|i'?d\s+rather\s+you\s+)", re.I)
 _IMPERATIVE = re.compile(
-    r"^(?P<adverb>(?:(?:always|never|generally|usually|by\s+default|don'?t|do\s+not|don'?t\s+ever|just)\s+)*)"
+    r"^(?P<adverb>(?:(?:always|never|ever|generally|usually|by\s+default|don'?t|do\s+not|just)\s+)*)"
     r"(?P<verb>[a-z]+)\b(?P<rest>.*)$", re.I | re.S)
 _STANDING_VERBS = frozenset("""
 write use keep give answer reply respond explain format name put show send add prefer default stick talk speak address
@@ -179,6 +179,8 @@ _BE_MANNER = re.compile(
 _GENERAL = re.compile(
     r"\b(?:with|to|for)\s+me\b|\b(?:before|when|whenever|every\s+time|each\s+time|any\s*time|if|unless)\s+(?:you|i)\b"
     r"|\bby\s+default\b|\bin\s+general\b|\bfrom\s+now\s+on\b|\bgoing\s+forward\b"
+    # answers in general, not "the answers" above: "Please keep answers short"
+    r"|(?<!\bthe\s)(?<!\bthese\s)(?<!\bthose\s)(?<!\bthis\s)(?<!\bthat\s)\b(?:answers|replies|responses|explanations)\b"
     r"|\b(?:my|our)\s+(?:\w+\s+)?(?:code|codebase|projects?|repos?|repositories|files|docs|documents|scripts|commits|"
     r"prs|pull\s+requests|emails|messages|tests|essays|writing|data|notes|functions|variables|branches|mockups|"
     r"designs|slides|reports|summaries|answers|questions)\b"
@@ -212,6 +214,20 @@ _ABOUT_WORKING_WITH_ME = re.compile(
 _ASK = re.compile(r"^(?:(?:please|pls)\s+)?(?:could|can|would|will)\s+you\b", re.I)
 _ABILITY = re.compile(r"^(?:(?:please|pls)\s+)?(?:can|could)\s+you\s+(?:always|ever|never|really)?\s*"
                       r"(?:tell|know|see|guess|predict|detect|recogni[sz]e|spot|hear|understand)\b", re.I)
+_MIND = re.compile(r"^(?:(?:please|pls)\s+)?would\s+you\s+mind\s+(?P<neg>not\s+)?(?P<verb>[a-z]+)ing\b", re.I)
+
+
+def _as_imperative(asked: str) -> str:
+    """``asked`` with "Would you mind (not) <verb>ing" put as "(don't) <verb>", the request it makes ("keeping" →
+    "keep", "using" → "use", "putting" → "put"), so the standing-request rule reads it; else ``asked``."""
+    m = _MIND.match(asked)
+    if not m:
+        return asked
+    stem = m.group("verb").lower()
+    verb = next((v for v in (stem, stem + "e", stem[:-1]) if v in _STANDING_VERBS), stem)
+    return ("don't " if m.group("neg") else "") + verb + asked[m.end():]
+
+
 _LASTING = re.compile(
     r"\b(?:always|never|from now on|from here on(?: out)?|going forward|moving forward|by default|in (?:the )?future|"
     r"whenever|every time|each time|any ?time|in general|in (?:all )?(?:your|future) (?:answers|replies|responses|"
@@ -520,7 +536,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     p = _plain(s)
     if p.rstrip().endswith("?") and _ASK.match(p) and _LASTING.search(p):
         asked = s.rstrip().rstrip("?").rstrip()  # "Could you keep replies short from now on?": a standing request
-        if (len(asked.split()) >= 4 and _standing_request(_plain(asked)) and not _DEICTIC.search(p)
+        if (len(asked.split()) >= 4 and _standing_request(_as_imperative(_plain(asked))) and not _DEICTIC.search(p)
                 and not _ABILITY.match(p)):
             return _capitalised(asked), "interaction"
     if len(s.split()) < 2 or p.endswith("?") or _SMALL_TALK.match(p):
@@ -609,13 +625,15 @@ _SECOND_SUBJECT = re.compile(
     r"^(?:" + _I_SUBJECT + r"|(?:my|our)\s+(?:[\w-]+\s+){1,3}?(?:" + _AUX + r"|'s|" + _LISTED_VERB + r")\b)", re.I)
 # A second clause that leans on the first is not a fact alone: a pronoun or "there"/"one"/"too" that points back
 # ("I have a dog, and I walk him daily", "I moved to Lisbon, and I love it there"), or it stops on an auxiliary
-# ("I'm vegan; my partner isn't"), or its verb has nothing after it but how often or when ("I love hiking and I go
+# ("I'm vegan; my partner isn't"), a definite "the" (it names what the first clause set up: "I moved to Lisbon, and
+# I love the food"; not before a superlative: "I'm the youngest of four"), or its verb has nothing after it but how often or when ("I love hiking and I go
 # every weekend": go where?).
 _TIME_NOUN = (r"(?:day|days|night|nights|morning|mornings|evening|evenings|afternoon|week|weeks|weekend|weekends|"
               r"month|months|year|years|summer|winter|spring|autumn|fall|time|\w+day|while)")
 _LEANS_BACK = re.compile(
     r"\b(?:it|its|it's|that|there|them|they|they're|those|this|these|he|she|him|her|his|hers|their|theirs|"
-    r"one|ones|too|either|both|same|so|then|neither|nor)\b|\b" + _AUX + r"[\s.!]*$"
+    r"one|ones|too|either|both|same|so|then|neither|nor|the(?!\s+(?:\w+est|only|first|last|most|least|best|worst)\b))\b"
+    r"|\b" + _AUX + r"[\s.!]*$"
     r"|^\S+\s+(?:(?:also|still|often|usually|always|just)\s+)?[\w']+(?:\s+(?:(?:every|each|most|once|twice|a)\s+"
     r"(?:other\s+)?(?:" + _TIME_NOUN + r")(?:\s+(?:" + _TIME_NOUN + r"))?|(?:once|twice)\s+a\s+(?:" + _TIME_NOUN + r")"
     r"|on\s+(?:weekends|weekdays|\w+days)|daily|weekly|monthly|often|regularly|"
