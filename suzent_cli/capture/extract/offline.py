@@ -669,6 +669,9 @@ def _clauses(sentence: str) -> list[str]:
     return parts
 
 
+_ASKS_TO_KEEP = re.compile(r"remember|forget|note|keep in mind", re.I)  # what a remember request holds (a cheap test)
+
+
 def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
     """The ``(kept text, forced category)`` pairs one sentence yields: its clauses' (:func:`_clauses`) when it
     states several facts and the first clause is one, else the sentence's own (:func:`_durable`), whole.
@@ -677,8 +680,8 @@ def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
     hypothetical or a passing state ("If it rains, I stay home, and I read") is judged whole, so a later clause
     never escapes the mood of the sentence it belongs to. A later clause that is not durable ("I'm a nurse, and
     I'm off today") is left out while the first is kept."""
-    asked = _trim_leading(sentence.strip().strip("\"'\u201c\u201d")).strip()
-    if isinstance(_remembered(asked), str):  # "Remember that I'm vegan, and my son is allergic to nuts": what it
+    asked = _trim_leading(sentence.strip().strip("\"'\u201c\u201d")).strip() if _ASKS_TO_KEEP.search(sentence) else ""
+    if asked and isinstance(_remembered(asked), str):  # "Remember that I'm vegan, and my son is allergic to nuts": what it
         kept = _durable(sentence)  # asks to keep is kept whatever it says (rule 2), clause by clause
         parts = _clauses(kept[0]) if kept else []
         return [(_capitalised(part), None) for part in parts if len(part.split()) >= 2] if len(parts) > 1 else \
