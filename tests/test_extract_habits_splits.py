@@ -197,3 +197,16 @@ def test_standing_requests_told_are_kept(text):
 
 def test_the_answers_of_this_conversation_are_not_answers_in_general():
     assert kept("Please check the answers.") == []
+
+
+@pytest.mark.parametrize("text", [
+    "I'm a nurse in Le\ufffdds, and I live in Li\ufffdbon.",  # two bytes that were not UTF-8, one in each clause
+    "I'm a nurse, and I live in \u202eLisbon.",  # a bidi override in the second clause
+])
+def test_what_does_not_read_as_a_sentence_is_not_kept_in_part_either(text):
+    assert kept(text) == []
+
+
+def test_one_stray_byte_in_one_clause_is_still_the_persons_two_facts():
+    assert [c for c, _ in kept("I'm a nurse in Le\ufffdds, and I live in Lisbon.")] == [
+        "I'm a nurse in Le\ufffdds", "I live in Lisbon."]

@@ -687,8 +687,8 @@ def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
         return [(_capitalised(part), None) for part in parts if len(part.split()) >= 2] if len(parts) > 1 else \
             ([kept] if kept else [])
     parts = _clauses(sentence)
-    if len(parts) > 1:
-        first = _durable(parts[0])
+    if len(parts) > 1 and _reads_as_text(sentence.strip()):  # two bad bytes, or an override, in a sentence make it
+        first = _durable(parts[0])  # no sentence (rule 7), whichever clause holds them
         if first:
             return [first, *filter(None, (_durable(part) for part in parts[1:]))]
     kept = _durable(sentence)
