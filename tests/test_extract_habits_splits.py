@@ -4,8 +4,11 @@ home, the daily log on disk); the rules behind them are pinned sentence by sente
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from conftest import invoke
 from suzent_cli.archive import read_text
 from suzent_cli.capture import extract_and_write
 from suzent_cli.capture.extract.offline import OfflineExtractor, _clauses
@@ -54,6 +57,19 @@ def test_trial_a_standing_request_is_captured_and_a_one_off_request_is_not(setti
     for one_off in ("Please fix this bug.", "Can you rename the file?"):
         result, _ = captured(settings, one_off)
         assert result.facts == [] and result.path is None
+
+
+def test_the_trial_turn_through_the_cli_logs_four_facts(home):
+    """``suzent capture --turn-from -`` (the command the hooks' turn ends up in) on the trial's words."""
+    turn = json.dumps([{"role": "user", "content": f"{TEA} {MIRA} Can you rename the file?"},
+                       {"role": "assistant", "content": "Sure. I drink coffee all day and never touch tea."}])
+    proc = invoke(home, "capture", "--turn-from", "-", "--extractor", "offline", "--json", input=turn,
+                  env_extra={"SUZENT_TODAY": "2026-06-10"})
+    assert proc.returncode == 0, proc.stderr
+    assert [f["content"] for f in json.loads(proc.stdout)["facts"]] == [
+        TEA, "My daughter Mira starts school in Porto next September", "I'm learning Portuguese."]
+    log = (home / "sandbox" / "shared" / "memory" / "archive" / "2026-06-10.md").read_text(encoding="utf-8")
+    assert "never touch coffee" in log and "never touch tea" not in log  # the assistant's words are not the user's
 
 
 def test_a_turn_mixing_all_four_keeps_exactly_the_facts(settings):
