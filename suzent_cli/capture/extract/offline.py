@@ -624,10 +624,10 @@ _SUBORDINATE = re.compile(r"\b(?:when|whenever|while|because|since|if|unless|aft
 _SECOND_SUBJECT = re.compile(
     r"^(?:" + _I_SUBJECT + r"|(?:my|our)\s+(?:[\w-]+\s+){1,3}?(?:" + _AUX + r"|'s|" + _LISTED_VERB + r")\b)", re.I)
 # A second clause that leans on the first is not a fact alone: a pronoun or "there"/"one"/"too" that points back
-# ("I have a dog, and I walk him daily", "I moved to Lisbon, and I love it there"), or it stops on an auxiliary
-# ("I'm vegan; my partner isn't"), a definite "the" (it names what the first clause set up: "I moved to Lisbon, and
-# I love the food"; not before a superlative: "I'm the youngest of four"), or its verb has nothing after it but how often or when ("I love hiking and I go
-# every weekend": go where?).
+# ("I have a dog, and I walk him daily", "I moved to Lisbon, and I love it there"), a definite "the" (it names what
+# the first clause set up: "I moved to Lisbon, and I love the food"; not before a superlative: "I'm the youngest of
+# four"), a stop on an auxiliary ("I'm vegan; my partner isn't"), a verb with nothing after it but how often or when
+# ("I love hiking and I go every weekend": go where?), or a negated verb with no object ("I can't upgrade").
 _TIME_NOUN = (r"(?:day|days|night|nights|morning|mornings|evening|evenings|afternoon|week|weeks|weekend|weekends|"
               r"month|months|year|years|summer|winter|spring|autumn|fall|time|\w+day|while)")
 _LEANS_BACK = re.compile(
@@ -681,14 +681,17 @@ def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
     never escapes the mood of the sentence it belongs to. A later clause that is not durable ("I'm a nurse, and
     I'm off today") is left out while the first is kept."""
     asked = _trim_leading(sentence.strip().strip("\"'\u201c\u201d")).strip() if _ASKS_TO_KEEP.search(sentence) else ""
-    if asked and isinstance(_remembered(asked), str):  # "Remember that I'm vegan, and my son is allergic to nuts": what it
-        kept = _durable(sentence)  # asks to keep is kept whatever it says (rule 2), clause by clause
+    if asked and isinstance(_remembered(asked), str):
+        # "Remember that I'm vegan, and my son is allergic to nuts": what a remember request asks to keep is kept
+        # whatever it says (rule 2), clause by clause.
+        kept = _durable(sentence)
         parts = _clauses(kept[0]) if kept else []
         return [(_capitalised(part), None) for part in parts if len(part.split()) >= 2] if len(parts) > 1 else \
             ([kept] if kept else [])
     parts = _clauses(sentence)
-    if len(parts) > 1 and _reads_as_text(sentence.strip()):  # two bad bytes, or an override, in a sentence make it
-        first = _durable(parts[0])  # no sentence (rule 7), whichever clause holds them
+    # Two bad bytes or an override make the sentence no sentence (rule 7), whichever clause holds them.
+    if len(parts) > 1 and _reads_as_text(sentence.strip()):
+        first = _durable(parts[0])
         if first:
             return [first, *filter(None, (_durable(part) for part in parts[1:]))]
     kept = _durable(sentence)
