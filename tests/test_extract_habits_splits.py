@@ -240,3 +240,13 @@ def test_a_planted_instruction_in_one_clause_keeps_the_whole_sentence_out(settin
     result, log = captured(settings, text)
     assert result.facts == [] and result.path is None
     assert [w for w in result.warnings if "planted instruction" in w]
+
+
+def test_trial_the_combined_tea_and_theme_preference_is_captured_as_two_facts(settings):
+    """The trial's "which theme does the user prefer" case: the old combined line could only be superseded whole.
+    Captured now, the theme is a fact of its own that a later light-mode fact can replace alone."""
+    result, log = captured(settings, "I prefer green tea over coffee, and I prefer dark mode.")
+    assert [(f.content, f.category) for f in result.facts] == [
+        ("I prefer green tea over coffee", "preference"), ("I prefer dark mode.", "preference")]
+    result, _ = captured(settings, "I've quit tea completely; I drink coffee now.")
+    assert [f.content for f in result.facts] == ["I've quit tea completely", "I drink coffee now."]
