@@ -156,7 +156,8 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
     assert fp == 0 and tp < olds  # without a model, most of these stay: never a false supersession
 
 
-BLIND = ["update_scenarios_blind.json", "update_scenarios_blind2.json", "update_scenarios_blind3.json"]
+BLIND = ["update_scenarios_blind.json", "update_scenarios_blind2.json", "update_scenarios_blind3.json",
+         "update_scenarios_blind4.json"]
 
 
 @pytest.mark.parametrize("name", BLIND)
