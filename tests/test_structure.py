@@ -15,7 +15,7 @@ import pytest
 from suzent_cli.promote import RankedClaim, one_value_per_slot
 from suzent_cli.vault import structure
 from suzent_cli.vault.pages import CLAIMS, PREVIOUSLY, read_page
-from suzent_cli.vault.supersede import REPLACES, UNRELATED, best_replaced, compare, read
+from suzent_cli.vault.supersede import REPLACES, UNRELATED, best_replaced, compare, names_another_old_value, read
 from tests.conftest import invoke
 
 # --- whose attribute -------------------------------------------------------------------------------------------
@@ -210,3 +210,41 @@ def test_trial_backlog_items_never_replace_one_another(trial_home):
 def test_trial_a_move_never_ends_the_daughters_school(trial_home):
     current, _ = _claims(trial_home / "notebook")
     assert "My daughter Mira starts school in Porto next September." in current
+
+
+# --- a value moved, a value named -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("The platform team has 6 engineers", "Platform team headcount: 11 engineers after the merger with infra"),
+    ("The admin portal runs Django 3.2", "Admin portal: Django 5.1, deployed Tuesday"),
+    ("Mobile app launch planned for Oct 3", "App launch slid to the week of Nov 10, QA needs more time"),
+    ("Thesis draft due to the supervisor on March 20", "Supervisor wants the thesis draft by April 24"),
+])
+def test_the_same_thing_with_a_new_number_or_date_in_other_words_is_a_change(older, newer):
+    assert compare(older, newer).relation == REPLACES
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Has 2 cats", "Wants 3 cats"),  # another verb: another statement
+    ("Uses Python 3.11", "Uses Python 3.12 and Go 1.22"),  # one name in common
+    ("The main database is PostgreSQL 14", "Nightly backups of the main database go to S3"),  # S3 is a name
+    ("Thesis draft due May 15", "Conference abstract due May 1"),
+    ("Sprint 12 retro went well", "Sprint 13 retro is on Friday"),
+])
+def test_a_number_in_a_statement_about_something_else_changes_nothing(older, newer):
+    assert compare(older, newer).relation != REPLACES
+
+
+def test_a_change_that_names_what_it_replaces_ends_only_a_claim_holding_it():
+    assert compare("Uses npm for the frontend", "Uses pnpm instead of npm").relation == REPLACES
+    assert compare("frontend build: node v20 LTS (pinned in .nvmrc)", "Uses pnpm instead of npm").relation \
+        != REPLACES
+    assert best_replaced("Uses pnpm instead of npm", ["frontend build: node v20 LTS"], _CloseJudge()) is None
+    # "from now on" names no old value
+    assert not names_another_old_value(read("Wants replies in English"), read("From now on reply in French please"))
+
+
+def test_a_transcript_speaker_is_not_a_subject_but_a_note_label_is():
+    assert read("Caroline: I moved to Lisbon last year").body == "i moved to lisbon last year"
+    assert read("Caroline: Yeah, painting is so relaxing for me these days").body.startswith("yeah")
+    assert read("Admin portal: Django 5.1").body == "admin portal django 5.1"

@@ -317,11 +317,27 @@ def compare(older: str | Statement, newer: str | Statement, judge: ValueJudge | 
     return verdict
 
 
+_NOT_A_VALUE = frozenset("now today tomorrow tonight here there then next scratch time home work "
+                         "monday tuesday wednesday thursday friday saturday sunday".split())  # "from now on"
+_NAMED_OLD = re.compile(r"\b(?:instead of|rather than|in place of|from)\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
+                        r"([a-z0-9][a-z0-9.+#'’-]*)")
+
+
+def names_another_old_value(older: Statement, newer: Statement) -> bool:
+    """True when ``newer`` names the value it replaces ("Uses pnpm instead of npm", "moved from Jira to Linear",
+    "rather than the bus") and ``older`` does not hold it: the change is about something else, whatever else the two
+    share ("instead of npm" ends no claim about Node)."""
+    named = [stem(m.group(1)) for m in _NAMED_OLD.finditer(newer.body or newer.key)
+             if (w := m.group(1).strip(".'’-")) not in _STOP and w not in _NOT_A_VALUE and w not in _DATE_WORDS
+             and not any(c.isdigit() for c in w)]
+    return bool(named) and not any(n in older.words for n in named)
+
+
 def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
     """A pair the model may look at: the words found it unrelated for want of shared words (no shared anchor; not
     a restatement, not a past event) and the newer one names the value it changes to."""
     return lexical.relation == UNRELATED and not (a.anchors & b.anchors) and not a.event and \
-        not other_holders(a, b) and \
+        not other_holders(a, b) and not names_another_old_value(a, b) and \
         not _asks(a) and not _asks(b) and \
         not is_repeat(a.key, b.key) and value_of(b) is not None
 
@@ -404,7 +420,8 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
         if (target := _target(b.key)) and target <= a.anchors:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
-        return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
+        if not names_another_old_value(a, b):  # "instead of npm" ends nothing that does not say npm
+            return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
     if not same_frame(a, b):
         if not b.cue and _only_specifics_differ(a, b):
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
