@@ -248,3 +248,21 @@ def test_a_transcript_speaker_is_not_a_subject_but_a_note_label_is():
     assert read("Caroline: I moved to Lisbon last year").body == "i moved to lisbon last year"
     assert read("Caroline: Yeah, painting is so relaxing for me these days").body.startswith("yeah")
     assert read("Admin portal: Django 5.1").body == "admin portal django 5.1"
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Reports to Hannah on the payments team", "Line manager: Oleksandr (platform group)"),
+    ("Address: flat in Kreuzberg, Berlin", "Home is Utrecht, NL"),
+    ("Uses LastPass for passwords", "Ditched LastPass after the breach, everything lives in 1Password"),
+    ("Budget for the new car is about 25k", "Car budget crept up to 32k after test-driving the hybrid"),
+])
+def test_more_ways_of_saying_a_slot_or_a_change(older, newer):
+    assert compare(older, newer).relation == REPLACES
+
+
+def test_a_participle_with_a_preposition_is_a_state_not_an_event():
+    assert not read("Employed by the city council, planning department").event
+    assert not read("Based in Leeds").event
+    assert read("Adopted Biscuit from a shelter").event
+    assert compare("Hannah is organising the team offsite", "Line manager: Oleksandr (platform group)").relation \
+        != REPLACES  # Hannah's offsite is no manager statement

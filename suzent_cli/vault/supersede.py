@@ -77,17 +77,21 @@ CUES = re.compile(
     r"lost (?:our|my|his|her|their)|put down|new|promoted|took over|taken over|pushed back|postponed|"
     r"brought forward|delayed|extended|rescheduled|was moved|got (?:engaged|married|divorced|promoted|fired|hired)|"
     r"divorced|separated|broke up|became|is now|are now|not anymore|"
+    r"ditched|ditching|scrapped|shelved|cancell?ed|canceled|jumped ship|tied the knot|gave in|caved|"
+    r"took the plunge|handed in (?:my|his|her|their) notice|moved on from|got rid of|phased out|"
     # a quantity that moved: "went up to $1,850", "rose by 5%", "was cut to 3 days" (a number must follow, so
     # "went up to Scotland" and "grew up in Porto" are no change)
     r"(?:went|gone|rose|risen|increased|decreased|fell|fallen|climbed|grew|grown|shrank|shrunk|raised|lowered|"
-    r"bumped|jumped|dropped|cut|reduced)(?: (?:up|down|back|again))? (?:to|by)(?= [$€£]?\d))\b")
+    r"bumped|jumped|dropped|cut|reduced|crept|creeping|slid|slipped)(?: (?:up|down|back|again))? (?:to|by)"
+    r"(?= [$€£]?\d))\b")
 # Words of the cues: never anchors (a shared "now" says nothing about the subject).
 _CUE_WORDS = frozenset(
     "now nowadays these days from on any more anymore no longer instead of switched switching swapped changed "
     "moved relocated migrated upgraded downgraded updated to replaced rewrote rewritten quit quitting gave up "
     "given stopped dropped left sold retired passed away died lost put down new promoted took over taken pushed "
     "back postponed brought forward delayed extended rescheduled was got engaged married divorced fired hired "
-    "separated broke became is are not went gone up down again".split())  # not "rose", "cut", …: also names, nouns
+    "separated broke became is are not went gone up down again ditched ditching scrapped shelved cancelled canceled "
+    "jumped ship tied knot gave caved took plunge handed notice rid phased crept creeping slid slipped".split())  # not "rose", "cut", …: also names, nouns
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from into onto over under about as than that this "
     "these those there here it its it's i i'm i've me my mine we we're we've us our ours you your he him his she "
@@ -209,6 +213,7 @@ def _body(key: str, text: str | None = None) -> str:
     return f"{label} {rest}"
 
 
+_STATE_PREPOSITIONS = frozenset({"by", "in", "at", "to", "as", "with", "on", "for"})  # "Employed by", "Based in"
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
 
@@ -278,7 +283,10 @@ def _read_one(text: str, whose: str) -> Statement:
     anchors = frozenset(stem(w) for w in content if w not in _CUE_WORDS) - _LIGHT
     lead = _LEAD.sub("", body)
     first = (_WORD.findall(lead) or [""])[0]
-    event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
+    after = (_WORD.findall(lead) or ["", ""])[1:2]
+    # "Adopted Biscuit from a shelter" happened; "Employed by the council", "Based in Leeds" are states
+    event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4
+                                                          and not (after and after[0] in _STATE_PREPOSITIONS)))
     return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose, (), body)
 
 
