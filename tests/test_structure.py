@@ -266,3 +266,11 @@ def test_a_participle_with_a_preposition_is_a_state_not_an_event():
     assert read("Adopted Biscuit from a shelter").event
     assert compare("Hannah is organising the team offsite", "Line manager: Oleksandr (platform group)").relation \
         != REPLACES  # Hannah's offsite is no manager statement
+
+
+def test_another_act_or_another_team_with_a_number_is_no_moved_value():
+    assert compare("Picks the kids up from school at 3 pm", "Drops the kids at school at 8:20").relation != REPLACES
+    assert compare("The platform team has 6 engineers", "The data team has 4 engineers").relation != REPLACES
+    assert compare("Our Pro plan costs $29 per month", "The Team plan costs $99 per month").relation != REPLACES
+    assert compare("Goes to the gym Monday, Wednesday and Friday mornings",
+                   "Goes to the climbing gym with friends on Saturdays").relation != REPLACES

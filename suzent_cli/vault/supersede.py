@@ -101,7 +101,7 @@ _STOP = frozenset(
     "was were do does did done doing will would can could should shall may might must not no yes one two".split())
 # Verbs that carry little subject of their own ("Uses X", "Likes Y"): part of a frame, never its anchor.
 _LIGHT = frozenset("ha has hav have had use lik like prefer want get got tak take mak make go keep".split())
-_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv"}
+_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv", "goe": "go", "doe": "do"}
 _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
     "drove rode sang read heard told thought brought caught fought sent lent kept slept felt paid ate drank swam "
@@ -471,7 +471,19 @@ def specific_moved(older: Statement, newer: Statement) -> str | None:
     shared = wa & wb
     if len(shared - _LIGHT) < MIN_MOVED_SHARED or len(shared) < MOVED_SHARE * min(len(wa), len(wb)):
         return None  # "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22": one name in common is not one thing
+    if _head(older) not in newer.words and _head(newer) not in older.words:
+        return None  # "Picks the kids up from school at 3 pm" / "Drops the kids at school at 8:20": another act
+    if modifier_swap(older, newer):
+        return None  # "The platform team has 6 engineers" / "The data team has 4 engineers": another team
     return ", ".join(sorted(shared))
+
+
+def _head(s: Statement) -> str | None:
+    """The stem of the first content word of ``s`` that is not a light verb (after "I", "the user", …): the
+    verb or the thing a statement is about ("Picks the kids up" → ``pick``; "Our Pro plan costs" → ``pro``)."""
+    lead = _LEAD.sub("", s.body or s.key)
+    return next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-,") not in _STOP
+                 and stem(w) not in _LIGHT), None)
 
 
 # A number as a value: "14", "3.12", "v20", "$1,850", "10:30", "25k", "92kg", "3pm", "2nd"; not a name with a digit
