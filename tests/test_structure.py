@@ -274,3 +274,8 @@ def test_another_act_or_another_team_with_a_number_is_no_moved_value():
     assert compare("Our Pro plan costs $29 per month", "The Team plan costs $99 per month").relation != REPLACES
     assert compare("Goes to the gym Monday, Wednesday and Friday mornings",
                    "Goes to the climbing gym with friends on Saturdays").relation != REPLACES
+
+
+def test_a_reported_question_states_nothing():
+    assert compare("Daily driver is a ThinkPad X1 Carbon",
+                   "Asked whether the X1 Carbon battery can be replaced at home").relation == UNRELATED

@@ -363,9 +363,16 @@ def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJud
             for z in scores]
 
 
+# A question reported rather than asked: "Asked whether the battery can be replaced", "Wondered how to …".
+_REPORTED_QUESTION = re.compile(r"^(?:(?:the user|i|he|she|they|we)\s+)?(?:asked|asks|asking|wondered|wonders|"
+                                r"wanted to know|wants to know|enquired|inquired)\s+(?:me\s+|us\s+)?"
+                                r"(?:whether|if|how|what|which|when|where|why|who|about|for)\b")
+
+
 def _asks(s: Statement) -> bool:
-    """True when ``s`` is a question ("Team size is 7?"): it asks, it states no value."""
-    return s.key.rstrip(" .!").endswith("?")
+    """True when ``s`` is a question ("Team size is 7?", "Asked whether the X1 battery can be replaced"): it asks,
+    it states no value."""
+    return s.key.rstrip(" .!").endswith("?") or bool(_REPORTED_QUESTION.match(s.body or s.key))
 
 
 def _compare(a: Statement, b: Statement) -> Verdict:
