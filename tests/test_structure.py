@@ -279,3 +279,8 @@ def test_another_act_or_another_team_with_a_number_is_no_moved_value():
 def test_a_reported_question_states_nothing():
     assert compare("Daily driver is a ThinkPad X1 Carbon",
                    "Asked whether the X1 Carbon battery can be replaced at home").relation == UNRELATED
+
+
+def test_a_moved_number_needs_the_same_thing_named_the_same_way():
+    assert compare("Tax return due April 30", "Tax payment due June 15").relation != REPLACES
+    assert compare("Conference abstract due May 1", "Conference talk slides due May 20").relation != REPLACES

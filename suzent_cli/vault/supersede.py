@@ -480,9 +480,24 @@ def specific_moved(older: Statement, newer: Statement) -> str | None:
         return None  # "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22": one name in common is not one thing
     if _head(older) not in newer.words and _head(newer) not in older.words:
         return None  # "Picks the kids up from school at 3 pm" / "Drops the kids at school at 8:20": another act
-    if modifier_swap(older, newer):
-        return None  # "The platform team has 6 engineers" / "The data team has 4 engineers": another team
+    if modifier_swap(older, newer) or _another_head(older, newer):
+        return None  # "The platform team has 6 engineers" / "The data team has 4 engineers": another team;
+        # "Tax return due April 30" / "Tax payment due June 15": another thing of the same kind
+    if len(wa - wb - _LIGHT) > MAX_MOVED_UNSHARED:
+        return None  # the older one says more about its thing than the newer one repeats: maybe another thing
     return ", ".join(sorted(shared))
+
+
+MAX_MOVED_UNSHARED = 1  # words of the older statement (not numbers, dates or light verbs) the newer may leave out
+
+
+def _another_head(older: Statement, newer: Statement) -> bool:
+    """True when a word that modifies a thing in one statement modifies another thing in the other ("tax return" /
+    "tax payment", "conference abstract" / "conference talk"): two things of one kind."""
+    heads_a = {m: h for h, m in _pairs(older).items()}
+    heads_b = {m: h for h, m in _pairs(newer).items()}
+    return any(heads_b.get(m) not in (None, h) and heads_b[m] not in older.words and h not in newer.words
+               for m, h in heads_a.items())
 
 
 def _head(s: Statement) -> str | None:
