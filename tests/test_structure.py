@@ -283,3 +283,20 @@ def test_a_reported_question_states_nothing():
 def test_a_moved_number_needs_the_same_thing_named_the_same_way():
     assert compare("Tax return due April 30", "Tax payment due June 15").relation != REPLACES
     assert compare("Conference abstract due May 1", "Conference talk slides due May 20").relation != REPLACES
+
+
+def test_a_thing_owned_by_name_is_that_names_and_a_change_of_the_user_does_not_end_it():
+    assert structure.holder("Quillfeather's main product is written in Elixir.") == "quillfeather"
+    assert structure.holder("It's raining") == structure.holder("Today's standup is at 9") == "user"
+    assert best_replaced("I left Quillfeather and joined Marrow Health last week.",
+                         ["I work at Quillfeather, a small invoicing startup.",
+                          "Quillfeather's main product is written in Elixir."]) == 0
+    assert compare("Anouk's clinic treats mostly horses.",
+                   "Anouk and I tied the knot at the town hall, so she's my wife.").relation == UNRELATED
+
+
+def test_a_new_value_of_the_kind_the_older_gave_is_the_better_match():
+    assert best_replaced("I now go into the office only on Tuesdays and Thursdays.",
+                         ["The office is in Canary Wharf.", "I work from the office Monday to Wednesday."]) == 1
+    assert compare("Grant application due March 20",
+                   "Progress report for the existing grant due March 31").relation != REPLACES

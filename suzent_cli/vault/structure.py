@@ -54,17 +54,28 @@ _FILLER = re.compile(r"^(?:(?:also|and|so|btw|fyi|oh|ok|okay|well|update|note|ac
 _ME = re.compile(r"^(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|we|we're|we’re|we've|me|the user|user)\b", re.I)
 
 
+# A subject owned by a named thing or person: "Quillfeather's main product is …", "Anouk's clinic treats …".
+_POSSESSIVE_SUBJECT = re.compile(r"^([A-Za-z][\w-]*)(?:'s|’s|s'|s’)\s+[a-z]")
+# Contractions and time words that look like an owner: "It's", "That's", "Today's standup", "Let's".
+_NOT_OWNERS = frozenset("it that what there here he she who let today tomorrow yesterday tonight everyone everybody "
+                        "nobody someone somebody one this where how when why user my our your".split())
+
+
 @functools.lru_cache(maxsize=16384)
 def holder(text: str) -> str:
     """Whose attribute ``text`` (one statement, as written) is about: :data:`USER`, or the relational noun of its
     subject in lower case (``"brother"``, ``"parents"``, ``"friend"``). A possessive subject ("Neighbour's cat
-    Mochi visits", "Parents' dog Biscuit") is the possessor's. "Anika and I …" is the user's."""
+    Mochi visits", "Parents' dog Biscuit", "Quillfeather's main product", "Anouk's clinic") is the possessor's.
+    "Anika and I …" is the user's."""
     t = " ".join(str(text).split())
     t = _FILLER.sub("", t)
     if _ME.match(t):
         return USER
     m = _SUBJECT_PERSON.match(t)
     if not m:
+        owner = _POSSESSIVE_SUBJECT.match(t)
+        if owner and owner.group(1).lower() not in _NOT_OWNERS:
+            return owner.group(1).lower().replace("’", "'")  # "Quillfeather's main product", "Anouk's clinic"
         return USER
     rest = t[m.end():]
     if not m.group("poss") and _IDENTITY.match(rest):

@@ -400,12 +400,13 @@ _RESTATED = "a restatement"
 
 
 def other_holders(a: Statement, b: Statement) -> bool:
-    """True when ``a`` and ``b`` are about two different people's attributes ("I live in Leeds" / "Brother lives in
-    Leeds") and neither names the other's holder ("Rufus passed away" names the user's dog, so it may still end
-    "Has a beagle called Rufus"): nothing one says can replace the other."""
+    """True when the older ``a`` and the newer ``b`` are about two different holders' attributes ("I live in Leeds"
+    / "Brother lives in Leeds"; "Quillfeather's main product is written in Elixir" / "I left Quillfeather"), unless
+    the newer one's holder is named in the older one ("Rufus's vet says he is healthy" may end "Has a beagle
+    called Rufus"): nothing one says can replace the other."""
     if a.holder == b.holder:
         return False
-    return not ((a.holder != USER and stem(a.holder) in b.words) or (b.holder != USER and stem(b.holder) in a.words))
+    return not (b.holder != USER and stem(b.holder) in a.words)
 
 
 def _compare_one(a: Statement, b: Statement) -> Verdict:
@@ -431,12 +432,17 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
     if _numbered_things(a, b):
         # "Backlog item 03 …" / "Moved backlog item 04 to the next sprint": two items of one list, never one
         return Verdict(UNRELATED, score, "different numbered things")
-    if b.cue and not _only_a_new_thing(a, b) and (not _only_a_weak_now(a, b) or modifier_swap(a, b)):
+    kind = _kind_moved(a, b) if b.cue else None
+    if b.cue and not _only_a_new_thing(a, b) and (not _only_a_weak_now(a, b) or modifier_swap(a, b) or kind):
         if (target := _target(b.key)) and target <= a.anchors:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
         if not names_another_old_value(a, b):  # "instead of npm" ends nothing that does not say npm
-            return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
+            # a new value of the kind the older one gives (days for days, a price for a price) is the better match:
+            # "I now go into the office only on Tuesdays" ends "Works from the office Monday to Wednesday", not
+            # "The office is in Canary Wharf"
+            return Verdict(REPLACES, score + (1.0 if kind else 0.0),
+                           f"'{b.cue}' about {', '.join(sorted(shared))}" + (f", new {kind}" if kind else ""))
     if not same_frame(a, b):
         if not b.cue and _only_specifics_differ(a, b):
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
@@ -480,6 +486,8 @@ def specific_moved(older: Statement, newer: Statement) -> str | None:
         return None  # "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22": one name in common is not one thing
     if _head(older) not in newer.words and _head(newer) not in older.words:
         return None  # "Picks the kids up from school at 3 pm" / "Drops the kids at school at 8:20": another act
+    if not set(_heads(older, 2)) <= newer.words:
+        return None  # "Grant application due March 20" / "Progress report for the grant due March 31": another thing
     if modifier_swap(older, newer) or _another_head(older, newer):
         return None  # "The platform team has 6 engineers" / "The data team has 4 engineers": another team;
         # "Tax return due April 30" / "Tax payment due June 15": another thing of the same kind
@@ -498,6 +506,54 @@ def _another_head(older: Statement, newer: Statement) -> bool:
     heads_b = {m: h for h, m in _pairs(newer).items()}
     return any(heads_b.get(m) not in (None, h) and heads_b[m] not in older.words and h not in newer.words
                for m, h in heads_a.items())
+
+
+def _heads(s: Statement, n: int) -> list[str]:
+    """The stems of the first ``n`` content words of ``s`` that are not light verbs, numbers or dates: what the
+    statement names first ("Grant application due March 20" → ``grant``, ``applic``)."""
+    lead = _LEAD.sub("", s.body or s.key)
+    out = [stem(w) for w in _WORD.findall(lead) if w.strip(".'’-,") not in _STOP and stem(w) not in _LIGHT]
+    return [w for w in out if w not in _DATE_WORDS and not any(c.isdigit() for c in w)][:n]
+
+
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri "
+                      "sat sun weekday weekend".split())
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july "
+                    "august september october november december".split())
+
+
+def _value_kinds(s: Statement) -> dict[str, set[str]]:
+    """The values ``s`` gives by kind: ``weekday``, ``month``, ``time`` ("3pm", "10:30"), ``money``, ``version``
+    ("3.12", "v20"), ``number``."""
+    out: dict[str, set[str]] = {}
+    for w in (w.strip(".'’-,") for w in _WORD.findall(s.body or s.key)):
+        bare = w[:-1] if w.endswith("s") and w[:-1] in _WEEKDAYS else w
+        if bare in _WEEKDAYS:
+            kind = "weekday"
+        elif w in _MONTHS:
+            kind = "month"
+        elif re.fullmatch(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d", w):
+            kind = "time"
+        elif re.fullmatch(r"[$€£]\d[\d.,]*k?|\d[\d.,]*k", w):
+            kind = "money"
+        elif re.fullmatch(r"v?\d+\.\d+(?:\.\d+)?|v\d+", w):
+            kind = "version"
+        elif re.fullmatch(r"\d[\d,]*", w):
+            kind = "number"
+        else:
+            continue
+        out.setdefault(kind, set()).add(bare)
+    return out
+
+
+def _kind_moved(older: Statement, newer: Statement) -> str | None:
+    """The kind of value (:func:`_value_kinds`) both statements give with no value in common, or None: the newer
+    one gives a new value of the kind the older one gave."""
+    ka, kb = _value_kinds(older), _value_kinds(newer)
+    for kind in ("weekday", "time", "money", "version", "month", "number"):
+        if kind in ka and kind in kb and not ka[kind] & kb[kind]:
+            return kind
+    return None
 
 
 def _head(s: Statement) -> str | None:
