@@ -134,7 +134,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("recall.subject_boost", "number", 0.4, "Relevance a row gains when its subject (its first word) is a "
             "name the query uses; 0 = off.", more="\"What do Melanie's kids like?\" lifts \"Melanie: …\" and "
             "\"Melanie's kids …\" rows, not rows that only mention Melanie. LoCoMo dev recall@5/@10 68.4/77.4 -> "
-            "73.4/79.2 (BENCHMARKS.md, issue 27; tuned on its first four conversations, the last three gained "
+            "73.4/79.3 (BENCHMARKS.md, issue 27; tuned on its first four conversations, the last three gained "
             "+5.5/+2.3). Every mode.", env=("SUZENT_SUBJECT_BOOST",), limits=(0, 1), check="use",
             attr="subject_boost"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
