@@ -43,6 +43,8 @@ def test_query_names_are_capitalised_words_that_are_not_stop_words():
     assert query_names("Would Caroline and Jon go to Porto?") == {"caroline", "jon", "porto"}
     assert query_names("which editor does the user use") == frozenset()
     assert query_names("I think A is fine") == frozenset()  # "I" is a stop word, "A" one letter
+    assert query_names("Where does Ólafur live?") == {"ólafur"}  # any script's capitals
+    assert query_names("") == frozenset() and query_names("\x00 ?? 12") == frozenset()
 
 
 def test_a_rows_subject_is_its_first_word_when_it_is_a_name():
@@ -51,6 +53,8 @@ def test_a_rows_subject_is_its_first_word_when_it_is_a_name():
     assert row_subject("- [personal] Anna likes tea") == "anna"  # a list bullet and a category are not words
     assert row_subject("the user's dog is called Biscuit") is None
     assert row_subject("") is None
+    assert row_subject("Ólafur: hæ") == "ólafur"
+    assert row_subject("123 Main Street") is None and row_subject("   ") is None
     assert names_subject(frozenset({"anna"}), "Anna: hello") == "anna"
     assert names_subject(frozenset({"anna"}), "Ben: thanks, Anna!") is None  # only mentioned: not its subject
     assert names_subject(frozenset(), "Anna: hello") is None
@@ -137,3 +141,30 @@ def test_the_setting_turns_it_off_and_a_bad_value_is_a_config_error(tmp_path):
     for bad in ("many", 2, float("nan")):
         with pytest.raises(ConfigInvalid):
             recall(dataclasses.replace(s, subject_boost=bad), emb, "Where has Anna camped?", limit=1, log=False)
+
+
+def test_the_cli_explains_the_step_and_its_setting_turns_it_off(home):
+    """``recall --explain`` names the subject and the boost; ``--json --explain`` has ``subject`` and
+    ``subject_boost``; SUZENT_SUBJECT_BOOST=0 gives the order without it; a bad value is one ``Error:`` line."""
+    import json
+    import re
+
+    from conftest import HASH_ENV, invoke
+
+    env = HASH_ENV | {"SUZENT_NOW": "2026-11-28"}
+    for fact in ROWS:
+        assert invoke(home, "capture", "--fact", fact, env_extra=env).returncode == 0
+    assert invoke(home, "index", env_extra=env).returncode == 0
+    out = json.loads(invoke(home, "recall", "Where has Anna camped?", "--json", "--explain", env_extra=env).stdout)
+    first = out["hits"][0]
+    assert first["content"].startswith("Anna: I went on a camping trip")
+    assert first["subject"] == "anna" and first["subject_boost"] == SUBJECT_BOOST
+    text = re.sub(r"\x1b\[[0-9;]*m", "", invoke(home, "recall", "Where has Anna camped?", "--explain",
+                                                  env_extra=env).stdout)
+    assert f"+ subject {SUBJECT_BOOST:g} (the row is about 'anna', a name the query uses)" in " ".join(text.split())
+    off = json.loads(invoke(home, "recall", "Where has Anna camped?", "--json", "--explain",
+                            env_extra=env | {"SUZENT_SUBJECT_BOOST": "0"}).stdout)
+    assert off["hits"][0]["content"].startswith("Ben: we camped") and off["hits"][0]["subject"] is None
+    bad = invoke(home, "recall", "Where has Anna camped?", env_extra=env | {"SUZENT_SUBJECT_BOOST": "lots"})
+    assert bad.returncode != 0 and bad.stderr.strip().startswith("Error:") and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
