@@ -168,3 +168,15 @@ def test_the_cli_explains_the_step_and_its_setting_turns_it_off(home):
     bad = invoke(home, "recall", "Where has Anna camped?", env_extra=env | {"SUZENT_SUBJECT_BOOST": "lots"})
     assert bad.returncode != 0 and bad.stderr.strip().startswith("Error:") and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_pending_line_gets_the_step_as_it_will_once_indexed(tmp_path):
+    """A line captured after the last index pass (read-your-writes, :mod:`suzent_cli.index.pending`) is ranked
+    with the step too, and lands where it lands once indexed."""
+    s, emb = _home(tmp_path, rows=ROWS[2:])  # neither camping line indexed
+    write_facts(s, [Fact(ROWS[0]), Fact(ROWS[1])], day=dt.date(2026, 5, 3), time="10:00", session="c")
+    pending = recall(s, emb, "Where has Anna camped?", limit=3, log=False)
+    assert pending[0].content == ROWS[1] and pending[0].subject == "anna"
+    run_index(s, embedder=emb)
+    indexed = recall(s, emb, "Where has Anna camped?", limit=3, log=False)
+    assert [h.content for h in indexed][:2] == [h.content for h in pending][:2]
