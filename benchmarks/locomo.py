@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
                                 [--skip N] [--context-window N] [--cache DIR] [--json OUT]
-                                [--capture fact,extractor] [--dream [after|both]] [--resident]
+                                [--capture fact,extractor] [--dream [after|both]] [--resident] [--subject-boost B]
 
 ``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
 half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
@@ -363,10 +363,14 @@ def ranked_turns(hits, provenance: Provenance | None) -> list[str]:
 
 
 def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
-             search_fn=search, provenance: Provenance | None = None, rerank_top: int = 0) -> None:
+             search_fn=search, provenance: Provenance | None = None, rerank_top: int = 0,
+             subject_boost: float | None = None) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]`` (``rerank_top``: the setting
-    ``recall.rerank``, passed to :func:`suzent_cli.recall.search`)."""
+    ``recall.rerank``; ``subject_boost``: the setting ``recall.subject_boost``, None for its default; both passed
+    to :func:`suzent_cli.recall.search`)."""
     extra = {"rerank_top": rerank_top} if rerank_top else {}
+    if subject_boost is not None:
+        extra["subject_boost"] = subject_boost
     for mode in modes:
         acc = scores[mode]
         for q in questions:
@@ -463,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
                              "BM25 and, under the ANN threshold, vectors from memory)")
     parser.add_argument("--rerank", type=int, default=0, metavar="N",
                         help="re-rank the top N candidates by their own text (the setting recall.rerank; 0: off)")
+    parser.add_argument("--subject-boost", type=float, default=None, metavar="B",
+                        help="relevance a row whose subject is a name the query uses gains (the setting "
+                             "recall.subject_boost; default: its default; 0: off, the ranking before issue 27)")
     parser.add_argument("--dream", nargs="?", const="after", default=None, choices=("after", "both"),
                         help="run the dream (rules engine + reconcile) over each home before recalling ('both': "
                              "recall before and after it, on the same capture); vault hits map back to turns "
@@ -509,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
                     if args.resident and not store.keep_resident(wait=True):
                         print(f"  {conv.sample_id}: no resident copy (over the cap): lance answers", file=sys.stderr)
                     evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings),
-                             rerank_top=args.rerank)
+                             rerank_top=args.rerank, subject_boost=args.subject_boost)
                     if dreamed == phases[0]:
                         survival[capture].add(conv, built.kept if built.kept is not None
                                               else locomo_e2e.kept_per_turn(settings))

@@ -131,6 +131,12 @@ SETTINGS: tuple[Setting, ...] = (
             more="Each recall then encodes that many facts with the model (about 0.5 s for 15 on one core with "
             "all-MiniLM-L6-v2); LoCoMo dev recall@5/@10 +0.6/+1.1 at 15 (BENCHMARKS.md, issue 16). Hybrid and "
             "vector modes only.", env=("SUZENT_RERANK",), limits=(0, 100), check="use", attr="rerank_top"),
+    Setting("recall.subject_boost", "number", 0.4, "Relevance a row gains when its subject (its first word) is a "
+            "name the query uses; 0 = off.", more="\"What do Melanie's kids like?\" lifts \"Melanie: …\" and "
+            "\"Melanie's kids …\" rows, not rows that only mention Melanie. LoCoMo dev recall@5/@10 68.4/77.4 -> "
+            "73.4/79.3 (BENCHMARKS.md, issue 27; tuned on its first four conversations, the last three gained "
+            "+5.5/+2.3). Every mode.", env=("SUZENT_SUBJECT_BOOST",), limits=(0, 1), check="use",
+            attr="subject_boost"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key or a local base_url is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
@@ -350,6 +356,7 @@ class Settings:
     serve_autostart: bool | None = _default("serve.autostart")
     serve_idle_minutes: float = _default("serve.idle_minutes")
     rerank_top: int = _default("recall.rerank")
+    subject_boost: float = _default("recall.subject_boost")
     sync_remote: str | None = _default("sync.remote")
     sync_dream: str = _default("sync.dream")
     now: dt.datetime | None = _default("now")

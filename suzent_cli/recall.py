@@ -40,6 +40,12 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    thing, so without this it outranks the statement that answers. It still lends its share to its neighbours (the
    answer usually follows it), since the factor applies after step 3.
 
+3d. **Subject** (:func:`names_subject`, the setting ``recall.subject_boost``): when the query names someone or
+   something by a proper name ("What do Melanie's kids like?") and a row's subject is that name (the row starts with
+   it: "Mira starts school in Porto", "Melanie: I signed up for pottery"), the row gains
+   :data:`SUBJECT_BOOST`. A row that only mentions the name ("Thanks, Melanie!") gains nothing: the statement is
+   about its subject, so the evidence about the named one is what they said or what is said of them.
+
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
    claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
@@ -104,6 +110,10 @@ NEIGHBOUR_SHARE = 0.5
 # A row whose text ends with a question mark asks rather than states: its relevance is multiplied by this (step 3c).
 # LoCoMo dev (tuned there): R@1 34.0 -> 38.5, R@5 67.3 -> 68.4, R@10 76.3 -> 77.4, no category lower (docs/ranking.md).
 QUESTION_FACTOR = 0.8
+# A row whose subject is a name the query names gains this much relevance (step 3d, names_subject): the default of
+# the setting recall.subject_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.3-0.5 gave
+# the same; the last three, never tuned on, gained +5.5 / +2.3 recall@5 / @10: BENCHMARKS.md, issue 27).
+SUBJECT_BOOST: float = setting("recall.subject_boost").default
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -117,8 +127,8 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries",
-                  "placed_above", "ranked_score")
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "factors",
+                  "stands_for", "carries", "placed_above", "ranked_score")
 # Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
 # higher-scored one is shown this much above it, so the two read as different and in order.
 SHOWN_STEP = 1e-4
@@ -155,6 +165,8 @@ class Hit:
     date_boost: float = 0.0
     neighbour: float = 0.0
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
+    subject: str | None = None  # the query's name that is this row's subject (step 3d)
+    subject_boost: float = 0.0  # the relevance that gave it (recall.subject_boost), 0 without a subject
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
@@ -232,6 +244,36 @@ def asks(content: str | None) -> bool:
     from suzent_cli.vault.claims import plain_content
 
     return plain_content(content or "").rstrip(" \t\n\"'").endswith("?")
+
+
+def query_names(text: str) -> frozenset[str]:
+    """The proper names a query uses, case-folded: its words that start with a capital letter, are not a stop or
+    question word (:data:`suzent_cli.text.STOP_WORDS`, so "What", "Would", "I" are not names) and are longer than
+    one letter ("What do Melanie's kids like?" -> {"melanie"}). Empty for a query without one."""
+    return frozenset(w.casefold() for w in _WORD.findall(text)
+                     if len(w) > 1 and w[0].isupper() and w.casefold() not in STOP_WORDS)
+
+
+_LEAD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]\n]*\]\s*)?")  # a list bullet and a [category] before the text
+
+
+def row_subject(text: str) -> str | None:
+    """A row's subject when it is a name: the first word of its text (markers and a list bullet aside), case-folded,
+    if that word starts with a capital letter ("Mira starts school" -> "mira", "Melanie: I signed up" ->
+    "melanie"); None otherwise ("The user's dog", "i prefer tea")."""
+    from suzent_cli.vault.claims import plain_content
+
+    first = _WORD.search(_LEAD.sub("", plain_content(text or "")[:200]))
+    if first is None or not first.group(0)[0].isupper():
+        return None
+    return first.group(0).casefold()
+
+
+def names_subject(names: frozenset[str], text: str) -> str | None:
+    """Step 3d: the name of ``names`` (:func:`query_names`) that is the subject of ``text`` (:func:`row_subject`),
+    or None."""
+    subject = row_subject(text) if names else None
+    return subject if subject in names else None
 
 
 # Hit.planted of a candidate: the guard's screen (~1 ms a row, more under load) runs for the returned hits only
@@ -511,11 +553,12 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
-           pending: Pending | None = None) -> list[Hit]:
+           pending: Pending | None = None, subject_boost: float = SUBJECT_BOOST) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
-    the setting ``recall.rerank``).
+    the setting ``recall.rerank``). ``subject_boost``: the relevance a row whose subject is a name the query uses
+    gains (step 3d, :func:`names_subject`; 0: off; the setting ``recall.subject_boost``).
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
     (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
@@ -608,12 +651,16 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         chosen = set(best)
         rows.update({r["id"]: r for r in pending.rows if r["id"] in chosen and "content" not in rows.get(r["id"], {})})
     _complete(store, rows, addresses, best)
+    names = query_names(query) if subject_boost > 0 else frozenset()
     hits = []
     for rid in best:
         if "content" in rows.get(rid, {}):
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
-            hit = _hit(rows[rid], scores[rid] * (QUESTION_FACTOR if question else 1.0), today)
+            subject = names_subject(names, rows[rid]["content"])  # step 3d: a row about the name the query uses
+            relevance = scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)
+            hit = _hit(rows[rid], relevance, today)
             hit.asks = question
+            hit.subject, hit.subject_boost = subject, (subject_boost if subject else 0.0)
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0
@@ -873,7 +920,9 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
-                      pending=pending_rows_)
+                      pending=pending_rows_,
+                      subject_boost=check_value(setting("recall.subject_boost"), settings.subject_boost,
+                                                "recall.subject_boost"))
     except SuzentError:
         raise
     except Exception as exc:

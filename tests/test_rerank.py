@@ -75,7 +75,8 @@ def test_a_statement_outranks_the_reaction_that_only_inherits_its_words_from_con
     statement = by["statement"]
     weighted = sum(w * statement.runs.get(name, 0.0) for name, w in
                    {"fts_content": 0.4, "fts": 0.3, "vector": 0.3, rerank.RUN: rerank.WEIGHT}.items())
-    assert statement.relevance == pytest.approx(weighted + statement.neighbour + statement.date_boost, abs=1e-6)
+    assert statement.relevance == pytest.approx(weighted + statement.neighbour + statement.date_boost
+                                                + statement.subject_boost, abs=1e-6)  # the subject step (3d)
 
 
 def test_fts_mode_has_no_rerank_run(tmp_path):

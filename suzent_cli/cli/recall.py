@@ -164,6 +164,8 @@ def explain_lines(hit) -> list[str]:
     total = f"runs: {runs} + date boost {hit.date_boost:.4f} + neighbour share {hit.neighbour:.4f}"
     if getattr(hit, "asks", False):
         total = f"({total}) × {QUESTION_FACTOR:g} (the row asks a question)"
+    if getattr(hit, "subject", None):
+        total = f"{total} + subject {hit.subject_boost:g} (the row is about {hit.subject!r}, a name the query uses)"
     lines = [f"relevance {hit.relevance:.4f} = {total}"]
     f = hit.factors
     if not f.get("ranked", True):
