@@ -211,10 +211,16 @@ def _has_old(hit: dict, scenario: dict) -> bool:
     return any(claim_key(content_of(st["fact"])) in text for st in scenario["old"])
 
 
+def without_old(hits: list[dict], scenario: dict) -> list[dict]:
+    """``hits`` without every hit holding an old statement of ``scenario``: what a perfect supersession would
+    leave with the same ranking (the oracle)."""
+    return [h for h in hits if not _has_old(h, scenario)]
+
+
 def oracle_top1(hits: list[dict], scenario: dict) -> bool:
-    """:func:`top1_right` of ``hits`` once every hit holding an old statement of ``scenario`` is taken out: the
-    top-1 a perfect supersession would give with the same ranking (the oracle ceiling)."""
-    return top1_right([h for h in hits if not _has_old(h, scenario)], scenario)
+    """:func:`top1_right` of :func:`without_old` ``hits``: the top-1 a perfect supersession would give with the
+    same ranking (the oracle ceiling)."""
+    return top1_right(without_old(hits, scenario), scenario)
 
 
 def keep_right(hits: list[dict], expected: list[str], scenario: dict) -> bool:
@@ -369,6 +375,7 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
         hits = _recall(home, before, model, scenario["query"])
         result["top1_before"] = top1_right(hits, scenario)
         result["oracle_before"] = oracle_top1(hits, scenario)
+        result["oracle_hit_before"] = next((hit_text(h["content"]) for h in without_old(hits, scenario)), None)
         result["hit_before"] = hit_text(hits[0]["content"]) if hits else None
 
         after = _when(base, last + 1, "09:00")
@@ -382,6 +389,7 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
         hits = _recall(home, after, model, scenario["query"])
         result["top1_after"] = top1_right(hits, scenario)
         result["oracle_after"] = oracle_top1(hits, scenario)
+        result["oracle_hit_after"] = next((hit_text(h["content"]) for h in without_old(hits, scenario)), None)
         result["hit_after"] = hit_text(hits[0]["content"]) if hits else None
         kept = [keep_right(_recall(home, after, model, k["query"]), k["expected"], scenario)
                 for k in scenario.get("keep") or []]

@@ -131,6 +131,11 @@ SETTINGS: tuple[Setting, ...] = (
             more="Each recall then encodes that many facts with the model (about 0.5 s for 15 on one core with "
             "all-MiniLM-L6-v2); LoCoMo dev recall@5/@10 +0.6/+1.1 at 15 (BENCHMARKS.md, issue 16). Hybrid and "
             "vector modes only.", env=("SUZENT_RERANK",), limits=(0, 100), check="use", attr="rerank_top"),
+    Setting("recall.now_ranking", "bool", True, "A question about the present ranks rows about another person and "
+            "one-off outings lower.", more="\"what is the name of the user's pet\": \"My brother has a cat named "
+            "Pixie\" ×0.75, \"Visited Lisbon last week\" ×0.85 (docs/ranking.md, questions about now). Only a "
+            "question that names the user (or a relation of the user's) and names no date or past.",
+            env=("SUZENT_NOW_RANKING",), check="use", attr="now_ranking"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key or a local base_url is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
@@ -350,6 +355,7 @@ class Settings:
     serve_autostart: bool | None = _default("serve.autostart")
     serve_idle_minutes: float = _default("serve.idle_minutes")
     rerank_top: int = _default("recall.rerank")
+    now_ranking: bool = _default("recall.now_ranking")
     sync_remote: str | None = _default("sync.remote")
     sync_dream: str = _default("sync.dream")
     now: dt.datetime | None = _default("now")

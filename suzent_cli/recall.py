@@ -40,6 +40,14 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    thing, so without this it outranks the statement that answers. It still lends its share to its neighbours (the
    answer usually follows it), since the factor applies after step 3.
 
+3d. **Questions about now** (:func:`suzent_cli.index.rank.now_factor`, issue 27; the setting
+   ``recall.now_ranking``, on by default): a question about the present of the user ("what is the name of the
+   user's pet"; no date, no "did / was / used to / before") multiplies by
+   :data:`~suzent_cli.index.rank.OTHER_HOLDER_FACTOR` the relevance of a row whose holder is another person ("My
+   brother has a cat named Pixie") and by :data:`~suzent_cli.index.rank.ONE_OFF_FACTOR` that of a one-off outing
+   ("Visited Lisbon last week"); a question about a relation ("the user's grandmother") demotes rows about other
+   relations. Vault pages lend no neighbour share (:data:`NO_NEIGHBOURS`): their chunks are separate claims.
+
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
    claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
@@ -101,6 +109,10 @@ POOL = 100
 MAX_LIMIT = 1000  # hits a recall may ask for; more is a typo (and past the index's own integer range, an error)
 DATE_BOOST = 0.4
 NEIGHBOUR_SHARE = 0.5
+# Sources whose rows lend and gain no neighbour share: a vault page's chunks are separate claims the dream filed
+# together (one category, one topic), not turns that answer one another (issue 27: "Hannah is organising the team
+# offsite" took half the score of "Reports to Hannah" above it and outranked the new manager's claim).
+NO_NEIGHBOURS = ("notebook:",)
 # A row whose text ends with a question mark asks rather than states: its relevance is multiplied by this (step 3c).
 # LoCoMo dev (tuned there): R@1 34.0 -> 38.5, R@5 67.3 -> 68.4, R@10 76.3 -> 77.4, no category lower (docs/ranking.md).
 QUESTION_FACTOR = 0.8
@@ -117,8 +129,8 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "factors", "stands_for", "carries",
-                  "placed_above", "ranked_score")
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "now_factor", "now", "factors",
+                  "stands_for", "carries", "placed_above", "ranked_score")
 # Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
 # higher-scored one is shown this much above it, so the two read as different and in order.
 SHOWN_STEP = 1e-4
@@ -155,6 +167,8 @@ class Hit:
     date_boost: float = 0.0
     neighbour: float = 0.0
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
+    now_factor: float = 1.0  # a question about the present: the factor its relevance was multiplied by (step 3d)
+    now: str | None = None  # why now_factor is not 1 (rank.now_factor), None when it is
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
@@ -232,6 +246,12 @@ def asks(content: str | None) -> bool:
     from suzent_cli.vault.claims import plain_content
 
     return plain_content(content or "").rstrip(" \t\n\"'").endswith("?")
+
+
+def _plain(content: str | None) -> str:
+    from suzent_cli.vault.claims import plain_content
+
+    return plain_content(content or "")
 
 
 # Hit.planted of a candidate: the guard's screen (~1 ms a row, more under load) runs for the returned hits only
@@ -511,7 +531,7 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
-           pending: Pending | None = None) -> list[Hit]:
+           pending: Pending | None = None, now_ranking: bool = True) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
@@ -519,6 +539,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
     (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
+    ``now_ranking``: step 3d, a question about the present demotes rows about another person and one-off outings
+    (:func:`suzent_cli.index.rank.now_factor`; the setting ``recall.now_ranking``).
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
@@ -587,7 +609,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         if scopes is not None:  # another project's row is no neighbour here: it neither gives nor gains a share
             near = [p for p in near if (p.get("scope") or "") in scopes]
         addresses.update({p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None})
-        positions = [(p["id"], p["source"], p["locator"]) for p in near]
+        positions = [(p["id"], p["source"], p["locator"]) for p in near
+                     if not str(p["source"]).startswith(NO_NEIGHBOURS)]
         if pending:
             positions = _pending_positions(positions, pending)
         scores = spread_to_neighbours(scores, positions)
@@ -609,11 +632,13 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         rows.update({r["id"]: r for r in pending.rows if r["id"] in chosen and "content" not in rows.get(r["id"], {})})
     _complete(store, rows, addresses, best)
     hits = []
+    holder = rank.now_holder(query) if now_ranking and not dates else None  # step 3d: whose present it asks about
     for rid in best:
         if "content" in rows.get(rid, {}):
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
-            hit = _hit(rows[rid], scores[rid] * (QUESTION_FACTOR if question else 1.0), today)
-            hit.asks = question
+            now, why = rank.now_factor(holder, _plain(rows[rid].get("content")))
+            hit = _hit(rows[rid], scores[rid] * (QUESTION_FACTOR if question else 1.0) * now, today)
+            hit.asks, hit.now_factor, hit.now = question, now, why
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0
@@ -737,8 +762,10 @@ def _quoted(text: str, limit: int = 60) -> str:
 
 def carry_to_current(hits: list[Hit]) -> list[Hit]:
     """After a dream, the current claim answers what the claim it replaced answered: a current vault claim whose
-    ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores at least that
-    row's relevance under its own importance (``rank.final_score``). "does the user still have a cat" matches
+    ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores the better of the
+    two relevances plus :data:`NEIGHBOUR_SHARE` of the other, under its own importance (``rank.final_score``): the
+    question found the subject twice, its history and its current value (issue 27; the share a vault page's
+    neighbour lent, :data:`NO_NEIGHBOURS`, now goes along the chain only, not to whatever claim was filed next). "does the user still have a cat" matches
     "Has a tabby cat" best; its replacement "… passed away …" must not rank below a merely related row. The
     superseded row keeps its demotion. The chain must name the claim with its day (:func:`_replaced`). Changes
     ``score`` (and ``carries``) in place, never lowers a score;
@@ -753,7 +780,8 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
         for old, key in history:  # the day must match too: a captured "…; previously: X" is not a chain
             if not key or (key, old.until) not in earlier or old.source_file != hit.source_file:
                 continue
-            carried = rank.final_score(old.relevance, hit.importance)
+            both = max(old.relevance, hit.relevance) + NEIGHBOUR_SHARE * min(old.relevance, hit.relevance)
+            carried = rank.final_score(both, hit.importance)
             if carried > hit.score:
                 hit.score, hit.carries = carried, f"{old.id} {_quoted(old.text)} (relevance {old.relevance:.4f})"
     return hits
@@ -873,7 +901,9 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
     try:
         hits = search(store, embedder, query, mode=mode, limit=limit, today=settings.today, filters=filters,
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
-                      pending=pending_rows_)
+                      pending=pending_rows_,
+                      now_ranking=check_value(setting("recall.now_ranking"), settings.now_ranking,
+                                              "recall.now_ranking"))
     except SuzentError:
         raise
     except Exception as exc:
