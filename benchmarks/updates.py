@@ -45,7 +45,8 @@ kinds, the same ``cue`` tags, 46 with a distractor said after the change), writt
 by the update code's authors; after its first report some of its statements were read too, so
 ``--scenarios benchmarks/data/update_scenarios_blind3.json`` (50 scenarios, 16 kinds, written the same way later the
 same day) is the one whose statements nobody on the update code has read: only its totals are looked at. Report
-only.
+only. ``update_scenarios_blind4.json`` (issue 27, with ``keep`` queries) is run the same way, totals only
+(``--totals-only``).
 
 ``--totals-only`` prints only the totals row (no kind rows, no scenario ids or states, no progress lines): the
 way to run a blind set whose statements nobody on the ranking or update code may read (blind3, blind4).
