@@ -200,6 +200,7 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
 ONE_OFF_FACTOR = 0.85
 USER = "user"
+STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
 
 # Person relations, each mapped to one name (a question's "grandmother" is a row's "gran").
 _RELATIONS = {
@@ -298,9 +299,11 @@ def now_factor(holder: str | None, text: str) -> tuple[float, str | None]:
     """The factor a present question (whose holder is ``holder``, :func:`now_holder`) applies to a row's relevance,
     and why (None when 1): :data:`OTHER_HOLDER_FACTOR` for a row about another relation than the one asked about
     (the user, or the relation the question names), else :data:`ONE_OFF_FACTOR` for a one-off outing when the
-    question is about the user; 1 when ``holder`` is None (not a question about the present)."""
+    question is about the user; 1 when ``holder`` is None (not a question about the present). Reads the first
+    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement)."""
     if holder is None:
         return 1.0, None
+    text = text[:STATEMENT_CHARS]
     other = row_holder(text)
     if other is not None and other != holder:
         return OTHER_HOLDER_FACTOR, f"about the user's {other}, not {'the user' if holder == USER else 'the ' + holder}"
