@@ -13,7 +13,8 @@ three). Ranking, in every mode:
    ("last week") are not interpreted.
 3. **Neighbours.** A fact is often only understood with the facts around it (a reply, a follow-up): every row of a
    candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
-   after it in the same file. This can surface a row that no run returned.
+   after it in the same file. This can surface a row that no run returned. A vault page's chunks neither lend nor
+   gain (:data:`NO_NEIGHBOURS`): they are separate claims filed together, not turns that answer one another.
 
 The sum of 1-3 is the row's **relevance**. Only rows that share meaning with the query take part (step 1½,
 :func:`relevant`): a BM25 match on one of the query's content words (stop and question words such as "which",
@@ -49,8 +50,9 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    relations. Vault pages lend no neighbour share (:data:`NO_NEIGHBOURS`): their chunks are separate claims.
 
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
-   whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
-   claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
+   whose ``previously:`` tail names a superseded claim of its page found for the query scores the better of the
+   two relevances plus :data:`NEIGHBOUR_SHARE` of the other (under its own importance): the question matched the
+   old value and the new one; the answer is the new one.
    The tail must be the dream's: the ``(since D)`` before the named claim is the day that claim's ``until`` says it
    stopped holding (a captured fact that itself says "…; previously: X" lifts nothing).
 
