@@ -58,6 +58,9 @@ def test_whose_present_a_question_asks_about(query, holder):
     ("My manager is Priya Raman", None),
     ("Momentum is key", None), ("Daddy longlegs everywhere in the shed", "father"),  # a word list, not a parser
     ("I switched to neovim last month.", None),
+    ("Has a friend who works at Initech", "friend"),  # the clause after "who" is the friend's
+    ("[personal] I have two brothers who live in Leeds", "brother"),
+    ("Has a friend in every city", None), ("Has a cat who hates the vet", None),  # no person, no "who" clause
 ])
 def test_the_holder_of_a_statement_is_the_relation_it_opens_with(text, holder):
     assert rank.row_holder(text) == holder

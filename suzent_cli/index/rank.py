@@ -231,8 +231,12 @@ _KIN_ADJ = r"(?:(?:older|younger|little|big|baby|elder|eldest|oldest|youngest|be
 _OWNER = r"(?:my|our|his|her|their|the user'?s|user'?s|a|one of (?:my|the user'?s) )"
 # A statement whose holder is a relation: it opens with one ("My older brother …", "Mom's …", "parents' dog …",
 # "A colleague …", "Best friend Leila …"), optionally after a "[category]" or "Note:" label.
-_ROW_HOLDER = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:{_OWNER}\s*)?{_KIN_ADJ}({_REL})(?:'s|s'|'|’s)?(?=[\s,.:;!?]|$)",
+_ROW_HOLDER = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:{_OWNER}\s*)?{_KIN_ADJ}({_REL})(?:'s|s'|'|’s|s)?(?=[\s,.:;!?]|$)",
                          re.IGNORECASE)
+# "Has a friend who works at Initech", "I have a sister who lives in Porto": the clause after "who" is the
+# relation's state, not the user's.
+_HAS_WHO = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:(?:i|the user)\s+)?(?:has|have|got)\s+(?:an?|two|three|some)\s+"
+                      rf"{_KIN_ADJ}({_REL})s?\s+(?:who|that|whose)\b", re.IGNORECASE)
 # What follows the relation when the statement is the user's after all: "My wife and I …", "My sister Ana and me
 # …" (the user beside the relation), "Manager is Priya", "Dentist: Dr Lee" (the relation named: who the user's is).
 _USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
@@ -278,10 +282,14 @@ def now_holder(query: str) -> str | None:
 
 def row_holder(text: str) -> str | None:
     """The relation whose state ``text`` states, when it opens with one ("My brother has a cat" → ``"brother"``,
-    "Mom still uses LastPass" → ``"mother"``, "parents' dog Biscuit …" → ``"parents"``); None for a statement of
+    "Mom still uses LastPass" → ``"mother"``, "parents' dog Biscuit …" → ``"parents"``, "Has a friend who works
+    at Initech" → ``"friend"``); None for a statement of
     the user's, one that names the user beside the relation ("My wife and I moved …") or one that names who the
     relation is ("Manager is Priya": the user's manager, a fact of the user's)."""
     text = text.strip()
+    m = _HAS_WHO.match(text)
+    if m is not None:
+        return relation(m.group(1))
     m = _ROW_HOLDER.match(text)
     if m is None or _USERS_AFTER_ALL.match(text[m.end():]):
         return None
