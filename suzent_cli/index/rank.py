@@ -190,7 +190,7 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 #
 # Both are read from the statement's start and a short word list, never from a model: the holder is the person
 # relation the statement opens with ("my brother", "the user's sister", "Mom", "best friend Leila", "parents'
-# dog"), the one-off a past-tense outing verb with a past time ("visited … last week"). A row that names the user
+# dog", "has a friend who …"), the one-off a past-tense outing verb with a past time ("visited … last week"). A row that names the user
 # beside the relation ("My wife and I …") is the user's. Only a question that names the user ("the user", "my",
 # "I", "me") and does not ask about the past ("did", "was", "used to", a date) is read this way
 # (:func:`now_holder`); a question about a relation ("where does the user's grandmother live") demotes rows about
