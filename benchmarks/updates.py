@@ -20,11 +20,20 @@ one process per step, ``SUZENT_*``/``ANTHROPIC_*`` removed from the environment,
    of its chain (the change, or a later old statement when the value changed twice, A → B → C) is a true positive;
    one still current (or absent) is a miss; a new statement or distractor superseded, or an old one superseded
    before that (a distractor replaced it), is a false positive;
-5. ``lint --engine offline --json``: of the (old, new) pairs both still current after the dream ("undecided"), how
+4b. **the oracle ceiling** (issue 27): top-1 of the same hit lists, before and after the dream, once every hit
+   holding an old statement of the scenario is taken out (a perfect supersession: whatever reads the change,
+   the replaced statements would be gone). What the oracle still gets wrong is ranking, not reading: a
+   distractor or an unrelated row above the current answer. Recall asks for 10 hits so 5 remain when old rows go;
+5. **kept parts** (optional ``keep``: ``[{"query": ..., "expected": [...]}]``, issue 27): the part of a combined
+   old statement that stays true ("data engineer living in Berlin", then a move: "what is the user's job" must
+   still answer "data engineer"). After the dream each keep query's top-1 is right when it contains an
+   ``expected`` string and no distractor statement (the combined old statement counts as right);
+6. ``lint --engine offline --json``: of the (old, new) pairs both still current after the dream ("undecided"), how
    many its contradictions name (both texts in one contradiction line); and how many contradiction lines name a
    distractor.
 
-Prints one row per kind of change and the totals; ``--json FILE`` writes every scenario's result.
+Prints one row per kind of change and the totals (with the oracle columns and, when the set has ``keep``
+queries, "kept parts top-1 n/N"); ``--json FILE`` writes every scenario's result.
 
 ``--scenarios benchmarks/data/update_scenarios_heldout.json`` runs the held-out set (14 scenarios, 12 kinds,
 other wording and subjects, written before the update handling was tuned; report it separately, never tune on it).
@@ -36,7 +45,11 @@ kinds, the same ``cue`` tags, 46 with a distractor said after the change), writt
 by the update code's authors; after its first report some of its statements were read too, so
 ``--scenarios benchmarks/data/update_scenarios_blind3.json`` (50 scenarios, 16 kinds, written the same way later the
 same day) is the one whose statements nobody on the update code has read: only its totals are looked at. Report
-only.
+only. ``update_scenarios_blind4.json`` (issue 27, with ``keep`` queries) is run the same way, totals only
+(``--totals-only``).
+
+``--totals-only`` prints only the totals row (no kind rows, no scenario ids or states, no progress lines): the
+way to run a blind set whose statements nobody on the ranking or update code may read (blind3, blind4).
 
 ``--keep DIR`` keeps each scenario's home (``DIR/<id>``) to inspect after the run (``recall --explain``, the vault).
 
@@ -44,7 +57,7 @@ only.
 one interpreter per step: the same commands on the same homes, several times faster on a loaded machine.
 
 Usage: python benchmarks/updates.py [--scenarios FILE] [--model hash:64] [--only ID ...] [--jobs 2] [--json FILE]
-                                    [--in-process] [--keep DIR]
+                                    [--in-process] [--keep DIR] [--totals-only]
        (``--model all-MiniLM-L6-v2`` runs the bundled model)
 """
 
@@ -113,7 +126,8 @@ def problems(scenarios: list[dict], min_scenarios: int = MIN_SCENARIOS, min_kind
     unique ids; each has a query, expected strings, at least one old, new and distractor statement, each a
     ``[category] text`` fact on a day ≥ 1; every new statement is said after every old one; an expected string
     occurs in a new statement and in no old one; no old or distractor statement is contained in a new one (the
-    top-1 rule would then reject a right answer)."""
+    top-1 rule would then reject a right answer). An optional ``keep`` is a list of ``{"query", "expected"}``,
+    each with a non-empty query and expected strings that each occur in an old statement (a kept part of it)."""
     out: list[str] = []
     if len(scenarios) < min_scenarios:
         out.append(f"{len(scenarios)} scenarios, fewer than {min_scenarios}")
@@ -147,6 +161,26 @@ def problems(scenarios: list[dict], min_scenarios: int = MIN_SCENARIOS, min_kind
             out.append(f"{sid}: an expected string occurs in an old statement")
         if any(o in n for o in texts["old"] + texts["distractors"] for n in texts["new"]):
             out.append(f"{sid}: an old or distractor statement is contained in a new one")
+        out.extend(f"{sid}: {p}" for p in _keep_problems(s.get("keep"), texts["old"]))
+    return out
+
+
+def _keep_problems(keep: Any, olds: list[str]) -> list[str]:
+    """What is wrong with a scenario's optional ``keep`` list (``olds``: its old statements, :func:`claim_key`):
+    each item needs a query and expected strings, each of which occurs in an old statement."""
+    if keep is None:
+        return []
+    if not isinstance(keep, list):
+        return ["keep is not a list"]
+    out = []
+    for i, item in enumerate(keep):
+        if not isinstance(item, dict) or not str(item.get("query") or "").strip() \
+                or not isinstance(item.get("expected"), list) or not item["expected"]:
+            out.append(f"keep {i}: no query or no expected answer")
+            continue
+        missing = [e for e in item["expected"] if not any(str(e).lower() in o for o in olds)]
+        if missing:
+            out.append(f"keep {i}: expected {missing[0]!r} occurs in no old statement")
     return out
 
 
@@ -171,6 +205,33 @@ def top1_right(hits: list[dict], scenario: dict) -> bool:
     text = hit_text(hits[0].get("content", ""))
     stale = [claim_key(content_of(st["fact"])) for role in ("old", "distractors") for st in scenario[role]]
     return any(e.lower() in text for e in scenario["expected"]) and not any(s in text for s in stale)
+
+
+def _has_old(hit: dict, scenario: dict) -> bool:
+    text = hit_text(hit.get("content", ""))
+    return any(claim_key(content_of(st["fact"])) in text for st in scenario["old"])
+
+
+def without_old(hits: list[dict], scenario: dict) -> list[dict]:
+    """``hits`` without every hit holding an old statement of ``scenario``: what a perfect supersession would
+    leave with the same ranking (the oracle)."""
+    return [h for h in hits if not _has_old(h, scenario)]
+
+
+def oracle_top1(hits: list[dict], scenario: dict) -> bool:
+    """:func:`top1_right` of :func:`without_old` ``hits``: the top-1 a perfect supersession would give with the
+    same ranking (the oracle ceiling)."""
+    return top1_right(without_old(hits, scenario), scenario)
+
+
+def keep_right(hits: list[dict], expected: list[str], scenario: dict) -> bool:
+    """True when the first hit holds a kept part of an old statement: an ``expected`` string and no distractor
+    statement (the combined old statement itself is right: its kept part is still true)."""
+    if not hits:
+        return False
+    text = hit_text(hits[0].get("content", ""))
+    stale = [claim_key(content_of(st["fact"])) for st in scenario["distractors"]]
+    return any(e.lower() in text for e in expected) and not any(s in text for s in stale)
 
 
 def vault_claims(vault_dir: Path) -> list[tuple[str, Any, str]]:
@@ -246,6 +307,7 @@ def _env(model: str) -> dict:
     return env
 
 
+QUIET = False  # --totals-only: no per-scenario progress lines (their ids name a blind set's subjects)
 IN_PROCESS = False  # --in-process: each step is suzent's ``main(argv)`` in a worker process, not a new interpreter
 
 
@@ -285,7 +347,7 @@ def _cli(home: Path, now: str, model: str, *args: str, ok: tuple[int, ...] = (0,
 
 
 def _recall(home: Path, now: str, model: str, query: str) -> list[dict]:
-    proc = _cli(home, now, model, "recall", query, "--mode", "hybrid", "--json", "-n", "5")
+    proc = _cli(home, now, model, "recall", query, "--mode", "hybrid", "--json", "-n", "10")
     return json.loads(proc.stdout)["hits"]
 
 
@@ -313,6 +375,8 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
         _cli(home, before, model, "index", "--json")
         hits = _recall(home, before, model, scenario["query"])
         result["top1_before"] = top1_right(hits, scenario)
+        result["oracle_before"] = oracle_top1(hits, scenario)
+        result["oracle_hit_before"] = next((hit_text(h["content"]) for h in without_old(hits, scenario)), None)
         result["hit_before"] = hit_text(hits[0]["content"]) if hits else None
 
         after = _when(base, last + 1, "09:00")
@@ -325,7 +389,12 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
         _cli(home, after, model, "index", "--json")
         hits = _recall(home, after, model, scenario["query"])
         result["top1_after"] = top1_right(hits, scenario)
+        result["oracle_after"] = oracle_top1(hits, scenario)
+        result["oracle_hit_after"] = next((hit_text(h["content"]) for h in without_old(hits, scenario)), None)
         result["hit_after"] = hit_text(hits[0]["content"]) if hits else None
+        kept = [keep_right(_recall(home, after, model, k["query"]), k["expected"], scenario)
+                for k in scenario.get("keep") or []]
+        result["kept"], result["keep_n"] = sum(kept), len(kept)
 
         result.update(score_vault(scenario, base, vault_claims(home / "notebook")))
         lint = json.loads(_cli(home, after, model, "lint", "--engine", "offline", "--json").stdout)
@@ -333,7 +402,9 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
     except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         result["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
     result["seconds"] = round(time.perf_counter() - t0, 1)
-    print(f"  {scenario['id']}: {result.get('error') or 'done'} ({result['seconds']} s)", file=sys.stderr, flush=True)
+    if not QUIET:
+        print(f"  {scenario['id']}: {result.get('error') or 'done'} ({result['seconds']} s)", file=sys.stderr,
+              flush=True)
     return result
 
 
@@ -351,18 +422,26 @@ def totals(results: list[dict]) -> dict:
         t["errors"] += "error" in r
         t["before"] += bool(r.get("top1_before"))
         t["after"] += bool(r.get("top1_after"))
-        for k in ("tp", "fn", "fp", "absent", "undecided", "flagged", "false_flags"):
+        t["oracle_before"] += bool(r.get("oracle_before"))
+        t["oracle_after"] += bool(r.get("oracle_after"))
+        for k in ("tp", "fn", "fp", "absent", "undecided", "flagged", "false_flags", "kept"):
             t[k] += int(r.get(k, 0))
     return dict(t)
 
 
-def table(results: list[dict], scenarios: list[dict]) -> str:
-    """Markdown table: one row per kind of change, then the totals."""
+def table(results: list[dict], scenarios: list[dict], totals_only: bool = False) -> str:
+    """Markdown table: one row per kind of change, then the totals. The oracle columns are top-1 with every old
+    statement taken out of the hit list (:func:`oracle_top1`); a "kept parts" column when any scenario has
+    ``keep`` queries (an error counts its keep queries as wrong)."""
     olds = {s["id"]: len(s["old"]) for s in scenarios}
-    head = ("| kind | n | top-1 before dream | top-1 after dream | old superseded (TP/old) | wrong supersessions "
-            "(FP) | precision | recall | undecided pairs | lint flagged |")
-    rows = [head, "|" + "---|" * 10]
-    kinds = list(dict.fromkeys(r["kind"] for r in results))
+    keeps = {s["id"]: len(s.get("keep") or []) for s in scenarios}
+    with_keep = any(keeps.values())
+    head = ("| kind | n | top-1 before dream | oracle before | top-1 after dream | oracle after | "
+            + ("kept parts top-1 | " if with_keep else "")
+            + "old superseded (TP/old) | wrong supersessions (FP) | precision | recall | undecided pairs | "
+            "lint flagged |")
+    rows = [head, "|" + "---|" * (13 if with_keep else 12)]
+    kinds = [] if totals_only else list(dict.fromkeys(r["kind"] for r in results))
     for kind in [*kinds, None]:
         rs = [r for r in results if kind is None or r["kind"] == kind]
         t = totals(rs)
@@ -370,15 +449,17 @@ def table(results: list[dict], scenarios: list[dict]) -> str:
         fn = t["fn"] + sum(olds[r["id"]] for r in rs if "error" in r)
         errors = f" ({t['errors']} errors)" if t["errors"] else ""
         name = f"**total{errors}**" if kind is None else kind
-        rows.append(f"| {name} | {t['n']} | {t['before']}/{t['n']} | {t['after']}/{t['n']} | {t['tp']}/{n_old} | "
+        kept = f"{t['kept']}/{sum(keeps[r['id']] for r in rs)} | " if with_keep else ""
+        rows.append(f"| {name} | {t['n']} | {t['before']}/{t['n']} | {t['oracle_before']}/{t['n']} | "
+                    f"{t['after']}/{t['n']} | {t['oracle_after']}/{t['n']} | {kept}{t['tp']}/{n_old} | "
                     f"{t['fp']} | {_ratio(t['tp'], t['tp'] + t['fp'])} | {_ratio(t['tp'], t['tp'] + fn)} | "
                     f"{t['undecided']} | {t['flagged']}/{t['undecided']} |")
     return "\n".join(rows)
 
 
-def _go_in_process() -> None:
-    global IN_PROCESS
-    IN_PROCESS = True
+def _go_in_process(quiet: bool = False) -> None:
+    global IN_PROCESS, QUIET
+    IN_PROCESS, QUIET = True, quiet
     os.chdir(ROOT)
 
 
@@ -412,7 +493,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--in-process", action="store_true",
                     help="run each step as suzent's main() in a worker process (same results, no interpreter start "
                          "per step; the model and lancedb load once per worker)")
+    ap.add_argument("--totals-only", action="store_true",
+                    help="print only the totals row (a blind set: no scenario ids, statements or states)")
     args = ap.parse_args(argv)
+    global QUIET
+    QUIET = args.totals_only
     try:
         base, scenarios = load(args.scenarios)
     except (OSError, ValueError, KeyError) as e:
@@ -432,7 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     with (contextlib.nullcontext(str(args.keep)) if args.keep
           else tempfile.TemporaryDirectory(prefix="suzent-updates-")) as tmp:
         if args.in_process:
-            with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_go_in_process) as pool:
+            with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_go_in_process,
+                                     initargs=(args.totals_only,)) as pool:
                 results = list(pool.map(run_scenario, scenarios, [base] * len(scenarios),
                                         [args.model] * len(scenarios), [Path(tmp)] * len(scenarios)))
         else:
@@ -441,10 +527,14 @@ def main(argv: list[str] | None = None) -> int:
     t = totals(results)
     print(f"\n{len(scenarios)} scenarios, {len({s['kind'] for s in scenarios})} kinds, embedder {args.model}, "
           f"engine offline (rules), {time.perf_counter() - t0:.0f} s\n")
-    print(table(results, scenarios))
+    print(table(results, scenarios, totals_only=args.totals_only))
     lint_false = t["false_flags"]
     print(f"\nlint contradiction lines naming a distractor: {lint_false}; statements absent from the vault: "
           f"{t['absent']}")
+    if args.totals_only:
+        if args.json:
+            args.json.write_text(json.dumps(t, indent=1) + "\n", encoding="utf-8")
+        return 1 if t["errors"] else 0
     print("\nper scenario: top-1 before → after (✓ current answer first), old statement's state after the dream")
     for r in results:
         if "error" in r:
@@ -452,7 +542,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         old = [r["states"][st["fact"]] for s in scenarios if s["id"] == r["id"] for st in s["old"]]
         mark = {True: "✓", False: "✗"}
-        print(f"- {r['id']} ({r['kind']}): {mark[r['top1_before']]} → {mark[r['top1_after']]}; old: {', '.join(old)}"
+        oracle = f" (oracle {mark[r['oracle_before']]} → {mark[r['oracle_after']]})"
+        kept = f"; kept {r['kept']}/{r['keep_n']}" if r.get("keep_n") else ""
+        print(f"- {r['id']} ({r['kind']}): {mark[r['top1_before']]} → {mark[r['top1_after']]}{oracle}{kept}; "
+              f"old: {', '.join(old)}"
               f"{'; lint flagged' if r['flagged'] else ''}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -137,6 +137,11 @@ SETTINGS: tuple[Setting, ...] = (
             "73.4/79.3 (BENCHMARKS.md, issue 27; tuned on its first four conversations, the last three gained "
             "+5.5/+2.3). Every mode.", env=("SUZENT_SUBJECT_BOOST",), limits=(0, 1), check="use",
             attr="subject_boost"),
+    Setting("recall.now_ranking", "bool", True, "A question about the present ranks rows about another person and "
+            "one-off outings lower.", more="\"what is the name of the user's pet\": \"My brother has a cat named "
+            "Pixie\" ×0.75, \"Visited Lisbon last week\" ×0.85 (docs/ranking.md, questions about now). Only a "
+            "question that names the user (or a relation of the user's) and names no date or past.",
+            env=("SUZENT_NOW_RANKING",), check="use", attr="now_ranking"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key or a local base_url is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
@@ -357,6 +362,7 @@ class Settings:
     serve_idle_minutes: float = _default("serve.idle_minutes")
     rerank_top: int = _default("recall.rerank")
     subject_boost: float = _default("recall.subject_boost")
+    now_ranking: bool = _default("recall.now_ranking")
     sync_remote: str | None = _default("sync.remote")
     sync_dream: str = _default("sync.dream")
     now: dt.datetime | None = _default("now")

@@ -187,7 +187,7 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
 
 
 def one_value_per_slot(claims: list[RankedClaim], recent: list[str]) -> tuple[list[RankedClaim], list[str]]:
-    """MEMORY.md never states two values of one subject as current (invariant 37): of two current claims (or a
+    """MEMORY.md never states two values of one subject as current (invariant 38): of two current claims (or a
     claim and a fact not yet consolidated, or two such facts) that the same-subject test finds to be a change or an
     undecided pair of values (:func:`replaced_lines`), only the newer is kept; a combined claim of which only a part
     changed keeps its other parts. ``claims`` are in ranked order, ``recent`` newest first (both later than every

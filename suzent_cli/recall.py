@@ -13,7 +13,8 @@ three). Ranking, in every mode:
    ("last week") are not interpreted.
 3. **Neighbours.** A fact is often only understood with the facts around it (a reply, a follow-up): every row of a
    candidate's file gains :data:`NEIGHBOUR_SHARE` times the larger score of the fact (or chunk) just before or just
-   after it in the same file. This can surface a row that no run returned.
+   after it in the same file. This can surface a row that no run returned. A vault page's chunks neither lend nor
+   gain (:data:`NO_NEIGHBOURS`): they are separate claims filed together, not turns that answer one another.
 
 The sum of 1-3 is the row's **relevance**. Only rows that share meaning with the query take part (step 1½,
 :func:`relevant`): a BM25 match on one of the query's content words (stop and question words such as "which",
@@ -45,10 +46,18 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    it: "Mira starts school in Porto", "Melanie: I signed up for pottery"), the row gains
    :data:`SUBJECT_BOOST`. A row that only mentions the name ("Thanks, Melanie!") gains nothing: the statement is
    about its subject, so the evidence about the named one is what they said or what is said of them.
+3e. **Questions about now** (:func:`suzent_cli.index.rank.now_factor`, issue 27; the setting
+   ``recall.now_ranking``, on by default): a question about the present of the user ("what is the name of the
+   user's pet"; no date, no "did / was / used to / before") multiplies by
+   :data:`~suzent_cli.index.rank.OTHER_HOLDER_FACTOR` the relevance of a row whose holder is another person ("My
+   brother has a cat named Pixie") and by :data:`~suzent_cli.index.rank.ONE_OFF_FACTOR` that of a one-off outing
+   ("Visited Lisbon last week"); a question about a relation ("the user's grandmother") demotes rows about other
+   relations. Vault pages lend no neighbour share (:data:`NO_NEIGHBOURS`): their chunks are separate claims.
 
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
-   whose ``previously:`` tail names a superseded claim of its page found for the query scores at least that
-   claim's relevance (under its own importance): the question matched the old value; the answer is the new one.
+   whose ``previously:`` tail names a superseded claim of its page found for the query scores the better of the
+   two relevances plus :data:`NEIGHBOUR_SHARE` of the other (under its own importance): the question matched the
+   old value and the new one; the answer is the new one.
    The tail must be the dream's: the ``(since D)`` before the named claim is the day that claim's ``until`` says it
    stopped holding (a captured fact that itself says "…; previously: X" lifts nothing).
 
@@ -107,6 +116,10 @@ POOL = 100
 MAX_LIMIT = 1000  # hits a recall may ask for; more is a typo (and past the index's own integer range, an error)
 DATE_BOOST = 0.4
 NEIGHBOUR_SHARE = 0.5
+# Sources whose rows lend and gain no neighbour share: a vault page's chunks are separate claims the dream filed
+# together (one category, one topic), not turns that answer one another (issue 27: "Hannah is organising the team
+# offsite" took half the score of "Reports to Hannah" above it and outranked the new manager's claim).
+NO_NEIGHBOURS = ("notebook:",)
 # A row whose text ends with a question mark asks rather than states: its relevance is multiplied by this (step 3c).
 # LoCoMo dev (tuned there): R@1 34.0 -> 38.5, R@5 67.3 -> 68.4, R@10 76.3 -> 77.4, no category lower (docs/ranking.md).
 QUESTION_FACTOR = 0.8
@@ -127,7 +140,8 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "factors",
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "now_factor",
+                  "now", "factors",
                   "stands_for", "carries", "placed_above", "ranked_score")
 # Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
 # higher-scored one is shown this much above it, so the two read as different and in order.
@@ -167,6 +181,8 @@ class Hit:
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
     subject: str | None = None  # the query's name that is this row's subject (step 3d)
     subject_boost: float = 0.0  # the relevance that gave it (recall.subject_boost), 0 without a subject
+    now_factor: float = 1.0  # a question about the present: the factor its relevance was multiplied by (step 3e)
+    now: str | None = None  # why now_factor is not 1 (rank.now_factor), None when it is
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
@@ -274,6 +290,12 @@ def names_subject(names: frozenset[str], text: str) -> str | None:
     or None."""
     subject = row_subject(text) if names else None
     return subject if subject in names else None
+
+
+def _plain(content: str | None) -> str:
+    from suzent_cli.vault.claims import plain_content
+
+    return plain_content(content or "")
 
 
 # Hit.planted of a candidate: the guard's screen (~1 ms a row, more under load) runs for the returned hits only
@@ -553,7 +575,8 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
-           pending: Pending | None = None, subject_boost: float = SUBJECT_BOOST) -> list[Hit]:
+           pending: Pending | None = None, subject_boost: float = SUBJECT_BOOST,
+           now_ranking: bool = True) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
@@ -562,6 +585,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
     (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
+    ``now_ranking``: step 3d, a question about the present demotes rows about another person and one-off outings
+    (:func:`suzent_cli.index.rank.now_factor`; the setting ``recall.now_ranking``).
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
@@ -630,7 +655,8 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         if scopes is not None:  # another project's row is no neighbour here: it neither gives nor gains a share
             near = [p for p in near if (p.get("scope") or "") in scopes]
         addresses.update({p["id"]: p["_rowid"] for p in near if p.get("_rowid") is not None})
-        positions = [(p["id"], p["source"], p["locator"]) for p in near]
+        positions = [(p["id"], p["source"], p["locator"]) for p in near
+                     if not str(p["source"]).startswith(NO_NEIGHBOURS)]
         if pending:
             positions = _pending_positions(positions, pending)
         scores = spread_to_neighbours(scores, positions)
@@ -653,13 +679,15 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
     _complete(store, rows, addresses, best)
     names = query_names(query) if subject_boost > 0 else frozenset()
     hits = []
+    holder = rank.now_holder(query) if now_ranking and not dates else None  # step 3e: whose present it asks about
     for rid in best:
         if "content" in rows.get(rid, {}):
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
             subject = names_subject(names, rows[rid]["content"])  # step 3d: a row about the name the query uses
-            relevance = scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)
+            now, why = rank.now_factor(holder, _plain(rows[rid].get("content")))  # step 3e: a question about now
+            relevance = (scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)) * now
             hit = _hit(rows[rid], relevance, today)
-            hit.asks = question
+            hit.asks, hit.now_factor, hit.now = question, now, why
             hit.subject, hit.subject_boost = subject, (subject_boost if subject else 0.0)
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
@@ -784,8 +812,10 @@ def _quoted(text: str, limit: int = 60) -> str:
 
 def carry_to_current(hits: list[Hit]) -> list[Hit]:
     """After a dream, the current claim answers what the claim it replaced answered: a current vault claim whose
-    ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores at least that
-    row's relevance under its own importance (``rank.final_score``). "does the user still have a cat" matches
+    ``previously:`` chain names a superseded claim of the same page found among ``hits`` scores the better of the
+    two relevances plus :data:`NEIGHBOUR_SHARE` of the other, under its own importance (``rank.final_score``): the
+    question found the subject twice, its history and its current value (issue 27; the share a vault page's
+    neighbour lent, :data:`NO_NEIGHBOURS`, now goes along the chain only, not to whatever claim was filed next). "does the user still have a cat" matches
     "Has a tabby cat" best; its replacement "… passed away …" must not rank below a merely related row. The
     superseded row keeps its demotion. The chain must name the claim with its day (:func:`_replaced`). Changes
     ``score`` (and ``carries``) in place, never lowers a score;
@@ -800,7 +830,8 @@ def carry_to_current(hits: list[Hit]) -> list[Hit]:
         for old, key in history:  # the day must match too: a captured "…; previously: X" is not a chain
             if not key or (key, old.until) not in earlier or old.source_file != hit.source_file:
                 continue
-            carried = rank.final_score(old.relevance, hit.importance)
+            both = max(old.relevance, hit.relevance) + NEIGHBOUR_SHARE * min(old.relevance, hit.relevance)
+            carried = rank.final_score(both, hit.importance)
             if carried > hit.score:
                 hit.score, hit.carries = carried, f"{old.id} {_quoted(old.text)} (relevance {old.relevance:.4f})"
     return hits
@@ -922,7 +953,9 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
                       rerank_top=check_value(setting("recall.rerank"), settings.rerank_top, "recall.rerank"),
                       pending=pending_rows_,
                       subject_boost=check_value(setting("recall.subject_boost"), settings.subject_boost,
-                                                "recall.subject_boost"))
+                                                "recall.subject_boost"),
+                      now_ranking=check_value(setting("recall.now_ranking"), settings.now_ranking,
+                                              "recall.now_ranking"))
     except SuzentError:
         raise
     except Exception as exc:

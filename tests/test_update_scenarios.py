@@ -157,7 +157,7 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
 
 
 BLIND = ["update_scenarios_blind.json", "update_scenarios_blind2.json", "update_scenarios_blind3.json",
-         "update_scenarios_blind4.json"]
+         "update_scenarios_blind4.json", "update_scenarios_blind5.json"]
 
 
 @pytest.mark.parametrize("name", BLIND)
@@ -233,3 +233,65 @@ def test_keep_refuses_a_home_left_by_an_earlier_run_and_a_file(tmp_path, capsys)
     assert capsys.readouterr().err.strip() == f"error: --keep {a_file}: not a directory"
     assert updates.main(["--only", "tea-to-coffee", "--keep", str(a_file / "sub")]) == 2
     assert capsys.readouterr().err.startswith(f"error: --keep {a_file / 'sub'}: ")
+
+
+# --- issue 27: the oracle ceiling, kept parts, totals only ------------------------------------------------------
+
+_COMBINED = {"id": "job-and-city", "kind": "moved_city", "query": "where does the user live", "expected": ["lisbon"],
+             "old": [{"day": 1, "fact": "[personal] I'm a data engineer living in Berlin"}],
+             "new": [{"day": 9, "fact": "[personal] Moved to Lisbon last month"}],
+             "distractors": [{"day": 3, "fact": "[personal] Visited Lisbon for a conference"},
+                             {"day": 10, "fact": "[personal] Sister works as an engineer in Porto"}],
+             "keep": [{"query": "what does the user do for work", "expected": ["data engineer"]}]}
+
+
+def test_the_oracle_takes_every_old_statement_out_of_the_hit_list_and_reads_the_rest():
+    """The oracle ceiling (issue 27): top-1 once every hit holding an old statement is gone, so what it still gets
+    wrong is ranking (a distractor above the answer), not reading."""
+    old = "- I'm a data engineer living in Berlin (confirmed 1x, last 2026-03-01)"
+    new = "- Moved to Lisbon last month (since 2026-03-09); previously: I'm a data engineer living in Berlin"
+    hits = [{"content": old}, {"content": new}, {"content": "Visited Lisbon for a conference"}]
+    assert not U.top1_right(hits, _COMBINED) and U.oracle_top1(hits, _COMBINED)  # the chain's tail is no old hit
+    assert not U.oracle_top1([{"content": old}, {"content": "Visited Lisbon for a conference"}, {"content": new}],
+                             _COMBINED)  # a distractor first once the old one is gone: a ranking miss
+    assert not U.oracle_top1([{"content": old}], _COMBINED) and not U.oracle_top1([], _COMBINED)
+    assert U.without_old(hits, _COMBINED) == hits[1:]
+
+
+def test_a_keep_query_is_right_on_the_combined_old_statement_and_wrong_on_a_distractor():
+    """A kept part (issue 27: "data engineer living in Berlin", then a move): the job query is answered by the old
+    combined statement (its job part still holds), never by a distractor that shares the words."""
+    expected = _COMBINED["keep"][0]["expected"]
+    assert U.keep_right([{"content": "- I'm a data engineer living in Berlin (until 2026-03-09)"}], expected, _COMBINED)
+    assert U.keep_right([{"content": "Is a data engineer at Acme"}], expected, _COMBINED)  # a split part is right
+    assert not U.keep_right([{"content": "Sister works as an engineer in Porto"}], ["engineer"], _COMBINED)
+    assert not U.keep_right([], expected, _COMBINED)
+
+
+def test_problems_checks_keep_queries_against_the_old_statements():
+    ok = copy.deepcopy(_COMBINED)
+    assert U.problems([ok], 1, 1) == []
+    wrong = copy.deepcopy(_COMBINED)
+    wrong["keep"] = [{"query": "where does the user work", "expected": ["acme"]},  # in no old statement
+                     {"query": " ", "expected": ["berlin"]}, {"query": "x"}, "not an item"]
+    found = U.problems([wrong], 1, 1)
+    assert found == ["job-and-city: keep 0: expected 'acme' occurs in no old statement",
+                     "job-and-city: keep 1: no query or no expected answer",
+                     "job-and-city: keep 2: no query or no expected answer",
+                     "job-and-city: keep 3: no query or no expected answer"]
+    assert U.problems([{**ok, "keep": {"query": "x"}}], 1, 1) == ["job-and-city: keep is not a list"]
+
+
+def test_the_table_has_oracle_columns_and_totals_only_hides_every_scenario():
+    results = [{"id": "job-and-city", "kind": "moved_city", "top1_before": False, "oracle_before": True,
+                "top1_after": True, "oracle_after": True, "kept": 1, "keep_n": 1, "tp": 1},
+               {"id": "other", "kind": "pet_died", "error": "boom"}]
+    scenarios = [_COMBINED, {**_COMBINED, "id": "other", "kind": "pet_died"}]
+    full = U.table(results, scenarios)
+    assert "| oracle before |" in full and "| oracle after |" in full and "| kept parts top-1 |" in full
+    assert "| moved_city | 1 | 0/1 | 1/1 | 1/1 | 1/1 | 1/1 | 1/1 |" in full
+    assert "| **total (1 errors)** | 2 | 0/2 | 1/2 | 1/2 | 1/2 | 1/2 | 1/2 |" in full  # an error's keep query: wrong
+    only = U.table(results, scenarios, totals_only=True)
+    assert "moved_city" not in only and "pet_died" not in only and only.count("\n") == 2
+    no_keep = U.table([results[0]], [{k: v for k, v in _COMBINED.items() if k != "keep"}])
+    assert "kept parts" not in no_keep

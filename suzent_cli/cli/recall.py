@@ -157,7 +157,7 @@ def explain_lines(hit) -> list[str]:
     date boost, neighbour share), importance (base, confirmations, status, section, human floor, stale decay) and
     the final combination (see :mod:`suzent_cli.recall` and :mod:`suzent_cli.index.rank`)."""
     from suzent_cli.index.rank import NEUTRAL
-    from suzent_cli.recall import QUESTION_FACTOR, RUNS, WEIGHTS
+    from suzent_cli.recall import NEIGHBOUR_SHARE, QUESTION_FACTOR, RUNS, WEIGHTS
 
     names = [n for n in RUNS["hybrid"] if n in hit.runs] + sorted(n for n in hit.runs if n not in RUNS["hybrid"])
     runs = " + ".join(f"{n} {hit.runs[n]:.4f}×{WEIGHTS.get(n, 0):g}" for n in names) or "no run (neighbour only)"
@@ -166,6 +166,8 @@ def explain_lines(hit) -> list[str]:
         total = f"({total}) × {QUESTION_FACTOR:g} (the row asks a question)"
     if getattr(hit, "subject", None):
         total = f"{total} + subject {hit.subject_boost:g} (the row is about {hit.subject!r}, a name the query uses)"
+    if getattr(hit, "now", None):
+        total = f"({total}) × {hit.now_factor:g} (a question about now: {hit.now})"
     lines = [f"relevance {hit.relevance:.4f} = {total}"]
     f = hit.factors
     if not f.get("ranked", True):
@@ -189,8 +191,9 @@ def explain_lines(hit) -> list[str]:
         lines.append(f"final {ranked:.4f} = the score of the daily-log line it cites and stands for, "
                      f"{hit.stands_for} (one statement, one hit); its own: {_combination(hit.relevance, used)}")
     elif getattr(hit, "carries", None):
-        lines.append(f"final {ranked:.4f} = the relevance of the claim it replaced, {hit.carries}, under its own "
-                     f"importance (the current claim answers what that one did); its own: "
+        lines.append(f"final {ranked:.4f} = the better of its relevance and that of the claim it replaced, "
+                     f"{hit.carries}, plus {NEIGHBOUR_SHARE:g} × the other, under its own importance (the current "
+                     f"claim answers what that one did, and the question found both); its own: "
                      f"{_combination(hit.relevance, used)}")
     else:
         lines.append(f"final {ranked:.4f} = {_combination(hit.relevance, used)}")

@@ -176,3 +176,145 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
         return NEUTRAL, None
     value, factors = chunk_importance(PageSignals(human=stamp), None, chunk)
     return value, {**factors, "zone": zone}
+
+
+# --- questions about now (issue 27, item 3) ---------------------------------------------------------------------
+#
+# A question about the present of the user ("what is the name of the user's pet", "how does the user commute") is
+# answered by a standing state of the user. Two kinds of row share its words and meaning without answering it:
+#
+#   a row whose holder is another person   "My brother has a cat named Pixie", "Mom still uses LastPass",
+#                                          "Partner has a PureGym membership"   × OTHER_HOLDER_FACTOR
+#   a one-off outing or meeting            "Visited Lisbon last week", "Gave a talk at the Northwind meetup
+#                                          on Friday"                             × ONE_OFF_FACTOR
+#
+# Both are read from the statement's start and a short word list, never from a model: the holder is the person
+# relation the statement opens with ("my brother", "the user's sister", "Mom", "best friend Leila", "parents'
+# dog", "has a friend who …"), the one-off a past-tense outing verb with a past time ("visited … last week"). A row that names the user
+# beside the relation ("My wife and I …") is the user's. Only a question that names the user ("the user", "my",
+# "I", "me") and does not ask about the past ("did", "was", "used to", a date) is read this way
+# (:func:`now_holder`); a question about a relation ("where does the user's grandmother live") demotes rows about
+# other relations, never the grandmother's own. What replaced what is the dream's and the newer-first step's
+# (vault.supersede), not this one's.
+
+OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
+ONE_OFF_FACTOR = 0.85
+USER = "user"
+STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
+
+# Person relations, each mapped to one name (a question's "grandmother" is a row's "gran").
+_RELATIONS = {
+    **dict.fromkeys(("mother", "mom", "mum", "mommy", "mummy"), "mother"),
+    **dict.fromkeys(("father", "dad", "daddy"), "father"),
+    **dict.fromkeys(("parent", "parents"), "parents"),
+    **dict.fromkeys(("brother",), "brother"), **dict.fromkeys(("sister",), "sister"),
+    **dict.fromkeys(("sibling", "siblings"), "sibling"),
+    **dict.fromkeys(("son",), "son"), **dict.fromkeys(("daughter",), "daughter"),
+    **dict.fromkeys(("kid", "kids", "child", "children"), "child"),
+    **dict.fromkeys(("wife", "husband", "spouse", "partner", "girlfriend", "boyfriend", "fiance", "fiancé",
+                     "fiancee", "fiancée"), "partner"),
+    **dict.fromkeys(("friend", "friends", "bff"), "friend"),
+    **dict.fromkeys(("colleague", "colleagues", "coworker", "coworkers", "co-worker", "teammate", "teammates"),
+                    "colleague"),
+    **dict.fromkeys(("boss", "manager"), "manager"),
+    **dict.fromkeys(("neighbour", "neighbor", "neighbours", "neighbors"), "neighbour"),
+    **dict.fromkeys(("roommate", "flatmate", "housemate"), "roommate"),
+    **dict.fromkeys(("cousin",), "cousin"), **dict.fromkeys(("aunt", "auntie"), "aunt"),
+    **dict.fromkeys(("uncle",), "uncle"), **dict.fromkeys(("niece",), "niece"), **dict.fromkeys(("nephew",), "nephew"),
+    **dict.fromkeys(("grandmother", "grandma", "gran", "granny", "nan", "nana", "nanna"), "grandmother"),
+    **dict.fromkeys(("grandfather", "grandpa", "granddad", "grandad"), "grandfather"),
+    **dict.fromkeys(("grandparent", "grandparents"), "grandparents"),
+    **dict.fromkeys(("in-laws", "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law"), "in-laws"),
+}
+_REL = "|".join(sorted((re.escape(r) for r in _RELATIONS), key=len, reverse=True))
+_KIN_ADJ = r"(?:(?:older|younger|little|big|baby|elder|eldest|oldest|youngest|best|twin|step|ex|new|old)[- ]+)?"
+_OWNER = r"(?:my|our|his|her|their|the user'?s|user'?s|a|one of (?:my|the user'?s) )"
+# A statement whose holder is a relation: it opens with one ("My older brother …", "Mom's …", "parents' dog …",
+# "A colleague …", "Best friend Leila …"), optionally after a "[category]" or "Note:" label.
+_ROW_HOLDER = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:{_OWNER}\s*)?{_KIN_ADJ}({_REL})(?:'s|s'|'|’s|s)?(?=[\s,.:;!?]|$)",
+                         re.IGNORECASE)
+# "Has a friend who works at Initech", "I have a sister who lives in Porto": the clause after "who" is the
+# relation's state, not the user's.
+_HAS_WHO = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:(?:i|the user)\s+)?(?:has|have|got)\s+(?:an?|two|three|some)\s+"
+                      rf"{_KIN_ADJ}({_REL})s?\s+(?:who|that|whose)\b", re.IGNORECASE)
+# What follows the relation when the statement is the user's after all: "My wife and I …", "My sister Ana and me
+# …" (the user beside the relation), "Manager is Priya", "Dentist: Dr Lee" (the relation named: who the user's is).
+_USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
+                              r"is called|is named)\s+(?:[A-Z]|Dr))")
+# A question's holder: a relation it names as the user's ("the user's grandmother", "my brother").
+_QUERY_RELATION = re.compile(rf"\b(?:the user'?s|user'?s|my|your|mine)\s+{_KIN_ADJ}({_REL})\b", re.IGNORECASE)
+_NAMES_USER = re.compile(r"\b(?:the user|user'?s?|i|i'm|i've|me|my|mine|myself)\b", re.IGNORECASE)
+# A question about the past: a past-tense auxiliary, "used to", "before", "ago", "ever", "previously", …
+_PAST_QUERY = re.compile(r"\b(?:did|was|were|had|used to|previously|formerly|originally|before|ago|ever|at first|"
+                         r"in the past|back then|history|last (?:year|month|week|time))\b", re.IGNORECASE)
+# A one-off outing: a past-tense outing verb and a past time, and no change word (a move or a switch is a state).
+_OUTING = re.compile(r"\b(?:visited|went to|attended|watched|saw|met up|met with|had (?:lunch|dinner|breakfast|"
+                     r"drinks|coffee|a call)|gave a talk|spoke at|stopped by|dropped by|popped into|toured|"
+                     r"celebrated|hosted)\b", re.IGNORECASE)
+_PAST_TIME = re.compile(r"\b(?:yesterday|last (?:night|week|weekend|month|year|monday|tuesday|wednesday|thursday|"
+                        r"friday|saturday|sunday|summer|winter|spring|autumn|fall)|this (?:morning|afternoon)|"
+                        r"earlier today|the other day|(?:a|one|two|three|few|\d+) (?:days?|weeks?|months?) ago|"
+                        r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|over the weekend)\b",
+                        re.IGNORECASE)
+_STATE_CUE = re.compile(r"\b(?:moved|relocated|switched|started|joined|now|since|every|always|usually|no longer|"
+                        r"quit|stopped|lives?|works?)\b", re.IGNORECASE)
+
+
+def relation(word: str) -> str | None:
+    """The one name of a person relation (``"gran"`` → ``"grandmother"``, ``"wife"`` → ``"partner"``), or None
+    for a word that is not one."""
+    return _RELATIONS.get(word.lower().replace("’", "'"))
+
+
+def now_holder(query: str) -> str | None:
+    """Whose present state ``query`` asks about: a relation's one name when it names one as the user's ("where does
+    the user's grandmother live" → ``"grandmother"``), :data:`USER` when it names the user ("the user", "my", "I"),
+    None when it names neither or asks about the past (a past-tense auxiliary, "used to", "before", "ago", …):
+    the present-question rules (:func:`now_factor`) do not apply then. A query naming a date is the caller's to
+    leave out (recall skips these rules for it)."""
+    if _PAST_QUERY.search(query):
+        return None
+    m = _QUERY_RELATION.search(query)
+    if m:
+        return relation(m.group(1))
+    return USER if _NAMES_USER.search(query) else None
+
+
+def row_holder(text: str) -> str | None:
+    """The relation whose state ``text`` states, when it opens with one ("My brother has a cat" → ``"brother"``,
+    "Mom still uses LastPass" → ``"mother"``, "parents' dog Biscuit …" → ``"parents"``, "Has a friend who works
+    at Initech" → ``"friend"``); None for a statement of
+    the user's, one that names the user beside the relation ("My wife and I moved …") or one that names who the
+    relation is ("Manager is Priya": the user's manager, a fact of the user's)."""
+    text = text.strip()
+    m = _HAS_WHO.match(text)
+    if m is not None:
+        return relation(m.group(1))
+    m = _ROW_HOLDER.match(text)
+    if m is None or _USERS_AFTER_ALL.match(text[m.end():]):
+        return None
+    return relation(m.group(1))
+
+
+def one_off(text: str) -> bool:
+    """Is ``text`` a one-off past outing ("Visited Lisbon last week", "Went to a jazz concert on Saturday") rather
+    than a standing state? An outing verb and a past time, and no change or habit word ("moved", "now", "every",
+    "lives", …)."""
+    return bool(_OUTING.search(text) and _PAST_TIME.search(text) and not _STATE_CUE.search(text))
+
+
+def now_factor(holder: str | None, text: str) -> tuple[float, str | None]:
+    """The factor a present question (whose holder is ``holder``, :func:`now_holder`) applies to a row's relevance,
+    and why (None when 1): :data:`OTHER_HOLDER_FACTOR` for a row about another relation than the one asked about
+    (the user, or the relation the question names), else :data:`ONE_OFF_FACTOR` for a one-off outing when the
+    question is about the user; 1 when ``holder`` is None (not a question about the present). Reads the first
+    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement)."""
+    if holder is None:
+        return 1.0, None
+    text = text[:STATEMENT_CHARS]
+    other = row_holder(text)
+    if other is not None and other != holder:
+        return OTHER_HOLDER_FACTOR, f"about the user's {other}, not {'the user' if holder == USER else 'the ' + holder}"
+    if holder == USER and other is None and one_off(text):
+        return ONE_OFF_FACTOR, "a one-off outing, not a standing state"
+    return 1.0, None

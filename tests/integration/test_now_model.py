@@ -1,0 +1,52 @@
+"""The trial's "now" questions with the bundled model (issue 27, item 3; in-process, the real MiniLM: integration,
+it loads the model). With the hash embedder: tests/test_now_ranking.py.
+
+* "what is the name of the user's pet" put "My daughter Mira starts school in Porto…" first and "The user's dog is
+  called Biscuit" third; a brother's cat (BM25 "named") outranked the user's dog until a row about another person
+  ranked lower for a question about the user.
+* "how does the user commute" gave "I switched to neovim last month." when no commute fact matched; with one, it
+  comes first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from suzent_cli.archive import Fact
+from suzent_cli.capture import write_facts
+from suzent_cli.index.api import run_index
+from suzent_cli.index.embed import BUNDLED_NAME, load_embedder
+from suzent_cli.init import init_home
+from suzent_cli.recall import recall
+
+DAY = dt.date(2026, 11, 4)
+SESSIONS = [  # the trial's home, one session a day
+    ["I prefer green tea over coffee, and I prefer dark mode.", "I'm a data engineer living in Berlin.",
+     "I switched to neovim last month."],
+    ["My daughter Mira starts school in Porto next September, and I'm learning Portuguese",
+     "The user's dog is called Biscuit", "My brother has a cat named Pixie"],
+    ["I moved to Lisbon in October.", "I've quit tea completely; I drink coffee now", "I now prefer light mode."],
+    ["I cycle to the office most days"],
+]
+
+
+def test_the_trials_now_questions_with_the_bundled_model(settings):
+    s = dataclasses.replace(settings, embedder=BUNDLED_NAME, today=DAY)
+    init_home(s)
+    for i, facts in enumerate(SESSIONS):
+        write_facts(s, [Fact(f) for f in facts], day=DAY - dt.timedelta(days=len(SESSIONS) - i), time="09:00",
+                    session=f"sess{i}")
+    emb = load_embedder(BUNDLED_NAME)
+    run_index(s, embedder=emb)
+
+    pet = recall(s, emb, "what is the name of the user's pet", limit=5, log=False)
+    texts = [h.text for h in pet]
+    assert texts[0] == "The user's dog is called Biscuit", [(h.text, round(h.score, 4)) for h in pet]
+    off = recall(dataclasses.replace(s, now_ranking=False), emb, "what is the name of the user's pet", limit=5,
+                 log=False)
+    assert off[0].text == "My brother has a cat named Pixie"  # what the rule changes, under this model
+
+    commute = recall(s, emb, "how does the user commute", limit=5, log=False)
+    assert commute[0].text == "I cycle to the office most days", [(h.text, round(h.score, 4)) for h in commute]
+    assert "I switched to neovim last month." not in [h.text for h in commute[:1]]
