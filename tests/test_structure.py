@@ -33,7 +33,8 @@ from tests.conftest import invoke
     ("Parents' dog Biscuit just turned 3", "parents"),
     ("Neighbour's cat Mochi visits the garden", "neighbour"),
     ("Best friend Marta is getting married in June", "friend"),
-    ("My mum still uses LastPass", "mom"),
+    ("My mum still uses LastPass", "mother"),
+    ("Has a friend who works at Initech", "friend"),
 ])
 def test_the_holder_is_the_subject_when_it_is_another_person(text, who):
     assert structure.holder(text) == who

@@ -4,13 +4,14 @@ Two readings of one statement's text, pure functions of it (no model, no I/O), s
 (:mod:`suzent_cli.vault.supersede`), the dream's rules engine and MEMORY.md's selection:
 
 * :func:`holder` — *whose* attribute the statement is about: ``"user"`` (the person: "I live in Leeds", "Prefers
-  window seats", "My laptop is a ThinkPad", "My manager is Deepa Rao") or the other person it is about, read from
-  the subject: a relational noun ("My brother lives in Leeds" → ``brother``, "Partner works at Shopify" →
-  ``partner``, "Parents' dog just turned 3" → ``parents``, "Best friend Marta is getting married" → ``friend``,
-  "My daughter Mira starts school in Porto" → ``daughter``). Relational nouns are a closed class of English (kin,
-  partners, friends, colleagues, neighbours), not a list of topics: what the statement says about the holder is
-  read from the rest of the sentence, never from a list. When the subject is not clearly another person the holder
-  is the user: the test only ever *blocks* a replacement on a clear difference of holder.
+  window seats", "My laptop is a ThinkPad", "My manager is Deepa Rao") or the other holder its subject names: a
+  person relation, by one name each ("My brother lives in Leeds" → ``brother``, "Partner works at Shopify" →
+  ``partner``, "Parents' dog just turned 3" → ``parents``, "Has a friend who works at Initech" → ``friend``), or a
+  name that owns the subject ("Quillfeather's main product" → ``quillfeather``). Relations are a closed class of
+  English (kin, partners, friends, colleagues, neighbours), not a list of topics: what the statement says about the
+  holder is read from the rest of the sentence. When the subject is not clearly another holder the holder is the
+  user: the tests built on it only ever *block* on a clear difference of holder. Recall's questions about now read
+  the same holder (:func:`suzent_cli.index.rank.row_holder`).
 * :func:`parts` — the clauses a statement combines, each standing alone: "I prefer green tea over coffee, and I
   prefer dark mode" → two parts; "I'm a data engineer living in Berlin" → "I'm a data engineer" and "Living in
   Berlin". A split happens only where the second side has a subject of its own (``, and I …``, ``; I …``, ``. My
@@ -30,30 +31,57 @@ import re
 
 USER = "user"
 
-# Relational nouns: a subject built on one of these is another person (or a person's animal), not the user. Not the
-# people who act on the user's things ("Landlord raised the rent", "Teacher moved my lesson"): the rent is the user's.
-_PEOPLE = (
-    "brother|brothers|sister|sisters|sibling|siblings|mom|mum|mother|dad|father|parent|parents|son|sons|daughter|"
-    "daughters|kid|kids|child|children|baby|wife|husband|partner|spouse|girlfriend|boyfriend|fiance|fiancee|fiancé|"
-    "fiancée|cousin|cousins|aunt|uncle|niece|nephew|gran|granny|grandma|grandmother|grandpa|grandfather|grandparents|"
-    "friend|friends|roommate|flatmate|housemate|neighbour|neighbor|neighbours|neighbors|colleague|colleagues|"
-    "coworker|coworkers|co-worker|teammate|teammates|in-laws|stepdad|stepmom|"
-    "stepson|stepdaughter|ex")
-# Words that may stand before the relational noun in a subject: "my older brother", "best friend", "little sister".
-_PEOPLE_MODS = r"(?:(?:best|older|elder|younger|little|big|baby|twin|oldest|youngest|eldest|step|late|ex|new|old|" \
-               r"close|good|former)\s+)*"
-_POSSESSOR = r"(?:my|our|the user'?s|user'?s|his|her|their|the|a)\s+"
-_PEOPLE = "|".join(sorted(_PEOPLE.split("|"), key=len, reverse=True))  # "parents" before "parent"
-_SUBJECT_PERSON = re.compile(
-    rf"^(?:{_POSSESSOR})?{_PEOPLE_MODS}(?P<noun>{_PEOPLE})(?P<poss>'s|s'|’s|')?(?=[\s,.:;!?]|$)", re.I)
-# "My manager is Deepa Rao", "My partner is Sam": the relational noun names the user's attribute and the value is a
-# name (a capitalised word after the copula, no article): the holder is the user.
-_IDENTITY = re.compile(r"^\s*(?:is|'s|’s|was|=|:)\s+(?:now\s+)?[A-Z][\w'’.-]*", re.U)
+# Person relations, each mapped to one name (a question's "grandmother" is a row's "gran").
+_RELATIONS = {
+    **dict.fromkeys(("mother", "mom", "mum", "mommy", "mummy"), "mother"),
+    **dict.fromkeys(("father", "dad", "daddy"), "father"),
+    **dict.fromkeys(("parent", "parents"), "parents"),
+    **dict.fromkeys(("brother",), "brother"), **dict.fromkeys(("sister",), "sister"),
+    **dict.fromkeys(("sibling", "siblings"), "sibling"),
+    **dict.fromkeys(("son",), "son"), **dict.fromkeys(("daughter",), "daughter"),
+    **dict.fromkeys(("kid", "kids", "child", "children"), "child"),
+    **dict.fromkeys(("wife", "husband", "spouse", "partner", "girlfriend", "boyfriend", "fiance", "fiancé",
+                     "fiancee", "fiancée"), "partner"),
+    **dict.fromkeys(("friend", "friends", "bff"), "friend"),
+    **dict.fromkeys(("colleague", "colleagues", "coworker", "coworkers", "co-worker", "teammate", "teammates"),
+                    "colleague"),
+    **dict.fromkeys(("boss", "manager"), "manager"),
+    **dict.fromkeys(("neighbour", "neighbor", "neighbours", "neighbors"), "neighbour"),
+    **dict.fromkeys(("roommate", "flatmate", "housemate"), "roommate"),
+    **dict.fromkeys(("cousin",), "cousin"), **dict.fromkeys(("aunt", "auntie"), "aunt"),
+    **dict.fromkeys(("uncle",), "uncle"), **dict.fromkeys(("niece",), "niece"), **dict.fromkeys(("nephew",), "nephew"),
+    **dict.fromkeys(("grandmother", "grandma", "gran", "granny", "nan", "nana", "nanna"), "grandmother"),
+    **dict.fromkeys(("grandfather", "grandpa", "granddad", "grandad"), "grandfather"),
+    **dict.fromkeys(("grandparent", "grandparents"), "grandparents"),
+    **dict.fromkeys(("in-laws", "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law"), "in-laws"),
+}
+RELATION_PATTERN = "|".join(sorted((re.escape(r) for r in _RELATIONS), key=len, reverse=True))
+KIN_ADJ = r"(?:(?:older|younger|little|big|baby|elder|eldest|oldest|youngest|best|twin|step|ex|new|old)[- ]+)?"
+_OWNER = r"(?:my|our|his|her|their|the user'?s|user'?s|a|one of (?:my|the user'?s) )"
+# A statement whose holder is a relation: it opens with one ("My older brother …", "Mom's …", "parents' dog …",
+# "A colleague …", "Best friend Leila …"), optionally after a "[category]" or "Note:" label.
+_ROW_HOLDER = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:{_OWNER}\s*)?{KIN_ADJ}({RELATION_PATTERN})(?:'s|s'|'|’s|s)?(?=[\s,.:;!?]|$)",
+                         re.IGNORECASE)
+# "Has a friend who works at Initech", "I have a sister who lives in Porto": the clause after "who" is the
+# relation's state, not the user's.
+_HAS_WHO = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:(?:i|the user)\s+)?(?:has|have|got)\s+(?:an?|two|three|some)\s+"
+                      rf"{KIN_ADJ}({RELATION_PATTERN})s?\s+(?:who|that|whose)\b", re.IGNORECASE)
+# What follows the relation when the statement is the user's after all: "My wife and I …", "My sister Ana and me
+# …" (the user beside the relation), "Manager is Priya", "Dentist: Dr Lee" (the relation named: who the user's is).
+_USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
+                              r"is called|is named)\s+(?:[A-Z]|Dr))")
+RELATION_NAMES = frozenset(_RELATIONS.values())
+
+
+def relation(word: str) -> str | None:
+    """The one name of a person relation (``"gran"`` → ``"grandmother"``, ``"wife"`` → ``"partner"``), or None
+    for a word that is not one."""
+    return _RELATIONS.get(word.lower().replace("’", "'"))
+
+
 _FILLER = re.compile(r"^(?:(?:also|and|so|btw|fyi|oh|ok|okay|well|update|note|actually|anyway|plus)\b[\s,:;-]*)+",
                      re.I)
 _ME = re.compile(r"^(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|we|we're|we’re|we've|me|the user|user)\b", re.I)
-
-
 # A subject owned by a named thing or person: "Quillfeather's main product is …", "Anouk's clinic treats …".
 _POSSESSIVE_SUBJECT = re.compile(r"^([A-Za-z][\w-]*)(?:'s|’s|s'|s’)\s+[a-z]")
 # Contractions and time words that look like an owner: "It's", "That's", "Today's standup", "Let's".
@@ -63,28 +91,28 @@ _NOT_OWNERS = frozenset("it that what there here he she who let today tomorrow y
 
 @functools.lru_cache(maxsize=16384)
 def holder(text: str) -> str:
-    """Whose attribute ``text`` (one statement, as written) is about: :data:`USER`, or the relational noun of its
-    subject in lower case (``"brother"``, ``"parents"``, ``"friend"``). A possessive subject ("Neighbour's cat
-    Mochi visits", "Parents' dog Biscuit", "Quillfeather's main product", "Anouk's clinic") is the possessor's.
-    "Anika and I …" is the user's."""
-    t = " ".join(str(text).split())
-    t = _FILLER.sub("", t)
+    """Whose attribute ``text`` (one statement, as written) is about: :data:`USER`, or the one name of the relation
+    its subject opens with (:func:`relation`: "My brother lives in Leeds" → ``"brother"``, "Mom still uses
+    LastPass" → ``"mother"``, "Partner works at Shopify" → ``"partner"``, "Parents' dog Biscuit" → ``"parents"``,
+    "Best friend Marta is getting married" → ``"friend"``, "Has a friend who works at Initech" → ``"friend"``), or
+    the name that owns its subject ("Quillfeather's main product", "Anouk's clinic" → ``"quillfeather"``,
+    ``"anouk"``). The user's after all: "I …", "My wife and I …", "My manager is Deepa Rao" (who the user's manager
+    is), a subject that is no relation ("My laptop is a ThinkPad")."""
+    t = _FILLER.sub("", " ".join(str(text).split()))
+    m = _HAS_WHO.match(t)
+    if m is not None:
+        return relation(m.group(1)) or USER
     if _ME.match(t):
         return USER
-    m = _SUBJECT_PERSON.match(t)
-    if not m:
-        owner = _POSSESSIVE_SUBJECT.match(t)
-        if owner and owner.group(1).lower() not in _NOT_OWNERS:
-            return owner.group(1).lower().replace("’", "'")  # "Quillfeather's main product", "Anouk's clinic"
-        return USER
-    rest = t[m.end():]
-    if not m.group("poss") and _IDENTITY.match(rest):
-        return USER  # "My manager is Deepa Rao": the user's manager, whose value is Deepa Rao
-    if re.match(r"^(?:\s+[A-Z][\w'’-]*)?\s+and\s+(?:I|i|me)\b", rest):
-        return USER  # "My wife and I moved to Leeds"
-    noun = m.group("noun").lower().replace("’", "'")
-    return {"mum": "mom", "mother": "mom", "father": "dad", "neighbor": "neighbour", "granny": "gran",
-            "grandma": "gran", "grandmother": "gran", "co-worker": "coworker"}.get(noun, noun)
+    m = _ROW_HOLDER.match(t)
+    if m is not None:
+        if _USERS_AFTER_ALL.match(t[m.end():]):
+            return USER
+        return relation(m.group(1)) or USER
+    owner = _POSSESSIVE_SUBJECT.match(t)
+    if owner and owner.group(1).lower() not in _NOT_OWNERS and relation(owner.group(1)) is None:
+        return owner.group(1).lower().replace("’", "'")
+    return USER
 
 
 # A second clause with its own subject: ", and I …", "; we …", ". My …", " but I …".
@@ -99,7 +127,7 @@ def has_subject(text: str) -> bool:
     """True when ``text`` starts with a subject of its own (a pronoun, "my …", a relational noun): a part that
     does not ("living in Berlin") belongs to the subject of the statement it came from."""
     t = _FILLER.sub("", " ".join(str(text).split()))
-    return bool(_ME.match(t) or _SUBJECT_PERSON.match(t) or re.match(r"^(?:my|our|he|she|they)\b", t, re.I))
+    return bool(_ME.match(t) or _ROW_HOLDER.match(t) or re.match(r"^(?:my|our|he|she|they)\b", t, re.I))
 
 
 MIN_LEFT_WORDS = 3  # a left side shorter than this is a subject, not a clause ("My partner and I …")
