@@ -97,6 +97,7 @@ class RankedClaim:
     importance: float
     count: int
     last: dt.date | None
+    since: dt.date | None = None  # the day the claim became true (its ``(since D)``, else its source's day)
 
 
 # --- vault -------------------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
     does not parse is skipped with a warning."""
     from suzent_cli.index.rank import chunk_importance, page_signals
     from suzent_cli.vault.forgotten import Forgotten
-    from suzent_cli.vault.pages import CLAIMS, read_page
+    from suzent_cli.vault.pages import CLAIMS, claim_since, read_page
     from suzent_cli.vault.projects import meta_scope
 
     vault = settings.paths.vault_dir
@@ -172,7 +173,7 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
                 continue  # ended, or a text the person forgot (even if a page still holds it)
             importance, _ = chunk_importance(signals, CLAIMS, claim.render())
             out.append(RankedClaim(title, rel, order, claim.text, _recall_count(claim.key, snippets), importance,
-                                   claim.count or 0, claim.last))
+                                   claim.count or 0, claim.last, claim_since(claim)))
     out.sort(key=lambda c: (-c.recalls, -c.importance, -c.count, -(c.last.toordinal() if c.last else 0),
                             c.rel, c.order))
     seen: set[str] = set()
@@ -183,6 +184,46 @@ def ranked_claims(settings: Settings, warnings: list[str]) -> tuple[list[RankedC
             seen.add(key)
             unique.append(c)
     return unique, len(paths)
+
+
+def one_value_per_slot(claims: list[RankedClaim], recent: list[str]) -> tuple[list[RankedClaim], list[str]]:
+    """MEMORY.md never states two values of one subject as current (invariant 38): of two current claims (or a
+    claim and a fact not yet consolidated, or two such facts) that the same-subject test finds to be a change or an
+    undecided pair of values (:func:`replaced_lines`), only the newer is kept; a combined claim of which only a part
+    changed keeps its other parts. ``claims`` are in ranked order, ``recent`` newest first (both later than every
+    claim: the dream has not folded them); the same lists come back without what a newer statement replaced, in
+    the same order. The vault is not changed: lint reports undecided pairs to the person."""
+    days = [c.since for c in claims]
+    dropped, rests = replaced_lines([c.text for c in claims], days, recent)
+    kept = [RankedClaim(**{**c.__dict__, "text": rests[i]}) if i in rests else c
+            for i, c in enumerate(claims) if ("claim", i) not in dropped]
+    return kept, [t for k, t in enumerate(recent) if ("recent", k) not in dropped]
+
+
+def replaced_lines(claims: list[str], days: list[dt.date | None], recent: list[str], *,
+                   among_claims: bool = True) -> tuple[set[tuple[str, int]], dict[int, str]]:
+    """Which of ``claims`` (texts, with the day each became true; None sorts first) and ``recent`` (facts not yet
+    consolidated, newest first, all later than every claim) a newer one replaces, by
+    :func:`suzent_cli.vault.supersede.pairs_to_review` (words only; pairs sharing a word): ``(dropped, rests)``,
+    ``dropped`` holding ``("claim", i)``/``("recent", k)``, ``rests`` the text left of claim ``i`` when only a part
+    of it changed. ``among_claims=False`` leaves pairs of two claims alone (the Recent refresh after a capture:
+    promote already decided those)."""
+    from suzent_cli.vault import structure, supersede
+
+    far = dt.date.max.toordinal()
+    items = [(("claim", i), text, day) for i, (text, day) in enumerate(zip(claims, days, strict=True))]
+    items += [(("recent", k), text, dt.date.fromordinal(far - k)) for k, text in enumerate(recent)]
+    dropped: set[tuple[str, int]] = set()
+    rests: dict[int, str] = {}
+    for older, newer, verdict in supersede.pairs_to_review(items):
+        if not among_claims and older[0] == newer[0] == "claim":
+            continue
+        if verdict.parts and older[0] == "claim" and (rest := structure.remainder(claims[older[1]],
+                                                                                   set(verdict.parts))):
+            rests[older[1]] = rest
+        else:
+            dropped.add(older)
+    return dropped, rests
 
 
 # --- bodies ------------------------------------------------------------------------------------------------
@@ -289,6 +330,7 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     if not n_pages:
         return PromoteResult("nothing", name, reason=f"the vault has no {PERSONAL}/ page", warnings=warnings)
     recent = recent_facts(settings, {_key(c.text) for c in claims})
+    claims, recent = one_value_per_slot(claims, recent)
     if not claims and not recent:
         return PromoteResult("nothing", name, pages=n_pages, reason=f"no current claim on the {PERSONAL}/ pages",
                              warnings=warnings)
@@ -351,6 +393,7 @@ def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
         kept = _without_section(current, RECENT)
         shown = {_key(line[2:]) for line in kept.split("\n") if line.startswith("- ")}
         fresh = [text for text in read["facts"] if _key(text) not in shown][:LEGACY_MAX_FACTS]
+        kept = _without_replaced(kept, fresh)
         tail, taken[0], _ = grouped_body([(RECENT, text) for text in fresh], max_lines=lines_budget // 2,
                                          max_bytes=bytes_budget // 2)
         if kept.strip():
@@ -361,6 +404,23 @@ def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
 
     write = rewrite_generated(settings, make, writer="promote", max_lines=max_lines, max_bytes=max_bytes)
     return {"status": write.status, "reason": write.reason, "path": str(write.path), "facts": taken[0]}
+
+
+def _without_replaced(body: str, recent: list[str]) -> str:
+    """``body`` (promote's claims) without the bullets a fact of ``recent`` replaces, and with the part still true
+    of a combined one (:func:`replaced_lines`, as :func:`promote` decides): a capture that changes a claim does not
+    leave MEMORY.md stating both values until the next dream."""
+    lines = body.split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith("- ")]
+    if not at or not recent:
+        return body
+    dropped, rests = replaced_lines([lines[i][2:] for i in at], [None] * len(at), recent, among_claims=False)
+    for n, i in enumerate(at):
+        if ("claim", n) in dropped:
+            lines[i] = None
+        elif n in rests:
+            lines[i] = "- " + rests[n]
+    return "\n".join(line for line in lines if line is not None)
 
 
 def _without_section(body: str, title: str) -> str:

@@ -278,9 +278,9 @@ def _undecided_pairs(pages: dict[str, Page], contradictions: list[str], judge=No
     finds close to an older claim's, "switched to coffee" / "likes tea"). Appends one line per pair to
     ``contradictions`` (``same subject: OLD (page) / NEW (page)``, skipping pairs a line already names) and
     returns ``(page, callout)`` for each page holding one of them."""
-    from suzent_cli.dream.rules import claim_since
     from suzent_cli.vault import supersede
     from suzent_cli.vault.claims import base_text
+    from suzent_cli.vault.pages import claim_since
 
     scopes: dict[str, list[tuple[tuple[str, Claim], str, dt.date | None]]] = {}
     for rel, page in pages.items():

@@ -35,7 +35,6 @@ first fact routed to it (in day, line order) spells it.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -46,7 +45,7 @@ from suzent_cli.archive import parse_fact_line
 from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
 from suzent_cli.errors import DreamFailed, LockTimeout
 from suzent_cli.scope import SCOPE_TAG_PREFIX
-from suzent_cli.vault import supersede
+from suzent_cli.vault import content_pages, structure, supersede
 from suzent_cli.vault.claims import (
     NEAR_IDENTICAL,
     PERSONAL_PAGES,
@@ -66,6 +65,7 @@ from suzent_cli.vault.pages import (
     RELATED,
     Claim,
     Page,
+    claim_since,
     existing_case,
     link_in_index,
     meta_date,
@@ -86,21 +86,9 @@ _DESCRIPTIONS = {
 
 
 MAX_TAGS = 20
-_SINCE_RE = re.compile(r"\(since (\d{4}-\d{2}-\d{2})\)")
-_SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
 _NOT_TOPIC_PREFIXES = ("legacy:", SCOPE_TAG_PREFIX)  # an exported legacy row's id; a fact's scope (the page's)
-
-
-def claim_since(claim: Claim) -> dt.date | None:
-    """The day a current claim became true: its ``(since D)``, else the day of the log line it cites."""
-    m = _SINCE_RE.search(claim.text)
-    if m:
-        return meta_date(m.group(1))
-    if claim.source and (m := _SOURCE_DAY_RE.match(claim.source)):
-        return meta_date(m.group(1))
-    return None
 
 
 def _in_time_order(batch: IngestBatch) -> list[tuple[tuple[str, str, int], BatchFact | dict]]:
@@ -174,6 +162,8 @@ class _PageWork:
         self.late_before = str(page.meta.get("late_through") or "")
         self.late_through = self.late_before
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
+        self.added: list[tuple[dt.date, Claim]] = []  # (day, claim) of each statement this run made current
+        # without replacing a claim of this page: what the across-pages pass compares with other pages' claims
         self.superseded: list[tuple[int, str]] = []  # (position in the batch's time order, log line) of repeats
         self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
@@ -238,6 +228,7 @@ class _PageWork:
             self._add_history(Claim(content, 1, day, source, until=min(newer)))
             return False
         replaced: list[Claim] = []
+        ended: str | None = None  # of a combined claim, the parts the statement replaced
         for j in reversed(range(len(self.current)) if rivals else ()):
             other = self._conflicts[j]
             if other[0] == subject and other[1] != value:  # the newer claim replaces it: history, not deletion
@@ -247,13 +238,48 @@ class _PageWork:
             # same-subject test (a change cue about a shared entity, a new number for the same statement). Only
             # claims that became true no later than this statement compete; a tie replaces nothing (lint asks).
             said = [j for j, c in enumerate(self.current) if (s := claim_since(c)) is None or s <= day]
-            j = supersede.best_replaced(supersede.read(content), [self._reads[k] for k in said], self.judge)
+            read = supersede.read(content)
+            j = supersede.best_replaced(read, [self._reads[k] for k in said], self.judge)
             if j is not None:
-                replaced.append(self._retire(said[j], day))
+                changed = supersede.compare(self._reads[said[j]], read).parts  # a combined claim: the parts replaced
+                old = self._retire(said[j], day)
+                replaced.append(old)
+                self.keep_rest(old, changed)
+                ended = structure.only(old.text, set(changed)) if changed else None
         text = content
         if replaced:  # the schema's change-over-time form, so the current claim answers for the old one too
-            text = f"{content.rstrip(' .')} (since {day.isoformat()}); previously: {replaced[0].text}"
-        new = Claim(text, count, day, source)
+            text = f"{content.rstrip(' .')} (since {day.isoformat()}); previously: {ended or replaced[0].text}"
+        claim = Claim(text, count, day, source)
+        self._add_current(claim)
+        if not replaced:  # a statement replaces one claim: one that did so here looks no further
+            self.added.append((day, claim))
+        return False
+
+    def keep_rest(self, old: Claim, changed: frozenset[int] | None) -> None:
+        """After ``old`` (a combined claim) was retired because its parts ``changed`` were replaced, keep the parts
+        that still hold as a current claim with ``old``'s provenance and confirmations ("I'm a data engineer
+        living in Berlin", then a move: "I'm a data engineer." stays current). Nothing when the whole changed."""
+        rest = structure.remainder(old.text, set(changed)) if changed else None
+        if rest and self.match(rest) is None:
+            self._add_current(Claim(rest, old.count, old.last, old.source))
+
+    def retire_replaced_by(self, statement: supersede.Statement, day: dt.date) -> Claim | None:
+        """Retire the one current claim of this page that ``statement`` (said on ``day``, on another page of the
+        same scope) replaces, by words alone (:func:`supersede.best_replaced` without a judge: across pages only
+        what the words show), keeping a combined claim's parts that still hold. The retired claim, or None."""
+        said = [j for j, c in enumerate(self.current) if (s := claim_since(c)) is not None and s < day]
+        j = supersede.best_replaced(statement, [self._reads[k] for k in said]) if said else None
+        if j is None:
+            return None
+        changed = supersede.compare(self._reads[said[j]], statement).parts
+        self.changed = True
+        old = self._retire(said[j], day)
+        self.keep_rest(old, changed)
+        return old
+
+    def _add_current(self, new: Claim) -> None:
+        """Add ``new`` as a current claim: after the last claim bullet (and the notes nested under it), or after a
+        person's intro text on a page without claims; every lookup of the fold learns it."""
         last_claim = next((k for k in range(len(self.claims) - 1, -1, -1) if isinstance(self.claims[k], Claim)), None)
         if last_claim is None:
             at = len(self.claims)
@@ -265,13 +291,14 @@ class _PageWork:
                 at += 1  # past the notes nested under the last claim: they stay with it
         self.claims.insert(at, new)
         self.current.append(new)
+        content = base_text(new.text)
+        subject, value = conflict_key(content)
         self._keys.append(claim_key(content))
         self._reads.append(supersede.read(content))
         self._conflicts.append((subject, value))
         self._subjects[subject] += 1
         if self._exact is not None:
             self._exact.setdefault(self._keys[-1], len(self._keys) - 1)
-        return False
 
     def _retire(self, j: int, day: dt.date) -> Claim:
         """Move current claim ``j`` (and the notes nested under it) to ``## Previously`` with ``(until day)``: a
@@ -430,6 +457,7 @@ class RulesEngine:
         superseded: list[tuple[int, str]] = []  # (position in time order, raw line): reported in time order
         replaced: list[tuple[int, list[str]]] = []  # (position of the page's first event, sources moved to history)
         judge = self.judge()
+        works: dict[str, _PageWork] = {}
         for rel in routed + revisit_only:
             category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
             zone = rel.rsplit("/", 1)[0] if batch.scope else rel.split("/", 1)[0]
@@ -438,8 +466,10 @@ class RulesEngine:
             work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge)
             if work is None:
                 continue
+            works[rel] = work
             superseded += work.superseded
             replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
+        replaced.append((len(batch.facts) + len(batch.confirmations), _retire_across_pages(batch, works, result)))
         result.superseded = [raw for _, raw in sorted(superseded)]
         if getattr(judge, "unavailable", False):  # a model that cannot tell kinds apart (hash) is a choice; this is not
             result.warnings.append(f"changes that share no word with what they replace were decided by words alone: "
@@ -515,6 +545,91 @@ class RulesEngine:
         from suzent_cli.dream.lint import rules_contradictions
 
         return rules_contradictions(job.vault_dir, job.run_date, judge=self.judge())
+
+
+def _scope_pages(batch: IngestBatch) -> list[str]:
+    """Vault-relative paths of the content pages a batch's scope folds into: a project's folder, else every page
+    outside ``1_Projects/<folder>/`` (the person's profile, preferences, wiki and legacy project pages)."""
+    vault = batch.vault_dir
+    out = []
+    for path in content_pages(vault):
+        rel = path.relative_to(vault).as_posix()
+        if rel.count("/") == 0:
+            continue  # index.md, log.md, schema.md: not pages of claims
+        in_folder = rel.startswith("1_Projects/") and rel.count("/") >= 2
+        if (batch.folder and rel.startswith(f"1_Projects/{batch.folder}/")) or (not batch.folder and not in_folder):
+            out.append(rel)
+    return out
+
+
+MAX_ACROSS_CLAIMS = 5000  # current claims of a scope the across-pages pass compares with (a larger vault: skipped)
+
+
+def _retire_across_pages(batch: IngestBatch, works: dict[str, _PageWork], result: IngestResult) -> list[str]:
+    """Supersession across the pages of one scope: a statement this run made current on one page retires the one
+    current claim it replaces on *another* page of the same scope ("I use light mode in every editor now", filed
+    under ``2_Wiki``, retires the dark-mode part of a preference on ``3_Personal/Preferences.md``). Routing by
+    category puts one subject's statements on different pages; the same-subject test does not care where a claim
+    lives. Words only (no judge): across pages only what the words show replaces. Statements are taken in time
+    order; only claims that became true before a statement compete. Each changed page is written through
+    :func:`.pages.write_page` (a page edited meanwhile gets the same retirements applied to what is there now;
+    one that no longer parses is left as it is, with a warning). Returns the sources of the claims retired (their
+    log lines are handed off as superseded, like a retirement on the statement's own page)."""
+    added = sorted(((day, rel, claim) for rel, work in works.items() for day, claim in work.added),
+                   key=lambda a: (a[0], a[1]))
+    if not added:
+        return []
+    vault = batch.vault_dir
+    pages: dict[str, _PageWork] = {}
+    for rel in _scope_pages(batch):
+        try:
+            page = read_page(vault / rel)
+        except (DreamFailed, OSError):
+            continue
+        if meta_scope(page.meta) != (batch.scope or ""):
+            continue
+        pages[rel] = _PageWork(rel, page, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False,
+                               scope=batch.scope or "")
+    if sum(len(w.current) for w in pages.values()) > MAX_ACROSS_CLAIMS:
+        result.warnings.append(f"more than {MAX_ACROSS_CLAIMS} current claims: supersession across pages skipped")
+        return []
+    ops: dict[str, list[tuple[supersede.Statement, dt.date]]] = {}
+    for day, rel, claim in added:
+        if time.monotonic() > batch.deadline:
+            raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
+        statement = supersede.read(claim.text)
+        cands = [(other, j) for other, w in pages.items() if other != rel for j, c in enumerate(w.current)
+                 if (since := claim_since(c)) is not None and since < day]
+        k = supersede.best_replaced(statement, [pages[o]._reads[j] for o, j in cands]) if cands else None
+        if k is None:
+            continue
+        other = cands[k][0]
+        if pages[other].retire_replaced_by(statement, day) is not None:
+            ops.setdefault(other, []).append((statement, day))
+    sources: list[str] = []
+    for rel, todo in ops.items():
+        work = pages[rel]
+
+        def replay(now: Page | None, rel: str = rel, todo: list = todo) -> Page | None:
+            if now is None:
+                return None
+            again = _PageWork(rel, now, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False,
+                              scope=batch.scope or "")
+            for statement, day in todo:
+                again.retire_replaced_by(statement, day)
+            pages[rel] = again
+            return again.finish([])
+
+        try:
+            if write_page(vault / rel, work.finish([]), refold=replay, lock_path=pages_lock(vault)):
+                if rel not in result.pages:
+                    result.pages.append(rel)
+                sources += pages[rel].replaced
+        except (DreamFailed, LockTimeout) as exc:
+            result.warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
+        except OSError as exc:
+            raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
+    return sources
 
 
 def _routed_pages(vault: Path, zone: str, routed: list[str], folder: str = "") -> list[str]:

@@ -50,6 +50,10 @@ from typing import Any
 
 from suzent_cli.vault.claims import human_stamp, memory_stamp
 from suzent_cli.vault.pages import meta_date
+from suzent_cli.vault.structure import KIN_ADJ as _KIN_ADJ
+from suzent_cli.vault.structure import RELATION_NAMES, USER, relation
+from suzent_cli.vault.structure import RELATION_PATTERN as _REL
+from suzent_cli.vault.structure import holder as statement_holder
 
 NEUTRAL = 0.5  # raw capture, core files, and the vault base
 CONFIRM_SLOPE = 0.08  # bonus per doubling of confirmations
@@ -199,48 +203,10 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 
 OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
 ONE_OFF_FACTOR = 0.85
-USER = "user"
 STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
 
-# Person relations, each mapped to one name (a question's "grandmother" is a row's "gran").
-_RELATIONS = {
-    **dict.fromkeys(("mother", "mom", "mum", "mommy", "mummy"), "mother"),
-    **dict.fromkeys(("father", "dad", "daddy"), "father"),
-    **dict.fromkeys(("parent", "parents"), "parents"),
-    **dict.fromkeys(("brother",), "brother"), **dict.fromkeys(("sister",), "sister"),
-    **dict.fromkeys(("sibling", "siblings"), "sibling"),
-    **dict.fromkeys(("son",), "son"), **dict.fromkeys(("daughter",), "daughter"),
-    **dict.fromkeys(("kid", "kids", "child", "children"), "child"),
-    **dict.fromkeys(("wife", "husband", "spouse", "partner", "girlfriend", "boyfriend", "fiance", "fiancé",
-                     "fiancee", "fiancée"), "partner"),
-    **dict.fromkeys(("friend", "friends", "bff"), "friend"),
-    **dict.fromkeys(("colleague", "colleagues", "coworker", "coworkers", "co-worker", "teammate", "teammates"),
-                    "colleague"),
-    **dict.fromkeys(("boss", "manager"), "manager"),
-    **dict.fromkeys(("neighbour", "neighbor", "neighbours", "neighbors"), "neighbour"),
-    **dict.fromkeys(("roommate", "flatmate", "housemate"), "roommate"),
-    **dict.fromkeys(("cousin",), "cousin"), **dict.fromkeys(("aunt", "auntie"), "aunt"),
-    **dict.fromkeys(("uncle",), "uncle"), **dict.fromkeys(("niece",), "niece"), **dict.fromkeys(("nephew",), "nephew"),
-    **dict.fromkeys(("grandmother", "grandma", "gran", "granny", "nan", "nana", "nanna"), "grandmother"),
-    **dict.fromkeys(("grandfather", "grandpa", "granddad", "grandad"), "grandfather"),
-    **dict.fromkeys(("grandparent", "grandparents"), "grandparents"),
-    **dict.fromkeys(("in-laws", "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law"), "in-laws"),
-}
-_REL = "|".join(sorted((re.escape(r) for r in _RELATIONS), key=len, reverse=True))
-_KIN_ADJ = r"(?:(?:older|younger|little|big|baby|elder|eldest|oldest|youngest|best|twin|step|ex|new|old)[- ]+)?"
-_OWNER = r"(?:my|our|his|her|their|the user'?s|user'?s|a|one of (?:my|the user'?s) )"
-# A statement whose holder is a relation: it opens with one ("My older brother …", "Mom's …", "parents' dog …",
-# "A colleague …", "Best friend Leila …"), optionally after a "[category]" or "Note:" label.
-_ROW_HOLDER = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:{_OWNER}\s*)?{_KIN_ADJ}({_REL})(?:'s|s'|'|’s|s)?(?=[\s,.:;!?]|$)",
-                         re.IGNORECASE)
-# "Has a friend who works at Initech", "I have a sister who lives in Porto": the clause after "who" is the
-# relation's state, not the user's.
-_HAS_WHO = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:(?:i|the user)\s+)?(?:has|have|got)\s+(?:an?|two|three|some)\s+"
-                      rf"{_KIN_ADJ}({_REL})s?\s+(?:who|that|whose)\b", re.IGNORECASE)
-# What follows the relation when the statement is the user's after all: "My wife and I …", "My sister Ana and me
-# …" (the user beside the relation), "Manager is Priya", "Dentist: Dr Lee" (the relation named: who the user's is).
-_USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
-                              r"is called|is named)\s+(?:[A-Z]|Dr))")
+# Person relations and how a statement opens with one are read by suzent_cli.vault.structure (the same reading
+# the dream's same-subject test uses): one list of relations, one holder.
 # A question's holder: a relation it names as the user's ("the user's grandmother", "my brother").
 _QUERY_RELATION = re.compile(rf"\b(?:the user'?s|user'?s|my|your|mine)\s+{_KIN_ADJ}({_REL})\b", re.IGNORECASE)
 _NAMES_USER = re.compile(r"\b(?:the user|user'?s?|i|i'm|i've|me|my|mine|myself)\b", re.IGNORECASE)
@@ -260,12 +226,6 @@ _STATE_CUE = re.compile(r"\b(?:moved|relocated|switched|started|joined|now|since
                         r"quit|stopped|lives?|works?)\b", re.IGNORECASE)
 
 
-def relation(word: str) -> str | None:
-    """The one name of a person relation (``"gran"`` → ``"grandmother"``, ``"wife"`` → ``"partner"``), or None
-    for a word that is not one."""
-    return _RELATIONS.get(word.lower().replace("’", "'"))
-
-
 def now_holder(query: str) -> str | None:
     """Whose present state ``query`` asks about: a relation's one name when it names one as the user's ("where does
     the user's grandmother live" → ``"grandmother"``), :data:`USER` when it names the user ("the user", "my", "I"),
@@ -281,19 +241,13 @@ def now_holder(query: str) -> str | None:
 
 
 def row_holder(text: str) -> str | None:
-    """The relation whose state ``text`` states, when it opens with one ("My brother has a cat" → ``"brother"``,
-    "Mom still uses LastPass" → ``"mother"``, "parents' dog Biscuit …" → ``"parents"``, "Has a friend who works
-    at Initech" → ``"friend"``); None for a statement of
-    the user's, one that names the user beside the relation ("My wife and I moved …") or one that names who the
-    relation is ("Manager is Priya": the user's manager, a fact of the user's)."""
-    text = text.strip()
-    m = _HAS_WHO.match(text)
-    if m is not None:
-        return relation(m.group(1))
-    m = _ROW_HOLDER.match(text)
-    if m is None or _USERS_AFTER_ALL.match(text[m.end():]):
-        return None
-    return relation(m.group(1))
+    """The relation whose state ``text`` states (:func:`suzent_cli.vault.structure.holder`: "My brother has a cat"
+    → ``"brother"``, "Mom still uses LastPass" → ``"mother"``, "parents' dog Biscuit …" → ``"parents"``, "Has a
+    friend who works at Initech" → ``"friend"``); None for a statement of the user's, one that names the user
+    beside the relation ("My wife and I moved …"), one that names who the relation is ("Manager is Priya": the
+    user's manager, a fact of the user's), or one owned by a name that is no relation ("Quillfeather's product")."""
+    who = statement_holder(text.strip())
+    return who if who in RELATION_NAMES else None
 
 
 def one_off(text: str) -> bool:

@@ -47,6 +47,10 @@ _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (subject, re.compile(pattern, re.I)) for subject, pattern in (
         ("residence", r"^(?:the user |i |we )?(?:'m |am |are |is )?(?:currently |now |just |recently )?"
                       r"(?:lives?|living|resides?|based|moved|relocated)(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
+        ("residence", r"^(?:the user'?s |my |our )?(?:home|home base) is (?:now )?(?:in )?(?P<value>.+)$"),
+        ("manager", r"^(?:the user |i |we )?(?:currently |now )?(?:reports?|reporting) (?:directly )?to\s+"
+                    r"(?P<value>.+)$"),
+        ("manager", r"^(?:the user'?s |my |our )?(?:line |direct )?(?:manager|boss) is (?:now )?(?P<value>[a-z].+)$"),
         ("employer", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:(?:works?|working|employed) (?:at|for)|"
                      r"employed by)\s+(?P<value>.+)$"),
         ("role", r"^(?:the user |i )?(?:'m |am |is )?(?:currently |now )?(?:works?|working) as\s+(?:an? )?(?P<value>.+)$"),
@@ -58,7 +62,8 @@ _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # A note of the form "Attribute: value" ("Employer: Initech", "Home address: 12 Elm St") states the same subjects.
 # Only these attribute names count: a label is also how a transcript names its speaker ("Caroline: I moved…").
 _NOTE_LABELS = {
-    "residence": "address|home address|home city|residence",
+    "residence": "address|home address|home city|residence|home",
+    "manager": "manager|line manager|direct manager|boss|reports to",
     "employer": "employer|current employer|workplace",
     "role": "role|job title",
     "name": "name|full name",
@@ -74,7 +79,7 @@ MAX_NOTE_VALUE_WORDS = 6  # a note's value is a name or a short phrase; a longer
 _VALUE_END = re.compile(r"(?:,|;|\s+(?:from|since|with|because|and|so|but|as of|for now|now)\b).*$", re.I)
 
 _CURRENTLY_RE = re.compile(r"\s*\((?:since|as of) [^)]*\)|\s*[;,]\s*previously\b.*$", re.I)
-_STALE_BY_SUBJECT = {"residence": 180, "employer": 180, "role": 180, "age": 365, "name": 1825, "partner": 1825,
+_STALE_BY_SUBJECT = {"residence": 180, "employer": 180, "role": 180, "manager": 180, "age": 365, "name": 1825, "partner": 1825,
                      "timezone": 365}
 _DURABLE = re.compile(r"\b(?:name|named|birthday|born|allerg\w*|intoleran\w*|sister|brother|mother|father|"
                       r"parents|son|daughter|children|kids?|wife|husband|diabet\w*|asthma|left-handed|right-handed)\b",

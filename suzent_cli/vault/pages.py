@@ -73,6 +73,21 @@ class Claim:
         return out
 
 
+_SINCE_RE = re.compile(r"\(since (\d{4}-\d{2}-\d{2})\)")
+_SOURCE_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:\d+$")
+
+
+def claim_since(claim: Claim) -> dt.date | None:
+    """The day a current claim became true: its ``(since D)``, else the day of the log line it cites (its
+    ``source: YYYY-MM-DD.md:LINE``); None when it says neither."""
+    m = _SINCE_RE.search(claim.text)
+    if m:
+        return meta_date(m.group(1))
+    if claim.source and (m := _SOURCE_DAY_RE.match(claim.source)):
+        return meta_date(m.group(1))
+    return None
+
+
 def parse_claim(line: str) -> Claim | None:
     """The claim on a top-level bullet line, or None otherwise (nested bullets and task checkboxes are not claims)."""
     m = _BULLET_RE.match(line)

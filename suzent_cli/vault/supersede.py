@@ -60,7 +60,9 @@ from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
+from suzent_cli.vault import structure
 from suzent_cli.vault.claims import base_text, claim_key, is_repeat, specifics, subject_of
+from suzent_cli.vault.structure import USER
 
 REPLACES, COMPATIBLE, UNDECIDED, UNRELATED = "replaces", "compatible", "undecided", "unrelated"
 # The shared anchors must be at least this share of the shorter statement's anchors: two long utterances that
@@ -75,17 +77,21 @@ CUES = re.compile(
     r"lost (?:our|my|his|her|their)|put down|new|promoted|took over|taken over|pushed back|postponed|"
     r"brought forward|delayed|extended|rescheduled|was moved|got (?:engaged|married|divorced|promoted|fired|hired)|"
     r"divorced|separated|broke up|became|is now|are now|not anymore|"
+    r"ditched|ditching|scrapped|shelved|cancell?ed|canceled|jumped ship|tied the knot|gave in|caved|"
+    r"took the plunge|handed in (?:my|his|her|their) notice|moved on from|got rid of|phased out|"
     # a quantity that moved: "went up to $1,850", "rose by 5%", "was cut to 3 days" (a number must follow, so
     # "went up to Scotland" and "grew up in Porto" are no change)
     r"(?:went|gone|rose|risen|increased|decreased|fell|fallen|climbed|grew|grown|shrank|shrunk|raised|lowered|"
-    r"bumped|jumped|dropped|cut|reduced)(?: (?:up|down|back|again))? (?:to|by)(?= [$€£]?\d))\b")
+    r"bumped|jumped|dropped|cut|reduced|crept|creeping|slid|slipped)(?: (?:up|down|back|again))? (?:to|by)"
+    r"(?= [$€£]?\d))\b")
 # Words of the cues: never anchors (a shared "now" says nothing about the subject).
 _CUE_WORDS = frozenset(
     "now nowadays these days from on any more anymore no longer instead of switched switching swapped changed "
     "moved relocated migrated upgraded downgraded updated to replaced rewrote rewritten quit quitting gave up "
     "given stopped dropped left sold retired passed away died lost put down new promoted took over taken pushed "
     "back postponed brought forward delayed extended rescheduled was got engaged married divorced fired hired "
-    "separated broke became is are not went gone up down again".split())  # not "rose", "cut", …: also names, nouns
+    "separated broke became is are not went gone up down again ditched ditching scrapped shelved cancelled canceled "
+    "jumped ship tied knot gave caved took plunge handed notice rid phased crept creeping slid slipped".split())  # not "rose", "cut", …: also names, nouns
 _STOP = frozenset(
     "a an the and or but if then so of to in on at by for with from into onto over under about as than that this "
     "these those there here it its it's i i'm i've me my mine we we're we've us our ours you your he him his she "
@@ -95,7 +101,7 @@ _STOP = frozenset(
     "was were do does did done doing will would can could should shall may might must not no yes one two".split())
 # Verbs that carry little subject of their own ("Uses X", "Likes Y"): part of a frame, never its anchor.
 _LIGHT = frozenset("ha has hav have had use lik like prefer want get got tak take mak make go keep".split())
-_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv"}
+_SYNONYMS = {"job": "work", "employ": "work", "boss": "manag", "resid": "liv", "goe": "go", "doe": "do"}
 _PAST_IRREGULAR = frozenset(
     "met grew flew went gave took made wrote did saw came ran won bought spent taught built found had was were "
     "drove rode sang read heard told thought brought caught fought sent lent kept slept felt paid ate drank swam "
@@ -141,7 +147,7 @@ def value_of(s: Statement) -> str | None:
     ``vegan``). An end without a value ("died", "quit", "sold", "new") gives None: what ended must be named."""
     if not s.cue:
         return None
-    body = _LABEL.sub("", s.key)
+    body = s.body
     words = _target_words(body)
     if words is not None:
         return " ".join(words[:MAX_VALUE_WORDS]) or None
@@ -158,7 +164,7 @@ def value_words(s: Statement, size: int = 1) -> list[str]:
     fewer ("Prefers dark mode" → ``dark``, ``mode`` for size 1; ``dark mode`` for size 2). A two-word value is
     compared with two-word runs only: "light mode" stands in for "dark mode", not for the "dark" of "dark
     chocolate"."""
-    body = _LABEL.sub("", s.key)
+    body = s.body
     words = [w.strip(".'’-") for w in _WORD.findall(body)]
     keep = [w for w in words if w and w not in _STOP and w not in _CUE_WORDS and stem(w) not in _LIGHT]
     n = max(1, min(size, 2))
@@ -185,6 +191,29 @@ MODEL_MARGIN = 2.0
 
 
 _LABEL = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}:\s+")
+# What a transcript line says after its speaker's name: a subject, or a word people open a reply with.
+_SPOKEN = re.compile(r"^(?:yeah|yes|yep|no|nope|oh|wow|haha|hey|hi|hello|thanks|thank|sure|ok|okay|well|so|"
+                     r"that|that's|it|it's|this|what|how|why|did|do|you|aw|omg|lol|totally|definitely|really)\b")
+_SPEAKER_MIN_WORDS = 8  # a one-name label before this many words is a speaker: an attribute note is short
+
+
+def _body(key: str, text: str | None = None) -> str:
+    """``key`` without a transcript line's speaker ("caroline: i moved…" → "i moved…"), but with an attribute
+    note's label, which is its subject ("admin portal: django 5.1" → "admin portal django 5.1"): a label is a
+    speaker when what follows starts with a subject or a word a reply opens with, or when it is one capitalised
+    word (in ``text``, as written) before a sentence of :data:`_SPEAKER_MIN_WORDS` words or more."""
+    m = _LABEL.match(key)
+    if not m:
+        return key
+    rest = key[m.end():]
+    label = key[:m.end()].rstrip().rstrip(":")
+    named = text is not None and re.match(r"^[A-Z][\w'’-]*:", text.strip()) is not None
+    if structure.has_subject(rest) or _SPOKEN.match(rest) or (named and len(rest.split()) >= _SPEAKER_MIN_WORDS):
+        return rest
+    return f"{label} {rest}"
+
+
+_STATE_PREPOSITIONS = frozenset({"by", "in", "at", "to", "as", "with", "on", "for"})  # "Employed by", "Based in"
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
 
@@ -223,13 +252,30 @@ class Statement:
     anchors: frozenset[str]
     cue: str | None
     event: bool
+    holder: str = USER  # whose attribute (:func:`.structure.holder`): "user" or a relational noun ("brother")
+    parts: tuple[Statement, ...] = ()  # the parts of a combined statement (:func:`.structure.parts`); () for one
+    body: str = ""  # ``key`` without a transcript line's speaker label (an attribute note keeps its label)
 
 
-def read(text: str) -> Statement:
+def read(text: str, holder: str | None = None) -> Statement:
     """The :class:`Statement` of a claim text (its :func:`.claims.base_text`: a ``(since D); previously: …`` tail
-    is not part of it)."""
-    key = claim_key(base_text(text))
-    body = _LABEL.sub("", key)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
+    is not part of it), with its holder and, for a combined statement, its parts (each read on its own; a part
+    without a subject of its own, "living in Berlin", has the holder of the statement it belongs to). ``holder``
+    overrides the holder read from the text (how a part gets its statement's)."""
+    plain = base_text(text)
+    whose = holder or structure.holder(plain)
+    pieces = structure.parts(plain)
+    split: tuple[Statement, ...] = ()
+    if len(pieces) > 1:
+        split = tuple(_read_one(p, whose if i == 0 or not structure.has_subject(p) else structure.holder(p))
+                      for i, p in enumerate(pieces))
+    one = _read_one(plain, whose)
+    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split, one.body)
+
+
+def _read_one(text: str, whose: str) -> Statement:
+    key = claim_key(text)
+    body = _body(key, text)  # "Caroline: I moved…": the speaker of a transcript line is not the subject
     cue = CUES.search(body)
     raw = _WORD.findall(body)
     content = [w for w in raw if w.strip(".'’-") not in _STOP]
@@ -237,8 +283,11 @@ def read(text: str) -> Statement:
     anchors = frozenset(stem(w) for w in content if w not in _CUE_WORDS) - _LIGHT
     lead = _LEAD.sub("", body)
     first = (_WORD.findall(lead) or [""])[0]
-    event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4))
-    return Statement(key, words, anchors, cue.group(0) if cue else None, event)
+    after = (_WORD.findall(lead) or ["", ""])[1:2]
+    # "Adopted Biscuit from a shelter" happened; "Employed by the council", "Based in Leeds" are states
+    event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4
+                                                          and not (after and after[0] in _STATE_PREPOSITIONS)))
+    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose, (), body)
 
 
 def same_frame(a: Statement, b: Statement) -> bool:
@@ -260,6 +309,7 @@ class Verdict:
     relation: str
     score: float = 0.0
     why: str = ""
+    parts: frozenset[int] | None = None  # of a combined older statement, the parts replaced (None: the whole)
 
 
 def compare(older: str | Statement, newer: str | Statement, judge: ValueJudge | None = None) -> Verdict:
@@ -275,10 +325,27 @@ def compare(older: str | Statement, newer: str | Statement, judge: ValueJudge | 
     return verdict
 
 
+_NOT_A_VALUE = frozenset("now today tomorrow tonight here there then next scratch time home work "
+                         "monday tuesday wednesday thursday friday saturday sunday".split())  # "from now on"
+_NAMED_OLD = re.compile(r"\b(?:instead of|rather than|in place of|from)\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
+                        r"([a-z0-9][a-z0-9.+#'’-]*)")
+
+
+def names_another_old_value(older: Statement, newer: Statement) -> bool:
+    """True when ``newer`` names the value it replaces ("Uses pnpm instead of npm", "moved from Jira to Linear",
+    "rather than the bus") and ``older`` does not hold it: the change is about something else, whatever else the two
+    share ("instead of npm" ends no claim about Node)."""
+    named = [stem(m.group(1)) for m in _NAMED_OLD.finditer(newer.body or newer.key)
+             if (w := m.group(1).strip(".'’-")) not in _STOP and w not in _NOT_A_VALUE and w not in _DATE_WORDS
+             and not any(c.isdigit() for c in w)]
+    return bool(named) and not any(n in older.words for n in named)
+
+
 def _model_may_judge(a: Statement, b: Statement, lexical: Verdict) -> bool:
     """A pair the model may look at: the words found it unrelated for want of shared words (no shared anchor; not
     a restatement, not a past event) and the newer one names the value it changes to."""
     return lexical.relation == UNRELATED and not (a.anchors & b.anchors) and not a.event and \
+        not other_holders(a, b) and not names_another_old_value(a, b) and \
         not _asks(a) and not _asks(b) and \
         not is_repeat(a.key, b.key) and value_of(b) is not None
 
@@ -296,16 +363,60 @@ def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJud
             for z in scores]
 
 
+# A question reported rather than asked: "Asked whether the battery can be replaced", "Wondered how to …".
+_REPORTED_QUESTION = re.compile(r"^(?:(?:the user|i|he|she|they|we)\s+)?(?:asked|asks|asking|wondered|wonders|"
+                                r"wanted to know|wants to know|enquired|inquired)\s+(?:me\s+|us\s+)?"
+                                r"(?:whether|if|how|what|which|when|where|why|who|about|for)\b")
+
+
 def _asks(s: Statement) -> bool:
-    """True when ``s`` is a question ("Team size is 7?"): it asks, it states no value."""
-    return s.key.rstrip(" .!").endswith("?")
+    """True when ``s`` is a question ("Team size is 7?", "Asked whether the X1 battery can be replaced"): it asks,
+    it states no value."""
+    return s.key.rstrip(" .!").endswith("?") or bool(_REPORTED_QUESTION.match(s.body or s.key))
 
 
 def _compare(a: Statement, b: Statement) -> Verdict:
+    """The verdict for ``(a, b)``; a combined statement is compared part by part (module doc, "Parts")."""
+    whole = _compare_one(a, b)
+    if not (a.parts or b.parts) or whole.why == _RESTATED:
+        return whole
+    older, newer = a.parts or (a,), b.parts or (b,)
+    hits: dict[int, Verdict] = {}
+    for i, x in enumerate(older):
+        for y in newer:
+            v = _compare_one(x, y)
+            if v.relation == REPLACES and (i not in hits or v.score > hits[i].score):
+                hits[i] = v
+    if not hits:
+        return whole
+    best = max(hits.values(), key=lambda v: v.score)
+    partial = frozenset(hits) if a.parts and len(hits) < len(older) else None
+    return Verdict(REPLACES, max(best.score, whole.score if whole.relation == REPLACES else 0.0),
+                   best.why + (f" (part {', '.join(str(i + 1) for i in sorted(partial))} of {len(older)})"
+                               if partial else ""), partial)
+
+
+_RESTATED = "a restatement"
+
+
+def other_holders(a: Statement, b: Statement) -> bool:
+    """True when the older ``a`` and the newer ``b`` are about two different holders' attributes ("I live in Leeds"
+    / "Brother lives in Leeds"; "Quillfeather's main product is written in Elixir" / "I left Quillfeather"), unless
+    the newer one's holder is named in the older one ("Rufus's vet says he is healthy" may end "Has a beagle
+    called Rufus"): nothing one says can replace the other."""
+    if a.holder == b.holder:
+        return False
+    return not (b.holder != USER and stem(b.holder) in a.words)
+
+
+def _compare_one(a: Statement, b: Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
-        return Verdict(UNRELATED, 0.0, "a restatement")
+        return Verdict(UNRELATED, 0.0, _RESTATED)
     if _asks(a) or _asks(b):
         return Verdict(UNRELATED, 0.0, "a question states nothing")
+    if other_holders(a, b):
+        return Verdict(UNRELATED, 0.0, f"about {a.holder if a.holder != USER else 'the user'}, not "
+                                       f"{b.holder if b.holder != USER else 'the user'}")
     if (sa := subject_of(a.key)) and (sb := subject_of(b.key)) and sa[0] == sb[0] and sa[1] != sb[1]:
         if sa[1].split()[0] == sb[1].split()[0]:  # "lisbon" / "lisbon last year": the same value, told again
             return Verdict(COMPATIBLE, 1.0, f"the same {sa[0]}")
@@ -318,18 +429,27 @@ def _compare(a: Statement, b: Statement) -> Verdict:
     score = len(shared) + fuzz.token_set_ratio(a.key, b.key) / 100.0
     if len(shared) < COVERAGE * min(len(a.anchors), len(b.anchors)):
         return Verdict(UNRELATED, score, "one shared word among many")
-    if b.cue and not _only_a_new_thing(a, b) and not _only_a_weak_now(a, b):
+    if _numbered_things(a, b):
+        # "Backlog item 03 …" / "Moved backlog item 04 to the next sprint": two items of one list, never one
+        return Verdict(UNRELATED, score, "different numbered things")
+    kind = _kind_moved(a, b) if b.cue else None
+    if b.cue and not _only_a_new_thing(a, b) and (not _only_a_weak_now(a, b) or modifier_swap(a, b) or kind):
         if (target := _target(b.key)) and target <= a.anchors:
             # "Moved to Lisbon in 2019" after "Lives in Lisbon": the change ends at the value already held
             return Verdict(COMPATIBLE, score, f"the change is to {' '.join(sorted(target))}, the value it had")
-        return Verdict(REPLACES, score, f"'{b.cue}' about {', '.join(sorted(shared))}")
-    if _numbered_things(a, b):
-        return Verdict(UNRELATED, score, "different numbered things")
+        if not names_another_old_value(a, b):  # "instead of npm" ends nothing that does not say npm
+            # a new value of the kind the older one gives (days for days, a price for a price) is the better match:
+            # "I now go into the office only on Tuesdays" ends "Works from the office Monday to Wednesday", not
+            # "The office is in Canary Wharf"
+            return Verdict(REPLACES, score + (1.0 if kind else 0.0),
+                           f"'{b.cue}' about {', '.join(sorted(shared))}" + (f", new {kind}" if kind else ""))
     if not same_frame(a, b):
         if not b.cue and _only_specifics_differ(a, b):
             # "Draft due on March 20" / "… April 3", "My daughter is 5" / "… is 6": too few words for a frame, but
             # every word but the number or date is the same (light verbs included)
             return Verdict(REPLACES, score, "the same statement with another number, date or version")
+        if (moved := specific_moved(a, b)) is not None:
+            return Verdict(REPLACES, score, f"a new number, date or version for {moved}")
         return Verdict(UNRELATED, score)
     if a.words <= b.words or b.words <= a.words:
         return Verdict(COMPATIBLE, score, "one refines the other")
@@ -337,7 +457,150 @@ def _compare(a: Statement, b: Statement) -> Verdict:
         # "The platform team has 6 engineers" / "… has 8 engineers": a number, date or version in the same words
         # is one value that changed (a past event, which would stay true, was ruled out above)
         return Verdict(REPLACES, score, "the same statement with another number, date or version")
+    if (moved := specific_moved(a, b)) is not None:
+        return Verdict(REPLACES, score, f"a new number, date or version for {moved}")
     return Verdict(UNDECIDED, score, f"different values about {', '.join(sorted(shared))}, no cue")
+
+
+MIN_MOVED_SHARED = 2  # words (besides numbers and dates) two statements share to be one thing whose value moved
+MOVED_SHARE = 0.5  # … making up at least this share of the shorter statement's words
+
+
+def specific_moved(older: Statement, newer: Statement) -> str | None:
+    """The shared words (sorted, joined) when the two statements name the same thing in other words and give it
+    another number, date, weekday or version: "The platform team has 6 engineers" / "Platform team headcount: 11
+    engineers after the merger"; "Thesis draft due to the supervisor on March 20" / "Supervisor wants the thesis
+    draft by April 24"; "The admin portal runs Django 3.2" / "Admin portal: Django 5.1". At least
+    :data:`MIN_MOVED_SHARED` words besides numbers, dates and light verbs ("Has 2 cats" / "Wants 3 cats" share only
+    "cat"; "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22" only "python"), with light verbs making up :data:`MOVED_SHARE` of the shorter statement's, both statements with a number or
+    date and not the same ones, no question, no past event in the older. None otherwise: a thing of one list
+    (``sprint 12`` / ``sprint 13``) is ruled out before this is asked."""
+    if older.event or _asks(older) or _asks(newer) or (older.cue and not newer.cue):
+        return None  # a change said in words is not undone by a plain restatement with another number
+    sa, sb = _specific_tokens(older), _specific_tokens(newer)
+    if not sa or not sb or sorted(sa) == sorted(sb):
+        return None
+    wa, wb = _without_specifics(older.words), _without_specifics(newer.words)
+    shared = wa & wb
+    if len(shared - _LIGHT) < MIN_MOVED_SHARED or len(shared) < MOVED_SHARE * min(len(wa), len(wb)):
+        return None  # "Uses Python 3.11" / "Uses Python 3.12 and Go 1.22": one name in common is not one thing
+    if _head(older) not in newer.words and _head(newer) not in older.words:
+        return None  # "Picks the kids up from school at 3 pm" / "Drops the kids at school at 8:20": another act
+    if not set(_heads(older, 2)) <= newer.words:
+        return None  # "Grant application due March 20" / "Progress report for the grant due March 31": another thing
+    if modifier_swap(older, newer) or _another_head(older, newer):
+        return None  # "The platform team has 6 engineers" / "The data team has 4 engineers": another team;
+        # "Tax return due April 30" / "Tax payment due June 15": another thing of the same kind
+    if len(wa - wb - _LIGHT) > MAX_MOVED_UNSHARED:
+        return None  # the older one says more about its thing than the newer one repeats: maybe another thing
+    return ", ".join(sorted(shared))
+
+
+MAX_MOVED_UNSHARED = 1  # words of the older statement (not numbers, dates or light verbs) the newer may leave out
+
+
+def _another_head(older: Statement, newer: Statement) -> bool:
+    """True when a word that modifies a thing in one statement modifies another thing in the other ("tax return" /
+    "tax payment", "conference abstract" / "conference talk"): two things of one kind."""
+    heads_a = {m: h for h, m in _pairs(older).items()}
+    heads_b = {m: h for h, m in _pairs(newer).items()}
+    return any(heads_b.get(m) not in (None, h) and heads_b[m] not in older.words and h not in newer.words
+               for m, h in heads_a.items())
+
+
+def _heads(s: Statement, n: int) -> list[str]:
+    """The stems of the first ``n`` content words of ``s`` that are not light verbs, numbers or dates: what the
+    statement names first ("Grant application due March 20" → ``grant``, ``applic``)."""
+    lead = _LEAD.sub("", s.body or s.key)
+    out = [stem(w) for w in _WORD.findall(lead) if w.strip(".'’-,") not in _STOP and stem(w) not in _LIGHT]
+    return [w for w in out if w not in _DATE_WORDS and not any(c.isdigit() for c in w)][:n]
+
+
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri "
+                      "sat sun weekday weekend".split())
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july "
+                    "august september october november december".split())
+
+
+def _value_kinds(s: Statement) -> dict[str, set[str]]:
+    """The values ``s`` gives by kind: ``weekday``, ``month``, ``time`` ("3pm", "10:30"), ``money``, ``version``
+    ("3.12", "v20"), ``number``."""
+    out: dict[str, set[str]] = {}
+    for w in (w.strip(".'’-,") for w in _WORD.findall(s.body or s.key)):
+        bare = w[:-1] if w.endswith("s") and w[:-1] in _WEEKDAYS else w
+        if bare in _WEEKDAYS:
+            kind = "weekday"
+        elif w in _MONTHS:
+            kind = "month"
+        elif re.fullmatch(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d", w):
+            kind = "time"
+        elif re.fullmatch(r"[$€£]\d[\d.,]*k?|\d[\d.,]*k", w):
+            kind = "money"
+        elif re.fullmatch(r"v?\d+\.\d+(?:\.\d+)?|v\d+", w):
+            kind = "version"
+        elif re.fullmatch(r"\d[\d,]*", w):
+            kind = "number"
+        else:
+            continue
+        out.setdefault(kind, set()).add(bare)
+    return out
+
+
+def _kind_moved(older: Statement, newer: Statement) -> str | None:
+    """The kind of value (:func:`_value_kinds`) both statements give with no value in common, or None: the newer
+    one gives a new value of the kind the older one gave."""
+    ka, kb = _value_kinds(older), _value_kinds(newer)
+    for kind in ("weekday", "time", "money", "version", "month", "number"):
+        if kind in ka and kind in kb and not ka[kind] & kb[kind]:
+            return kind
+    return None
+
+
+def _head(s: Statement) -> str | None:
+    """The stem of the first content word of ``s`` that is not a light verb (after "I", "the user", …): the
+    verb or the thing a statement is about ("Picks the kids up" → ``pick``; "Our Pro plan costs" → ``pro``)."""
+    lead = _LEAD.sub("", s.body or s.key)
+    return next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-,") not in _STOP
+                 and stem(w) not in _LIGHT), None)
+
+
+# A number as a value: "14", "3.12", "v20", "$1,850", "10:30", "25k", "92kg", "3pm", "2nd"; not a name with a digit
+# in it ("S3", "EC2", "GPT-4", "1Password", "2FA").
+_VALUE_NUMBER = re.compile(r"[$€£]?v?\d[\d.,:/-]*(?:%|k|kg|km|mb|gb|tb|lbs?|am|pm|st|nd|rd|th|s|x)?")
+
+
+def _specific_tokens(s: Statement) -> list[str]:
+    """The numbers, versions and dates (digits, weekday and month names) of ``s`` that are values, as written in
+    lower case: not a name with a digit in it ("S3", "GPT-4")."""
+    words = [w.strip(".'’-,") for w in _WORD.findall(s.key)]
+    return [w for w in words if _VALUE_NUMBER.fullmatch(w) or w in _DATE_WORDS or w.rstrip("s") in _DATE_WORDS]
+
+
+def _pairs(s: Statement) -> dict[str, str]:
+    """Head → modifier of each pair of adjacent content words of ``s`` as written ("prefer dark mode" → {mode:
+    dark}; "book me an aisle seat" → {seat: aisle}); a head or modifier with a digit (an id, a version) or a
+    light, cue or function word makes no pair."""
+    words = [w.strip(".'’-,") for w in _WORD.findall(s.body)]
+    out: dict[str, str] = {}
+    for m, h in zip(words, words[1:], strict=False):
+        if any(w in _STOP or w in _CUE_WORDS or stem(w) in _LIGHT or any(c.isdigit() for c in w) or not w
+               for w in (m, h)):
+            continue
+        out.setdefault(stem(h), stem(m))
+    return out
+
+
+def modifier_swap(older: Statement, newer: Statement) -> tuple[str, str, str] | None:
+    """``(head, old modifier, new modifier)`` when both statements name the same kind of thing by the same head
+    word with another modifier in front, and the older one's modifier is not a word of the newer one: "Prefers
+    dark mode" / "I use light mode in every editor now" → (mode, dark, light); "window seats" / "an aisle seat".
+    The value of an attribute that changed, when the holder and the head are the same; None otherwise."""
+    pa, pb = _pairs(older), _pairs(newer)
+    for head, mod in pa.items():
+        new_mod = pb.get(head)
+        if new_mod and new_mod != mod and mod not in newer.words and new_mod not in older.words:
+            return head, mod, new_mod
+    return None
 
 
 _NEW_THING = re.compile(r"\bnew\s+([a-z0-9][a-z0-9.+#:'’-]*)")
@@ -347,7 +610,7 @@ def _only_a_new_thing(older: Statement, newer: Statement) -> bool:
     """True when the newer statement's only change cue is "new" and what is new is not a word of the older one:
     "Bought a new collar for Rex" says nothing changed about "Has a dog named Rex"; "Got a new job at Initech"
     (job → work) still replaces "Works at Acme"."""
-    body = _LABEL.sub("", newer.key)
+    body = newer.body
     if any(m.group(0) != "new" for m in CUES.finditer(body)):
         return False
     things = {stem(m.group(1)) for m in _NEW_THING.finditer(body)}
@@ -363,12 +626,12 @@ def _only_a_weak_now(older: Statement, newer: Statement) -> bool:
     "Lisbon is now very expensive" is no change of "Lives in Lisbon", nor "Rex is now 5" of "Has a dog named Rex";
     "I drink coffee now" still replaces "I drink tea every morning" and "Now prefer light mode" "Prefers dark
     mode" (the head is shared)."""
-    body = _LABEL.sub("", newer.key)
+    body = newer.body
     if any(m.group(0) not in _WEAK for m in CUES.finditer(body)):
         return False
     if len(older.words & newer.words) >= 2:
         return False
-    lead = _LEAD.sub("", _LABEL.sub("", older.key))
+    lead = _LEAD.sub("", older.body)
     head = next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-") not in _STOP), None)
     return head not in newer.words
 
@@ -379,15 +642,22 @@ _DATE_WORDS = frozenset(
 
 
 # A number that names which one, not how many or which version: "friend number 3", "issue #12", "chapter 4".
-_ID_NUMBER = re.compile(r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr)\s*#?\s*|#)(\d[\w.-]*)")
+# Also "backlog item 03", "milestone 2", "step 4", and a zero-padded number ("07"). Not a letter-number name ("M2
+# chip", "GPT-4", "v2"): those are versions, whose change is an update.
+_ID_NUMBER = re.compile(
+    r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr|item|task|step|milestone|phase|stage|part|story|"
+    r"epic|bug|card|lesson|module|unit|room|lot|section|question|requirement|feature|objective|okr|adr|rfc|"
+    r"exercise|round|level|slide|figure|table|appendix)\s*#?\s*|#)(\d[\w.-]*)"
+    r"|\b(0\d)\b")
 
 
 def _numbered_things(a: Statement, b: Statement) -> bool:
-    """True when both statements name a thing by its number and those numbers differ ("Sprint 12 retro went well" /
-    "Sprint 13 retro went well"): two things, both hold; no cue, so no change. "Sprint 12 ends on March 3" /
-    "… March 10" is one sprint whose date moved."""
-    ids = [set(_ID_NUMBER.findall(s.key)) for s in (a, b)]
-    return not b.cue and bool(ids[0]) and bool(ids[1]) and ids[0] != ids[1]
+    """True when both statements name a thing by its number and no number is shared ("Sprint 12 retro went well" /
+    "Sprint 13 retro went well"; "Backlog item 03: billing export" / "Moved backlog item 04 to the next sprint"):
+    two things of one list, both hold, whatever cue the newer one has. "Sprint 12 ends on March 3" / "… March 10"
+    is one sprint whose date moved."""
+    ids = [{"".join(m) for m in _ID_NUMBER.findall(s.key)} for s in (a, b)]
+    return bool(ids[0]) and bool(ids[1]) and not ids[0] & ids[1]
 
 
 def _only_specifics_differ(a: Statement, b: Statement) -> bool:
@@ -414,7 +684,9 @@ def best_replaced(newer: str | Statement, older: Sequence[str | Statement],
     every other model-close one by :data:`MODEL_MARGIN`; None on a closer race (lint reports the pairs)."""
     b = newer if isinstance(newer, Statement) else read(newer)
     olds = [o if isinstance(o, Statement) else read(o) for o in older]
-    verdicts = [_compare(o, b) if o.anchors & b.anchors else Verdict(UNRELATED) for o in olds]
+    # only pairs sharing a word can relate, but a part of a combined statement may be about a single-valued subject
+    # whose values share none ("living in Berlin" / "moved to Lisbon")
+    verdicts = [_compare(o, b) if o.anchors & b.anchors or o.parts or b.parts else Verdict(UNRELATED) for o in olds]
     scored = sorted(((v.score, i) for i, v in enumerate(verdicts) if v.relation == REPLACES), reverse=True)
     if not scored:
         if judge is None or any(v.relation != UNRELATED for v in verdicts):
