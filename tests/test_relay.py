@@ -100,6 +100,15 @@ class _Captured:
         monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(self.err, encoding="utf-8", write_through=True))
 
 
+@pytest.fixture(autouse=True)
+def _no_server_snapshot(monkeypatch):
+    """The runner compares a client's process-wide variables with the server's snapshot, or with ``os.environ`` when
+    this process never started a server. A server started in-process by an earlier test of the same session
+    (tests/test_serve_http.py) leaves its snapshot behind, taken under that test's HOME: forget it, so these tests do
+    not depend on which ran before them."""
+    monkeypatch.setattr(relayed, "_started_env", None)
+
+
 @pytest.fixture
 def served(home, monkeypatch):
     """``served(answer)``: a stand-in server on ``home``'s socket answering ``answer(op, args)``."""
