@@ -301,3 +301,16 @@ def test_a_new_value_of_the_kind_the_older_gave_is_the_better_match():
                          ["The office is in Canary Wharf.", "I work from the office Monday to Wednesday."]) == 1
     assert compare("Grant application due March 20",
                    "Progress report for the existing grant due March 31").relation != REPLACES
+
+
+def test_blind5_wrong_supersessions_read_and_fixed():
+    """blind5's wrong supersessions, read after its totals-only report (BLIND_SETS.md): a count is no new date, an
+    intention changes nothing yet, a ticket key after "Ticket" names which ticket."""
+    assert compare("Quarry beta testers get their builds on 6 May.",
+                   "The Quarry beta has 300 testers signed up.").relation != REPLACES
+    assert compare("Clover crossed the rainbow bridge in April; the hutch is empty.",
+                   "I'm thinking of building a new hutch for the garden.").relation == UNRELATED
+    assert compare("Ticket PLV-202 for the Plover app is assigned to me.",
+                   "Ticket PLV-204 for the Plover app is assigned to me.").relation == UNRELATED
+    # two intentions: a plan may replace a plan
+    assert compare("Wants to learn Rust this year", "Wants to learn Go this year instead").relation == REPLACES

@@ -369,6 +369,22 @@ _REPORTED_QUESTION = re.compile(r"^(?:(?:the user|i|he|she|they|we)\s+)?(?:asked
                                 r"(?:whether|if|how|what|which|when|where|why|who|about|for)\b")
 
 
+# An intention, a plan or a wish: "I'm thinking of building a new hutch", "Planning to move to Lisbon", "Might switch
+# to Linear". It changes no current value (until it happens), so it replaces no statement that is not one itself.
+_INTENDS = re.compile(r"^(?:(?:i|we|the user|he|she|they)(?:'m|'re| am| are| is)?\s+)?(?:still\s+|also\s+)?"
+                      r"(?:thinking (?:of|about)|planning (?:to|on)|plans to|considering|hoping to|hopes to|"
+                      r"would like to|'d like to|wants? to|wanting to|might|may|intends? to|going to|aims? to|"
+                      r"dreams? of|tempted to)\b")
+
+
+def intends(s: Statement) -> bool:
+    """True when ``s`` states an intention, a plan or a wish rather than what is (:data:`_INTENDS`)."""
+    return bool(_INTENDS.match(_LEAD_FILLER.sub("", s.body or s.key)))
+
+
+_LEAD_FILLER = re.compile(r"^(?:(?:also|and|so|btw|honestly|lately|now|currently)\b[\s,]*)+")
+
+
 def _asks(s: Statement) -> bool:
     """True when ``s`` is a question ("Team size is 7?", "Asked whether the X1 battery can be replaced"): it asks,
     it states no value."""
@@ -414,6 +430,8 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
         return Verdict(UNRELATED, 0.0, _RESTATED)
     if _asks(a) or _asks(b):
         return Verdict(UNRELATED, 0.0, "a question states nothing")
+    if intends(b) and not intends(a):
+        return Verdict(UNRELATED, 0.0, "the newer one is an intention, not what is")
     if other_holders(a, b):
         return Verdict(UNRELATED, 0.0, f"about {a.holder if a.holder != USER else 'the user'}, not "
                                        f"{b.holder if b.holder != USER else 'the user'}")
@@ -478,8 +496,8 @@ def specific_moved(older: Statement, newer: Statement) -> str | None:
     if older.event or _asks(older) or _asks(newer) or (older.cue and not newer.cue):
         return None  # a change said in words is not undone by a plain restatement with another number
     sa, sb = _specific_tokens(older), _specific_tokens(newer)
-    if not sa or not sb or sorted(sa) == sorted(sb):
-        return None
+    if not sa or not sb or sorted(sa) == sorted(sb) or _kind_moved(older, newer) is None:
+        return None  # "… builds on 6 May" / "… has 300 testers": a count is no new date
     wa, wb = _without_specifics(older.words), _without_specifics(newer.words)
     shared = wa & wb
     if len(shared - _LIGHT) < MIN_MOVED_SHARED or len(shared) < MOVED_SHARE * min(len(wa), len(wb)):
@@ -523,12 +541,18 @@ _MONTHS = frozenset("jan feb mar apr may jun jul aug sep sept oct nov dec januar
 
 
 def _value_kinds(s: Statement) -> dict[str, set[str]]:
-    """The values ``s`` gives by kind: ``weekday``, ``month``, ``time`` ("3pm", "10:30"), ``money``, ``version``
-    ("3.12", "v20"), ``number``."""
+    """The values ``s`` gives by kind: ``date`` ("6 May", "March 20th"), ``weekday``, ``month``, ``time`` ("3pm",
+    "10:30"), ``money``, ``version`` ("3.12", "v20"), ``number``."""
     out: dict[str, set[str]] = {}
-    for w in (w.strip(".'’-,") for w in _WORD.findall(s.body or s.key)):
+    words = [w.strip(".'’-,") for w in _WORD.findall(s.body or s.key)]
+    for i, w in enumerate(words):
         bare = w[:-1] if w.endswith("s") and w[:-1] in _WEEKDAYS else w
-        if bare in _WEEKDAYS:
+        near = words[max(0, i - 1):i] + words[i + 1:i + 2]
+        if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", w) and any(n in _MONTHS for n in near):
+            kind, bare = "date", f"{w} {next(n for n in near if n in _MONTHS)}"  # "6 May", "May 6th": one date
+        elif w in _MONTHS and any(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", n) for n in near):
+            continue  # the month of a date, counted with its day
+        elif bare in _WEEKDAYS:
             kind = "weekday"
         elif w in _MONTHS:
             kind = "month"
@@ -550,7 +574,7 @@ def _kind_moved(older: Statement, newer: Statement) -> str | None:
     """The kind of value (:func:`_value_kinds`) both statements give with no value in common, or None: the newer
     one gives a new value of the kind the older one gave."""
     ka, kb = _value_kinds(older), _value_kinds(newer)
-    for kind in ("weekday", "time", "money", "version", "month", "number"):
+    for kind in ("date", "weekday", "time", "money", "version", "month", "number"):
         if kind in ka and kind in kb and not ka[kind] & kb[kind]:
             return kind
     return None
@@ -647,7 +671,7 @@ _DATE_WORDS = frozenset(
 _ID_NUMBER = re.compile(
     r"(?:\b(?:number|no\.|issue|ticket|chapter|episode|sprint|pr|item|task|step|milestone|phase|stage|part|story|"
     r"epic|bug|card|lesson|module|unit|room|lot|section|question|requirement|feature|objective|okr|adr|rfc|"
-    r"exercise|round|level|slide|figure|table|appendix)\s*#?\s*|#)(\d[\w.-]*)"
+    r"exercise|round|level|slide|figure|table|appendix)\s*#?\s*|#)((?:[a-z]{1,8}-)?\d[\w.-]*)"
     r"|\b(0\d)\b")
 
 
