@@ -195,13 +195,13 @@ def one_value_per_slot(claims: list[RankedClaim], recent: list[str]) -> tuple[li
     the same order. The vault is not changed: lint reports undecided pairs to the person."""
     days = [c.since for c in claims]
     dropped, rests = replaced_lines([c.text for c in claims], days, recent)
-    kept = [RankedClaim(**{**c.__dict__, "text": rests[i]}) if i in rests else c
+    kept = [RankedClaim(**{**c.__dict__, "text": rests[("claim", i)]}) if ("claim", i) in rests else c
             for i, c in enumerate(claims) if ("claim", i) not in dropped]
-    return kept, [t for k, t in enumerate(recent) if ("recent", k) not in dropped]
+    return kept, [rests.get(("recent", k), t) for k, t in enumerate(recent) if ("recent", k) not in dropped]
 
 
 def replaced_lines(claims: list[str], days: list[dt.date | None], recent: list[str], *,
-                   among_claims: bool = True) -> tuple[set[tuple[str, int]], dict[int, str]]:
+                   among_claims: bool = True) -> tuple[set[tuple[str, int]], dict[tuple[str, int], str]]:
     """Which of ``claims`` (texts, with the day each became true; None sorts first) and ``recent`` (facts not yet
     consolidated, newest first, all later than every claim) a newer one replaces, by
     :func:`suzent_cli.vault.supersede.pairs_to_review` (words only; pairs sharing a word): ``(dropped, rests)``,
@@ -214,13 +214,30 @@ def replaced_lines(claims: list[str], days: list[dt.date | None], recent: list[s
     items = [(("claim", i), text, day) for i, (text, day) in enumerate(zip(claims, days, strict=True))]
     items += [(("recent", k), text, dt.date.fromordinal(far - k)) for k, text in enumerate(recent)]
     dropped: set[tuple[str, int]] = set()
-    rests: dict[int, str] = {}
-    for older, newer, verdict in supersede.pairs_to_review(items):
+    rests: dict[tuple[str, int], str] = {}
+    pairs = supersede.pairs_to_review(items)
+    # A fact not consolidated yet is also compared with what shares no word with it but may hold the same
+    # single-valued subject or be a combined statement ("I'm a data engineer living in Berlin" / "I moved to
+    # Lisbon"): the recent facts are few (LEGACY_MAX_FACTS), so this stays cheap after a capture.
+    reads = {handle: supersede.read(text) for handle, text, _ in items}
+    seen = {(o, n) for o, n, _ in pairs}
+    for k in range(len(recent)):
+        newer = ("recent", k)
+        for older, _text, _day in items:
+            if older == newer or (older[0] == "recent" and older[1] <= k) or (older, newer) in seen:
+                continue  # recent is newest first: a fact only replaces the facts below it and the claims
+            a, b = reads[older], reads[newer]
+            if not (a.parts or b.parts or _same_subject(a.key, b.key)):
+                continue
+            verdict = supersede.compare(a, b)
+            if verdict.relation == supersede.REPLACES:
+                pairs.append((older, newer, verdict))
+    for older, newer, verdict in pairs:
         if not among_claims and older[0] == newer[0] == "claim":
             continue
-        if verdict.parts and older[0] == "claim" and (rest := structure.remainder(claims[older[1]],
-                                                                                   set(verdict.parts))):
-            rests[older[1]] = rest
+        text = claims[older[1]] if older[0] == "claim" else recent[older[1]]
+        if verdict.parts and (rest := structure.remainder(text, set(verdict.parts))):
+            rests[older] = rest
         else:
             dropped.add(older)
     return dropped, rests
@@ -393,7 +410,7 @@ def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
         kept = _without_section(current, RECENT)
         shown = {_key(line[2:]) for line in kept.split("\n") if line.startswith("- ")}
         fresh = [text for text in read["facts"] if _key(text) not in shown][:LEGACY_MAX_FACTS]
-        kept = _without_replaced(kept, fresh)
+        kept, fresh = _without_replaced(kept, fresh)
         tail, taken[0], _ = grouped_body([(RECENT, text) for text in fresh], max_lines=lines_budget // 2,
                                          max_bytes=bytes_budget // 2)
         if kept.strip():
@@ -406,21 +423,31 @@ def refresh_recent(settings: Settings, *, max_lines: int = MAX_LINES, max_bytes:
     return {"status": write.status, "reason": write.reason, "path": str(write.path), "facts": taken[0]}
 
 
-def _without_replaced(body: str, recent: list[str]) -> str:
-    """``body`` (promote's claims) without the bullets a fact of ``recent`` replaces, and with the part still true
-    of a combined one (:func:`replaced_lines`, as :func:`promote` decides): a capture that changes a claim does not
-    leave MEMORY.md stating both values until the next dream."""
-    lines = body.split("\n")
-    at = [i for i, line in enumerate(lines) if line.startswith("- ")]
-    if not at or not recent:
-        return body
+def _same_subject(a: str, b: str) -> bool:
+    """Both texts state the same single-valued subject (:func:`suzent_cli.vault.claims.subject_of`)."""
+    from suzent_cli.vault.claims import subject_of
+
+    sa, sb = subject_of(a), subject_of(b)
+    return bool(sa and sb and sa[0] == sb[0])
+
+
+def _without_replaced(body: str, recent: list[str]) -> tuple[str, list[str]]:
+    """``body`` (promote's claims) without the bullets a fact of ``recent`` replaces, and ``recent`` without the
+    facts a newer one replaces, each combined one keeping its part still true (:func:`replaced_lines`, as
+    :func:`promote` decides): a capture that changes a claim or an earlier fact does not leave MEMORY.md stating
+    both values until the next dream."""
+    lines: list[str | None] = list(body.split("\n"))
+    at = [i for i, line in enumerate(lines) if line is not None and line.startswith("- ")]
+    if not recent:
+        return body, recent
     dropped, rests = replaced_lines([lines[i][2:] for i in at], [None] * len(at), recent, among_claims=False)
     for n, i in enumerate(at):
         if ("claim", n) in dropped:
             lines[i] = None
-        elif n in rests:
-            lines[i] = "- " + rests[n]
-    return "\n".join(line for line in lines if line is not None)
+        elif ("claim", n) in rests:
+            lines[i] = "- " + rests[("claim", n)]
+    fresh = [rests.get(("recent", k), t) for k, t in enumerate(recent) if ("recent", k) not in dropped]
+    return "\n".join(line for line in lines if line is not None), fresh
 
 
 def _without_section(body: str, title: str) -> str:

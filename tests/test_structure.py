@@ -314,3 +314,49 @@ def test_blind5_wrong_supersessions_read_and_fixed():
                    "Ticket PLV-204 for the Plover app is assigned to me.").relation == UNRELATED
     # two intentions: a plan may replace a plan
     assert compare("Wants to learn Rust this year", "Wants to learn Go this year instead").relation == REPLACES
+
+
+# --- the second trial (a fresh user on the merged code) ----------------------------------------------------------
+
+def test_a_move_with_someone_else_is_the_users_move_and_ends_only_the_residence(tmp_path):
+    home = tmp_path / "h"
+    env = {"SUZENT_EMBEDDER": "hash:64"}
+    for now, fact in [("2026-11-01T09:00", "[personal] I work as a nurse at St James hospital"),
+                      ("2026-11-01T09:01", "[personal] I live in Leeds"),
+                      ("2026-11-02T09:00", "[personal] My brother and I moved to York")]:
+        assert invoke(home, "--now", now, "capture", "--fact", fact, env_extra=env).returncode == 0
+    r = invoke(home, "--now", "2026-11-03T12:00", "dream", "--engine", "offline", "--force", env_extra=env)
+    assert r.returncode == 0, r.stderr
+    current, history = _claims(home / "notebook")
+    assert "I work as a nurse at St James hospital" in current
+    assert "I live in Leeds" in history
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    ("My manager is Priya Raman", "Priya moved to Berlin", UNRELATED),  # Priya's move, not a new manager
+    ("My manager is Priya Raman", "Priya left the company last week", REPLACES),  # an ending: the user's changes
+    ("I have a cat called Miso", "I also have a cat called Tofu now", UNRELATED),  # one more, none replaced
+    ("I'm working on project Kite", "I'm now also working on project Osprey", UNRELATED),
+])
+def test_a_named_things_own_change_and_one_more_of_a_kind_replace_nothing(older, newer, relation):
+    assert compare(older, newer).relation == relation
+
+
+def test_memory_md_keeps_one_value_among_facts_not_consolidated_yet():
+    kept, recent = one_value_per_slot([], ["I moved to Lisbon last week.", "I'm a data engineer living in Berlin."])
+    assert kept == [] and recent == ["I moved to Lisbon last week.", "I'm a data engineer."]
+
+
+def test_a_turn_with_a_lone_surrogate_escape_is_captured_with_a_replacement_character(tmp_path):
+    home = tmp_path / "h"
+    r = invoke(home, "--now", "2026-11-01T09:01", "capture", "--turn-from", "-",
+               input='{"user": "I live in Oslo \\ud83d and I like tea."}')
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    log = next(home.rglob("2026-11-01.md")).read_text(encoding="utf-8")
+    assert "I live in Oslo \ufffd" in log and "I like tea." in log
+
+
+def test_a_couples_news_does_not_end_what_one_of_them_does():
+    assert compare("Chris works as a pilot", "Chris and I got married in June").relation == UNRELATED
+    assert compare("I have a girlfriend, Anika", "Anika and I tied the knot on Saturday!").relation == REPLACES

@@ -45,7 +45,8 @@ WIKI_PAGES = {"technical": "Technical", "general": "General"}
 # (subject, pattern matching the start of a claim; group "value" is the value)
 _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (subject, re.compile(pattern, re.I)) for subject, pattern in (
-        ("residence", r"^(?:the user |i |we )?(?:'m |am |are |is )?(?:currently |now |just |recently )?"
+        ("residence", r"^(?:the user |i |we |(?:my |our )?[a-z]+(?: [a-z]+)? and i |me and (?:my |our )?[a-z]+ )?"
+                      r"(?:'m |am |are |is )?(?:currently |now |just |recently )?"
                       r"(?:lives?|living|resides?|based|moved|relocated)(?: back)? (?:in|to|at)\s+(?P<value>.+)$"),
         ("residence", r"^(?:the user'?s |my |our )?(?:home|home base) is (?:now )?(?:in )?(?P<value>.+)$"),
         ("manager", r"^(?:the user |i |we )?(?:currently |now )?(?:reports?|reporting) (?:directly )?to\s+"

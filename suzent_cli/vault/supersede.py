@@ -213,6 +213,15 @@ def _body(key: str, text: str | None = None) -> str:
     return f"{label} {rest}"
 
 
+_NAME_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+# A change that ends the thing itself ("Rufus passed away", "Priya left the company"): it may end the user's
+# statement that names it. Any other change of a named thing ("Priya moved to Berlin") is the thing's own.
+_ENDING = re.compile(r"\b(?:passed away|died|put down|sold|left|quit|retired|gone|lost|broke up|split|divorced|"
+                     r"was fired|got fired|laid off|resigned|stepped down|moved on|no longer|not any ?more|any ?more|"
+                     r"ran away|closed|shut down)\b")
+# A statement that adds one more ("I also have a cat called Tofu now", "a second dog", "another project"): it
+# replaces nothing, whatever else it says.
+_ADDS = re.compile(r"\b(?:also|too|as well|another|a second|a third|one more|in addition|additionally|besides)\b")
 _STATE_PREPOSITIONS = frozenset({"by", "in", "at", "to", "as", "with", "on", "for"})  # "Employed by", "Based in"
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
@@ -255,6 +264,8 @@ class Statement:
     holder: str = USER  # whose attribute (:func:`.structure.holder`): "user" or a relational noun ("brother")
     parts: tuple[Statement, ...] = ()  # the parts of a combined statement (:func:`.structure.parts`); () for one
     body: str = ""  # ``key`` without a transcript line's speaker label (an attribute note keeps its label)
+    names: frozenset[str] = frozenset()  # words written with a capital inside the text (not first): names, lower case
+    lead: str = ""  # the first word as written, lower case ("priya" of "Priya moved to Berlin")
 
 
 def read(text: str, holder: str | None = None) -> Statement:
@@ -270,7 +281,8 @@ def read(text: str, holder: str | None = None) -> Statement:
         split = tuple(_read_one(p, whose if i == 0 or not structure.has_subject(p) else structure.holder(p))
                       for i, p in enumerate(pieces))
     one = _read_one(plain, whose)
-    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split, one.body)
+    return Statement(one.key, one.words, one.anchors, one.cue, one.event, one.holder, split, one.body, one.names,
+                     one.lead)
 
 
 def _read_one(text: str, whose: str) -> Statement:
@@ -287,7 +299,10 @@ def _read_one(text: str, whose: str) -> Statement:
     # "Adopted Biscuit from a shelter" happened; "Employed by the council", "Based in Leeds" are states
     event = cue is None and (first in _PAST_IRREGULAR or (first.endswith("ed") and len(first) > 4
                                                           and not (after and after[0] in _STATE_PREPOSITIONS)))
-    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose, (), body)
+    written = _NAME_WORD.findall(text)
+    names = frozenset(w.lower() for w in written[1:] if w[:1].isupper())
+    return Statement(key, words, anchors, cue.group(0) if cue else None, event, whose, (), body, names,
+                     written[0].lower() if written else "")
 
 
 def same_frame(a: Statement, b: Statement) -> bool:
@@ -432,6 +447,16 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
         return Verdict(UNRELATED, 0.0, "a question states nothing")
     if intends(b) and not intends(a):
         return Verdict(UNRELATED, 0.0, "the newer one is an intention, not what is")
+    if _ADDS.search(b.body or b.key) and not _ENDING.search(b.body or b.key):
+        return Verdict(UNRELATED, 0.0, "the newer one adds one more, it replaces nothing")
+    if a.lead and a.lead == b.lead and re.match(rf"^{re.escape(a.lead)}\s+(?:and|&)\s+(?:i|me)\b", b.key) \
+            and not re.match(rf"^{re.escape(a.lead)}\s+(?:and|&)\s+(?:i|me)\b", a.key):
+        # "Chris works as a pilot" / "Chris and I got married": Chris's job, then the couple's news
+        return Verdict(UNRELATED, 0.0, f"about {a.lead} alone, then about {a.lead} and the user")
+    if b.lead and b.lead in a.names and b.holder == USER and not _ENDING.search(b.body or b.key) \
+            and not re.match(rf"^{re.escape(b.lead)}\s+(?:and|&)\s+(?:i|me)\b", b.key):  # "Anika and I": the user's too
+        # "My manager is Priya Raman" / "Priya moved to Berlin": a change of Priya's, not of the user's manager
+        return Verdict(UNRELATED, 0.0, f"about {b.lead}, named in the older one, not about its holder")
     if other_holders(a, b):
         return Verdict(UNRELATED, 0.0, f"about {a.holder if a.holder != USER else 'the user'}, not "
                                        f"{b.holder if b.holder != USER else 'the user'}")

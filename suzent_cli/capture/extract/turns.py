@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from suzent_cli.errors import InputInvalid
+from suzent_cli.text import loads_json
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def parse_turn(text: str) -> Turn:
     if stripped[:1] not in ("[", "{"):
         return Turn((Message("user", text),))
     try:
-        return _messages(json.loads(stripped))
+        return _messages(loads_json(stripped)[0])  # a lone surrogate escape (half an emoji) becomes U+FFFD
     except RecursionError:
         raise InputInvalid("turn JSON is nested too deeply") from None
     except ValueError as exc:
@@ -205,7 +206,7 @@ def parse_turn(text: str) -> Turn:
         lines = [line for line in stripped.splitlines() if line.strip()]
         if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):
             try:
-                return _messages([json.loads(line) for line in lines])
+                return _messages([loads_json(line)[0] for line in lines])
             except (ValueError, RecursionError):
                 pass
         pos = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
