@@ -652,14 +652,19 @@ def test_bytes_that_are_not_utf8_travel_exactly_and_never_multiply(tmp_path, rem
     assert raw_a.count(b"caf\xe9") == 1
 
 
-def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
+def _push_code_repository(tmp_path, remote: str, branch: str) -> None:
+    """Push a one-file code repository on ``branch`` to ``remote``: a remote that is not a suzent memory."""
     other = tmp_path / "project"
-    subprocess.run(["git", "init", "-q", "-b", "main", str(other)], check=True)
+    subprocess.run(["git", "init", "-q", "-b", branch, str(other)], check=True)
     (other / "main.py").write_text("print('hi')\n")
     git = ["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x"]
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "code"], check=True)
-    subprocess.run([*git, "push", "-q", remote, "main"], check=True)
+    subprocess.run([*git, "push", "-q", remote, branch], check=True)
+
+
+def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
+    _push_code_repository(tmp_path, remote, "main")
     home = tmp_path / "h"
     _capture(home, "Likes tea")
     done = invoke(home, "sync", "--remote", remote)
@@ -672,13 +677,7 @@ def test_a_remote_that_is_not_a_suzent_memory_is_refused(tmp_path, remote):
 def test_a_code_repository_without_a_main_branch_is_never_pushed_into(tmp_path, remote):
     # a project's repository on `master` named by mistake: the first push would have put the whole memory (in clear)
     # into it as a new branch main
-    other = tmp_path / "project"
-    subprocess.run(["git", "init", "-q", "-b", "master", str(other)], check=True)
-    (other / "main.py").write_text("print('hi')\n")
-    git = ["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@x"]
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "code"], check=True)
-    subprocess.run([*git, "push", "-q", remote, "master"], check=True)
+    _push_code_repository(tmp_path, remote, "master")
     home = tmp_path / "h"
     _capture(home, "Likes tea")
     done = invoke(home, "sync", "--remote", remote)

@@ -13,6 +13,13 @@ test looks at three things, all computed from the two texts alone (no model, no 
   "changed", "new", "left", "dropped", "promoted", "pushed back", "took over", …, and a quantity said to move
   with its new number ("went up to $1,850", "grew to 9", "was cut by 10%"; without a number "went up to Scotland"
   is a trip). The cue words themselves are not anchors.
+* **Structure** (:mod:`suzent_cli.vault.structure`). Each statement's *holder* (the user, a person relation its
+  subject opens with, a name that owns its subject): two holders never replace each other (:func:`other_holders`),
+  and a named thing's own change ("Priya moved to Berlin") does not end the user's statement naming it unless it
+  ends the thing ("Priya left"). *Parts*: a combined statement ("I'm a data engineer living in Berlin") is
+  compared part by part (:func:`_compare`), and a verdict says which parts of the older one were replaced
+  (:attr:`Verdict.parts`), so a change ends only those. An intention, a reported question and one more of a kind
+  ("I also have a cat called Tofu") replace nothing.
 * **Events.** An older statement that reports a past event without a change cue ("Visited Lisbon for a
   conference", "Adopted Biscuit from a shelter") was true when it happened and stays true: nothing replaces it.
 
@@ -222,6 +229,13 @@ _ENDING = re.compile(r"\b(?:passed away|died|put down|sold|left|quit|retired|gon
 # A statement that adds one more ("I also have a cat called Tofu now", "a second dog", "another project"): it
 # replaces nothing, whatever else it says.
 _ADDS = re.compile(r"\b(?:also|too|as well|another|a second|a third|one more|in addition|additionally|besides)\b")
+
+
+def _with_user(s: Statement) -> bool:
+    """True when ``s`` opens with its first word and the user as one subject ("Chris and I got married")."""
+    return bool(s.lead) and re.match(rf"^{re.escape(s.lead)}\s+(?:and|&)\s+(?:i|me)\b", s.key) is not None
+
+
 _STATE_PREPOSITIONS = frozenset({"by", "in", "at", "to", "as", "with", "on", "for"})  # "Employed by", "Based in"
 _LEAD = re.compile(r"^(?:(?:the user|i|we|they|he|she)(?:'[a-z]+)?\s+|(?:has|have) been\s+)+")
 
@@ -407,7 +421,7 @@ def _asks(s: Statement) -> bool:
 
 
 def _compare(a: Statement, b: Statement) -> Verdict:
-    """The verdict for ``(a, b)``; a combined statement is compared part by part (module doc, "Parts")."""
+    """The verdict for ``(a, b)``; a combined statement is compared part by part (module doc, "Structure")."""
     whole = _compare_one(a, b)
     if not (a.parts or b.parts) or whole.why == _RESTATED:
         return whole
@@ -449,12 +463,11 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
         return Verdict(UNRELATED, 0.0, "the newer one is an intention, not what is")
     if _ADDS.search(b.body or b.key) and not _ENDING.search(b.body or b.key):
         return Verdict(UNRELATED, 0.0, "the newer one adds one more, it replaces nothing")
-    if a.lead and a.lead == b.lead and re.match(rf"^{re.escape(a.lead)}\s+(?:and|&)\s+(?:i|me)\b", b.key) \
-            and not re.match(rf"^{re.escape(a.lead)}\s+(?:and|&)\s+(?:i|me)\b", a.key):
+    if a.lead and a.lead == b.lead and _with_user(b) and not _with_user(a):
         # "Chris works as a pilot" / "Chris and I got married": Chris's job, then the couple's news
         return Verdict(UNRELATED, 0.0, f"about {a.lead} alone, then about {a.lead} and the user")
     if b.lead and b.lead in a.names and b.holder == USER and not _ENDING.search(b.body or b.key) \
-            and not re.match(rf"^{re.escape(b.lead)}\s+(?:and|&)\s+(?:i|me)\b", b.key):  # "Anika and I": the user's too
+            and not _with_user(b):  # "Anika and I …": the user's news too
         # "My manager is Priya Raman" / "Priya moved to Berlin": a change of Priya's, not of the user's manager
         return Verdict(UNRELATED, 0.0, f"about {b.lead}, named in the older one, not about its holder")
     if other_holders(a, b):
@@ -520,9 +533,8 @@ def specific_moved(older: Statement, newer: Statement) -> str | None:
     (``sprint 12`` / ``sprint 13``) is ruled out before this is asked."""
     if older.event or _asks(older) or _asks(newer) or (older.cue and not newer.cue):
         return None  # a change said in words is not undone by a plain restatement with another number
-    sa, sb = _specific_tokens(older), _specific_tokens(newer)
-    if not sa or not sb or sorted(sa) == sorted(sb) or _kind_moved(older, newer) is None:
-        return None  # "… builds on 6 May" / "… has 300 testers": a count is no new date
+    if _kind_moved(older, newer) is None:
+        return None  # no new value of a kind both give: "… builds on 6 May" / "… has 300 testers" (no new date)
     wa, wb = _without_specifics(older.words), _without_specifics(newer.words)
     shared = wa & wb
     if len(shared - _LIGHT) < MIN_MOVED_SHARED or len(shared) < MOVED_SHARE * min(len(wa), len(wb)):
@@ -611,18 +623,6 @@ def _head(s: Statement) -> str | None:
     lead = _LEAD.sub("", s.body or s.key)
     return next((stem(w) for w in _WORD.findall(lead) if w.strip(".'’-,") not in _STOP
                  and stem(w) not in _LIGHT), None)
-
-
-# A number as a value: "14", "3.12", "v20", "$1,850", "10:30", "25k", "92kg", "3pm", "2nd"; not a name with a digit
-# in it ("S3", "EC2", "GPT-4", "1Password", "2FA").
-_VALUE_NUMBER = re.compile(r"[$€£]?v?\d[\d.,:/-]*(?:%|k|kg|km|mb|gb|tb|lbs?|am|pm|st|nd|rd|th|s|x)?")
-
-
-def _specific_tokens(s: Statement) -> list[str]:
-    """The numbers, versions and dates (digits, weekday and month names) of ``s`` that are values, as written in
-    lower case: not a name with a digit in it ("S3", "GPT-4")."""
-    words = [w.strip(".'’-,") for w in _WORD.findall(s.key)]
-    return [w for w in words if _VALUE_NUMBER.fullmatch(w) or w in _DATE_WORDS or w.rstrip("s") in _DATE_WORDS]
 
 
 def _pairs(s: Statement) -> dict[str, str]:
