@@ -225,7 +225,8 @@ def test_a_crash_after_the_pass_wrote_retires_nothing_twice(home, monkeypatch):
         "# Interaction\n\n## Claims\n\n- I prefer dark mode in every editor · source: 2026-06-02.md:9\n",
         encoding="utf-8")
     done = rules.finish_owed(s.paths.vault_dir, s.paths.archive_dir, real_time.monotonic() + 60, 5)
-    assert done.compared == 1 and done.superseded == [] and done.pages == []
+    assert done.compared == 1 and done.pages == []  # no page written again
+    assert done.superseded == [f"- [preference] {DARK}"]  # the line the crashed run did not hand off, handed off
     assert claims(s, "3_Personal/Interaction.md") == [DARK]
     assert claims(s, PREFS, "Previously") == [DARK] and not (s.paths.state_dir / ACROSS_PAGES).exists()
 

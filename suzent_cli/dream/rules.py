@@ -295,12 +295,11 @@ class _PageWork:
         self.keep_rest(old, changed)
         return old
 
-    def retired_by(self, statement: supersede.Statement, day: dt.date) -> bool:
-        """True when a claim of ``## Previously`` ended on ``day`` is one ``statement`` replaces: its retirement is
+    def retired_by(self, statement: supersede.Statement, day: dt.date) -> Claim | None:
+        """The claim of ``## Previously`` ended on ``day`` that ``statement`` replaces, if any: its retirement is
         already on this page (an earlier pass over the same statement wrote it before it was interrupted)."""
-        return any(isinstance(h, Claim) and h.until == day
-                   and supersede.best_replaced(statement, [supersede.read(base_text(h.text))]) is not None
-                   for h in self.history)
+        return next((h for h in self.history if isinstance(h, Claim) and h.until == day
+                     and supersede.best_replaced(statement, [supersede.read(base_text(h.text))]) is not None), None)
 
     def holds(self, text: str) -> bool:
         """True when a current claim of this page says ``text`` (compared by :func:`claim_key` of the base text)."""
@@ -665,7 +664,8 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
     same-subject test does not care where a claim lives. Words only (no judge): across pages only what the words
     show replaces. Statements are taken in time order; only claims that became true before a statement compete. A
     statement that is no longer a current claim of its page (replaced since, edited by a person) compares nothing;
-    a resumed one whose retirement is already on a page (:meth:`_PageWork.retired_by`) retires nothing again.
+    a resumed one whose retirement is already on a page (:meth:`_PageWork.retired_by`) retires nothing again (the
+    retired claim's source is returned again: the hand-off is idempotent, and the killed run may not have made it).
 
     Each changed page is written through :func:`.pages.write_page`: when a person edited it after the pass read it,
     the same retirements are replayed onto what is there now, each onto the very claim chosen (same text, same
@@ -692,14 +692,18 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
         warnings.append(f"more than {MAX_ACROSS_CLAIMS} current claims: supersession across pages skipped")
         return [], 0
     ops: dict[str, list[tuple[supersede.Statement, dt.date, str, str | None]]] = {}
+    again: list[str] = []  # sources of retirements an interrupted pass wrote but did not live to hand off
     for s in said:
         if time.monotonic() > deadline:
             raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
         if s.rel not in pages or not pages[s.rel].holds(s.text):
             continue  # replaced since, or a person changed it: it is not what is said now
         statement = supersede.read(base_text(s.text))
-        if s.resumed and any(w.retired_by(statement, s.day) for o, w in pages.items() if o != s.rel):
-            continue  # an interrupted pass already wrote this retirement
+        if s.resumed and (done := next((h for o, w in pages.items() if o != s.rel
+                                        if (h := w.retired_by(statement, s.day)) is not None), None)):
+            if done.source:  # an interrupted pass already wrote this retirement: hand its line off (once) again
+                again.append(done.source)
+            continue
         cands = [(other, j) for other, w in pages.items() if other != s.rel for j, c in enumerate(w.current)
                  if (since := claim_since(c)) is not None and since < s.day]
         k = supersede.best_replaced(statement, [pages[o]._reads[j] for o, j in cands]) if cands else None
@@ -709,7 +713,7 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
         old = pages[other].retire_replaced_by(statement, s.day)
         if old is not None:
             ops.setdefault(other, []).append((statement, s.day, claim_key(old.text), old.source))
-    sources: list[str] = []
+    sources: list[str] = again
     missed: dict[str, list[str]] = {}  # per page, the last replay's claims a person changed (a replay may run again)
     for rel, todo in ops.items():
 
