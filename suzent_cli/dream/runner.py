@@ -11,7 +11,10 @@ A run, step by step, and what a crash at each step leaves:
    and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages, one scope at a time (:func:`.scopes.ingest_by_scope`: the person's
    facts, then each project's, each part's writes checked to stay in its scope). Crash: watermark unmoved; the
-   re-run converges (engines are idempotent).
+   re-run converges (engines are idempotent). Before it, inside the attempt (so the pages it writes count), the
+   across-pages comparisons an interrupted run left in ``.state/across_pages.jsonl`` are finished
+   (:meth:`DreamRunner._finish_owed`); an idle tick, a lint or a skipped batch finishes them too, owing the
+   follow-ups when a page changed.
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
    drop the confirmations and late-line records the run was shown, record the follow-ups as
    ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
