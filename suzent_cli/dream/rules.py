@@ -179,6 +179,7 @@ class _PageWork:
         # Lookups that keep a fold linear in the page's size: exact keys (rebuilt only after a claim is replaced,
         # which shifts positions) and how many current claims each subject has (most facts have none).
         self._exact: dict[str, int] | None = None
+        self._held: set[str] | None = None  # holds()'s keys, dropped when a claim is added or retired
         self._subjects = Counter(subject for subject, _ in self._conflicts)
 
     def match(self, text: str) -> int | None:
@@ -303,8 +304,9 @@ class _PageWork:
 
     def holds(self, text: str) -> bool:
         """True when a current claim of this page says ``text`` (compared by :func:`claim_key` of the base text)."""
-        key = claim_key(base_text(text))
-        return any(claim_key(base_text(c.text)) == key for c in self.current)
+        if self._held is None:  # computed once per state of the page: the pass asks once per statement
+            self._held = {claim_key(base_text(c.text)) for c in self.current}
+        return claim_key(base_text(text)) in self._held
 
     def _add_current(self, new: Claim) -> None:
         """Add ``new`` as a current claim: after the last claim bullet (and the notes nested under it), or after a
@@ -320,6 +322,7 @@ class _PageWork:
                 at += 1  # past the notes nested under the last claim: they stay with it
         self.claims.insert(at, new)
         self.current.append(new)
+        self._held = None
         content = base_text(new.text)
         subject, value = conflict_key(content)
         self._keys.append(claim_key(content))
@@ -333,6 +336,7 @@ class _PageWork:
         """Move current claim ``j`` (and the notes nested under it) to ``## Previously`` with ``(until day)``: a
         replaced claim becomes history, never deleted. Returns it."""
         old = self.current.pop(j)
+        self._held = None
         self._keys.pop(j)
         self._reads.pop(j)
         subject = self._conflicts.pop(j)[0]
