@@ -192,6 +192,7 @@ def test_a_dream_with_nothing_new_finishes_what_is_owed(home, monkeypatch):
     assert proc.returncode in (0, 1), proc.stderr  # idle or a lint: no traceback, no failure
     assert "Traceback" not in proc.stderr and "finished the comparison across pages" in proc.stdout + proc.stderr
     retired(s, handed_off=False)
+    assert read_superseded(s.paths.state_dir) == []  # handed off, and drained by the follow-ups the page change owed
 
 
 def test_a_skipped_batch_still_finishes_its_owed_comparison(home, monkeypatch):

@@ -428,9 +428,10 @@ class DreamRunner:
             names = [n for n in (state.followups_pending or {}).get("steps") or []]
             names += [n for n, _ in self.follow_ups if n not in names]
             if names:
-                state.followups_pending = {**(state.followups_pending or {"watermark": "", "since": "",
-                                                                          "ledger_at": 0, "entry": ""}),
-                                           "steps": names}
+                mark = ledger.watermark(ledger.read_ledger(self.vault))
+                state.followups_pending = {**(state.followups_pending or {
+                    "watermark": mark.isoformat() if mark else "", "since": "", "ledger_at": 0, "entry": ""}),
+                    "steps": names}
                 save_state(self.state_dir, state)
                 if not self.defer_follow_ups:
                     result.steps += self._follow_ups(result, state=state)
