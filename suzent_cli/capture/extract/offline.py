@@ -297,6 +297,22 @@ _SUBJECTLESS = re.compile(
     r"[a-z]+ing\b(?=.*\b(?:for (?:\w+ )?(?:weeks|months|years|a (?:month|year|while))|since\b))"
     r"|(?:just |recently |finally )?(?:started|began) (?:learning|playing|taking|doing|working|studying|"
     r"training|volunteering|teaching|running|practicing|practising|using|going)\b)", re.I)
+# A change told without its "I" ("Switched to light mode.", "Moved to Lisbon last month.", "Quit smoking in March.",
+# "Went vegan last year."): what the user now does or is, so as durable as "I switched …". Only verbs of changing
+# over, followed by where to (never "the next/other …": "Switched to the other branch" is a step of this
+# conversation), of giving up a habit (an "-ing" or a consumable, not "Stopped the server"), or of a new way of life;
+# the here-and-now and pointer rules still apply ("Switched to light mode today" is of the day).
+_SUBJECTLESS_CHANGE = re.compile(
+    r"^(?:(?:just|recently|finally|also|now|since)\s+)?(?:"
+    r"(?:switched|swapped|changed|converted|migrated|moved|relocated|upgraded|downgraded)\s+(?:(?:over|back|all)\s+|"
+    r"(?:my|our)\s+(?!(?:password|passcode|pin|key|token|mind)\b)[\w-]+\s+(?:[\w-]+\s+)?)?"
+    r"(?:to|from)\s+(?!(?:the\s+)?(?:next|other|previous|last|first|second|third|new\s+one|same|it|that|this|"
+    r"them|those|these|here|there|step|page|line|section|tab|window|question|branch|file|folder)\b)"
+    r"|(?:quit|stopped|gave\s+up|cut\s+out|kicked|ditched)\s+(?:(?:on\s+)?[a-z]+ing\b(?<!\bthing)(?<!\bnothing)|"
+    r"(?:caffeine|coffee|alcohol|booze|drinking|sugar|meat|dairy|gluten|carbs|social\s+media|twitter|facebook|"
+    r"instagram|tiktok|cigarettes|vaping|my\s+job)\b)"
+    r"|went\s+(?:vegan|vegetarian|pescatarian|keto|sober|teetotal|dry|freelance|part-time|full-time|remote|"
+    r"back\s+to\s+(?:school|uni|university|college|work))\b)", re.I)
 # ... unless what it is about is a pointer into the conversation ("Been playing it for a month").
 _SUBJECTLESS_POINTER = re.compile(r"^(?:\S+\s+){1,3}?[a-z]+ing\s+(?:it|that|this|these|them|those|you)\b", re.I)
 # "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
@@ -350,7 +366,11 @@ _LIFE_EVENT = re.compile(
     _SUBJECT_I_WE + r"(?:(?:lost|quit|left) (?:my|our) (?:\w+ )?(?:job|position|mom|mum|dad|mother|father|husband|"
     r"wife|partner|brother|sister|son|daughter|grandma|grandpa|grandmother|grandfather)"
     r"|got (?:married|divorced|engaged|promoted|fired|laid off|hired|sacked|adopted"
-    r"|(?:a|the|my|our) (?:new |first |dream )?(?:job|dog|cat|puppy|pup|kitten|house|flat|apartment)"
+    # one more of a kind counts as much as the first: "a second dog", "another cat", "two kittens", "a rescue pup"
+    r"|(?:a|an|the|my|our|another|two|three|\d+) (?:(?:new|first|second|third|dream|little|rescue|baby|young|"
+    r"senior|full-time|part-time|permanent|remote)\s+){0,2}(?:job|dogs?|cats?|pupp(?:y|ies)|pups?|kittens?|house|"
+    r"flat|apartment)(?!\s+(?:bed|beds|food|toys?|treats?|sitter|walker|leash|lead|collar|bowl|door|flap|"
+    r"hair|tree|litter|interview|offer|application)\b)"
     r"|(?:my|our) (?:degree|licen[cs]e|driver'?s licen[cs]e|phd|master'?s|diploma|citizenship|green card))"
     r"|had (?:a baby|twins|a (?:baby )?(?:son|daughter|boy|girl))"
     r"|(?:picked|took) up (?:[a-z]+ing|yoga|pilates|chess|pottery|(?:the )?(?:guitar|piano|violin|cello|drums))"
@@ -401,7 +421,7 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|favou?rite|can'?t stand|"
         r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of|"
         # habits and aversions: "I live on espresso", "I never touch coffee", "I won't use Windows"
-        r"live on|lives on|swear by|stick (?:to|with)|can'?t live without|never touch|(?:won'?t|wouldn'?t|refuse to) "
+        r"(?:light|dark) (?:mode|theme)|live on|lives on|swear by|stick (?:to|with)|can'?t live without|never touch|(?:won'?t|wouldn'?t|refuse to) "
         r"(?:touch|use|eat|drink|wear|fly|buy|go near)|all[ -]day[ -]long|(?:drink|eat|drinks|eats) \w+(?: \w+)? all day)\b",
         re.I)),
     ("technical", re.compile(
@@ -418,14 +438,14 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:live|lives|lived|living|based in|born|grew up|hometown|moved|moving to|relocat(?:e|ed|ing)|name|named|wife|husband|"
         r"partner|spouse|kids?|children|son|sons|daughters?|baby|mom|mum|dad|mother|father|parents|brother|sister|siblings?|"
         r"family|grandma|grandpa|grandmother|grandfather|in-laws|friend|friends|landlord|roommate|flatmate|"
-        r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
+        r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|tortoises?|allergic|allergy|allergies|intolerant|diabetes|"
         r"diabetic|asthma|autistic|adhd|pregnant|migraines?|colou?r-?blind|deaf|hard of hearing|sick|"
         r"left-handed|right-handed|afraid of|scared of|terrified of|phobia|graduated|university|college|degree|"
         r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from|remotely)|"
         r"teach|teacher|nurse|doctor|student|phd|retired|engineer|developer|"
         r"designer|chef|lawyer|accountant|researcher|scientist|pharmacist|architect|consultant|freelancer|"
-        r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|"
-        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
+        r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|part-time|full-time|"
+        r"eat|eats|eating|meat|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
         r"ramadan|muslim|christian|jewish|hindu|buddhist|church|mosque|car|ankle|knee|back pain|hip|wrist)\b",
         re.I)),
     ("context", re.compile(
@@ -547,7 +567,8 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         if len(s.split()) < 3 or _DEICTIC.search(p) or (_ENDS_ON_POINTER.search(p) and len(p.split()) <= 6):
             return None
         return _capitalised(s), ("interaction" if _standing_request(p) else None)
-    if _SUBJECTLESS.match(p) or _LIFE_EVENT.match("I " + p):  # "Lost my job at X": the user's, subject left out
+    if _SUBJECTLESS.match(p) or _SUBJECTLESS_CHANGE.match(p) or _LIFE_EVENT.match("I " + p):
+        # "Lost my job at X", "Switched to light mode": the user's, subject left out
         if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
         return _capitalised(s), None
