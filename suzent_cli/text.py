@@ -87,6 +87,24 @@ def strip_control(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+# What a byte that was not UTF-8 becomes when it is decoded (:func:`repair`, the hooks' transcript reader).
+REPLACEMENT = "\ufffd"
+_REPLACED_RUN = re.compile(REPLACEMENT + "+")
+# At most one damaged place (a run of U+FFFD: "\xff\xfe" is two characters but one place) per this many letters.
+_LETTERS_PER_DAMAGE = 5
+
+
+def damaged(text: str) -> bool:
+    """True when ``text`` holds more bytes that were not UTF-8 than a person's sentence that still reads: two or
+    more runs of U+FFFD (:data:`REPLACEMENT`), and more than one run per five letters (any script). One damaged
+    place is always allowed ("My cat is Pi\ufffdxel."): the sentence is the person's, the replacement character
+    shows where a byte was lost. Binary pasted into a turn has far more (half its bytes decode to U+FFFD)."""
+    if REPLACEMENT not in text:
+        return False
+    runs = len(_REPLACED_RUN.findall(text))
+    return runs > 1 and runs * _LETTERS_PER_DAMAGE > sum(c.isalpha() for c in text)
+
+
 def repair(data: bytes | str) -> tuple[str, list[str]]:
     """Decode ``data`` as UTF-8 and drop NUL and the other control characters that are not whitespace (see
     :func:`strip_control`; line breaks of every kind are kept, so a fact line is split or folded by its reader).

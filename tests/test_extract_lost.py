@@ -86,3 +86,116 @@ def test_the_trial_turn_keeps_both_through_the_cli(home, settings):
     kept = ["Switched to light mode.", "We got a second dog, Pepper."]
     assert captured(home, " ".join(kept)) == kept
     assert logged(settings) == kept
+
+
+# --- 2. a bad byte, a U+FFFD or a control character stays in its own sentence ---------------------------------
+
+@pytest.mark.parametrize("turn", [
+    "I'm vegan.\ufffd I live in Porto. I have a cat.",  # after the full stop: glued the next sentence on
+    "I'm vegan. \ufffdI live in Porto. I have a cat.",  # opening the next one: it had no "I" subject
+    "I'm vegan.\ufffdI live in Porto. I have a cat.",
+    "\ufffdI'm vegan.\n\ufffdI live in Porto.\ufffd\nI have a cat.",
+    "I'm vegan.\x01 I live in Porto. I have a cat.",  # a C0 control where the byte was
+    "I'm vegan.\x7f I live in Porto.\u0085I have a cat.",
+])
+def test_a_bad_byte_between_sentences_costs_neither(turn):
+    assert contents(turn) == ["I'm vegan.", "I live in Porto.", "I have a cat."]
+
+
+def test_the_sentence_holding_a_bad_byte_is_kept_with_it_when_it_reads():
+    # kept with U+FFFD as it stands: removing it would make a Latin-1 "Malmö" read "Malm" and glue words
+    assert contents("I'm ve\ufffd\ufffdgan. I live in Malm\ufffd. I have a cat.") == [
+        "I'm ve\ufffd\ufffdgan.", "I live in Malm\ufffd.", "I have a cat."]
+    # past reading (more than one damaged place per five letters): that sentence alone is left out
+    assert contents("I \ufffd l\ufffdi\ufffdk\ufffde tea. I live in Porto.") == ["I live in Porto."]
+
+
+def test_bad_bytes_through_the_cli_stay_in_their_sentence(home, settings):
+    turn = b"I'm vegan.\xff I live in Porto. I like caf\xe9 cr\xe8me. \xfe\xffI have a cat."
+    assert captured(home, turn) == ["I'm vegan.", "I live in Porto.", "I like caf\ufffd cr\ufffdme.", "I have a cat."]
+    assert logged(settings)[2] == "I like caf\ufffd cr\ufffdme."
+
+
+def test_a_control_escaped_in_json_is_removed_like_a_raw_one(home):
+    # JSON escapes reach the extractor after capture's byte repair: the turn's Message removes them the same way
+    turn = json.dumps({"user": "I live in Porto.\u0001 I have a cat.\u0007 I work as a nurse."})
+    assert captured(home, turn) == ["I live in Porto.", "I have a cat.", "I work as a nurse."]
+
+
+# --- 3. a bidi override: it goes, its words stay; it never reaches a stored fact ------------------------------
+
+@pytest.mark.parametrize("override", ["\u202e", "\u202a", "\u2066", "\u2069"])
+def test_a_bidi_control_anywhere_costs_no_sentence(override):
+    turn = f"{override}I live in Porto.{override} I have a {override}cat{override}. I work as a nurse.{override}"
+    facts = contents(turn)
+    assert facts == ["I live in Porto.", "I have a cat.", "I work as a nurse."]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bidi_override_through_the_cli(home, settings, as_json):
+    text = "I live in Porto. \u202eI have a cat named Tom.\u202c I work as a nurse."
+    turn = json.dumps({"user": text}) if as_json else text  # json.dumps escapes it: "\u202e"
+    kept = ["I live in Porto.", "I have a cat named Tom.", "I work as a nurse."]
+    assert captured(home, turn) == kept
+    stored = "\n".join(logged(settings))
+    assert not any(c in stored for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def test_a_model_extractor_is_handed_the_turn_without_controls():
+    # the claude extractor reads the same Message texts: one rule for both extractors
+    from suzent_cli.capture.extract.turns import parse_turn
+
+    turn = parse_turn(json.dumps({"user": "I live in \u202ePorto.\x00 I have a cat.", "assistant": "Ok\u2066."}))
+    assert [m.text for m in turn.messages] == ["I live in Porto. I have a cat.", "Ok."]
+
+
+# --- 4. a run over MAX_SENTENCE_CHARS is read clause by clause --------------------------------------------------
+
+def test_an_over_long_run_keeps_the_facts_among_its_clauses():
+    from suzent_cli.capture.extract.offline import MAX_SENTENCE_CHARS
+
+    filler = "we walked along the river and looked at the boats for a while, " * 20
+    run = (f"I'm a nurse in Leeds; {filler}and my partner teaches maths at a school in York - "
+           "I have two cats: Salt and Pepper, and I play the cello")
+    assert len(run) > MAX_SENTENCE_CHARS
+    facts = contents(run + ". I live in Porto.")
+    assert facts == ["I'm a nurse in Leeds", "My partner teaches maths at a school in York", "I have two cats",
+                     "I play the cello.", "I live in Porto."]
+    for fact in facts:  # verbatim (invariant 35), the first letter aside
+        assert fact[1:] in run + ". I live in Porto."
+
+
+def test_an_over_long_run_through_the_cli(home):
+    run = "I'm a nurse in Leeds; " + "the weather was grey and the trains were late, " * 30 + "and I live in York."
+    assert captured(home, run) == ["I'm a nurse in Leeds", "I live in York."]
+
+
+MB = 1_000_000
+
+
+@pytest.mark.parametrize(("make", "size"), [
+    (lambda n: "I like tea " * (n // 11), MB),  # no punctuation at all: not a sentence, left out
+    # a separator every few characters: many short parts, each read (capture reads 200,000 characters by default)
+    (lambda n: "I like tea; " * (n // 12), 200_000),
+    (lambda n: ("I like tea " * 100 + "; ") * (n // 1102), MB),  # parts each just over the limit, no comma inside
+    (lambda n: "I" + " " * n + "- x", MB),  # a MB of blanks before a dash
+    (lambda n: "\ufffd" * n, MB),  # a MB of bytes that were not UTF-8
+])
+def test_a_long_run_is_read_in_bounded_parts(monkeypatch, make, size):
+    # The shape of the work, not a time: every part the rules read is at most MAX_SENTENCE_CHARS long and the parts
+    # together are no longer than the turn, so the work is linear in its size whatever it holds.
+    from suzent_cli.capture.extract import offline
+
+    read: list[int] = []
+    facts_in = offline._facts_in
+
+    def counting(sentence: str):
+        read.append(len(sentence))
+        return facts_in(sentence)
+
+    monkeypatch.setattr(offline, "_facts_in", counting)
+    turn = make(size)
+    facts = contents(turn)
+    assert len(facts) <= 1  # "I like tea" once (kept once per turn) or nothing
+    assert all(n <= offline.MAX_SENTENCE_CHARS for n in read)
+    assert sum(read) <= len(turn)

@@ -450,11 +450,11 @@ def test_what_does_not_read_as_a_sentence_is_never_a_fact():
 
     noise = bytes(random.Random(16).randrange(256) for _ in range(200_000)).decode("utf-8", "replace")
     assert contents(noise) == []  # binary pasted into a turn: many "sentences" start with "I"
-    assert contents("I prefer \ufffd\ufffd tabs.") == []
+    assert contents("I \ufffd pre\ufffdfer \ufffd ta\ufffdbs.") == []  # more damage than one place per five letters
     # one byte that was not UTF-8 in a real sentence: kept with its replacement character (nothing is lost)
     assert contents("My cat is named Pi\ufffdxel.") == ["My cat is named Pi\ufffdxel."]
     assert contents("I prefer " + " ".join(["tabs"] * 400) + ".") == []  # a wall of text, not a stated fact
-    assert contents("I prefer \x07tabs.") == []
+    assert contents("I prefer \x07tabs.") == ["I prefer tabs."]  # a control character goes, its words stay
 
 
 @pytest.mark.parametrize("text", ["I love 🍵 every morning 🎉.", "My gate code is 4471.", "I live in لشبونة.",
@@ -464,7 +464,8 @@ def test_emoji_digits_and_other_scripts_still_read_as_text(text):
 
 
 def test_a_bidi_override_is_not_kept_but_right_to_left_text_is():
-    assert contents("I prefer \u202etabs\u202c over spaces.") == []  # displays as "sbat": misleads a reviewer
-    assert contents("I prefer \u2067tabs\u2069 over spaces.") == []
+    # an override displays "tabs" as "sbat" and would mislead a reviewer: it goes, the words around it stay
+    assert contents("I prefer \u202etabs\u202c over spaces.") == ["I prefer tabs over spaces."]
+    assert contents("I prefer \u2067tabs\u2069 over spaces.") == ["I prefer tabs over spaces."]
     assert contents("I live in لشبونة.") == ["I live in لشبونة."]
     assert contents("My family is 👨\u200d👩\u200d👧 three.") == ["My family is 👨\u200d👩\u200d👧 three."]  # ZWJ stays
