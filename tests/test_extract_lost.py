@@ -199,3 +199,14 @@ def test_a_long_run_is_read_in_bounded_parts(monkeypatch, make, size):
     assert len(facts) <= 1  # "I like tea" once (kept once per turn) or nothing
     assert all(n <= offline.MAX_SENTENCE_CHARS for n in read)
     assert sum(read) <= len(turn)
+
+
+def test_a_model_s_fact_and_a_fact_line_follow_the_same_rule():
+    # what a model extractor returns, and a fact line given as is, are cleaned by Fact.clean (text.strip_control):
+    # the override goes, the words and a U+FFFD stay
+    from suzent_cli.capture import clean_facts, parse_fact
+    from suzent_cli.capture.extract.claude import parse_facts
+
+    modelled = parse_facts({"facts": [{"content": "I live in \u202eotroP\u202c and like caf\ufffd.", "category": "personal"}]})
+    given = parse_fact("I live in \u202eotroP\u202c and like caf\ufffd.")
+    assert [f.content for f in clean_facts([*modelled, given])] == ["I live in otroP and like caf\ufffd."] * 2

@@ -30,7 +30,10 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    touch Y", "I can't stand Y", "I won't use Y" (but "I won't give up" is a promise). Two
    subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
    year", not "Been playing it …", whose "it" points into the conversation), "(Just) started learning / doing
-   …" and a life event told without its "I" ("Lost my job at Initech", "Got married in June"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   …", a life event told without its "I" ("Lost my job at Initech", "Got married in June", "Got a second dog,
+   Pepper": one more pet is as much a life event as the first) and a change told without it ("Switched to light
+   mode.", "Moved to Lisbon last month", "Quit smoking in March", "Went vegan"; not a step of the conversation,
+   "Switched to the other branch", nor an action on a thing, "Stopped the server"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
    "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
    tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
    camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
@@ -44,10 +47,13 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    two facts, the second keeping its "I"): only where a clause with its own subject and verb begins after ", and"
    or ";" (or "I"/"we" after a bare "and"), never inside a list, a compound subject or a subordinate clause, and
    never when the later clause leans on the first ("I have a dog, and I walk him daily"). See :func:`_clauses`.
-7. What does not read as a sentence is never kept: longer than 1000 characters, holding two or more bytes that
-   were not UTF-8 (U+FFFD; one stray byte in a word is still the person's sentence, kept with its replacement
-   character as the hooks promise), a control character or a bidirectional override, or less than half letters
-   (binary noise that starts with "I ").
+7. What does not read as a sentence is never kept: damaged by more bytes that were not UTF-8 than one place (a
+   run of U+FFFD) per five letters, or less than half letters (binary noise that starts with "I "). The damage
+   stays in its sentence: a U+FFFD at a sentence break belongs to the break, and a sentence that still reads is
+   kept with its U+FFFD as they stand (removing one would make a Latin-1 "Malmö" read "Malm"; the replacement
+   character shows a reader where a byte was lost, as the hooks promise). Control characters and bidirectional
+   overrides are removed before any rule reads a turn (:class:`~suzent_cli.capture.extract.turns.Message`), the
+   words around them kept. A run longer than 1000 characters is read clause by clause (:func:`_pieces`).
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
