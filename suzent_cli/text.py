@@ -15,7 +15,9 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-
 # Characters that show nothing (or only steer the text's direction): the soft hyphen, zero-width space, non-joiner and
 # joiner, the direction marks, embeddings, overrides and isolates, the word joiner and invisible operators, the
 # byte-order mark. Inside a word they leave it looking the same to a person while no rule reading it matches.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# The Arabic letter mark (U+061C) is a direction mark like U+200E/U+200F. INVISIBLE is the body of a character class.
+INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 # A lone surrogate no UTF-8 can hold: JSON's "\ud800" escape (JavaScript's JSON.stringify writes one for an emoji
 # cut in half), or one a Python caller made. Those of surrogateescape (argv's undecodable bytes) are the subset
 # U+DC80-U+DCFF, which :func:`repair` turns back into their bytes first.

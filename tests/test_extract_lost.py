@@ -102,6 +102,13 @@ def test_a_bad_byte_between_sentences_costs_neither(turn):
     assert contents(turn) == ["I'm vegan.", "I live in Porto.", "I have a cat."]
 
 
+@pytest.mark.parametrize("mark", ["\u200b", "\u200e", "\u200f", "\ufeff", "\u00ad", "\u2060", "\u200d", "\u061c"])
+@pytest.mark.parametrize("shape", ["{m}I'm vegan.{m} I live in Porto. {m}I have a cat.", "I'm vegan.{m}I live in Porto.\n{m}I have a cat."])
+def test_a_character_that_shows_nothing_at_a_sentence_break_costs_neither(mark, shape):
+    # a zero-width space, a direction mark or a BOM between two sentences glued them or hid the next one's "I"
+    assert contents(shape.format(m=mark)) == ["I'm vegan.", "I live in Porto.", "I have a cat."]
+
+
 def test_the_sentence_holding_a_bad_byte_is_kept_with_it_when_it_reads():
     # kept with U+FFFD as it stands: removing it would make a Latin-1 "Malmö" read "Malm" and glue words
     assert contents("I'm ve\ufffd\ufffdgan. I live in Malm\ufffd. I have a cat.") == [

@@ -65,16 +65,19 @@ import re
 
 from suzent_cli.archive import Fact
 from suzent_cli.capture.extract.turns import Turn
-from suzent_cli.text import damaged
+from suzent_cli.text import INVISIBLE, damaged
 
 # A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows). A byte
-# that was not UTF-8 (U+FFFD) between the end of one sentence and the next belongs to neither: it is part of the
-# break, so it never glues two sentences into one ("I'm vegan.\ufffd I live in Porto.") nor opens the next one
-# ("\ufffdI live in Porto." has no "I" subject), and neither is lost for it.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?:\ufffd*\s+\ufffd*|\ufffd+(?=[^\W\d_]))"
-                            # a run of U+FFFD is tried from its start only, once ("(?<!…)", "*+"): a MB of bad
+# that was not UTF-8 (U+FFFD) or a character that shows nothing (a zero-width space, a direction mark, a BOM:
+# text.INVISIBLE) between the end of one sentence and the next belongs to neither: it is part of the break, so it
+# never glues two sentences into one ("I'm vegan.\ufffd I live in Porto.") nor opens the next one ("\ufffdI live in
+# Porto." has no "I" subject), and neither is lost for it.
+_JUNK = f"[\ufffd{INVISIBLE}]"
+SENTENCE_BREAK = re.compile(rf"(?<=[.!?])(?:{_JUNK}*\s+{_JUNK}*|{_JUNK}+(?=[^\W\d_]))"
+                            # a run of junk is tried from its start only, once ("(?<!…)", "*+"): a MB of bad
                             # bytes with no line break in it must not be re-read from each of its positions
-                            r"|(?<!\ufffd)\ufffd*+[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+\ufffd*")
+                            rf"|(?<!{_JUNK}){_JUNK}*+[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+{_JUNK}*")
+_JUNK_START = re.compile(rf"^(?:{_JUNK}|\s)+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
 # _LEADING, _GREETING and _LABEL have no "^": _trim_leading matches them at a position (pattern.match(text, pos)),
@@ -593,7 +596,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     The kept text is ``sentence`` itself, or a suffix of it (after leading markers, or after the request words
     of a remember request) with its first letter capitalised.
     """
-    s = sentence.strip().lstrip("\ufffd").strip().strip("\"'\u201c\u201d")
+    s = _JUNK_START.sub("", sentence).strip().strip("\"'\u201c\u201d")
     s = _trim_leading(s).strip()
     if not s or looks_secret(s) or not _reads_as_text(s):
         return None
