@@ -32,6 +32,8 @@ def contents(*user_texts: str) -> list[str]:
     "Went vegan last year.",
     "Changed my name to Sam.",
     "Upgraded to Python 3.12.",
+    "Moved in with my girlfriend last year.",
+    "Switched to decaf a year ago.",
 ])
 def test_a_change_told_without_its_subject_is_kept(text):
     assert contents(text) == [text]
@@ -46,6 +48,11 @@ def test_a_change_told_without_its_subject_is_kept(text):
     "Switched to light mode today.",  # of the day
     "Stopped doing that.",  # a pointer into the conversation
     "Changed my password to hunter2.",  # a credential is never a fact
+    # steps of the work at hand, narrated without a subject (coding chat)
+    "Switched to the dev branch.", "Moved to a different approach.", "Switched to a list comprehension.",
+    "Changed to a for loop and it works.", "Switched to async and it's still slow.", "Switched to your suggestion.",
+    "Switched back to the old version.", "Migrated to the new API.", "Moved to the kitchen.",
+    "Stopped using the debugger.", "Quit trying.", "Gave up waiting.", "Went back to work after lunch.",
 ])
 def test_a_subject_less_step_or_one_off_is_still_dropped(text):
     assert contents(text) == []

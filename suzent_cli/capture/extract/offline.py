@@ -320,15 +320,27 @@ _SUBJECTLESS = re.compile(
 # the here-and-now and pointer rules still apply ("Switched to light mode today" is of the day).
 _SUBJECTLESS_CHANGE = re.compile(
     r"^(?:(?:just|recently|finally|also|now|since)\s+)?(?:"
-    r"(?:switched|swapped|changed|converted|migrated|moved|relocated|upgraded|downgraded)\s+(?:(?:over|back|all)\s+|"
-    r"(?:my|our)\s+(?!(?:password|passcode|pin|key|token|mind)\b)[\w-]+\s+(?:[\w-]+\s+)?)?"
-    r"(?:to|from)\s+(?!(?:the\s+)?(?:next|other|previous|last|first|second|third|new\s+one|same|it|that|this|"
-    r"them|those|these|here|there|step|page|line|section|tab|window|question|branch|file|folder)\b)"
-    r"|(?:quit|stopped|gave\s+up|cut\s+out|kicked|ditched)\s+(?:(?:on\s+)?[a-z]+ing\b(?<!\bthing)(?<!\bnothing)|"
-    r"(?:caffeine|coffee|alcohol|booze|drinking|sugar|meat|dairy|gluten|carbs|social\s+media|twitter|facebook|"
-    r"instagram|tiktok|cigarettes|vaping|my\s+job)\b)"
-    r"|went\s+(?:vegan|vegetarian|pescatarian|keto|sober|teetotal|dry|freelance|part-time|full-time|remote|"
-    r"back\s+to\s+(?:school|uni|university|college|work))\b)", re.I)
+    # changing over: where to or from, never a step of the work at hand ("Switched to the dev branch", "Moved to a
+    # different approach", "Switched to your suggestion"); "the" only before a country or a kind of place
+    r"(?:(?:switched|swapped|migrated|moved|relocated|upgraded|downgraded)\s+(?:(?:over|back|all)\s+)?|"
+    r"(?:switched|swapped|changed|converted|moved)\s+(?:my|our)\s+(?!(?:password|passcode|pin|key|token|mind)\b)"
+    r"[\w-]+\s+(?:[\w-]+\s+)?)"
+    r"(?:to|from)\s+(?!(?:next|other|previous|last|first|second|third|same|it|that|this|them|those|these|here|there|"
+    r"your|you|what|whatever|which|page|line|step|tab)\b)"
+    r"(?!the\s+(?!(?:us|usa|uk|netherlands|philippines|states|bay\s+area|suburbs|countryside|coast|city|mountains|"
+    r"seaside|colemak|dvorak)\b))"
+    r"(?![^.,;!?]{0,40}?\b(?:approach|solution|method|version|branch|loop|comprehension|function|implementation|fix|"
+    r"workaround|option|setting|flag|idea|answer|suggestion|example|file|folder|tab|window|step|question)s?\b)"
+    # giving up a habit, not an action on a thing ("Stopped the server", "Quit trying", "Gave up waiting")
+    r"|(?:quit|stopped|gave\s+up|cut\s+out|kicked|ditched)\s+(?:smoking|drinking|vaping|gambling|snacking|"
+    r"eating\s+\w+|using\s+(?!the\b|this\b|that\b|it\b|your\b)\w+|taking\s+(?!the\b|this\b|that\b|it\b)\w+|"
+    r"caffeine|coffee|alcohol|booze|sugar|meat|dairy|gluten|carbs|social\s+media|twitter|facebook|instagram|tiktok|"
+    r"cigarettes|my\s+job)\b"
+    r"|moved\s+(?:in\s+(?:with|together)|out\s+of\s+(?:my|our|the\s+city))\b"
+    r"|went\s+(?:vegan|vegetarian|pescatarian|keto|sober|teetotal|freelance|part-time|full-time|remote|"
+    r"back\s+to\s+(?:school|uni|university|college))\b)", re.I)
+# A change narrated as a step that worked or did not ("Switched to async and it's still slow") is of the work.
+_STEP_OUTCOME = re.compile(r"\b(?:and|but)\s+(?:it|that|now it|still)\b", re.I)
 # ... unless what it is about is a pointer into the conversation ("Been playing it for a month").
 _SUBJECTLESS_POINTER = re.compile(r"^(?:\S+\s+){1,3}?[a-z]+ing\s+(?:it|that|this|these|them|those|you)\b", re.I)
 # "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
@@ -617,7 +629,8 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         if len(s.split()) < 3 or _DEICTIC.search(p) or (_ENDS_ON_POINTER.search(p) and len(p.split()) <= 6):
             return None
         return _capitalised(s), ("interaction" if _standing_request(p) else None)
-    if _SUBJECTLESS.match(p) or _SUBJECTLESS_CHANGE.match(p) or _LIFE_EVENT.match("I " + p):
+    if _SUBJECTLESS.match(p) or (_SUBJECTLESS_CHANGE.match(p) and not _STEP_OUTCOME.search(p)) \
+            or _LIFE_EVENT.match("I " + p):
         # "Lost my job at X", "Switched to light mode": the user's, subject left out
         if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
