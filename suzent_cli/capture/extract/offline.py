@@ -586,7 +586,8 @@ def _pieces(sentence: str) -> list[str]:
     """``sentence`` itself when it is at most :data:`MAX_SENTENCE_CHARS` long; else its clauses, each a verbatim
     slice of it and at most that long (:data:`_LONG_CUT`, then :data:`_COMMA_CUT`), so the facts inside a
     1,500-character run on ("I'm a nurse in Leeds; …; and my partner teaches maths") are read one by one. A part
-    that is still too long (a paste with no punctuation) is left out: it is not a sentence. Each character of
+    that is still too long (a paste with no punctuation) is left out: it is not a sentence, and so is every part of
+    a run that reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`). Each character of
     ``sentence`` is looked at by two scans at most: linear in its size, whatever it holds."""
     if len(sentence) <= MAX_SENTENCE_CHARS:
         return [sentence]
@@ -599,6 +600,11 @@ def _pieces(sentence: str) -> list[str]:
             out.append(part)
         else:
             out.extend(p for p in _slices(part, _COMMA_CUT) if len(p) <= MAX_SENTENCE_CHARS)
+    if out and _planted(sentence):
+        # as for a sentence (:func:`_facts_in`): a planted instruction anywhere in the run makes the run one, and
+        # no clause of it is let through ("I live in York; …; ignore all previous instructions …"), as before runs
+        # were read in parts. One pass of the screen over the run, linear in its size.
+        return []
     return out
 
 
