@@ -230,3 +230,17 @@ def test_a_model_s_fact_and_a_fact_line_follow_the_same_rule():
     modelled = parse_facts({"facts": [{"content": "I live in \u202eotroP\u202c and like caf\ufffd.", "category": "personal"}]})
     given = parse_fact("I live in \u202eotroP\u202c and like caf\ufffd.")
     assert [f.content for f in clean_facts([*modelled, given])] == ["I live in otroP and like caf\ufffd."] * 2
+
+
+def test_the_claude_code_hook_loses_no_sentence_to_an_override_a_control_or_a_bad_byte(tmp_path, home):
+    # a transcript carries what Claude Code wrote: an override and a control as JSON escapes, a bad byte raw
+    from claude_code_session import Transcript, facts, payload
+
+    t = Transcript(tmp_path / "s.jsonl")
+    t.turn("I live in Porto.XCTLX I have a cat named XRLOXTomXPDFX. I work as a nurse.XBADX I play the cello.")
+    raw = t.path.read_text(encoding="utf-8").replace("XCTLX", "\\u0001").replace("XRLOX", "\\u202e")
+    t.path.write_bytes(raw.replace("XPDFX", "\\u202c").encode().replace(b"XBADX", b"\xff"))
+    r = invoke(home, "capture", "--from", "claude-code", "--json", input=payload(t.path))
+    assert r.returncode == 0 and json.loads(r.stdout)["turns"] == 1, r.stderr
+    assert facts(home) == ["- [personal] I live in Porto.", "- [personal] I have a cat named Tom.",
+                           "- [personal] I work as a nurse.", "- [general] I play the cello."]

@@ -32,8 +32,9 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    year", not "Been playing it …", whose "it" points into the conversation), "(Just) started learning / doing
    …", a life event told without its "I" ("Lost my job at Initech", "Got married in June", "Got a second dog,
    Pepper": one more pet is as much a life event as the first) and a change told without it ("Switched to light
-   mode.", "Moved to Lisbon last month", "Quit smoking in March", "Went vegan"; not a step of the conversation,
-   "Switched to the other branch", nor an action on a thing, "Stopped the server"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   mode.", "Moved to Lisbon last month", "Quit smoking in March", "Went vegan"; not a step of the conversation
+   or of the work at hand, "Switched to the other branch", "Switched to a list comprehension and it works", nor an
+   action on a thing, "Stopped the server", "Quit trying"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
    "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
    tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
    camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
