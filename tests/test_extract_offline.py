@@ -13,7 +13,8 @@ from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pa
 # (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Issue 16
 # (lead-ins, "I see" habits, subject-less "been …ing", life events; 107 items added to the labelled set only):
 # labelled 0.994 / 0.989, held-out 1.000 / 0.963. Issue 27 (habits, standing requests, two-fact sentences; 45
-# items added to the labelled set, 20 to the held-out one): labelled 0.990 / 0.995, held-out 1.000 / 0.929.
+# items added to the labelled set, 20 to the held-out one): labelled 0.990 / 0.995, held-out 1.000 / 0.929. Issue 27's
+# trial leftovers (subject-less changes, one more pet; 24 labelled items): labelled 0.991 / 0.995, held-out the same.
 # Floors sit a bit below.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.93
