@@ -167,12 +167,13 @@ def test_the_resident_copy_ranks_questions_about_now_as_lance_does(trial):
     kept = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
     assert kept.keep_resident(wait=True)
     for query in ("what is the name of the user's pet", "how does the user commute",
-                  "where does the user's daughter go to school", "where does the user live"):
+                  "where does the user's daughter go to school", "where does the user live",
+                  "where does the user live these days", "which pet does my brother have now"):
         a = search(plain, emb, query, limit=8, today=s.today)
         b = search(kept, emb, query, limit=8, today=s.today)
         assert [h.id for h in a] == [h.id for h in b], query
         assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
-        assert [(h.now_factor, h.now) for h in a] == [(h.now_factor, h.now) for h in b]
+        assert [(h.now_factor, h.now, h.capped) for h in a] == [(h.now_factor, h.now, h.capped) for h in b]
 
 
 # --- the vault: no neighbour share between claims, the chain carries --------------------------------------------
@@ -214,3 +215,85 @@ def test_the_current_claim_carries_its_history_and_its_own_match_above_a_related
     carry_to_current([other, new, old])
     assert new.score == pytest.approx(0.6854 + 0.5 * 0.6488) and new.score > other.score
     assert old.score == pytest.approx(0.6854 - 0.2)  # the history keeps its demotion
+
+
+# --- the slot (issue 27, second pass: rank.now_factor with slots, recall.own_first) -----------------------------
+
+@pytest.mark.parametrize(("text", "factor"), [
+    ("Ngozi Achterberg is the boss of the database team.", rank.NAMED_OTHER_FACTOR),  # a named third party
+    ("Marek Duda is still the line manager for the two interns.", rank.NAMED_OTHER_FACTOR),
+    ("Annika works as a radiographer.", rank.NAMED_OTHER_FACTOR),
+    ("Leontine's closest friend at work is Malik.", rank.NAMED_OTHER_FACTOR),  # a name owns the subject
+    ("My climbing partner Joost lives in Groningen.", rank.OTHER_HOLDER_FACTOR),  # a relation with a modifier
+    ("My one-on-ones are with Felix Rautio; he approves my on-call swaps.", 1.0),  # the user's
+    ("Jasper from accounts is the colleague I go to with everything.", 1.0),  # names the user: the user's
+    ("Home is Utrecht", 1.0), ("Rent is 1,240 a month", 1.0),  # a common noun opens it, not a name
+    ("Lives in Lisbon", 1.0), ("Prefers dark mode", 1.0),  # a note with the user as its unstated subject
+    ("Married Marco in a small ceremony on Saturday", 1.0),  # a verb opens it, then a name: the user's
+    ("My business partner and I run a shop", 1.0),  # the user beside the relation
+])
+def test_a_present_question_about_the_user_ranks_a_named_third_party_and_a_modified_relation_lower(text, factor):
+    query = "Where does the user live these days?"
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=True)[0] == factor
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=False)[0] in (1.0, rank.OTHER_HOLDER_FACTOR)
+
+
+def test_a_name_the_question_uses_is_not_a_third_party():
+    query = "What is the user's relationship with Annika now?"
+    assert rank.now_factor(rank.now_holder(query), "Annika works as a radiographer.", query, slots=True) == (1.0, None)
+
+
+def test_another_numbered_item_of_the_frame_the_question_names_ranks_lower():
+    query = "When does milestone 2 of the Tern rewrite land?"
+    assert rank.query_items(query) == {"milestone": 2}
+    assert rank.now_factor(rank.now_holder(query), "Tern rewrite milestone 3 is now set for 15 May.", query,
+                           slots=True) == (rank.OTHER_ITEM_FACTOR, "another item (milestone 3) than the one the question names")
+    for same in ("Tern milestone 2 slid yet again; 24 April is the date we're holding to.",
+                 "Milestone 02 and milestone 3 both moved"):  # the item asked about (also when another is named)
+        assert rank.now_factor(None, same, query, slots=True) == (1.0, None)
+    assert rank.query_items("What did the user do in 2024?") == {}  # a year is a date, not an item
+    assert rank.now_factor(None, "Tern rewrite milestone 3 is now set for 15 May.", query, slots=False) == (1.0, None)
+
+
+def test_a_phrase_that_only_says_now_is_no_search_word():
+    from suzent_cli.recall import fts_query
+
+    assert fts_query("What exercise does the user do these days?") == "exercise"
+    assert fts_query("Where does the user live at the moment, currently?") == "live"
+    assert fts_query("these days") == "days"  # nothing else to search for: the phrase is searched as before
+
+
+NEIGHBOURS = [  # one session: the last row is embedded and BM25-searched with the two before it (context_window 2)
+    ["I cycle to work", "The user's dog is called Biscuit", "My brother has a cat named Pixie",
+     "Visited the Lisbon aquarium last week"],
+]
+
+
+def test_a_row_matching_a_present_question_only_through_its_neighbours_ranks_below_the_rows_that_match(settings):
+    """The trial's class (item 3): "Visited the Lisbon aquarium last week" shares nothing with "what is the name of
+    the user's pet"; its context (the dog and the brother's cat before it) and the cat's share put it first. On its
+    own it matches neither by word nor by meaning, so it ranks below every row that does."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    emb = CountingEmbedder(256)
+    run_index(s, embedder=emb)
+    query = "what is the name of the user's pet"
+    off = recall(dataclasses.replace(s, now_slots=False), emb, query, limit=5, log=False)
+    on = recall(s, emb, query, limit=5, log=False)
+    aquarium = "Visited the Lisbon aquarium last week"
+    assert _texts(off).index(aquarium) < _texts(off).index("The user's dog is called Biscuit"), [
+        (h.text, h.score) for h in off]  # what the rule changes
+    outing = next(h for h in on if h.text == aquarium)
+    assert outing.capped and ("Biscuit" in outing.capped or "Pixie" in outing.capped)
+    assert all(_texts(on).index(aquarium) > _texts(on).index(t) for t in
+               ("The user's dog is called Biscuit", "My brother has a cat named Pixie"))
+    assert [h.score for h in on] == sorted((h.score for h in on), reverse=True)  # invariant 34
+    hit = outing.as_dict(explain=True)
+    assert hit["capped"] == outing.capped
+    assert recall(s, emb, "what was the name of the pet on 3 November, 2026", limit=5, log=False)[0].capped is None
+
+
+def test_the_slot_setting_reads_true_or_false(home):
+    assert resolve_settings(home=home, env={"SUZENT_NOW_SLOTS": "0"}).now_slots is False
+    assert resolve_settings(home=home, env={}).now_slots is True
