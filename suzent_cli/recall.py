@@ -54,6 +54,15 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    ("Visited Lisbon last week"); a question about a relation ("the user's grandmother") demotes rows about other
    relations. Vault pages lend no neighbour share (:data:`NO_NEIGHBOURS`): their chunks are separate claims.
 
+3f. **The slot of a question about now** (issue 27, second pass; the setting ``recall.now_slots``): another
+   numbered item of the frame the question names ("milestone 3" for "milestone 2") and, for a question about the
+   user, a named third party ("Marek Duda is the line manager for the interns") rank lower
+   (:func:`suzent_cli.index.rank.now_factor` with ``slots``); of the best :data:`OWN_WINDOW` hits of a question
+   about now, one that does not match the question on its own (:func:`own_matches`: no own word, and its own
+   text, embedded alone, does not stand out) or that is about another person or item ranks below every one that
+   matches on its own and is about the one asked about (:func:`own_first`). Phrases that only say "now" ("these
+   days", "currently") are no BM25 search words (:func:`fts_query`).
+
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores the better of the
    two relevances plus :data:`NEIGHBOUR_SHARE` of the other (under its own importance): the question matched the
@@ -865,20 +874,27 @@ def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compar
 
 
 def own_first(hits: list[Hit], matches: dict[str, bool]) -> list[Hit]:
-    """Step 3f (a question about the present, the setting ``recall.now_slots``): a row that does not match the
-    question on its own (``matches``, :func:`own_matches`) ranks below every checked row that does. Its score was
-    made by its neighbours: the share one lent it, or their words and meaning in its context runs; the share
-    exists to find a reply through the turn it answers, while a standing state of the user's is stated in its own
-    row (the trial's "Visited the Lisbon aquarium last week", embedded with "The user's dog is called Biscuit" and
-    "My brother has a cat named Pixie" before it, outranked the dog for "what is the name of the user's pet"). Such
-    a row's score and relevance are lowered to just below the lowest-scored matching row (:attr:`Hit.capped` names
-    it), never raised. Changes ``hits`` in place; returns it (not re-sorted)."""
-    matched = [h for h in hits if matches.get(h.id)]
+    """Step 3f (a question about the present, the setting ``recall.now_slots``): a checked row that does not match
+    the question on its own (``matches``, :func:`own_matches`), or that is about another person or item than the
+    one asked about (:func:`suzent_cli.index.rank.about_another`), ranks below every checked row that matches on
+    its own and is about the one asked about. A row of the first kind scored by its neighbours: the share one lent
+    it, or their words and meaning in its context runs; the share exists to find a reply through the turn it
+    answers, while a standing state of the user's is stated in its own row (the trial's "Visited the Lisbon
+    aquarium last week", embedded with "The user's dog is called Biscuit" and "My brother has a cat named Pixie"
+    before it, outranked the dog for "what is the name of the user's pet"). A row of the second kind answers
+    another question ("My sister lives in York" for "where does the user live"): its factor alone left it first
+    whenever the user's own answer shared fewer words. Such a row's score and relevance are lowered to just below
+    the lowest-scored such matching row (:attr:`Hit.capped` names it), never raised. Changes ``hits`` in place;
+    returns it (not re-sorted)."""
+    def answers(hit: Hit) -> bool:
+        return bool(matches.get(hit.id)) and not rank.about_another(hit.now)
+
+    matched = [h for h in hits if answers(h)]
     if not matched:
         return hits
     floor = min(matched, key=lambda h: h.score)
     for hit in hits:
-        if matches.get(hit.id) is False and hit.score >= floor.score:
+        if hit.id in matches and not answers(hit) and hit.score >= floor.score:
             used = hit.importance if hit.factors.get("ranked", True) else rank.NEUTRAL
             hit.relevance = rank.relevance_for(max(0.0, floor.score - SHOWN_STEP), used)
             hit.score = rank.final_score(hit.relevance, used)

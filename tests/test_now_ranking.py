@@ -297,3 +297,42 @@ def test_a_row_matching_a_present_question_only_through_its_neighbours_ranks_bel
 def test_the_slot_setting_reads_true_or_false(home):
     assert resolve_settings(home=home, env={"SUZENT_NOW_SLOTS": "0"}).now_slots is False
     assert resolve_settings(home=home, env={}).now_slots is True
+
+
+def test_a_row_about_another_person_ranks_below_the_users_own_match_and_scores_stay_in_order():
+    """blind3: "My sister lives in York with her partner" ×0.5 still outscored the user's "Home base these days is
+    a narrowboat moored outside Skipton" (0.486 against 0.151): another person's row ranks below every checked row
+    of the user's that matches on its own. A row of the user's that matches only through its neighbours does not
+    count as a floor, and a row outside the check is left alone."""
+    from suzent_cli.recall import own_first
+
+    query = "Where is the user living at the moment?"
+    holder = rank.now_holder(query)
+    sister = _claim("sister", "- My sister lives in York with her partner", 0.972)
+    sister.now_factor, sister.now = rank.now_factor(holder, "My sister lives in York with her partner", query,
+                                                    slots=True)
+    sister.relevance *= sister.now_factor
+    sister.score = rank.final_score(sister.relevance, sister.importance)
+    home = _claim("home", "- Home base these days is a narrowboat moored outside Skipton", 0.151)
+    towpath = _claim("towpath", "- I walk the towpath most mornings before work", 0.249)
+    hits = [sister, towpath, home]
+    own_first(hits, {"sister": True, "home": True, "towpath": False})
+    assert sister.capped and "Skipton" in sister.capped and sister.score < home.score
+    assert towpath.capped and towpath.score < home.score  # matched only through its neighbours
+    assert home.capped is None and home.score == pytest.approx(0.151)
+    assert sister.relevance == pytest.approx(sister.score)  # neutral importance: the score is the relevance
+    unchecked = _claim("far", "- My brother lives in Leeds", 0.9)
+    unchecked.now = "about the user's brother, not the user"
+    own_first([unchecked, home], {"home": True})
+    assert unchecked.capped is None and unchecked.score == pytest.approx(0.9)
+
+
+def test_a_relation_the_question_names_is_not_another_holder():
+    query = "does the user have a partner"
+    assert rank.now_factor(rank.now_holder(query), "Partner Jonah moved in last month", query, slots=True) == (
+        1.0, None)
+    assert rank.now_factor(rank.now_holder(query), "Partner Jonah moved in last month", query,
+                           slots=False)[0] == rank.OTHER_HOLDER_FACTOR  # the first pass's reading
+    gym = "what gym membership does the user have"
+    assert rank.now_factor(rank.now_holder(gym), "Partner has a PureGym membership", gym, slots=True)[0] == (
+        rank.OTHER_HOLDER_FACTOR)

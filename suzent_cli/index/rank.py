@@ -212,6 +212,7 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 
 OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
 ONE_OFF_FACTOR = 0.85
+ONE_OFF_WHY = "a one-off outing, not a standing state"
 STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
 
 # Person relations and how a statement opens with one are read by suzent_cli.vault.structure (the same reading
@@ -310,6 +311,18 @@ def _named_other(text: str, query: str) -> str | None:
     return name
 
 
+def _named_relations(query: str) -> set[str]:
+    """The relations ``query`` names anywhere ("does the user have a partner" → ``{"partner"}``), by one name."""
+    return {name for word in re.findall(r"[a-z][a-z'-]*", query.lower()) if (name := relation(word))}
+
+
+def about_another(why: str | None) -> bool:
+    """Is ``why`` (the reason :func:`now_factor` gave) that the row is about another person or item than the one
+    asked about (not a one-off outing)? Such a row ranks below every row of the one asked about that matches the
+    question on its own (recall.own_first)."""
+    return why is not None and why != ONE_OFF_WHY
+
+
 def query_items(query: str) -> dict[str, int]:
     """The numbered items ``query`` names, frame word → number ("When does milestone 2 land?" → ``{"milestone":
     2}``): a word that is not a stop word followed by a number of 1-3 digits."""
@@ -336,7 +349,14 @@ def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = 
     and why (None when 1): :data:`OTHER_HOLDER_FACTOR` for a row about another relation than the one asked about
     (the user, or the relation the question names), else :data:`ONE_OFF_FACTOR` for a one-off outing when the
     question is about the user; 1 when ``holder`` is None (not a question about the present). Reads the first
-    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement)."""
+    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement).
+
+    With ``slots`` (issue 27, second pass; the setting ``recall.now_slots``), ``query`` is read too: another
+    numbered item of a frame ``query`` names gives :data:`OTHER_ITEM_FACTOR` whatever the holder
+    (:func:`other_item`); a relation with a modifier ("My climbing partner Joost …") is read as that relation; a
+    relation the question names anywhere ("does the user have a partner") is not another holder; and for a
+    question about the user, a row about a named third party gives :data:`NAMED_OTHER_FACTOR`
+    (:func:`_named_other`)."""
     text = text[:STATEMENT_CHARS]
     if slots:  # any question that names an item: another item of its frame is not the one asked about
         item = other_item(query_items(query), text)
@@ -349,6 +369,8 @@ def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = 
         m = _MODIFIED_RELATION.match(text.strip())
         if m is not None and not _USERS_AFTER_ALL.match(text.strip()[m.end():]):
             other = relation(m.group(1))
+    if other is not None and slots and holder == USER and other in _named_relations(query):
+        other = None  # "does the user have a partner": the partner's rows are what it asks about
     if other is not None and other != holder:
         return OTHER_HOLDER_FACTOR, f"about the user's {other}, not {'the user' if holder == USER else 'the ' + holder}"
     if slots and holder == USER and other is None:
@@ -356,5 +378,5 @@ def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = 
         if name is not None:
             return NAMED_OTHER_FACTOR, f"about {name}, not the user"
     if holder == USER and other is None and one_off(text):
-        return ONE_OFF_FACTOR, "a one-off outing, not a standing state"
+        return ONE_OFF_FACTOR, ONE_OFF_WHY
     return 1.0, None
