@@ -252,6 +252,7 @@ def test_another_numbered_item_of_the_frame_the_question_names_ranks_lower():
                  "Milestone 02 and milestone 3 both moved"):  # the item asked about (also when another is named)
         assert rank.now_factor(None, same, query, slots=True) == (1.0, None)
     assert rank.query_items("What did the user do in 2024?") == {}  # a year is a date, not an item
+    assert rank.query_items("what is due on October 13") == {}  # a month and its day too
     assert rank.now_factor(None, "Tern rewrite milestone 3 is now set for 15 May.", query, slots=False) == (1.0, None)
 
 

@@ -291,6 +291,7 @@ _OPENS_WITH_NAME = re.compile(rf"^(?:\[[^\]]*\]\s*)?([A-Z][a-z]+)(?:\s+[A-Z][a-z
                               rf"\s+{_NAME_VERB})\b")
 # A numbered item of a frame the question names: "milestone 2", "backlog item 03", "sprint #14" (1-3 digits: a
 # year is a date, not an item).
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
 _ITEM = re.compile(r"\b([a-z][a-z-]+)\s+#?(\d{1,3})\b(?![.,:]\d)", re.IGNORECASE)
 
 
@@ -325,8 +326,10 @@ def about_another(why: str | None) -> bool:
 
 def query_items(query: str) -> dict[str, int]:
     """The numbered items ``query`` names, frame word → number ("When does milestone 2 land?" → ``{"milestone":
-    2}``): a word that is not a stop word followed by a number of 1-3 digits."""
-    return {m.group(1).lower(): int(m.group(2)) for m in _ITEM.finditer(query) if m.group(1).lower() not in _STOP}
+    2}``): a word that is not a stop word followed by a number of 1-3 digits (a month and its day are a date:
+    "October 13")."""
+    return {m.group(1).lower(): int(m.group(2)) for m in _ITEM.finditer(query)
+            if m.group(1).lower() not in _STOP and m.group(1).lower()[:3] not in _MONTHS}
 
 
 def other_item(items: Mapping[str, int], text: str) -> str | None:
