@@ -230,6 +230,7 @@ def test_the_current_claim_carries_its_history_and_its_own_match_above_a_related
     ("Home is Utrecht", 1.0), ("Rent is 1,240 a month", 1.0),  # a common noun opens it, not a name
     ("Lives in Lisbon", 1.0), ("Prefers dark mode", 1.0),  # a note with the user as its unstated subject
     ("Married Marco in a small ceremony on Saturday", 1.0),  # a verb opens it, then a name: the user's
+    ("Tower's got an RTX 4070 Super in it", 1.0), ("Go's been demoted to legacy stuff", 1.0),  # "'s": has / is
     ("My business partner and I run a shop", 1.0),  # the user beside the relation
 ])
 def test_a_present_question_about_the_user_ranks_a_named_third_party_and_a_modified_relation_lower(text, factor):

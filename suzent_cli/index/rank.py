@@ -295,13 +295,19 @@ _MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
 _ITEM = re.compile(r"\b([a-z][a-z-]+)\s+#?(\d{1,3})\b(?![.,:]\d)", re.IGNORECASE)
 
 
+# "X's" as "X has" or "X is", not an owner: "Tower's got an RTX 4070", "Go's been demoted", "Gluten's back".
+_CONTRACTED = re.compile(r"^(?:\[[^\]]*\]\s*)?[\w-]+(?:'s|’s)\s+(?:got|gotten|been|gone|back|now|still|just|not|"
+                         r"finally|always|never|a|an|the|on|in|at|out|off|over|done|moved|become|started)\b",
+                         re.IGNORECASE)
+
+
 def _named_other(text: str, query: str) -> str | None:
     """The name a row opens with when it is about that person, not the user (:data:`_OPENS_WITH_NAME`, no first-
     person word, the name is no relation, no stop word, and the query does not use it): lower-cased, or None."""
     if _FIRST_PERSON.search(text):
         return None
     owner = statement_holder(text)
-    name = owner if owner not in (USER, *RELATION_NAMES) else None
+    name = owner if owner not in (USER, *RELATION_NAMES) and not _CONTRACTED.match(text) else None
     if name is None:
         m = _OPENS_WITH_NAME.match(text)
         if m is None:
