@@ -338,3 +338,21 @@ def test_a_relation_the_question_names_is_not_another_holder():
     gym = "what gym membership does the user have"
     assert rank.now_factor(rank.now_holder(gym), "Partner has a PureGym membership", gym, slots=True)[0] == (
         rank.OTHER_HOLDER_FACTOR)
+
+
+@pytest.mark.parametrize(("text", "is_intent"), [
+    ("Wants to run a marathon", True), ("I want to reach B2 Italian by December.", True),
+    ("Wants a hybrid or EV", True), ("I'm thinking of building a new hutch for the garden.", True),
+    ("Asked how long a thesis acknowledgements section should be", True),
+    ("Finance asked for a post-mortem of the billing migration", True),
+    ("Wants replies in English from here on, the team reads the chat logs", False),  # a standing preference
+    ("I stopped running and swim laps at lunchtime instead.", False), ("Lives in Lisbon", False),
+])
+def test_an_intention_or_a_reported_question_is_not_a_standing_state(text, is_intent):
+    """Every intention and reported question in the seven readable update sets is a distractor ("Wants to learn
+    dbt properly" for "which tools does the user use"): for a question about the user they rank lower."""
+    assert rank.intent(text) is is_intent
+    query = "which notes app does the user use now"
+    expected = (rank.INTENT_FACTOR, rank.INTENT_WHY) if is_intent else (1.0, None)
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=True) == expected
+    assert not rank.about_another(rank.INTENT_WHY)  # the user's own row: a factor, not placed below the matches

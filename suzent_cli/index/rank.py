@@ -213,6 +213,8 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
 ONE_OFF_FACTOR = 0.85
 ONE_OFF_WHY = "a one-off outing, not a standing state"
+INTENT_FACTOR = 0.7  # issue 27, second pass: an intention or a reported question, not a standing state
+INTENT_WHY = "an intention or a reported question, not a standing state"
 STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
 
 # Person relations and how a statement opens with one are read by suzent_cli.vault.structure (the same reading
@@ -318,6 +320,22 @@ def _named_other(text: str, query: str) -> str | None:
     return name
 
 
+# An intention or a reported question, opening the statement: "Wants to run a marathon", "I want to reach B2
+# Italian by December", "I'm thinking of building a new hutch", "Asked how to export old Jira boards", "Finance
+# asked for a post-mortem". "Wants a …" is a thing not had yet ("Wants a hybrid or EV"); "Wants replies in English"
+# (a preference of how, no "to"/"a") is a state.
+_INTENT = re.compile(r"^(?:\[[^\]]*\]\s*)?(?:(?:i|i'm|i’m|the user|user)\s+|[A-Z][a-z]+\s+)?(?:wants?\s+(?:to|a|an)|"
+                     r"would like to|'d like to|hopes? to|plans? to|planning to|(?:is\s+)?thinking (?:about|of)|"
+                     r"considering|wondering|asked (?:whether|how|what|if|about|for|why|when|where|which|who))\b",
+                     re.IGNORECASE)
+
+
+def intent(text: str) -> bool:
+    """Does ``text`` state an intention or report a question ("Wants to run a marathon", "I want to reach B2
+    Italian by December", "Asked how to export old Jira boards to CSV") rather than a standing state?"""
+    return bool(_INTENT.match(text.strip()))
+
+
 def _named_relations(query: str) -> set[str]:
     """The relations ``query`` names anywhere ("does the user have a partner" → ``{"partner"}``), by one name."""
     return {name for word in re.findall(r"[a-z][a-z'-]*", query.lower()) if (name := relation(word))}
@@ -325,9 +343,9 @@ def _named_relations(query: str) -> set[str]:
 
 def about_another(why: str | None) -> bool:
     """Is ``why`` (the reason :func:`now_factor` gave) that the row is about another person or item than the one
-    asked about (not a one-off outing)? Such a row ranks below every row of the one asked about that matches the
+    asked about (not a one-off outing, not an intention)? Such a row ranks below every row of the one asked about that matches the
     question on its own (recall.own_first)."""
-    return why is not None and why != ONE_OFF_WHY
+    return why is not None and why not in (ONE_OFF_WHY, INTENT_WHY)
 
 
 def query_items(query: str) -> dict[str, int]:
@@ -388,4 +406,6 @@ def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = 
             return NAMED_OTHER_FACTOR, f"about {name}, not the user"
     if holder == USER and other is None and one_off(text):
         return ONE_OFF_FACTOR, ONE_OFF_WHY
+    if slots and holder == USER and other is None and intent(text):
+        return INTENT_FACTOR, INTENT_WHY
     return 1.0, None
