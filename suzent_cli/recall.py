@@ -101,7 +101,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings, check_value, setting
-from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
+from suzent_cli.errors import EmbeddingFailed, IndexMissing, InputInvalid, SuzentError
 from suzent_cli.guard import planted
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
@@ -847,8 +847,8 @@ def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compar
     it (``index.context_window``) and BM25's context run reads them too, so its ``vector`` and ``fts`` scores may
     be its neighbours' words and meaning; its own text is embedded here, once per recall, only for the rows with
     no own word match (a vault claim is embedded alone: its vector run's ``surprise`` z is its own). Without an
-    embedder (``fts`` mode) a row with no own word does not match. Returns ``{hit id: bool}`` for the window.
-    Raises what ``embedder.encode`` raises."""
+    embedder (``fts`` mode) a row with no own word does not match. Returns ``{hit id: bool}`` for the window; a
+    row whose own text could not be embedded (:class:`EmbeddingFailed`) is left out (unchecked: never capped)."""
     window = sorted(hits, key=lambda h: -h.score)[:OWN_WINDOW]
     bar = max(Z_MIN, unrelated.expected_max(compared) + Z_MARGIN)
     out: dict[str, bool] = {}
@@ -863,9 +863,12 @@ def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compar
     if alone and embedder is not None and query_vector is not None:
         import numpy as np
 
-        null = unrelated.null_of(embedder, query_vector)
-        cosines = np.asarray(embedder.encode([h.text for h in alone]), dtype=np.float32) @ np.asarray(
-            query_vector, dtype=np.float32)
+        try:
+            null = unrelated.null_of(embedder, query_vector)
+            cosines = np.asarray(embedder.encode([h.text for h in alone]), dtype=np.float32) @ np.asarray(
+                query_vector, dtype=np.float32)
+        except EmbeddingFailed:  # the recall still answers: these rows are left unchecked (never capped)
+            return out
         for hit, cosine in zip(alone, cosines, strict=True):
             out[hit.id] = null.z(float(cosine)) >= bar
     for hit in alone:

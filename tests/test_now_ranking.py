@@ -356,3 +356,17 @@ def test_an_intention_or_a_reported_question_is_not_a_standing_state(text, is_in
     expected = (rank.INTENT_FACTOR, rank.INTENT_WHY) if is_intent else (1.0, None)
     assert rank.now_factor(rank.now_holder(query), text, query, slots=True) == expected
     assert not rank.about_another(rank.INTENT_WHY)  # the user's own row: a factor, not placed below the matches
+
+
+def test_a_row_whose_own_text_cannot_be_embedded_is_left_unchecked_and_the_recall_still_answers(settings):
+    """The own-match check embeds a few rows' text once per recall; if the embedder fails on one, the recall
+    answers as without the check for those rows (never capped, never an error)."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    run_index(s, embedder=CountingEmbedder(256))
+    failing = CountingEmbedder(256, fail_on="aquarium")
+    hits = recall(s, failing, "what is the name of the user's pet", limit=5, log=False)
+    outing = next(h for h in hits if h.text == "Visited the Lisbon aquarium last week")
+    assert outing.capped is None
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
