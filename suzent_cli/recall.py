@@ -96,6 +96,8 @@ import datetime as dt
 import math
 import re
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -838,6 +840,32 @@ def _quoted(text: str, limit: int = 60) -> str:
 OWN_WINDOW = 10  # step 3f: how many of the best hits are checked for a match of their own (one encode at most)
 
 
+OWN_CACHE = 2000  # own-text vectors kept per embedder in a process (a warm server asks about the same rows again)
+_OWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # embedder -> OrderedDict(text -> vector)
+_OWN_LOCK = threading.Lock()
+
+
+def _own_vectors(embedder: Embedder, texts: list[str]):
+    """``texts`` embedded by ``embedder`` (float32 ``(len(texts), dim)``), each alone, the last :data:`OWN_CACHE`
+    per embedder kept in the process (the embedder's vectors of a text never change). Raises what
+    ``embedder.encode`` raises (:class:`EmbeddingFailed`)."""
+    import numpy as np
+
+    with _OWN_LOCK:
+        kept = _OWN.setdefault(embedder, OrderedDict())
+        found = {t: kept[t] for t in texts if t in kept}
+    missing = list(dict.fromkeys(t for t in texts if t not in found))
+    if missing:
+        made = np.asarray(embedder.encode(missing), dtype=np.float32)
+        found.update(zip(missing, made, strict=True))
+        with _OWN_LOCK:
+            for text, vector in zip(missing, made, strict=True):
+                kept[text] = vector
+            while len(kept) > OWN_CACHE:
+                kept.popitem(last=False)
+    return np.stack([found[t] for t in texts])
+
+
 def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compared: int,
                 surprise: dict[str, float]) -> dict[str, bool]:
     """Step 3f: which of the best :data:`OWN_WINDOW` ``hits`` (by score) match the question on their own, not
@@ -865,8 +893,7 @@ def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compar
 
         try:
             null = unrelated.null_of(embedder, query_vector)
-            cosines = np.asarray(embedder.encode([h.text for h in alone]), dtype=np.float32) @ np.asarray(
-                query_vector, dtype=np.float32)
+            cosines = _own_vectors(embedder, [h.text for h in alone]) @ np.asarray(query_vector, dtype=np.float32)
         except EmbeddingFailed:  # the recall still answers: these rows are left unchecked (never capped)
             return out
         for hit, cosine in zip(alone, cosines, strict=True):

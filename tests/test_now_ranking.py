@@ -370,3 +370,18 @@ def test_a_row_whose_own_text_cannot_be_embedded_is_left_unchecked_and_the_recal
     outing = next(h for h in hits if h.text == "Visited the Lisbon aquarium last week")
     assert outing.capped is None
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_rows_own_text_is_embedded_once_per_process(settings):
+    """The own-match check costs an encode of the checked rows' text the first time they are asked about; a warm
+    process (a server answering the hooks) asks again for nothing more than the query."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    run_index(s, embedder=CountingEmbedder(256))
+    emb = CountingEmbedder(256)
+    first = recall(s, emb, "what is the name of the user's pet", limit=5, log=False)
+    once = emb.texts
+    again = recall(s, emb, "what is the name of the user's pet", limit=5, log=False)
+    assert emb.texts - once == 1  # the query alone
+    assert [(h.id, h.score, h.capped) for h in again] == [(h.id, h.score, h.capped) for h in first]
