@@ -168,6 +168,10 @@ def explain_lines(hit) -> list[str]:
         total = f"{total} + subject {hit.subject_boost:g} (the row is about {hit.subject!r}, a name the query uses)"
     if getattr(hit, "now", None):
         total = f"({total}) × {hit.now_factor:g} (a question about now: {hit.now})"
+    if getattr(hit, "capped", None):
+        total = (f"{total}, capped (a question about now: the row matches it only through its neighbours or is "
+                 f"about another than the one asked about, so it ranks below every row that matches it on its own, "
+                 f"the lowest being {hit.capped})")
     lines = [f"relevance {hit.relevance:.4f} = {total}"]
     f = hit.factors
     if not f.get("ranked", True):
