@@ -70,6 +70,23 @@ def test_one_more_pet_named_after_a_comma_is_kept(text):
     assert contents(text) == [text]
 
 
+@pytest.mark.parametrize("text", [
+    # the next stop's trial: leaving a named employer, school or city is a life event, with or without a date
+    "I left Kestrel.", "I resigned from Kestrel.", "Left Kestrel in October.", "I quit Initech.",
+    "I left London in 2019.",
+    # a language or tool named first and said something of is no order ("Go", "Use", "Test" open commands)
+    "Go is my favourite language.", "Go is my evening study these days.",
+])
+def test_leaving_a_named_place_and_a_name_that_looks_like_a_command_are_kept(text):
+    assert contents(text) == [text]
+
+
+@pytest.mark.parametrize("text", ["I left Slack open overnight.", "I left the office early.", "Go to the settings page.",
+                                  "Use the staging database."])
+def test_an_episode_of_leaving_and_a_real_command_are_still_dropped(text):
+    assert contents(text) == []
+
+
 @pytest.mark.parametrize("text", ["I got a dog bed.", "We got a second opinion.", "We got a coffee.",
                                   "I got another coffee, a flat white."])
 def test_a_purchase_or_a_second_of_no_pet_is_not_a_life_event(text):

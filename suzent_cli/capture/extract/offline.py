@@ -133,7 +133,9 @@ _COMMAND_START = re.compile(
     r"^(?:please|pls|let'?s|write|show|fix|make|run|give|tell|help|explain|list|create|add|remove|delete|update|"
     r"change|find|search|check|open|close|send|generate|summari[sz]e|translate|draft|refactor|rename|install|try|"
     r"go|look|read|use|set|put|move|build|deploy|test|debug|compare|describe|convert|format|sort|book|remind|"
-    r"suggest|recommend|plan|review|just)\b", re.I)
+    r"suggest|recommend|plan|review|just)\b(?!\s+(?:is|was|has|had|'s|remains|stays)\b)", re.I)
+# ("Go is my favourite language", "Rust has been my main language": a name the sentence says something of, not an
+# order)
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|assuming|let'?s say|say|what if|maybe|perhaps|probably|hopefully|"
     r"in case|unless)\b", re.I)
@@ -403,7 +405,12 @@ _LIFE_EVENT = re.compile(
     r"|(?:my|our) (?:degree|licen[cs]e|driver'?s licen[cs]e|phd|master'?s|diploma|citizenship|green card))"
     r"|had (?:a baby|twins|a (?:baby )?(?:son|daughter|boy|girl))"
     r"|(?:picked|took) up (?:[a-z]+ing|yoga|pilates|chess|pottery|(?:the )?(?:guitar|piano|violin|cello|drums))"
-    r"|(?:bought|sold) (?:a|my|our) (?:new )?(?:house|home|flat|apartment|condo|car))\b", re.I)
+    r"|(?:bought|sold) (?:a|my|our) (?:new )?(?:house|home|flat|apartment|condo|car)"
+    # leaving a named employer, school or city: "I left Kestrel", "Resigned from Initech" ("I left Slack open" is
+    # an episode: the name is followed by what was left in which state)
+    r"|(?:left|quit|resigned from|retired from) (?:my (?:job|role|position) at )?(?-i:[A-Z])[\w&'-]*"
+    r"(?:\s+(?-i:[A-Z])[\w&'-]*)*(?!\s+(?:open|on|running|behind|alone|unattended|unlocked|out|in the|at home)\b))"
+    r"\b", re.I)
 # Regular past forms ("I fixed", "we changed") tell of an episode too, except these biographical ones.
 _REGULAR_PAST = re.compile(_SUBJECT_I_WE + r"(?P<verb>[a-z]+ed)\b", re.I)
 _BIOGRAPHICAL_PAST = frozenset(
