@@ -388,3 +388,19 @@ def test_an_activity_put_on_the_back_burner_is_ended_by_the_new_one_not_a_neighb
     verdict = compare(olds[0], new)
     assert verdict.relation == REPLACES and verdict.parts == frozenset({1})  # the job part stays current
     assert best_replaced(new, olds, None) == 0
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    ("I'm vegetarian.", "Went vegan last month.", REPLACES),  # the next stop's trial: MEMORY.md listed both
+    ("I'm vegetarian.", "We've been pescatarian since 2020.", REPLACES),
+    ("I'm vegetarian.", "I am vegetarian, still.", UNRELATED),  # the same value (a restatement is no change)
+    ("I'm vegetarian.", "My sister is vegan.", UNRELATED),  # another holder's diet
+    ("I'm vegetarian.", "Vegan recipes are great.", UNRELATED),  # no diet stated
+])
+def test_a_diet_is_one_at_a_time(older, newer, relation):
+    assert compare(older, newer).relation in ((relation,) if relation == REPLACES else (UNRELATED, "compatible"))
+
+
+def test_memory_md_states_one_diet():
+    kept, recent = one_value_per_slot([], ["Went vegan last month.", "I'm vegetarian."])
+    assert recent == ["Went vegan last month."]

@@ -9,7 +9,7 @@ context to ``1_Projects/``; everything else to ``2_Wiki/Concepts/``:
     anything else → 2_Wiki/Concepts/<Category>.md (general → General.md)
 
 **Subjects.** A *single-valued* subject can hold one value at a time: where the user lives, where and as what
-they work, their name, age, partner, time zone. Two current claims with the same subject and different values
+they work, their manager, name, age, partner, time zone, diet (vegan, vegetarian, …). Two current claims with the same subject and different values
 are a contradiction (lint); a newer one replaces the older at ingest ("currently X; previously Y").
 Multi-valued statements (likes, uses, has a dog) have no subject here and never conflict.
 
@@ -17,7 +17,7 @@ Multi-valued statements (likes, uses, has a dog) have no subject here and never 
 expire sooner than facts that almost never do; a page's ``stale_after`` is the soonest of its current claims:
 
     residence, employer, role ............ 180      goal ........................... 90
-    age ................................... 365      preference, interaction ....... 365
+    age, time zone, diet .................. 365      preference, interaction ....... 365
     name, birthday, allergy, family, health 1825   other personal ................ 365
 
 **Human verification stamps.** ``verified: human:<name>@<YYYY-MM-DD>``, in a page's ``verified`` frontmatter
@@ -59,6 +59,13 @@ _SINGLE_VALUED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("age", r"^(?:the user |i )?(?:'m |am |is )(?P<value>\d{1,3}) years old\b.*$"),
         ("partner", r"^(?:the user |i )?(?:'m |am |is )married to\s+(?P<value>.+)$"),
         ("timezone", r"^(?:the user'?s |my )?time ?zone is\s+(?P<value>.+)$"),
+        # a diet is one at a time: "I'm vegetarian", "Went vegan last month", "We've been pescatarian since 2020"
+        ("diet", r"^(?:(?:the user|i|we)(?: am| are| is| have been| has been|'ve been|’ve been|'m|'re|’m|’re)?\s+|"
+                 r"(?:(?:the user|i|we)\s+)?(?:went|turned|became|gone|going|switched to (?:being )?)\s*)"
+                 r"(?:now |currently |fully |strictly |mostly |just |recently )?(?:an? )?(?:now )?"
+                 r"(?P<value>vegan|vegetarian|pescatarian|pescetarian|flexitarian|omnivore|omnivorous|carnivore|"
+                 r"keto|paleo)(?=$|[,;]|\s+(?:now|again|since|for|last|this|these|after|diet|full-time|"
+                 r"these days|nowadays)\b)"),
     ))
 # A note of the form "Attribute: value" ("Employer: Initech", "Home address: 12 Elm St") states the same subjects.
 # Only these attribute names count: a label is also how a transcript names its speaker ("Caroline: I moved…").
@@ -71,6 +78,7 @@ _NOTE_LABELS = {
     "age": "age",
     "partner": "partner|spouse|wife|husband",
     "timezone": "time ?zone",
+    "diet": "diet",
 }
 _NOTE = tuple((subject, re.compile(rf"^(?:the user'?s |user'?s |my |current )?(?:{names})\s*:\s*(?P<value>.+)$", re.I))
               for subject, names in _NOTE_LABELS.items())
@@ -81,7 +89,7 @@ _VALUE_END = re.compile(r"(?:,|;|\s+(?:from|since|with|because|and|so|but|as of|
 
 _CURRENTLY_RE = re.compile(r"\s*\((?:since|as of) [^)]*\)|\s*[;,]\s*previously\b.*$", re.I)
 _STALE_BY_SUBJECT = {"residence": 180, "employer": 180, "role": 180, "manager": 180, "age": 365, "name": 1825, "partner": 1825,
-                     "timezone": 365}
+                     "timezone": 365, "diet": 365}
 _DURABLE = re.compile(r"\b(?:name|named|birthday|born|allerg\w*|intoleran\w*|sister|brother|mother|father|"
                       r"parents|son|daughter|children|kids?|wife|husband|diabet\w*|asthma|left-handed|right-handed)\b",
                       re.I)
