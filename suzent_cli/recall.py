@@ -134,7 +134,7 @@ QUESTION_FACTOR = 0.8
 SUBJECT_BOOST: float = setting("recall.subject_boost").default
 # A row that says when gains this much relevance for a query asking when (step 3f, asks_when / tells_when): the
 # default of the setting recall.when_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.2-0.4
-# gave R@10 80.4-80.5 from 79.9); the last three, never tuned on, gained +0.4 / +0.9 recall@5 / @10: BENCHMARKS.md,
+# gave R@10 80.4-80.5 from 79.9); the last three, never tuned on, gained +0.2 / +0.9 recall@5 / @10: BENCHMARKS.md,
 # issue 27, second pass.
 WHEN_BOOST: float = setting("recall.when_boost").default
 _WORD = re.compile(r"\w+", re.UNICODE)
