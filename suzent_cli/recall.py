@@ -134,7 +134,7 @@ QUESTION_FACTOR = 0.8
 SUBJECT_BOOST: float = setting("recall.subject_boost").default
 # A row that says when gains this much relevance for a query asking when (step 3f, asks_when / tells_when): the
 # default of the setting recall.when_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.2-0.4
-# gave R@10 80.4-80.5 from 79.9); the last three, never tuned on, gained +0.2 / +0.9 recall@5 / @10: BENCHMARKS.md,
+# gave R@10 80.4-80.5 from 79.9); the last three, never tuned on, gained +0.4 / +0.9 recall@5 / @10: BENCHMARKS.md,
 # issue 27, second pass.
 WHEN_BOOST: float = setting("recall.when_boost").default
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -304,8 +304,12 @@ def names_subject(names: frozenset[str], text: str) -> str | None:
     return subject if subject in names else None
 
 
-# Step 3f. A query asking when: "when", or "what/which year, month, day, date, time" (not "whenever").
-_ASKS_WHEN = re.compile(r"\b(?:when|(?:what|which) (?:year|month|day|date|time))\b", re.IGNORECASE)
+# Step 3f. A query asking when: "when" opening it (or a clause after a comma) or followed by an auxiliary ("when did",
+# "when is"), or "what/which year, month, day, date, time". "when" as a conjunction ("it crashes when I click",
+# a hook's prompt) asks nothing; "whenever" neither.
+_AUX = r"(?:did|do|does|was|were|is|are|will|would|has|have|had|can|could|should)"
+_ASKS_WHEN = re.compile(rf"(?:^|[,;:(]\s*)when\b|\bwhen\s+{_AUX}\b|\b(?:what|which)\s+(?:year|month|day|date|time)\b",
+                        re.IGNORECASE)
 # A row saying when: a relative day or period, a weekday, a month, a year, an ordinal day (English words; a date the
 # query names is step 2's, so a query with one skips this step).
 _TELLS_WHEN = re.compile(
@@ -317,9 +321,10 @@ _TELLS_WHEN = re.compile(
 
 
 def asks_when(query: str) -> bool:
-    """Does ``query`` ask when something happened? True for "When did Anna go camping?", "What year did Jon
-    move?", "which day is the party"; False for "where", "whenever", a query without such a word."""
-    return bool(_ASKS_WHEN.search(query or ""))
+    """Does ``query`` ask when something happened? True for "When did Anna go camping?", "so when is the party",
+    "What year did Jon move?", "which day is the market"; False for "when" as a conjunction ("the app crashes when
+    I click save", "I get anxious when flying"), "whenever", "where", a query without such a word."""
+    return bool(_ASKS_WHEN.search((query or "").strip()))
 
 
 def tells_when(text: str | None) -> bool:

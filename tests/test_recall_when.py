@@ -34,8 +34,12 @@ QUERY = "When did Ben go camping at the lake?"
 def test_a_query_asks_when_with_when_or_what_year_month_day():
     assert asks_when("When did Ben go camping?") and asks_when("when is the party")
     assert asks_when("What year did Jon move to Porto?") and asks_when("which day is the market")
+    assert asks_when("so when is the party") and asks_when("Tell me, when did I move?")
     assert not asks_when("Where did Ben go camping?") and not asks_when("whenever you like")
     assert not asks_when("") and not asks_when("what did Ben say")
+    # "when" as a conjunction asks nothing (a hook's prompt, a statement)
+    assert not asks_when("the app crashes when I click save") and not asks_when("I get anxious when flying")
+    assert not asks_when("Who supports Caroline when she has a negative experience?")
 
 
 def test_a_row_says_when_with_a_relative_day_a_weekday_a_month_or_a_year():
@@ -79,7 +83,8 @@ def test_the_step_adds_no_candidate_and_off_restores_the_old_output(tmp_path):
     on = search(store, emb, QUERY, limit=10)
     off = search(store, emb, QUERY, limit=10, when_boost=0)
     assert {h.id for h in on} == {h.id for h in off}  # the same candidates; only their order may change
-    for query in ("Where did Ben go camping?", "camping lake"):  # asks no when: the step changes nothing
+    for query in ("Where did Ben go camping?", "camping lake", "Ben went camping when the lake was warm"):
+        # asks no when (the last: a conjunction): the step changes nothing
         a = search(store, emb, query, limit=5)
         b = search(store, emb, query, limit=5, when_boost=0)
         assert [(h.id, round(h.score, 6)) for h in a] == [(h.id, round(h.score, 6)) for h in b]
