@@ -140,8 +140,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("recall.when_boost", "number", 0.3, "Relevance a row that says when gains for a query that asks "
             "when; 0 = off.", more="\"When did Anna go camping?\" lifts \"Anna: we went camping last weekend\" "
             "above rows that only share the topic (a relative day or period, a weekday, a month, a year). Not for a "
-            "query that names a date (that is the date boost). LoCoMo dev recall@5/@10 73.4/79.3 -> 74.1/80.0, "
-            "temporal questions +2.4/+4.8 on the half never tuned on (BENCHMARKS.md, issue 27, second pass). Every "
+            "query that names a date (that is the date boost). LoCoMo dev recall@5/@10 73.4/79.3 -> 74.3/80.2, "
+            "temporal questions +3.6/+4.8 on the half never tuned on (BENCHMARKS.md, issue 27, second pass). Every "
             "mode.", env=("SUZENT_WHEN_BOOST",), limits=(0, 1), check="use", attr="when_boost"),
     Setting("recall.now_ranking", "bool", True, "A question about the present ranks rows about another person and "
             "one-off outings lower.", more="\"what is the name of the user's pet\": \"My brother has a cat named "

@@ -47,7 +47,7 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    :data:`SUBJECT_BOOST`. A row that only mentions the name ("Thanks, Melanie!") gains nothing: the statement is
    about its subject, so the evidence about the named one is what they said or what is said of them.
 3f. **When** (:func:`asks_when`, :func:`tells_when`, the setting ``recall.when_boost``): a query that asks when
-   ("When did Anna go camping?", "what year …") and names no date gains :data:`WHEN_BOOST` relevance for a row that
+   ("When did Anna go camping?", "what year …", "how long …") and names no date gains :data:`WHEN_BOOST` relevance for a row that
    says when (a relative day or period, "yesterday", "last week", "two years ago"; a weekday, a month, a year, an
    ordinal day): the answer to "when" is the row that carries a time, not the one that only repeats the topic. Like
    3d it re-scores the rows the runs found and adds no candidate.
@@ -134,7 +134,7 @@ QUESTION_FACTOR = 0.8
 SUBJECT_BOOST: float = setting("recall.subject_boost").default
 # A row that says when gains this much relevance for a query asking when (step 3f, asks_when / tells_when): the
 # default of the setting recall.when_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.2-0.4
-# gave R@10 80.4-80.5 from 79.9); the last three, never tuned on, gained +0.4 / +0.9 recall@5 / @10: BENCHMARKS.md,
+# gave R@10 80.4-80.5 from 79.9; 80.9 with the final trigger and words); the last three, never tuned on, gained +0.7 / +0.9 recall@5 / @10: BENCHMARKS.md,
 # issue 27, second pass.
 WHEN_BOOST: float = setting("recall.when_boost").default
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -305,15 +305,16 @@ def names_subject(names: frozenset[str], text: str) -> str | None:
 
 
 # Step 3f. A query asking when: "when" opening it (or a clause after a comma) or followed by an auxiliary ("when did",
-# "when is"), or "what/which year, month, day, date, time". "when" as a conjunction ("it crashes when I click",
+# "when is"), "what/which year, month, day, date, time", or "how long" (a duration is answered by a time too:
+# "for 4 years", "since May"). "when" as a conjunction ("it crashes when I click",
 # a hook's prompt) asks nothing; "whenever" neither.
 _AUX = r"(?:did|do|does|was|were|is|are|will|would|has|have|had|can|could|should)"
-_ASKS_WHEN = re.compile(rf"(?:^|[,;:(]\s*)when\b|\bwhen\s+{_AUX}\b|\b(?:what|which)\s+(?:year|month|day|date|time)\b",
-                        re.IGNORECASE)
+_ASKS_WHEN = re.compile(rf"(?:^|[,;:(]\s*)when\b|\bwhen\s+{_AUX}\b|\b(?:what|which)\s+(?:year|month|day|date|time)\b"
+                        r"|\bhow\s+long\b", re.IGNORECASE)
 # A row saying when: a relative day or period, a weekday, a month, a year, an ordinal day (English words; a date the
 # query names is step 2's, so a query with one skips this step).
 _TELLS_WHEN = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|since|until|recently|weekend|week|month|year|"
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|since|until|recently|weekends?|weeks?|months?|years?|"
     r"this (?:morning|evening|summer|winter|spring|fall)|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|june|july|august|september|october|november|december|"
@@ -322,16 +323,16 @@ _TELLS_WHEN = re.compile(
 
 def asks_when(query: str) -> bool:
     """Does ``query`` ask when something happened? True for "When did Anna go camping?", "so when is the party",
-    "What year did Jon move?", "which day is the market"; False for "when" as a conjunction ("the app crashes when
+    "What year did Jon move?", "which day is the market", "How long has Ben had the kayak?"; False for "when" as a conjunction ("the app crashes when
     I click save", "I get anxious when flying"), "whenever", "where", a query without such a word."""
     return bool(_ASKS_WHEN.search((query or "").strip()))
 
 
 def tells_when(text: str | None) -> bool:
     """Does a row's text say when? True when it holds a relative day or period ("yesterday", "last week", "two
-    years ago", "next month", "this summer"), a weekday, a month's full name, a year (1900-2099) or an ordinal day
-    ("the 3rd"); "may" is left out (a verb far more often than the month). A word list, not a parser: "the last
-    slice" reads as saying when too."""
+    years ago", "for 4 years", "next month", "this summer"), a weekday, a month's full name, a year (1900-2099) or
+    an ordinal day ("the 3rd"); "may" is left out (a verb far more often than the month). A word list, not a
+    parser: "the last slice" reads as saying when too."""
     return bool(_TELLS_WHEN.search(text or ""))
 
 

@@ -35,6 +35,7 @@ def test_a_query_asks_when_with_when_or_what_year_month_day():
     assert asks_when("When did Ben go camping?") and asks_when("when is the party")
     assert asks_when("What year did Jon move to Porto?") and asks_when("which day is the market")
     assert asks_when("so when is the party") and asks_when("Tell me, when did I move?")
+    assert asks_when("How long has Ben had the kayak?")  # a duration is answered by a time too
     assert not asks_when("Where did Ben go camping?") and not asks_when("whenever you like")
     assert not asks_when("") and not asks_when("what did Ben say")
     # "when" as a conjunction asks nothing (a hook's prompt, a statement)
@@ -44,7 +45,8 @@ def test_a_query_asks_when_with_when_or_what_year_month_day():
 
 def test_a_row_says_when_with_a_relative_day_a_weekday_a_month_or_a_year():
     for text in ("I went camping last weekend", "yesterday we baked", "two years ago", "on Saturday",
-                 "in March", "back in 2019", "the party is on the 3rd", "this summer", "Tonight: pizza"):
+                 "in March", "back in 2019", "the party is on the 3rd", "this summer", "Tonight: pizza",
+                 "I've known them for 4 years", "a few weeks"):
         assert tells_when(text), text
     for text in ("camping at the lake", "I may go", "my garden needs water", "", None, "2 cats", "\x00??"):
         assert not tells_when(text), text
