@@ -347,8 +347,16 @@ def _cli(home: Path, now: str, model: str, *args: str, ok: tuple[int, ...] = (0,
 
 
 def _recall(home: Path, now: str, model: str, query: str) -> list[dict]:
-    proc = _cli(home, now, model, "recall", query, "--mode", "hybrid", "--json", "-n", "10")
+    proc = _cli(home, now, model, "recall", query, "--mode", "hybrid", "--json", "--explain", "-n", "10")
     return json.loads(proc.stdout)["hits"]
+
+
+def _top(hits: list[dict], n: int = 3) -> list[dict]:
+    """The first ``n`` hits, each as its claim text, score and the ranking factors ``recall --explain`` gives
+    (for reading the oracle's misses: ``--json`` keeps them)."""
+    keys = ("score", "relevance", "importance", "neighbour", "asks", "subject_boost", "now_factor", "now", "runs")
+    return [{"text": hit_text(h.get("content", ""))[:160], **{k: h.get(k) for k in keys if k in h}}
+            for h in hits[:n]]
 
 
 def _when(base: dt.date, day: int, clock: str) -> str:
@@ -392,6 +400,7 @@ def run_scenario(scenario: dict, base: dt.date, model: str, workdir: Path) -> di
         result["oracle_after"] = oracle_top1(hits, scenario)
         result["oracle_hit_after"] = next((hit_text(h["content"]) for h in without_old(hits, scenario)), None)
         result["hit_after"] = hit_text(hits[0]["content"]) if hits else None
+        result["oracle_top_after"] = _top(without_old(hits, scenario))
         kept = [keep_right(_recall(home, after, model, k["query"]), k["expected"], scenario)
                 for k in scenario.get("keep") or []]
         result["kept"], result["keep_n"] = sum(kept), len(kept)

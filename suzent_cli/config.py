@@ -148,6 +148,13 @@ SETTINGS: tuple[Setting, ...] = (
             "Pixie\" ×0.75, \"Visited Lisbon last week\" ×0.85 (docs/ranking.md, questions about now). Only a "
             "question that names the user (or a relation of the user's) and names no date or past.",
             env=("SUZENT_NOW_RANKING",), check="use", attr="now_ranking"),
+    Setting("recall.now_slots", "bool", True, "A question about now ranks another numbered item, a named third "
+            "party's row and a row matching it only through its neighbours lower.", more="\"when does milestone 2 "
+            "land\": \"milestone 3 …\" ×0.5; \"where does the user live\": \"Marek Duda lives in …\" ×0.6, \"My "
+            "climbing partner Joost …\" ×0.5; a row that shares neither words nor meaning with the question on its "
+            "own ranks below every row that does (docs/ranking.md, questions about now: the slot). Off when "
+            "recall.now_ranking is off.",
+            env=("SUZENT_NOW_SLOTS",), check="use", attr="now_slots"),
     Setting("capture.extractor", "choice", "auto", "How facts are extracted from a turn; auto: claude when an API "
             "key or a local base_url is set, else offline.", more="Used by `capture --turn-from` and the hooks. offline: rules, no model.",
             env=("SUZENT_EXTRACTOR",), flags=("capture --extractor",), choices=ENGINES, check="use"),
@@ -370,6 +377,7 @@ class Settings:
     subject_boost: float = _default("recall.subject_boost")
     when_boost: float = _default("recall.when_boost")
     now_ranking: bool = _default("recall.now_ranking")
+    now_slots: bool = _default("recall.now_slots")
     sync_remote: str | None = _default("sync.remote")
     sync_dream: str = _default("sync.dream")
     now: dt.datetime | None = _default("now")

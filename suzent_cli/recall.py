@@ -46,11 +46,6 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    it: "Mira starts school in Porto", "Melanie: I signed up for pottery"), the row gains
    :data:`SUBJECT_BOOST`. A row that only mentions the name ("Thanks, Melanie!") gains nothing: the statement is
    about its subject, so the evidence about the named one is what they said or what is said of them.
-3f. **When** (:func:`asks_when`, :func:`tells_when`, the setting ``recall.when_boost``): a query that asks when
-   ("When did Anna go camping?", "what year …", "how long …") and names no date gains :data:`WHEN_BOOST` relevance for a row that
-   says when (a relative day or period, "yesterday", "last week", "two years ago"; a weekday, a month, a year, an
-   ordinal day): the answer to "when" is the row that carries a time, not the one that only repeats the topic. Like
-   3d it re-scores the rows the runs found and adds no candidate.
 3e. **Questions about now** (:func:`suzent_cli.index.rank.now_factor`, issue 27; the setting
    ``recall.now_ranking``, on by default): a question about the present of the user ("what is the name of the
    user's pet"; no date, no "did / was / used to / before") multiplies by
@@ -58,6 +53,22 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    brother has a cat named Pixie") and by :data:`~suzent_cli.index.rank.ONE_OFF_FACTOR` that of a one-off outing
    ("Visited Lisbon last week"); a question about a relation ("the user's grandmother") demotes rows about other
    relations. Vault pages lend no neighbour share (:data:`NO_NEIGHBOURS`): their chunks are separate claims.
+
+3f. **The slot of a question about now** (issue 27, second pass; the setting ``recall.now_slots``): another
+   numbered item of the frame the question names ("milestone 3" for "milestone 2") and, for a question about the
+   user, a named third party ("Marek Duda is the line manager for the interns") rank lower
+   (:func:`suzent_cli.index.rank.now_factor` with ``slots``); of the best :data:`OWN_WINDOW` hits of a question
+   about now, one that does not match the question on its own (:func:`own_matches`: no own word, and its own
+   text, embedded alone, does not stand out) or that is about another person or item ranks below every one that
+   matches on its own and is about the one asked about (:func:`own_first`). Phrases that only say "now" ("these
+   days", "currently") are no BM25 search words (:func:`fts_query`).
+
+3g. **When** (:func:`asks_when`, :func:`tells_when`, the setting ``recall.when_boost``): a query that asks when
+   ("When did Anna go camping?", "what year …", "how long …") and names no date gains :data:`WHEN_BOOST` relevance
+   for a row that says when (a relative day or period, "yesterday", "last week", "two years ago"; a weekday, a
+   month, a year, an ordinal day): the answer to "when" is the row that carries a time, not the one that only
+   repeats the topic. Like 3d it re-scores the rows the runs found and adds no candidate; it is added with 3d's
+   boost, before 3e's factor.
 
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores the better of the
@@ -92,12 +103,14 @@ import datetime as dt
 import math
 import re
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from suzent_cli.config import Settings, check_value, setting
-from suzent_cli.errors import IndexMissing, InputInvalid, SuzentError
+from suzent_cli.errors import EmbeddingFailed, IndexMissing, InputInvalid, SuzentError
 from suzent_cli.guard import planted
 from suzent_cli.index import rank, rerank, unrelated
 from suzent_cli.index.embed import Embedder, encode_query
@@ -132,7 +145,7 @@ QUESTION_FACTOR = 0.8
 # the setting recall.subject_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.3-0.5 gave
 # the same; the last three, never tuned on, gained +5.5 / +2.3 recall@5 / @10: BENCHMARKS.md, issue 27).
 SUBJECT_BOOST: float = setting("recall.subject_boost").default
-# A row that says when gains this much relevance for a query asking when (step 3f, asks_when / tells_when): the
+# A row that says when gains this much relevance for a query asking when (step 3g, asks_when / tells_when): the
 # default of the setting recall.when_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.2-0.4
 # gave R@10 80.4-80.5 from 79.9; 80.9 with the final trigger and words); the last three, never tuned on, gained +0.7 / +0.9 recall@5 / @10: BENCHMARKS.md,
 # issue 27, second pass.
@@ -151,7 +164,7 @@ _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
 EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "when_boost",
-                  "now_factor",
+                  "now_factor", "capped",
                   "now", "factors",
                   "stands_for", "carries", "placed_above", "ranked_score")
 # Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
@@ -192,9 +205,11 @@ class Hit:
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
     subject: str | None = None  # the query's name that is this row's subject (step 3d)
     subject_boost: float = 0.0  # the relevance that gave it (recall.subject_boost), 0 without a subject
-    when_boost: float = 0.0  # the query asks when and the row says when: the relevance it gained (step 3f)
+    when_boost: float = 0.0  # the query asks when and the row says when: the relevance it gained (step 3g)
     now_factor: float = 1.0  # a question about the present: the factor its relevance was multiplied by (step 3e)
     now: str | None = None  # why now_factor is not 1 (rank.now_factor), None when it is
+    capped: str | None = None  # step 3f: the lowest row that matches the question on its own, which this row
+    # (matching only through its neighbours) was placed just below (own_first); None when not capped
     factors: dict = field(default_factory=dict)
     stands_for: str | None = None  # the daily-log line this claim took the place of (collapse_cited)
     carries: str | None = None  # the superseded claim whose relevance this current claim carries (carry_to_current)
@@ -256,12 +271,19 @@ class Hit:
         return d
 
 
+# Phrases that say when (the present), not what: they are no content of a query (issue 27, second pass).
+_NOW_PHRASES = re.compile(r"\b(?:these days|this days|at the moment|at present|right now|nowadays|currently|"
+                          r"presently|as of now|for now|as things stand)\b", re.IGNORECASE)
+
+
 def fts_query(text: str) -> str:
     """The BM25 query for ``text``: its words only, so no punctuation can be read as query syntax, without the
     stop and question words (:data:`suzent_cli.text.STOP_WORDS`: "which", "does", "use", …) that would let any
     row sharing one outrank the answer, and single letters (the "s" of "user's"). A query made only of such words
-    keeps them all (nothing else to search for). The vector run always embeds the full query."""
-    words = _WORD.findall(text)
+    keeps them all (nothing else to search for). A phrase that only says "now" ("these days", "at the moment",
+    "nowadays", "currently": :data:`_NOW_PHRASES`) is left out too: "what exercise does the user do these days"
+    searched "days" and found "I eat lunch at my desk most days". The vector run always embeds the full query."""
+    words = _WORD.findall(_NOW_PHRASES.sub(" ", text)) or _WORD.findall(text)
     content = [w for w in words if w.lower() not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
     return " ".join(content or words)
 
@@ -304,7 +326,7 @@ def names_subject(names: frozenset[str], text: str) -> str | None:
     return subject if subject in names else None
 
 
-# Step 3f. A query asking when: "when" opening it (or a clause after a comma) or followed by an auxiliary ("when did",
+# Step 3g. A query asking when: "when" opening it (or a clause after a comma) or followed by an auxiliary ("when did",
 # "when is"), "what/which year, month, day, date, time", or "how long" (a duration is answered by a time too:
 # "for 4 years", "since May"). "when" as a conjunction ("it crashes when I click",
 # a hook's prompt) asks nothing; "whenever" neither.
@@ -337,7 +359,7 @@ def tells_when(text: str | None) -> bool:
 
 
 def says_when(asked: bool, text: str | None) -> bool:
-    """Step 3f for one row: the query asks when (``asked``, :func:`asks_when`) and the row says when
+    """Step 3g for one row: the query asks when (``asked``, :func:`asks_when`) and the row says when
     (:func:`tells_when`, on its text without markers)."""
     return asked and tells_when(_plain(text))
 
@@ -626,19 +648,22 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
            pending: Pending | None = None, subject_boost: float = SUBJECT_BOOST,
-           now_ranking: bool = True, when_boost: float = WHEN_BOOST) -> list[Hit]:
+           now_ranking: bool = True, now_slots: bool = True, when_boost: float = WHEN_BOOST) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
     the setting ``recall.rerank``). ``subject_boost``: the relevance a row whose subject is a name the query uses
     gains (step 3d, :func:`names_subject`; 0: off; the setting ``recall.subject_boost``). ``when_boost``: the
-    relevance a row that says when gains for a query that asks when and names no date (step 3f, :func:`says_when`;
+    relevance a row that says when gains for a query that asks when and names no date (step 3g, :func:`says_when`;
     0: off; the setting ``recall.when_boost``).
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
     (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
     ``now_ranking``: step 3d, a question about the present demotes rows about another person and one-off outings
-    (:func:`suzent_cli.index.rank.now_factor`; the setting ``recall.now_ranking``).
+    (:func:`suzent_cli.index.rank.now_factor`; the setting ``recall.now_ranking``). ``now_slots``: step 3f, the
+    slot a question names (another numbered item, a named third party, a relation with a modifier, ranked lower)
+    and, for a question about the present, a row that matches it only through its neighbours below every row that
+    matches it on its own (:func:`own_first`; the setting ``recall.now_slots``).
 
     Raises :class:`InputInvalid` for an empty query, an unknown mode, a non-positive limit, or a mode that needs
     an embedder without one.
@@ -730,15 +755,16 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         rows.update({r["id"]: r for r in pending.rows if r["id"] in chosen and "content" not in rows.get(r["id"], {})})
     _complete(store, rows, addresses, best)
     names = query_names(query) if subject_boost > 0 else frozenset()
-    asked_when = when_boost > 0 and not dates and asks_when(query)  # step 3f: a date the query names is step 2's
+    asked_when = when_boost > 0 and not dates and asks_when(query)  # step 3g: a date the query names is step 2's
     hits = []
     holder = rank.now_holder(query) if now_ranking and not dates else None  # step 3e: whose present it asks about
+    slots = now_ranking and now_slots and not dates  # step 3f: the slot it names
     for rid in best:
         if "content" in rows.get(rid, {}):
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
             subject = names_subject(names, rows[rid]["content"])  # step 3d: a row about the name the query uses
-            now, why = rank.now_factor(holder, _plain(rows[rid].get("content")))  # step 3e: a question about now
-            when = when_boost if asked_when and says_when(True, rows[rid]["content"]) else 0.0  # step 3f
+            now, why = rank.now_factor(holder, _plain(rows[rid].get("content")), query, slots=slots)  # 3e, 3f
+            when = when_boost if asked_when and says_when(True, rows[rid]["content"]) else 0.0  # step 3g
             relevance = (scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)
                          + when) * now
             hit = _hit(rows[rid], relevance, today)
@@ -750,6 +776,9 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0
             hit.neighbour = scores[rid] - own.get(rid, 0.0)
             hits.append(hit)
+    if slots and holder is not None:  # step 3f: a row that matches only through its neighbours ranks below
+        own_first(hits, own_matches(hits, embedder if "vector" in RUNS[mode] else None, encoded.get("vector"),
+                                    compared, surprise))
     hits = carry_to_current(hits)
     hits.sort(key=lambda h: (-h.score, -h.importance, h.source or "", h.locator or 0))
     if not dates:  # issue 16: of two same-subject rows the newer first (vault.supersede); a dated query asks about then
@@ -864,6 +893,101 @@ def _quoted(text: str, limit: int = 60) -> str:
     """``text`` in quotes for an explanation, cut to ``limit`` characters."""
     text = " ".join(text.split())
     return f'"{text if len(text) <= limit else text[: limit - 1] + "…"}"'
+
+
+OWN_WINDOW = 10  # step 3f: how many of the best hits are checked for a match of their own (one encode at most)
+
+
+OWN_CACHE = 2000  # own-text vectors kept per embedder in a process (a warm server asks about the same rows again)
+_OWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # embedder -> OrderedDict(text -> vector)
+_OWN_LOCK = threading.Lock()
+
+
+def _own_vectors(embedder: Embedder, texts: list[str]):
+    """``texts`` embedded by ``embedder`` (float32 ``(len(texts), dim)``), each alone, the last :data:`OWN_CACHE`
+    per embedder kept in the process (the embedder's vectors of a text never change). Raises what
+    ``embedder.encode`` raises (:class:`EmbeddingFailed`)."""
+    import numpy as np
+
+    with _OWN_LOCK:
+        kept = _OWN.setdefault(embedder, OrderedDict())
+        found = {t: kept[t] for t in texts if t in kept}
+    missing = list(dict.fromkeys(t for t in texts if t not in found))
+    if missing:
+        made = np.asarray(embedder.encode(missing), dtype=np.float32)
+        found.update(zip(missing, made, strict=True))
+        with _OWN_LOCK:
+            for text, vector in zip(missing, made, strict=True):
+                kept[text] = vector
+            while len(kept) > OWN_CACHE:
+                kept.popitem(last=False)
+    return np.stack([found[t] for t in texts])
+
+
+def own_matches(hits: list[Hit], embedder: Embedder | None, query_vector, compared: int,
+                surprise: dict[str, float]) -> dict[str, bool]:
+    """Step 3f: which of the best :data:`OWN_WINDOW` ``hits`` (by score) match the question on their own, not
+    through what surrounds them: a BM25 match of the query's words in the row's own text (its ``fts_content``
+    run), or its own text's cosine standing out from unrelated text as much as the minimum relevance asks of a
+    vector match (:func:`relevant`'s bar for ``compared`` rows). A daily-log row is embedded with the facts before
+    it (``index.context_window``) and BM25's context run reads them too, so its ``vector`` and ``fts`` scores may
+    be its neighbours' words and meaning; its own text is embedded here, once per recall, only for the rows with
+    no own word match (a vault claim is embedded alone: its vector run's ``surprise`` z is its own). Without an
+    embedder (``fts`` mode) a row with no own word does not match. Returns ``{hit id: bool}`` for the window; a
+    row whose own text could not be embedded (:class:`EmbeddingFailed`) is left out (unchecked: never capped)."""
+    window = sorted(hits, key=lambda h: -h.score)[:OWN_WINDOW]
+    bar = max(Z_MIN, unrelated.expected_max(compared) + Z_MARGIN)
+    out: dict[str, bool] = {}
+    alone: list[Hit] = []
+    for hit in window:
+        if hit.runs.get("fts_content", 0.0) > 0:
+            out[hit.id] = True
+        elif hit.source_type == "notebook" and hit.id in surprise:  # embedded alone: the vector run is its own
+            out[hit.id] = surprise[hit.id] >= bar
+        else:
+            alone.append(hit)
+    if alone and embedder is not None and query_vector is not None:
+        import numpy as np
+
+        try:
+            null = unrelated.null_of(embedder, query_vector)
+            cosines = _own_vectors(embedder, [h.text for h in alone]) @ np.asarray(query_vector, dtype=np.float32)
+        except EmbeddingFailed:  # the recall still answers: these rows are left unchecked (never capped)
+            return out
+        for hit, cosine in zip(alone, cosines, strict=True):
+            out[hit.id] = null.z(float(cosine)) >= bar
+    for hit in alone:
+        out.setdefault(hit.id, False)
+    return out
+
+
+def own_first(hits: list[Hit], matches: dict[str, bool]) -> list[Hit]:
+    """Step 3f (a question about the present, the setting ``recall.now_slots``): a checked row that does not match
+    the question on its own (``matches``, :func:`own_matches`), or that is about another person or item than the
+    one asked about (:func:`suzent_cli.index.rank.about_another`), ranks below every checked row that matches on
+    its own and is about the one asked about. A row of the first kind scored by its neighbours: the share one lent
+    it, or their words and meaning in its context runs; the share exists to find a reply through the turn it
+    answers, while a standing state of the user's is stated in its own row (the trial's "Visited the Lisbon
+    aquarium last week", embedded with "The user's dog is called Biscuit" and "My brother has a cat named Pixie"
+    before it, outranked the dog for "what is the name of the user's pet"). A row of the second kind answers
+    another question ("My sister lives in York" for "where does the user live"): its factor alone left it first
+    whenever the user's own answer shared fewer words. Such a row's score and relevance are lowered to just below
+    the lowest-scored such matching row (:attr:`Hit.capped` names it), never raised. Changes ``hits`` in place;
+    returns it (not re-sorted)."""
+    def answers(hit: Hit) -> bool:
+        return bool(matches.get(hit.id)) and not rank.about_another(hit.now)
+
+    matched = [h for h in hits if answers(h)]
+    if not matched:
+        return hits
+    floor = min(matched, key=lambda h: h.score)
+    for hit in hits:
+        if hit.id in matches and not answers(hit) and hit.score >= floor.score:
+            used = hit.importance if hit.factors.get("ranked", True) else rank.NEUTRAL
+            hit.relevance = rank.relevance_for(max(0.0, floor.score - SHOWN_STEP), used)
+            hit.score = rank.final_score(hit.relevance, used)
+            hit.capped = f"{floor.id} {_quoted(floor.text)} (score {floor.score:.4f})"
+    return hits
 
 
 def carry_to_current(hits: list[Hit]) -> list[Hit]:
@@ -1012,6 +1136,7 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
                                                 "recall.subject_boost"),
                       now_ranking=check_value(setting("recall.now_ranking"), settings.now_ranking,
                                               "recall.now_ranking"),
+                      now_slots=check_value(setting("recall.now_slots"), settings.now_slots, "recall.now_slots"),
                       when_boost=check_value(setting("recall.when_boost"), settings.when_boost, "recall.when_boost"))
     except SuzentError:
         raise

@@ -15,7 +15,9 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-
 # Characters that show nothing (or only steer the text's direction): the soft hyphen, zero-width space, non-joiner and
 # joiner, the direction marks, embeddings, overrides and isolates, the word joiner and invisible operators, the
 # byte-order mark. Inside a word they leave it looking the same to a person while no rule reading it matches.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# The Arabic letter mark (U+061C) is a direction mark like U+200E/U+200F. INVISIBLE is the body of a character class.
+INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 # A lone surrogate no UTF-8 can hold: JSON's "\ud800" escape (JavaScript's JSON.stringify writes one for an emoji
 # cut in half), or one a Python caller made. Those of surrogateescape (argv's undecodable bytes) are the subset
 # U+DC80-U+DCFF, which :func:`repair` turns back into their bytes first.
@@ -85,6 +87,24 @@ def strip_control(text: str) -> str:
     """``text`` without NUL and the other control characters that are not whitespace (C0, DEL, C1); the
     whitespace ones (tab, line breaks, ``\\x1c``-``\\x1f``, U+0085) are kept for :func:`fold_line` to fold."""
     return _CONTROL.sub("", text)
+
+
+# What a byte that was not UTF-8 becomes when it is decoded (:func:`repair`, the hooks' transcript reader).
+REPLACEMENT = "\ufffd"
+_REPLACED_RUN = re.compile(REPLACEMENT + "+")
+# At most one damaged place (a run of U+FFFD: "\xff\xfe" is two characters but one place) per this many letters.
+_LETTERS_PER_DAMAGE = 5
+
+
+def damaged(text: str) -> bool:
+    """True when ``text`` holds more bytes that were not UTF-8 than a person's sentence that still reads: two or
+    more runs of U+FFFD (:data:`REPLACEMENT`), and more than one run per five letters (any script). One damaged
+    place is always allowed ("My cat is Pi\ufffdxel."): the sentence is the person's, the replacement character
+    shows where a byte was lost. Binary pasted into a turn has far more (half its bytes decode to U+FFFD)."""
+    if REPLACEMENT not in text:
+        return False
+    runs = len(_REPLACED_RUN.findall(text))
+    return runs > 1 and runs * _LETTERS_PER_DAMAGE > sum(c.isalpha() for c in text)
 
 
 def repair(data: bytes | str) -> tuple[str, list[str]]:

@@ -202,6 +202,7 @@ def _json_object(path: Path) -> str | None:
 def _check_state_files(settings: Settings, check: Check) -> None:
     from suzent_cli.vault import state as catalogue
     from suzent_cli.vault.state.handoff import bad_superseded
+    from suzent_cli.vault.state.owed import bad_owed
 
     state_dir = settings.paths.state_dir
     if not state_dir.exists():
@@ -222,7 +223,8 @@ def _check_state_files(settings: Settings, check: Check) -> None:
     except catalogue.TombstonesUnreadable as exc:
         check.fail(str(state_dir / catalogue.TOMBSTONES), str(exc))
     bad = {catalogue.LATE_LINES: sum(1 for r in catalogue.read_late_lines(state_dir) if r is None),
-           catalogue.CONFIRMATIONS: sum(1 for r in catalogue.read_confirmations(state_dir) if r is None)}
+           catalogue.CONFIRMATIONS: sum(1 for r in catalogue.read_confirmations(state_dir) if r is None),
+           catalogue.ACROSS_PAGES: bad_owed(state_dir)}
     sup = state_dir / catalogue.SUPERSEDED
     if sup.is_file():
         try:

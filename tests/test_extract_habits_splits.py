@@ -215,12 +215,16 @@ def test_the_answers_of_this_conversation_are_not_answers_in_general():
     assert kept("Please check the answers.") == []
 
 
-@pytest.mark.parametrize("text", [
-    "I'm a nurse in Le\ufffdds, and I live in Li\ufffdbon.",  # two bytes that were not UTF-8, one in each clause
-    "I'm a nurse, and I live in \u202eLisbon.",  # a bidi override in the second clause
-])
-def test_what_does_not_read_as_a_sentence_is_not_kept_in_part_either(text):
-    assert kept(text) == []
+def test_what_does_not_read_as_a_sentence_is_not_kept_in_part_either():
+    # more bad bytes than a sentence that reads holds (one damaged place per five letters): read whole, not kept
+    assert kept("I'\ufffdm a n\ufffdu\ufffdr\ufffds\ufffde, and I live in Lisbon.") == []
+
+
+def test_a_stray_byte_in_each_clause_or_an_override_costs_neither_clause():
+    # issue 27's trial: one damaged place in each clause still reads; an override is removed, its words kept
+    assert [c for c, _ in kept("I'm a nurse in Le\ufffdds, and I live in Li\ufffdbon.")] == [
+        "I'm a nurse in Le\ufffdds", "I live in Li\ufffdbon."]
+    assert [c for c, _ in kept("I'm a nurse, and I live in \u202eLisbon.")] == ["I'm a nurse", "I live in Lisbon."]
 
 
 def test_one_stray_byte_in_one_clause_is_still_the_persons_two_facts():

@@ -13,7 +13,8 @@ from suzent_cli.capture.extract.turns import Message, Turn, parse_turn, split_pa
 # (update labels, pasted prompts added to both sets): labelled 0.992 / 0.992, held-out 1.000 / 0.963. Issue 16
 # (lead-ins, "I see" habits, subject-less "been …ing", life events; 107 items added to the labelled set only):
 # labelled 0.994 / 0.989, held-out 1.000 / 0.963. Issue 27 (habits, standing requests, two-fact sentences; 45
-# items added to the labelled set, 20 to the held-out one): labelled 0.990 / 0.995, held-out 1.000 / 0.929.
+# items added to the labelled set, 20 to the held-out one): labelled 0.990 / 0.995, held-out 1.000 / 0.929. Issue 27's
+# trial leftovers (subject-less changes, one more pet; 24 labelled items): labelled 0.991 / 0.995, held-out the same.
 # Floors sit a bit below.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.93
@@ -450,11 +451,11 @@ def test_what_does_not_read_as_a_sentence_is_never_a_fact():
 
     noise = bytes(random.Random(16).randrange(256) for _ in range(200_000)).decode("utf-8", "replace")
     assert contents(noise) == []  # binary pasted into a turn: many "sentences" start with "I"
-    assert contents("I prefer \ufffd\ufffd tabs.") == []
+    assert contents("I \ufffd pre\ufffdfer \ufffd ta\ufffdbs.") == []  # more damage than one place per five letters
     # one byte that was not UTF-8 in a real sentence: kept with its replacement character (nothing is lost)
     assert contents("My cat is named Pi\ufffdxel.") == ["My cat is named Pi\ufffdxel."]
     assert contents("I prefer " + " ".join(["tabs"] * 400) + ".") == []  # a wall of text, not a stated fact
-    assert contents("I prefer \x07tabs.") == []
+    assert contents("I prefer \x07tabs.") == ["I prefer tabs."]  # a control character goes, its words stay
 
 
 @pytest.mark.parametrize("text", ["I love 🍵 every morning 🎉.", "My gate code is 4471.", "I live in لشبونة.",
@@ -464,7 +465,8 @@ def test_emoji_digits_and_other_scripts_still_read_as_text(text):
 
 
 def test_a_bidi_override_is_not_kept_but_right_to_left_text_is():
-    assert contents("I prefer \u202etabs\u202c over spaces.") == []  # displays as "sbat": misleads a reviewer
-    assert contents("I prefer \u2067tabs\u2069 over spaces.") == []
+    # an override displays "tabs" as "sbat" and would mislead a reviewer: it goes, the words around it stay
+    assert contents("I prefer \u202etabs\u202c over spaces.") == ["I prefer tabs over spaces."]
+    assert contents("I prefer \u2067tabs\u2069 over spaces.") == ["I prefer tabs over spaces."]
     assert contents("I live in لشبونة.") == ["I live in لشبونة."]
     assert contents("My family is 👨\u200d👩\u200d👧 three.") == ["My family is 👨\u200d👩\u200d👧 three."]  # ZWJ stays

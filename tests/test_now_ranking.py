@@ -167,12 +167,13 @@ def test_the_resident_copy_ranks_questions_about_now_as_lance_does(trial):
     kept = ReadStore.open(s.paths.index_dir, emb.name, emb.dim)
     assert kept.keep_resident(wait=True)
     for query in ("what is the name of the user's pet", "how does the user commute",
-                  "where does the user's daughter go to school", "where does the user live"):
+                  "where does the user's daughter go to school", "where does the user live",
+                  "where does the user live these days", "which pet does my brother have now"):
         a = search(plain, emb, query, limit=8, today=s.today)
         b = search(kept, emb, query, limit=8, today=s.today)
         assert [h.id for h in a] == [h.id for h in b], query
         assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
-        assert [(h.now_factor, h.now) for h in a] == [(h.now_factor, h.now) for h in b]
+        assert [(h.now_factor, h.now, h.capped) for h in a] == [(h.now_factor, h.now, h.capped) for h in b]
 
 
 # --- the vault: no neighbour share between claims, the chain carries --------------------------------------------
@@ -214,3 +215,173 @@ def test_the_current_claim_carries_its_history_and_its_own_match_above_a_related
     carry_to_current([other, new, old])
     assert new.score == pytest.approx(0.6854 + 0.5 * 0.6488) and new.score > other.score
     assert old.score == pytest.approx(0.6854 - 0.2)  # the history keeps its demotion
+
+
+# --- the slot (issue 27, second pass: rank.now_factor with slots, recall.own_first) -----------------------------
+
+@pytest.mark.parametrize(("text", "factor"), [
+    ("Ngozi Achterberg is the boss of the database team.", rank.NAMED_OTHER_FACTOR),  # a named third party
+    ("Marek Duda is still the line manager for the two interns.", rank.NAMED_OTHER_FACTOR),
+    ("Annika works as a radiographer.", rank.NAMED_OTHER_FACTOR),
+    ("Leontine's closest friend at work is Malik.", rank.NAMED_OTHER_FACTOR),  # a name owns the subject
+    ("My climbing partner Joost lives in Groningen.", rank.OTHER_HOLDER_FACTOR),  # a relation with a modifier
+    ("My one-on-ones are with Felix Rautio; he approves my on-call swaps.", 1.0),  # the user's
+    ("Jasper from accounts is the colleague I go to with everything.", 1.0),  # names the user: the user's
+    ("Home is Utrecht", 1.0), ("Rent is 1,240 a month", 1.0),  # a common noun opens it, not a name
+    ("Lives in Lisbon", 1.0), ("Prefers dark mode", 1.0),  # a note with the user as its unstated subject
+    ("Married Marco in a small ceremony on Saturday", 1.0),  # a verb opens it, then a name: the user's
+    ("Tower's got an RTX 4070 Super in it", 1.0), ("Go's been demoted to legacy stuff", 1.0),  # "'s": has / is
+    ("My business partner and I run a shop", 1.0),  # the user beside the relation
+])
+def test_a_present_question_about_the_user_ranks_a_named_third_party_and_a_modified_relation_lower(text, factor):
+    query = "Where does the user live these days?"
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=True)[0] == factor
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=False)[0] in (1.0, rank.OTHER_HOLDER_FACTOR)
+
+
+def test_a_name_the_question_uses_is_not_a_third_party():
+    query = "What is the user's relationship with Annika now?"
+    assert rank.now_factor(rank.now_holder(query), "Annika works as a radiographer.", query, slots=True) == (1.0, None)
+
+
+def test_another_numbered_item_of_the_frame_the_question_names_ranks_lower():
+    query = "When does milestone 2 of the Tern rewrite land?"
+    assert rank.query_items(query) == {"milestone": 2}
+    assert rank.now_factor(rank.now_holder(query), "Tern rewrite milestone 3 is now set for 15 May.", query,
+                           slots=True) == (rank.OTHER_ITEM_FACTOR, "another item (milestone 3) than the one the question names")
+    for same in ("Tern milestone 2 slid yet again; 24 April is the date we're holding to.",
+                 "Milestone 02 and milestone 3 both moved"):  # the item asked about (also when another is named)
+        assert rank.now_factor(None, same, query, slots=True) == (1.0, None)
+    assert rank.query_items("What did the user do in 2024?") == {}  # a year is a date, not an item
+    assert rank.query_items("what is due on October 13") == {}  # a month and its day too
+    assert rank.now_factor(None, "Tern rewrite milestone 3 is now set for 15 May.", query, slots=False) == (1.0, None)
+
+
+def test_a_phrase_that_only_says_now_is_no_search_word():
+    from suzent_cli.recall import fts_query
+
+    assert fts_query("What exercise does the user do these days?") == "exercise"
+    assert fts_query("Where does the user live at the moment, currently?") == "live"
+    assert fts_query("these days") == "days"  # nothing else to search for: the phrase is searched as before
+
+
+NEIGHBOURS = [  # one session: the last row is embedded and BM25-searched with the two before it (context_window 2)
+    ["I cycle to work", "The user's dog is called Biscuit", "My brother has a cat named Pixie",
+     "Visited the Lisbon aquarium last week"],
+]
+
+
+def test_a_row_matching_a_present_question_only_through_its_neighbours_ranks_below_the_rows_that_match(settings):
+    """The trial's class (item 3): "Visited the Lisbon aquarium last week" shares nothing with "what is the name of
+    the user's pet"; its context (the dog and the brother's cat before it) and the cat's share put it first. On its
+    own it matches neither by word nor by meaning, so it ranks below every row that does."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    emb = CountingEmbedder(256)
+    run_index(s, embedder=emb)
+    query = "what is the name of the user's pet"
+    off = recall(dataclasses.replace(s, now_slots=False), emb, query, limit=5, log=False)
+    on = recall(s, emb, query, limit=5, log=False)
+    aquarium = "Visited the Lisbon aquarium last week"
+    assert _texts(off).index(aquarium) < _texts(off).index("The user's dog is called Biscuit"), [
+        (h.text, h.score) for h in off]  # what the rule changes
+    outing = next(h for h in on if h.text == aquarium)
+    assert outing.capped and ("Biscuit" in outing.capped or "Pixie" in outing.capped)
+    assert all(_texts(on).index(aquarium) > _texts(on).index(t) for t in
+               ("The user's dog is called Biscuit", "My brother has a cat named Pixie"))
+    assert [h.score for h in on] == sorted((h.score for h in on), reverse=True)  # invariant 34
+    hit = outing.as_dict(explain=True)
+    assert hit["capped"] == outing.capped
+    assert recall(s, emb, "what was the name of the pet on 3 November, 2026", limit=5, log=False)[0].capped is None
+
+
+def test_the_slot_setting_reads_true_or_false(home):
+    assert resolve_settings(home=home, env={"SUZENT_NOW_SLOTS": "0"}).now_slots is False
+    assert resolve_settings(home=home, env={}).now_slots is True
+
+
+def test_a_row_about_another_person_ranks_below_the_users_own_match_and_scores_stay_in_order():
+    """blind3: "My sister lives in York with her partner" ×0.5 still outscored the user's "Home base these days is
+    a narrowboat moored outside Skipton" (0.486 against 0.151): another person's row ranks below every checked row
+    of the user's that matches on its own. A row of the user's that matches only through its neighbours does not
+    count as a floor, and a row outside the check is left alone."""
+    from suzent_cli.recall import own_first
+
+    query = "Where is the user living at the moment?"
+    holder = rank.now_holder(query)
+    sister = _claim("sister", "- My sister lives in York with her partner", 0.972)
+    sister.now_factor, sister.now = rank.now_factor(holder, "My sister lives in York with her partner", query,
+                                                    slots=True)
+    sister.relevance *= sister.now_factor
+    sister.score = rank.final_score(sister.relevance, sister.importance)
+    home = _claim("home", "- Home base these days is a narrowboat moored outside Skipton", 0.151)
+    towpath = _claim("towpath", "- I walk the towpath most mornings before work", 0.249)
+    hits = [sister, towpath, home]
+    own_first(hits, {"sister": True, "home": True, "towpath": False})
+    assert sister.capped and "Skipton" in sister.capped and sister.score < home.score
+    assert towpath.capped and towpath.score < home.score  # matched only through its neighbours
+    assert home.capped is None and home.score == pytest.approx(0.151)
+    assert sister.relevance == pytest.approx(sister.score)  # neutral importance: the score is the relevance
+    unchecked = _claim("far", "- My brother lives in Leeds", 0.9)
+    unchecked.now = "about the user's brother, not the user"
+    own_first([unchecked, home], {"home": True})
+    assert unchecked.capped is None and unchecked.score == pytest.approx(0.9)
+
+
+def test_a_relation_the_question_names_is_not_another_holder():
+    query = "does the user have a partner"
+    assert rank.now_factor(rank.now_holder(query), "Partner Jonah moved in last month", query, slots=True) == (
+        1.0, None)
+    assert rank.now_factor(rank.now_holder(query), "Partner Jonah moved in last month", query,
+                           slots=False)[0] == rank.OTHER_HOLDER_FACTOR  # the first pass's reading
+    gym = "what gym membership does the user have"
+    assert rank.now_factor(rank.now_holder(gym), "Partner has a PureGym membership", gym, slots=True)[0] == (
+        rank.OTHER_HOLDER_FACTOR)
+
+
+@pytest.mark.parametrize(("text", "is_intent"), [
+    ("Wants to run a marathon", True), ("I want to reach B2 Italian by December.", True),
+    ("Wants a hybrid or EV", True), ("I'm thinking of building a new hutch for the garden.", True),
+    ("Asked how long a thesis acknowledgements section should be", True),
+    ("Finance asked for a post-mortem of the billing migration", True),
+    ("Wants replies in English from here on, the team reads the chat logs", False),  # a standing preference
+    ("I stopped running and swim laps at lunchtime instead.", False), ("Lives in Lisbon", False),
+])
+def test_an_intention_or_a_reported_question_is_not_a_standing_state(text, is_intent):
+    """Every intention and reported question in the seven readable update sets is a distractor ("Wants to learn
+    dbt properly" for "which tools does the user use"): for a question about the user they rank lower."""
+    assert rank.intent(text) is is_intent
+    query = "which notes app does the user use now"
+    expected = (rank.INTENT_FACTOR, rank.INTENT_WHY) if is_intent else (1.0, None)
+    assert rank.now_factor(rank.now_holder(query), text, query, slots=True) == expected
+    assert not rank.about_another(rank.INTENT_WHY)  # the user's own row: a factor, not placed below the matches
+
+
+def test_a_row_whose_own_text_cannot_be_embedded_is_left_unchecked_and_the_recall_still_answers(settings):
+    """The own-match check embeds a few rows' text once per recall; if the embedder fails on one, the recall
+    answers as without the check for those rows (never capped, never an error)."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    run_index(s, embedder=CountingEmbedder(256))
+    failing = CountingEmbedder(256, fail_on="aquarium")
+    hits = recall(s, failing, "what is the name of the user's pet", limit=5, log=False)
+    outing = next(h for h in hits if h.text == "Visited the Lisbon aquarium last week")
+    assert outing.capped is None
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_rows_own_text_is_embedded_once_per_process(settings):
+    """The own-match check costs an encode of the checked rows' text the first time they are asked about; a warm
+    process (a server answering the hooks) asks again for nothing more than the query."""
+    s = dataclasses.replace(settings, embedder="hash:256", today=DAY)
+    init_home(s)
+    write_facts(s, [Fact(f) for f in NEIGHBOURS[0]], day=DAY, time="09:00", session="s0")
+    run_index(s, embedder=CountingEmbedder(256))
+    emb = CountingEmbedder(256)
+    first = recall(s, emb, "what is the name of the user's pet", limit=5, log=False)
+    once = emb.texts
+    again = recall(s, emb, "what is the name of the user's pet", limit=5, log=False)
+    assert emb.texts - once == 1  # the query alone
+    assert [(h.id, h.score, h.capped) for h in again] == [(h.id, h.score, h.capped) for h in first]

@@ -360,3 +360,31 @@ def test_a_turn_with_a_lone_surrogate_escape_is_captured_with_a_replacement_char
 def test_a_couples_news_does_not_end_what_one_of_them_does():
     assert compare("Chris works as a pilot", "Chris and I got married in June").relation == UNRELATED
     assert compare("I have a girlfriend, Anika", "Anika and I tied the knot on Saturday!").relation == REPLACES
+
+
+@pytest.mark.parametrize(("older", "newer", "relation"), [
+    # the user leaving a named thing ends the user's tie to it, not what is true of the thing
+    ("Tallow & Finch runs its pipelines on Airflow.", "I left Tallow & Finch and joined Orrin Health.", UNRELATED),
+    ("Lisbon is lovely in spring.", "I left Lisbon for Porto last month.", UNRELATED),
+    ("I'm a data engineer at Tallow & Finch.", "I left Tallow & Finch and joined Orrin Health.", REPLACES),
+    ("Works at Acme.", "I left Acme and joined Initech.", REPLACES),
+    ("Acme employs me as a designer.", "I left Acme and joined Initech.", REPLACES),  # the user is in it
+    # a question someone else reports states nothing, whoever asks it and whatever cue word it holds
+    ("I invoice freelance clients at the end of each month.",
+     "A new client asked whether 70 euros an hour still applies.", UNRELATED),
+    ("My rate is 70 euros an hour.", "My old teammate Priya wondered if the rate went up.", UNRELATED),
+])
+def test_a_named_things_own_state_and_a_reported_question_are_not_ended(older, newer, relation):
+    """blind6, read for its wrong supersessions: "I left Tallow & Finch" ended a fact about the firm's pipelines;
+    "A new client asked whether …" ended the invoicing habit on the cue word "new"."""
+    assert compare(older, newer).relation == relation
+
+
+def test_an_activity_put_on_the_back_burner_is_ended_by_the_new_one_not_a_neighbour_of_it():
+    """blind6: "Japanese went on the back burner; Korean is my evening study these days" was read as Japanese's
+    own news (a name in the older statement) and ended the Anki habit instead of the evening Japanese."""
+    new = "Japanese went on the back burner; Korean is my evening study these days."
+    olds = ["I write Python at work and I'm learning Japanese in the evenings.", "I study vocabulary with Anki flashcards."]
+    verdict = compare(olds[0], new)
+    assert verdict.relation == REPLACES and verdict.parts == frozenset({1})  # the job part stays current
+    assert best_replaced(new, olds, None) == 0

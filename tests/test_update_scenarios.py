@@ -157,7 +157,8 @@ def test_the_same_subject_test_over_the_tuning_set_supersedes_precisely():
 
 
 BLIND = ["update_scenarios_blind.json", "update_scenarios_blind2.json", "update_scenarios_blind3.json",
-         "update_scenarios_blind4.json", "update_scenarios_blind5.json", "update_scenarios_blind6.json"]
+         "update_scenarios_blind4.json", "update_scenarios_blind5.json", "update_scenarios_blind6.json",
+         "update_scenarios_blind7.json"]
 
 
 @pytest.mark.parametrize("name", BLIND)

@@ -170,6 +170,10 @@ def explain_lines(hit) -> list[str]:
         total = f"{total} + when {hit.when_boost:g} (the query asks when and the row says when)"
     if getattr(hit, "now", None):
         total = f"({total}) × {hit.now_factor:g} (a question about now: {hit.now})"
+    if getattr(hit, "capped", None):
+        total = (f"{total}, capped (a question about now: the row matches it only through its neighbours or is "
+                 f"about another than the one asked about, so it ranks below every row that matches it on its own, "
+                 f"the lowest being {hit.capped})")
     lines = [f"relevance {hit.relevance:.4f} = {total}"]
     f = hit.factors
     if not f.get("ranked", True):

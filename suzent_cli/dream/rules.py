@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
@@ -61,6 +62,7 @@ from suzent_cli.vault.claims import (
 )
 from suzent_cli.vault.pages import (
     CLAIMS,
+    PAGE_LOCK_TIMEOUT,
     PREVIOUSLY,
     RELATED,
     Claim,
@@ -75,6 +77,8 @@ from suzent_cli.vault.pages import (
     write_page,
 )
 from suzent_cli.vault.projects import PROJECT_KEY, meta_scope, project_page_for
+from suzent_cli.vault.state import ACROSS_PAGES, owed, state_dir_of
+from suzent_cli.vault.state.owed import owe, settle
 
 _DESCRIPTIONS = {
     "3_Personal/Profile.md": "Home, work, family, health and background.",
@@ -175,6 +179,7 @@ class _PageWork:
         # Lookups that keep a fold linear in the page's size: exact keys (rebuilt only after a claim is replaced,
         # which shifts positions) and how many current claims each subject has (most facts have none).
         self._exact: dict[str, int] | None = None
+        self._held: set[str] | None = None  # holds()'s keys, dropped when a claim is added or retired
         self._subjects = Counter(subject for subject, _ in self._conflicts)
 
     def match(self, text: str) -> int | None:
@@ -271,11 +276,37 @@ class _PageWork:
         j = supersede.best_replaced(statement, [self._reads[k] for k in said]) if said else None
         if j is None:
             return None
-        changed = supersede.compare(self._reads[said[j]], statement).parts
+        return self._retire_for(said[j], statement, day)
+
+    def retire_named(self, key: str, source: str | None, statement: supersede.Statement,
+                     day: dt.date) -> Claim | None:
+        """Retire the current claim whose :func:`claim_key` of its base text is ``key`` and whose provenance is
+        ``source`` (the claim the across-pages pass chose on the page as it read it) because ``statement`` replaces
+        it; None, retiring nothing, when no current claim is that one any more (a person edited or removed it
+        meanwhile): a retirement is never moved onto another line."""
+        j = next((k for k, c in enumerate(self.current) if c.source == source and claim_key(base_text(c.text)) == key),
+                 None)
+        return None if j is None else self._retire_for(j, statement, day)
+
+    def _retire_for(self, j: int, statement: supersede.Statement, day: dt.date) -> Claim:
+        """Retire current claim ``j`` as replaced by ``statement`` on ``day``, keeping the parts that still hold."""
+        changed = supersede.compare(self._reads[j], statement).parts
         self.changed = True
-        old = self._retire(said[j], day)
+        old = self._retire(j, day)
         self.keep_rest(old, changed)
         return old
+
+    def retired_by(self, statement: supersede.Statement, day: dt.date) -> Claim | None:
+        """The claim of ``## Previously`` ended on ``day`` that ``statement`` replaces, if any: its retirement is
+        already on this page (an earlier pass over the same statement wrote it before it was interrupted)."""
+        return next((h for h in self.history if isinstance(h, Claim) and h.until == day
+                     and supersede.best_replaced(statement, [supersede.read(base_text(h.text))]) is not None), None)
+
+    def holds(self, text: str) -> bool:
+        """True when a current claim of this page says ``text`` (compared by :func:`claim_key` of the base text)."""
+        if self._held is None:  # computed once per state of the page: the pass asks once per statement
+            self._held = {claim_key(base_text(c.text)) for c in self.current}
+        return claim_key(base_text(text)) in self._held
 
     def _add_current(self, new: Claim) -> None:
         """Add ``new`` as a current claim: after the last claim bullet (and the notes nested under it), or after a
@@ -291,6 +322,7 @@ class _PageWork:
                 at += 1  # past the notes nested under the last claim: they stay with it
         self.claims.insert(at, new)
         self.current.append(new)
+        self._held = None
         content = base_text(new.text)
         subject, value = conflict_key(content)
         self._keys.append(claim_key(content))
@@ -304,6 +336,7 @@ class _PageWork:
         """Move current claim ``j`` (and the notes nested under it) to ``## Previously`` with ``(until day)``: a
         replaced claim becomes history, never deleted. Returns it."""
         old = self.current.pop(j)
+        self._held = None
         self._keys.pop(j)
         self._reads.pop(j)
         subject = self._conflicts.pop(j)[0]
@@ -458,18 +491,21 @@ class RulesEngine:
         replaced: list[tuple[int, list[str]]] = []  # (position of the page's first event, sources moved to history)
         judge = self.judge()
         works: dict[str, _PageWork] = {}
+        recorded: list[owed.Owed] = []  # this run's records in across_pages.jsonl
         for rel in routed + revisit_only:
             category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
             zone = rel.rsplit("/", 1)[0] if batch.scope else rel.split("/", 1)[0]
             siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, zone, routed, batch.folder)
                                                           if r != rel]
-            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge)
+            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge,
+                                        recorded)
             if work is None:
                 continue
             works[rel] = work
             superseded += work.superseded
             replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
-        replaced.append((len(batch.facts) + len(batch.confirmations), _retire_across_pages(batch, works, result)))
+        replaced.append((len(batch.facts) + len(batch.confirmations),
+                         _retire_across_pages(batch, works, result, recorded)))
         result.superseded = [raw for _, raw in sorted(superseded)]
         if getattr(judge, "unavailable", False):  # a model that cannot tell kinds apart (hash) is a choice; this is not
             result.warnings.append(f"changes that share no word with what they replace were decided by words alone: "
@@ -488,9 +524,13 @@ class RulesEngine:
     @staticmethod
     def _fold_and_write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
                         revisit: bool, siblings: list[str], result: IngestResult,
-                        judge: supersede.ValueJudge | None = None) -> _PageWork | None:
+                        judge: supersede.ValueJudge | None = None,
+                        recorded: list[owed.Owed] | None = None) -> _PageWork | None:
         """Fold ``events`` into page ``rel`` and write it when it changed. The work of the fold that was written
-        (or found nothing to write), or None when the page was left as it is (a warning says why)."""
+        (or found nothing to write), or None when the page was left as it is (a warning says why). The statements
+        the fold makes current are recorded in ``across_pages.jsonl`` (added to ``recorded``) before the write:
+        the across-pages pass owes them a comparison even if this run does not live to make it."""
+        recorded = [] if recorded is None else recorded
         path = batch.vault_dir / rel
 
         def fold(page: Page | None) -> _PageWork:
@@ -526,7 +566,10 @@ class RulesEngine:
 
         def refold(now: Page | None) -> Page:  # the page changed on disk since it was read: fold again from it
             final[0] = fold(now)
+            _record_owed(batch, _owed_by(batch, rel, final[0]), recorded, result.warnings)
             return final[0].finish(siblings)
+
+        _record_owed(batch, _owed_by(batch, rel, work), recorded, result.warnings)
 
         try:
             if write_page(path, work.finish(siblings), refold=refold, lock_path=pages_lock(batch.vault_dir)):
@@ -547,17 +590,17 @@ class RulesEngine:
         return rules_contradictions(job.vault_dir, job.run_date, judge=self.judge())
 
 
-def _scope_pages(batch: IngestBatch) -> list[str]:
-    """Vault-relative paths of the content pages a batch's scope folds into: a project's folder, else every page
-    outside ``1_Projects/<folder>/`` (the person's profile, preferences, wiki and legacy project pages)."""
-    vault = batch.vault_dir
+def _scope_pages(vault: Path, folder: str) -> list[str]:
+    """Vault-relative paths of the content pages of one scope: a project's ``folder`` (under ``1_Projects/``), else
+    (``folder`` empty) every page outside ``1_Projects/<folder>/`` (the person's profile, preferences, wiki and
+    legacy project pages)."""
     out = []
     for path in content_pages(vault):
         rel = path.relative_to(vault).as_posix()
         if rel.count("/") == 0:
             continue  # index.md, log.md, schema.md: not pages of claims
         in_folder = rel.startswith("1_Projects/") and rel.count("/") >= 2
-        if (batch.folder and rel.startswith(f"1_Projects/{batch.folder}/")) or (not batch.folder and not in_folder):
+        if (folder and rel.startswith(f"1_Projects/{folder}/")) or (not folder and not in_folder):
             out.append(rel)
     return out
 
@@ -565,71 +608,142 @@ def _scope_pages(batch: IngestBatch) -> list[str]:
 MAX_ACROSS_CLAIMS = 5000  # current claims of a scope the across-pages pass compares with (a larger vault: skipped)
 
 
-def _retire_across_pages(batch: IngestBatch, works: dict[str, _PageWork], result: IngestResult) -> list[str]:
+@dataclass(frozen=True)
+class _Said:
+    """A statement the across-pages pass compares: current claim ``text`` of page ``rel`` said on ``day``;
+    ``resumed``: owed by an earlier, interrupted pass (its retirement may already be on disk)."""
+
+    day: dt.date
+    rel: str
+    text: str
+    resumed: bool = False
+
+
+def _owed_by(batch: IngestBatch, rel: str, work: _PageWork) -> list[owed.Owed]:
+    """The across-pages records of the statements ``work`` made current on page ``rel``."""
+    return [owed.Owed(batch.scope or "", batch.folder, rel, day, claim.text, claim.source)
+            for day, claim in work.added]
+
+
+def _record_owed(batch: IngestBatch, statements: list[owed.Owed], recorded: list[owed.Owed],
+                 warnings: list[str]) -> None:
+    """Record ``statements`` in ``across_pages.jsonl`` before the page that makes them current is written (a pass
+    interrupted later is finished by the next dream); on failure one warning, and the pass goes on from memory."""
+    new = [s for s in statements if s not in recorded]
+    if not new:
+        return
+    try:
+        owe(state_dir_of(batch.vault_dir), new, timeout=PAGE_LOCK_TIMEOUT)
+        recorded.extend(new)
+    except (OSError, LockTimeout) as exc:
+        warnings.append(f"{ACROSS_PAGES} not written ({getattr(exc, 'strerror', None) or exc}): if this run is "
+                        "interrupted, its statements are not compared with the other pages")
+
+
+def _retire_across_pages(batch: IngestBatch, works: dict[str, _PageWork], result: IngestResult,
+                         recorded: list[owed.Owed] | None = None) -> list[str]:
     """Supersession across the pages of one scope: a statement this run made current on one page retires the one
-    current claim it replaces on *another* page of the same scope ("I use light mode in every editor now", filed
-    under ``2_Wiki``, retires the dark-mode part of a preference on ``3_Personal/Preferences.md``). Routing by
-    category puts one subject's statements on different pages; the same-subject test does not care where a claim
-    lives. Words only (no judge): across pages only what the words show replaces. Statements are taken in time
-    order; only claims that became true before a statement compete. Each changed page is written through
-    :func:`.pages.write_page` (a page edited meanwhile gets the same retirements applied to what is there now;
-    one that no longer parses is left as it is, with a warning). Returns the sources of the claims retired (their
-    log lines are handed off as superseded, like a retirement on the statement's own page)."""
-    added = sorted(((day, rel, claim) for rel, work in works.items() for day, claim in work.added),
-                   key=lambda a: (a[0], a[1]))
-    if not added:
-        return []
-    vault = batch.vault_dir
+    current claim it replaces on *another* page of the same scope (:func:`across_pages`). ``recorded``: this run's
+    records in ``across_pages.jsonl``, dropped once the pass has written what it retired (a deadline or a crash
+    before then leaves them for the next dream). Returns the sources of the claims retired."""
+    said = [_Said(day, rel, claim.text) for rel, work in works.items() for day, claim in work.added]
+    sources, _ = across_pages(batch.vault_dir, batch.scope or "", batch.folder, said, batch.deadline, result.warnings,
+                              result.pages)
+    if recorded:
+        try:
+            settle(state_dir_of(batch.vault_dir), recorded, timeout=PAGE_LOCK_TIMEOUT)
+        except (OSError, LockTimeout) as exc:
+            result.warnings.append(f"{ACROSS_PAGES} not cleared ({getattr(exc, 'strerror', None) or exc}): the next "
+                                   "dream compares those statements again (retiring nothing twice)")
+    return sources
+
+
+def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadline: float, warnings: list[str],
+                 written: list[str]) -> tuple[list[str], int]:
+    """Compare each statement of ``said`` with the current claims of the other pages of ``scope`` (``folder``: its
+    folder under ``1_Projects/``, ``""`` for the person's) and retire the one claim it replaces there.
+
+    Category routing puts one subject's statements on different pages ("I use light mode in every editor now",
+    filed under ``2_Wiki``, retires the dark-mode part of a preference on ``3_Personal/Preferences.md``); the
+    same-subject test does not care where a claim lives. Words only (no judge): across pages only what the words
+    show replaces. Statements are taken in time order; only claims that became true before a statement compete. A
+    statement that is no longer a current claim of its page (replaced since, edited by a person) compares nothing;
+    a resumed one whose retirement is already on a page (:meth:`_PageWork.retired_by`) retires nothing again (the
+    retired claim's source is returned again: the hand-off is idempotent, and the killed run may not have made it).
+
+    Each changed page is written through :func:`.pages.write_page`: when a person edited it after the pass read it,
+    the same retirements are replayed onto what is there now, each onto the very claim chosen (same text, same
+    source: :meth:`_PageWork.retire_named`); a claim the person changed or removed is left as it is, with a
+    warning, never replaced on another line. A page that no longer parses or was removed is left as it is, with a
+    warning. Pages written are added to ``written``.
+
+    Returns ``(sources of the claims retired, statements compared)``. Raises :class:`_PastDeadline` when
+    ``deadline`` (monotonic) passes before the writes (nothing written then) and :class:`DreamFailed` when a page
+    cannot be written (OSError)."""
+    said = sorted(said, key=lambda s: (s.day, s.rel))
+    if not said:
+        return [], 0
     pages: dict[str, _PageWork] = {}
-    for rel in _scope_pages(batch):
+    for rel in _scope_pages(vault, folder):
         try:
             page = read_page(vault / rel)
         except (DreamFailed, OSError):
             continue
-        if meta_scope(page.meta) != (batch.scope or ""):
+        if meta_scope(page.meta) != scope:
             continue
-        pages[rel] = _PageWork(rel, page, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False,
-                               scope=batch.scope or "")
+        pages[rel] = _PageWork(rel, page, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False, scope=scope)
     if sum(len(w.current) for w in pages.values()) > MAX_ACROSS_CLAIMS:
-        result.warnings.append(f"more than {MAX_ACROSS_CLAIMS} current claims: supersession across pages skipped")
-        return []
-    ops: dict[str, list[tuple[supersede.Statement, dt.date]]] = {}
-    for day, rel, claim in added:
-        if time.monotonic() > batch.deadline:
+        warnings.append(f"more than {MAX_ACROSS_CLAIMS} current claims: supersession across pages skipped")
+        return [], 0
+    ops: dict[str, list[tuple[supersede.Statement, dt.date, str, str | None]]] = {}
+    again: list[str] = []  # sources of retirements an interrupted pass wrote but did not live to hand off
+    for s in said:
+        if time.monotonic() > deadline:
             raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
-        statement = supersede.read(claim.text)
-        cands = [(other, j) for other, w in pages.items() if other != rel for j, c in enumerate(w.current)
-                 if (since := claim_since(c)) is not None and since < day]
+        if s.rel not in pages or not pages[s.rel].holds(s.text):
+            continue  # replaced since, or a person changed it: it is not what is said now
+        statement = supersede.read(base_text(s.text))
+        if s.resumed and (done := next((h for o, w in pages.items() if o != s.rel
+                                        if (h := w.retired_by(statement, s.day)) is not None), None)):
+            if done.source:  # an interrupted pass already wrote this retirement: hand its line off (once) again
+                again.append(done.source)
+            continue
+        cands = [(other, j) for other, w in pages.items() if other != s.rel for j, c in enumerate(w.current)
+                 if (since := claim_since(c)) is not None and since < s.day]
         k = supersede.best_replaced(statement, [pages[o]._reads[j] for o, j in cands]) if cands else None
         if k is None:
             continue
         other = cands[k][0]
-        if pages[other].retire_replaced_by(statement, day) is not None:
-            ops.setdefault(other, []).append((statement, day))
-    sources: list[str] = []
+        old = pages[other].retire_replaced_by(statement, s.day)
+        if old is not None:
+            ops.setdefault(other, []).append((statement, s.day, claim_key(old.text), old.source))
+    sources: list[str] = again
+    missed: dict[str, list[str]] = {}  # per page, the last replay's claims a person changed (a replay may run again)
     for rel, todo in ops.items():
-        work = pages[rel]
 
         def replay(now: Page | None, rel: str = rel, todo: list = todo) -> Page | None:
             if now is None:
+                missed[rel] = ["the page was removed"]
                 return None
-            again = _PageWork(rel, now, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False,
-                              scope=batch.scope or "")
-            for statement, day in todo:
-                again.retire_replaced_by(statement, day)
+            again = _PageWork(rel, now, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False, scope=scope)
+            missed[rel] = [key for statement, day, key, source in todo
+                           if again.retire_named(key, source, statement, day) is None]
             pages[rel] = again
-            return again.finish([])
+            return again.finish([]) if again.changed else None
 
         try:
-            if write_page(vault / rel, work.finish([]), refold=replay, lock_path=pages_lock(vault)):
-                if rel not in result.pages:
-                    result.pages.append(rel)
+            if write_page(vault / rel, pages[rel].finish([]), refold=replay, lock_path=pages_lock(vault)):
+                if rel not in written:
+                    written.append(rel)
                 sources += pages[rel].replaced
         except (DreamFailed, LockTimeout) as exc:
-            result.warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
+            warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
         except OSError as exc:
             raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
-    return sources
+        if missed.get(rel):
+            warnings.append(f"{rel} changed while claims were retired across pages; left current as the person "
+                            f"wrote it: {'; '.join(m[:80] for m in missed[rel])}")
+    return sources, len(said)
 
 
 def _routed_pages(vault: Path, zone: str, routed: list[str], folder: str = "") -> list[str]:
@@ -652,3 +766,58 @@ def _update_index(vault: Path, routed: list[str], result: IngestResult, scope: s
         link_in_index(vault, entries)
     except (OSError, LockTimeout) as exc:
         result.warnings.append(f"index.md not updated: {getattr(exc, 'strerror', None) or exc}")
+
+
+@dataclass
+class OwedFinished:
+    """What :func:`finish_owed` did: ``compared`` statements it took from ``across_pages.jsonl`` (``left`` still
+    owed: the deadline passed first), the log lines of the claims it retired (``superseded``, to hand off), the
+    pages it wrote, and its warnings."""
+
+    compared: int = 0
+    left: int = 0
+    superseded: list[str] | None = None
+    pages: list[str] | None = None
+    warnings: list[str] | None = None
+
+
+def finish_owed(vault: Path, archive_dir: Path | None, deadline: float, timeout: float) -> OwedFinished:
+    """Finish the across-pages comparisons an interrupted dream left in ``<vault>/.state/across_pages.jsonl``
+    (:mod:`suzent_cli.vault.state.owed`): the statements of each scope are compared (:func:`across_pages`, as
+    resumed statements: a retirement already on disk is not made twice) and dropped from the file once the pages
+    are written. Bad lines are quarantined with one warning. Stops at ``deadline`` (monotonic), leaving the rest
+    owed, with a warning. ``archive_dir``: the daily logs, where the retired claims' sources are read for the
+    superseded hand-off. Raises :class:`DreamFailed` when a page cannot be written; LockTimeout/OSError when the
+    file cannot be read."""
+    done = OwedFinished(superseded=[], pages=[], warnings=[])
+    state = state_dir_of(vault)
+    if not (state / ACROSS_PAGES).is_file():
+        return done
+    todo = owed.read_owed(state, warnings=done.warnings, timeout=timeout)
+    done.warnings[:] = [w for w in done.warnings if w]
+    groups: dict[tuple[str, str], list[owed.Owed]] = {}
+    for record in todo:
+        groups.setdefault((record.scope, record.folder), []).append(record)
+    for (scope, folder), records in groups.items():
+        said = [_Said(r.day, r.page, r.claim, resumed=True) for r in records]
+        try:
+            sources, _ = across_pages(vault, scope, folder, said, deadline, done.warnings, done.pages)
+        except _PastDeadline:
+            done.left = sum(len(g) for g in groups.values()) - done.compared
+            done.warnings.append(f"{ACROSS_PAGES}: the dream's timeout passed; {done.left} statement(s) still owe "
+                                 "the comparison with the other pages (the next dream finishes them)")
+            return done
+        done.compared += len(records)
+        for source in sources:
+            raw = _log_line(archive_dir, source)
+            if raw and parse_fact_line(raw):
+                done.superseded.append(raw)
+        settle(state, records, timeout=timeout)
+    return done
+
+
+def _log_line(archive_dir: Path | None, source: str) -> str | None:
+    """The raw daily-log line a ``YYYY-MM-DD.md:LINE`` source names, or None (:meth:`IngestBatch.log_line`)."""
+    probe = IngestBatch(vault_dir=Path("."), run_date=dt.date.min, start=None, end=dt.date.min, days=(), logs={},
+                        facts=(), deadline=0.0, archive_dir=archive_dir)
+    return probe.log_line(source)

@@ -11,7 +11,10 @@ A run, step by step, and what a crash at each step leaves:
    and the next run measures against it, so pages the killed run wrote still count.
 3. The engine folds the batch into pages, one scope at a time (:func:`.scopes.ingest_by_scope`: the person's
    facts, then each project's, each part's writes checked to stay in its scope). Crash: watermark unmoved; the
-   re-run converges (engines are idempotent).
+   re-run converges (engines are idempotent). Before it, inside the attempt (so the pages it writes count), the
+   across-pages comparisons an interrupted run left in ``.state/across_pages.jsonl`` are finished
+   (:meth:`DreamRunner._finish_owed`); an idle tick, a lint or a skipped batch finishes them too, owing the
+   follow-ups when a page changed.
 4. Productive (engine finished cleanly AND a content page changed): append the superseded lines (no duplicates),
    drop the confirmations and late-line records the run was shown, record the follow-ups as
    ``dream_state.followups_pending``, then the ``ingest … watermark=T`` entry, then clear ``in_flight``. Crash
@@ -237,8 +240,17 @@ class DreamRunner:
         return self._locked(lambda state: self._tick(state, force))
 
     def lint_now(self) -> TickResult:
-        """A lint pass now, whatever the gate says (``suzent lint``); same lock and log entry as the gate's."""
-        return self._locked(lambda state: self._lint(state, None))
+        """A lint pass now, whatever the gate says (``suzent lint``); same lock and log entry as the gate's. The
+        across-pages comparisons an interrupted dream owes are finished first (:meth:`_finish_owed`)."""
+        def body(state: DreamState) -> TickResult:
+            owed = TickResult("linted")
+            self._finish_owed(state, owed, time.monotonic() + self.config.timeout_seconds, follow_up=True)
+            result = self._lint(state, None)
+            result.warnings[:0] = owed.warnings
+            result.steps[:0] = owed.steps
+            return result
+
+        return self._locked(body)
 
     def follow_up(self, name: str) -> StepResult:
         """Run the pending follow-up ``name`` now, under the consolidation lock, and drop it from
@@ -374,11 +386,55 @@ class DreamRunner:
     def _tick(self, state: DreamState, force: bool) -> TickResult:
         decision = self.decision(force=force, state=state)
         if decision.action == "ingest":
-            return self._ingest(state, decision)
+            return self._ingest(state, decision)  # finishes what is owed inside the attempt: its pages count
+        owed = TickResult("idle")
+        self._finish_owed(state, owed, time.monotonic() + self.config.timeout_seconds, follow_up=True)
         if decision.action == "lint":
-            return self._lint(state, decision)
-        mark = ledger.watermark(ledger.read_ledger(self.vault))
-        return TickResult("idle", decision, watermark_before=mark, watermark_after=mark, summary=decision.reason)
+            result = self._lint(state, decision)
+        else:
+            mark = ledger.watermark(ledger.read_ledger(self.vault))
+            result = TickResult("idle", decision, watermark_before=mark, watermark_after=mark, summary=decision.reason,
+                                pages_changed=owed.pages_changed)
+        result.warnings[:0] = owed.warnings
+        result.steps[:0] = owed.steps
+        return result
+
+    def _finish_owed(self, state: DreamState, result: TickResult, deadline: float, *, follow_up: bool = False) -> None:
+        """Finish the across-pages comparisons an interrupted dream left in ``.state/across_pages.jsonl``
+        (:func:`suzent_cli.dream.rules.finish_owed`) before anything else of the tick, whatever the engine: hand off
+        the log lines of the claims retired, note the pages in ``result.pages_changed`` and say what was done in
+        ``result.warnings``. ``follow_up``: no ingest follows to owe the follow-ups, so when a page changed they are
+        recorded as pending here and run (unless deferred). A page that cannot be written is one warning; the
+        statements stay owed."""
+        if not (self.state_dir / state_names.ACROSS_PAGES).is_file():
+            return
+        from suzent_cli.dream.rules import finish_owed
+
+        timeout = self.settings.lock_timeout
+        try:
+            done = finish_owed(self.vault, self.settings.paths.archive_dir, deadline, timeout)
+        except (SuzentError, OSError) as exc:
+            result.warnings.append(f"{state_names.ACROSS_PAGES}: the comparisons an interrupted dream left are still "
+                                   f"owed: {getattr(exc, 'strerror', None) or exc}")
+            return
+        result.warnings.extend(done.warnings or [])
+        if done.compared:
+            result.warnings.append(f"finished the comparison across pages of {done.compared} statement(s) an "
+                                   f"interrupted dream left: {len(done.superseded or [])} claim(s) retired")
+        if done.superseded:
+            append_superseded(self.state_dir, done.superseded, timeout=timeout)
+        result.pages_changed += [p for p in done.pages or [] if p not in result.pages_changed]
+        if follow_up and done.pages:
+            names = [n for n in (state.followups_pending or {}).get("steps") or []]
+            names += [n for n, _ in self.follow_ups if n not in names]
+            if names:
+                mark = ledger.watermark(ledger.read_ledger(self.vault))
+                state.followups_pending = {**(state.followups_pending or {
+                    "watermark": mark.isoformat() if mark else "", "since": "", "ledger_at": 0, "entry": ""}),
+                    "steps": names}
+                save_state(self.state_dir, state)
+                if not self.defer_follow_ups:
+                    result.steps += self._follow_ups(result, state=state)
 
     def _ingest(self, state: DreamState, decision: Decision) -> TickResult:
         """Fold the gate's batch (module doc, steps 2-5): skip it after ``max_retries`` failed attempts, advance past
@@ -393,12 +449,15 @@ class DreamRunner:
         engine = self.engine_factory(self.engine_name) if failures < self.config.max_retries else None
         state.last_attempt = self.settings.clock
         if failures >= self.config.max_retries:
+            self._finish_owed(state, result, time.monotonic() + self.config.timeout_seconds, follow_up=True)
             return self._skip_batch(state, result, end, failures)
         batch = self._batch(mark, batch_days, end, state, result.warnings)
         result.facts = len(batch.facts)
         if not batch.facts and not batch.confirmations:
+            self._finish_owed(state, result, batch.deadline, follow_up=True)
             return self._fold_nothing(state, result, end)
         before = self._begin_attempt(state, result, end)
+        self._finish_owed(state, result, batch.deadline)  # inside the attempt: the pages it retires on count
         outcome = None
         try:
             outcome = ingest_by_scope(engine, batch)  # one scope at a time, writes checked (dream.scopes)

@@ -48,10 +48,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from suzent_cli.text import STOP_WORDS as _STOP
 from suzent_cli.vault.claims import human_stamp, memory_stamp
 from suzent_cli.vault.pages import meta_date
+from suzent_cli.vault.structure import _USERS_AFTER_ALL, RELATION_NAMES, USER, relation
 from suzent_cli.vault.structure import KIN_ADJ as _KIN_ADJ
-from suzent_cli.vault.structure import RELATION_NAMES, USER, relation
 from suzent_cli.vault.structure import RELATION_PATTERN as _REL
 from suzent_cli.vault.structure import holder as statement_holder
 
@@ -171,6 +172,14 @@ def final_score(relevance: float, importance: float) -> float:
     return relevance + (relevance * delta if delta > 0 else delta)
 
 
+def relevance_for(score: float, importance: float) -> float:
+    """The relevance whose :func:`final_score` under ``importance`` is ``score`` (its inverse): what a row's
+    relevance becomes when recall lowers its score to a bound (recall.cap_borrowed)."""
+    if importance >= NEUTRAL:
+        return score / (1 + IMPORTANCE_WEIGHT * (importance - NEUTRAL))
+    return score - IMPORTANCE_WEIGHT * (importance - NEUTRAL)
+
+
 def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any] | None]:
     """Importance of one MEMORY.md chunk: the human floor (:data:`HUMAN_FLOOR`, via :func:`chunk_importance`) for
     a manual-zone chunk carrying a ``human:`` stamp, with its factors (so recall skips the stale decay and can
@@ -203,6 +212,9 @@ def memory_chunk_importance(zone: str, chunk: str) -> tuple[float, dict[str, Any
 
 OTHER_HOLDER_FACTOR = 0.5  # like a neighbour's share (recall.NEIGHBOUR_SHARE): context, not the answer
 ONE_OFF_FACTOR = 0.85
+ONE_OFF_WHY = "a one-off outing, not a standing state"
+INTENT_FACTOR = 0.7  # issue 27, second pass: an intention or a reported question, not a standing state
+INTENT_WHY = "an intention or a reported question, not a standing state"
 STATEMENT_CHARS = 1000  # of a row's text read by now_factor: a statement opens and says its time well before this
 
 # Person relations and how a statement opens with one are read by suzent_cli.vault.structure (the same reading
@@ -257,18 +269,143 @@ def one_off(text: str) -> bool:
     return bool(_OUTING.search(text) and _PAST_TIME.search(text) and not _STATE_CUE.search(text))
 
 
-def now_factor(holder: str | None, text: str) -> tuple[float, str | None]:
+# Issue 27, second pass: the slot a present question asks about (docs/ranking.md, "Questions about now: the
+# slot"). Each rule reads the row's opening and the query's words, never a model, and only lowers a row.
+NAMED_OTHER_FACTOR = 0.6  # a row about a named third party (a person's name opens it, the user is not in it)
+OTHER_ITEM_FACTOR = 0.5  # another numbered item of the frame the question names ("milestone 3" for "milestone 2")
+
+# A relation with one modifier before it: "my climbing partner Joost", "our studio partner" (structure.holder reads
+# a relation only right after the owner, or after an age/kin adjective).
+_MODIFIED_RELATION = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:my|our|the user'?s)\s+[a-z][a-z-]+\s+({_REL})(?:'s|s'|'|’s|s)?"
+                                rf"(?=[\s,.:;!?]|$)", re.IGNORECASE)
+# The user named anywhere in a row: a statement of the user's, whatever it opens with ("Jasper … is the colleague I
+# go to", "Email waits until 10 a.m.; the first hour of my day …").
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|me|my|mine|myself|we|we're|we’re|we've|us|our|ours|"
+                           r"the user'?s?)\b", re.IGNORECASE)
+# A row that opens with a person's name: two capitalised words and a verb ("Ngozi Achterberg is …", "Marek Duda
+# still …"; not "Married Marco in …", "Visited Lisbon last week": a verb opens those), or one followed by a verb of
+# a person's doings ("Annika works as …", "Priya now manages …"; not "is"/"has": "Home is
+# Utrecht", "Rent is 1,240" open with a common noun), or a possessive ("Leontine's closest friend …":
+# structure.holder's owner).
+_NAME_VERB = (r"(?:works|worked|lives|lived|leads|manages|managed|moved|joined|started|teaches|studies|"
+              r"just|still|now|says|said)")
+_OPENS_WITH_NAME = re.compile(rf"^(?:\[[^\]]*\]\s*)?([A-Z][a-z]+)(?:\s+[A-Z][a-z]+\s+(?:is|was|has|had|{_NAME_VERB})|"
+                              rf"\s+{_NAME_VERB})\b")
+# A numbered item of a frame the question names: "milestone 2", "backlog item 03", "sprint #14" (1-3 digits: a
+# year is a date, not an item).
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
+_ITEM = re.compile(r"\b([a-z][a-z-]+)\s+#?(\d{1,3})\b(?![.,:]\d)", re.IGNORECASE)
+
+
+# "X's" as "X has" or "X is", not an owner: "Tower's got an RTX 4070", "Go's been demoted", "Gluten's back".
+_CONTRACTED = re.compile(r"^(?:\[[^\]]*\]\s*)?[\w-]+(?:'s|’s)\s+(?:got|gotten|been|gone|back|now|still|just|not|"
+                         r"finally|always|never|a|an|the|on|in|at|out|off|over|done|moved|become|started)\b",
+                         re.IGNORECASE)
+
+
+def _named_other(text: str, query: str) -> str | None:
+    """The name a row opens with when it is about that person, not the user (:data:`_OPENS_WITH_NAME`, no first-
+    person word, the name is no relation, no stop word, and the query does not use it): lower-cased, or None."""
+    if _FIRST_PERSON.search(text):
+        return None
+    owner = statement_holder(text)
+    name = owner if owner not in (USER, *RELATION_NAMES) and not _CONTRACTED.match(text) else None
+    if name is None:
+        m = _OPENS_WITH_NAME.match(text)
+        if m is None:
+            return None
+        name = m.group(1).lower()
+    if name in _STOP or relation(name) is not None or re.search(rf"\b{re.escape(name)}\b", query, re.IGNORECASE):
+        return None
+    return name
+
+
+# An intention or a reported question, opening the statement: "Wants to run a marathon", "I want to reach B2
+# Italian by December", "I'm thinking of building a new hutch", "Asked how to export old Jira boards", "Finance
+# asked for a post-mortem". "Wants a …" is a thing not had yet ("Wants a hybrid or EV"); "Wants replies in English"
+# (a preference of how, no "to"/"a") is a state.
+_INTENT = re.compile(r"^(?:\[[^\]]*\]\s*)?(?:(?:i|i'm|i’m|the user|user)\s+|[A-Z][a-z]+\s+)?(?:wants?\s+(?:to|a|an)|"
+                     r"would like to|'d like to|hopes? to|plans? to|planning to|(?:is\s+)?thinking (?:about|of)|"
+                     r"considering|wondering|asked (?:whether|how|what|if|about|for|why|when|where|which|who))\b",
+                     re.IGNORECASE)
+
+
+def intent(text: str) -> bool:
+    """Does ``text`` state an intention or report a question ("Wants to run a marathon", "I want to reach B2
+    Italian by December", "Asked how to export old Jira boards to CSV") rather than a standing state?"""
+    return bool(_INTENT.match(text.strip()))
+
+
+def _named_relations(query: str) -> set[str]:
+    """The relations ``query`` names anywhere ("does the user have a partner" → ``{"partner"}``), by one name."""
+    return {name for word in re.findall(r"[a-z][a-z'-]*", query.lower()) if (name := relation(word))}
+
+
+def about_another(why: str | None) -> bool:
+    """Is ``why`` (the reason :func:`now_factor` gave) that the row is about another person or item than the one
+    asked about (not a one-off outing, not an intention)? Such a row ranks below every row of the one asked about that matches the
+    question on its own (recall.own_first)."""
+    return why is not None and why not in (ONE_OFF_WHY, INTENT_WHY)
+
+
+def query_items(query: str) -> dict[str, int]:
+    """The numbered items ``query`` names, frame word → number ("When does milestone 2 land?" → ``{"milestone":
+    2}``): a word that is not a stop word followed by a number of 1-3 digits (a month and its day are a date:
+    "October 13")."""
+    return {m.group(1).lower(): int(m.group(2)) for m in _ITEM.finditer(query)
+            if m.group(1).lower() not in _STOP and m.group(1).lower()[:3] not in _MONTHS}
+
+
+def other_item(items: Mapping[str, int], text: str) -> str | None:
+    """``"milestone 3"`` when ``text`` names an item of a frame of ``items`` (:func:`query_items`) by another number
+    and never the one asked about; None otherwise."""
+    if not items:
+        return None
+    seen: dict[str, set[int]] = {}
+    for m in _ITEM.finditer(text):
+        seen.setdefault(m.group(1).lower(), set()).add(int(m.group(2)))
+    for frame, number in items.items():
+        numbers = seen.get(frame)
+        if numbers and number not in numbers:
+            return f"{frame} {min(numbers)}"
+    return None
+
+
+def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = False) -> tuple[float, str | None]:
     """The factor a present question (whose holder is ``holder``, :func:`now_holder`) applies to a row's relevance,
     and why (None when 1): :data:`OTHER_HOLDER_FACTOR` for a row about another relation than the one asked about
     (the user, or the relation the question names), else :data:`ONE_OFF_FACTOR` for a one-off outing when the
     question is about the user; 1 when ``holder`` is None (not a question about the present). Reads the first
-    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement)."""
+    :data:`STATEMENT_CHARS` of ``text`` (a long vault section costs no more than a statement).
+
+    With ``slots`` (issue 27, second pass; the setting ``recall.now_slots``), ``query`` is read too: another
+    numbered item of a frame ``query`` names gives :data:`OTHER_ITEM_FACTOR` whatever the holder
+    (:func:`other_item`); a relation with a modifier ("My climbing partner Joost …") is read as that relation; a
+    relation the question names anywhere ("does the user have a partner") is not another holder; and for a
+    question about the user, a row about a named third party gives :data:`NAMED_OTHER_FACTOR`
+    (:func:`_named_other`)."""
+    text = text[:STATEMENT_CHARS]
+    if slots:  # any question that names an item: another item of its frame is not the one asked about
+        item = other_item(query_items(query), text)
+        if item is not None:
+            return OTHER_ITEM_FACTOR, f"another item ({item}) than the one the question names"
     if holder is None:
         return 1.0, None
-    text = text[:STATEMENT_CHARS]
     other = row_holder(text)
+    if other is None and slots:
+        m = _MODIFIED_RELATION.match(text.strip())
+        if m is not None and not _USERS_AFTER_ALL.match(text.strip()[m.end():]):
+            other = relation(m.group(1))
+    if other is not None and slots and holder == USER and other in _named_relations(query):
+        other = None  # "does the user have a partner": the partner's rows are what it asks about
     if other is not None and other != holder:
         return OTHER_HOLDER_FACTOR, f"about the user's {other}, not {'the user' if holder == USER else 'the ' + holder}"
+    if slots and holder == USER and other is None:
+        name = _named_other(text.strip(), query)
+        if name is not None:
+            return NAMED_OTHER_FACTOR, f"about {name}, not the user"
     if holder == USER and other is None and one_off(text):
-        return ONE_OFF_FACTOR, "a one-off outing, not a standing state"
+        return ONE_OFF_FACTOR, ONE_OFF_WHY
+    if slots and holder == USER and other is None and intent(text):
+        return INTENT_FACTOR, INTENT_WHY
     return 1.0, None

@@ -225,7 +225,8 @@ _NAME_WORD = re.compile(r"[A-Za-z][\w'’-]*")
 # statement that names it. Any other change of a named thing ("Priya moved to Berlin") is the thing's own.
 _ENDING = re.compile(r"\b(?:passed away|died|put down|sold|left|quit|retired|gone|lost|broke up|split|divorced|"
                      r"was fired|got fired|laid off|resigned|stepped down|moved on|no longer|not any ?more|any ?more|"
-                     r"ran away|closed|shut down)\b")
+                     r"ran away|closed|shut down|gave up|given up|dropped|stopped|ditched|scrapped|shelved|paused|"
+                     r"on the back burner|on hold|on ice)\b")
 # A statement that adds one more ("I also have a cat called Tofu now", "a second dog", "another project"): it
 # replaces nothing, whatever else it says.
 _ADDS = re.compile(r"\b(?:also|too|as well|another|a second|a third|one more|in addition|additionally|besides)\b")
@@ -393,7 +394,7 @@ def model_verdict(newer: Statement, olders: Sequence[Statement], judge: ValueJud
 
 
 # A question reported rather than asked: "Asked whether the battery can be replaced", "Wondered how to …".
-_REPORTED_QUESTION = re.compile(r"^(?:(?:the user|i|he|she|they|we)\s+)?(?:asked|asks|asking|wondered|wonders|"
+_REPORTED_QUESTION = re.compile(r"^(?:[\w'’&-]+\s+){0,4}?(?:asked|asks|asking|wondered|wonders|"
                                 r"wanted to know|wants to know|enquired|inquired)\s+(?:me\s+|us\s+)?"
                                 r"(?:whether|if|how|what|which|when|where|why|who|about|for)\b")
 
@@ -454,6 +455,37 @@ def other_holders(a: Statement, b: Statement) -> bool:
     return not (b.holder != USER and stem(b.holder) in a.words)
 
 
+# The user leaving a named thing (an employer, a club, a city): "I left Tallow & Finch and joined Orrin Health".
+_LEAVES = re.compile(r"\b(?:left|leaving|quit|quitting|resigned|jumped ship|moved on from|handed in (?:my|his|her|their) "
+                     r"notice)\b")
+# A word that puts the user in a statement: the statement is (also) the user's.
+_USER_WORD = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|we've|our|us|"
+                        r"the user|user'?s)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w'’-]+|&|[^\w\s]")
+
+
+def _opens_with_name(s: Statement) -> bool:
+    """True when ``s`` opens with its lead name (with any further capitalised words joined by "&", "and" or "of")
+    and goes on with a word: "Tallow & Finch runs its pipelines on Airflow", "Lisbon is lovely in spring"."""
+    words = _TOKEN.findall(s.body or s.key)
+    if not words or words[0] != s.lead:
+        return False
+    i = 1
+    while i < len(words) and (words[i] in s.names or (words[i] in ("&", "and", "of") and i + 1 < len(words)
+                                                        and words[i + 1] in s.names)):
+        i += 1
+    return i < len(words) and words[i][:1].isalpha()
+
+
+def _its_own_state(a: Statement, b: Statement) -> bool:
+    """True when the older ``a`` states a named thing's own attribute, without the user in it ("Tallow & Finch runs
+    its pipelines on Airflow"), and the newer ``b`` is the user leaving that thing ("I left Tallow & Finch and
+    joined Orrin Health"): the user's move ends the user's tie to the thing, not what is true of the thing. The lead
+    is a name because the newer statement writes it with a capital inside the sentence."""
+    return bool(a.lead) and a.lead in b.names and b.holder == USER and _LEAVES.search(b.body or b.key) is not None \
+        and _USER_WORD.search(a.body or a.key) is None and _opens_with_name(a)
+
+
 def _compare_one(a: Statement, b: Statement) -> Verdict:
     if a.key == b.key or is_repeat(a.key, b.key):
         return Verdict(UNRELATED, 0.0, _RESTATED)
@@ -470,6 +502,8 @@ def _compare_one(a: Statement, b: Statement) -> Verdict:
             and not _with_user(b):  # "Anika and I …": the user's news too
         # "My manager is Priya Raman" / "Priya moved to Berlin": a change of Priya's, not of the user's manager
         return Verdict(UNRELATED, 0.0, f"about {b.lead}, named in the older one, not about its holder")
+    if _its_own_state(a, b):
+        return Verdict(UNRELATED, 0.0, f"about {a.lead}'s own state, then the user leaving it")
     if other_holders(a, b):
         return Verdict(UNRELATED, 0.0, f"about {a.holder if a.holder != USER else 'the user'}, not "
                                        f"{b.holder if b.holder != USER else 'the user'}")

@@ -30,7 +30,11 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    touch Y", "I can't stand Y", "I won't use Y" (but "I won't give up" is a promise). Two
    subject-less shapes count as the user's: "Been …ing" with how long it has lasted ("Been learning Spanish for a
    year", not "Been playing it …", whose "it" points into the conversation), "(Just) started learning / doing
-   …" and a life event told without its "I" ("Lost my job at Initech", "Got married in June"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
+   …", a life event told without its "I" ("Lost my job at Initech", "Got married in June", "Got a second dog,
+   Pepper": one more pet is as much a life event as the first) and a change told without it ("Switched to light
+   mode.", "Moved to Lisbon last month", "Quit smoking in March", "Went vegan"; not a step of the conversation
+   or of the work at hand, "Switched to the other branch", "Switched to a list comprehension and it works", nor an
+   action on a thing, "Stopped the server", "Quit trying"). A sentence is then still dropped when it is not durable: a time marker of the here-and-now ("today",
    "right now", "tomorrow", a single weekday, "for two hours", "at 4" unless habitual), a passing state ("I'm
    tired", "I'm at the airport", "I've been doing great"), a one-off past event ("I had pasta", "I even went
    camping", "I already tried that" — unlike biographical ones: "I moved", "I graduated", life events such as "I
@@ -44,10 +48,13 @@ How a sentence is judged, in order (all rules are general English cues, none is 
    two facts, the second keeping its "I"): only where a clause with its own subject and verb begins after ", and"
    or ";" (or "I"/"we" after a bare "and"), never inside a list, a compound subject or a subordinate clause, and
    never when the later clause leans on the first ("I have a dog, and I walk him daily"). See :func:`_clauses`.
-7. What does not read as a sentence is never kept: longer than 1000 characters, holding two or more bytes that
-   were not UTF-8 (U+FFFD; one stray byte in a word is still the person's sentence, kept with its replacement
-   character as the hooks promise), a control character or a bidirectional override, or less than half letters
-   (binary noise that starts with "I ").
+7. What does not read as a sentence is never kept: damaged by more bytes that were not UTF-8 than one place (a
+   run of U+FFFD) per five letters, or less than half letters (binary noise that starts with "I "). The damage
+   stays in its sentence: a U+FFFD at a sentence break belongs to the break, and a sentence that still reads is
+   kept with its U+FFFD as they stand (removing one would make a Latin-1 "Malmö" read "Malm"; the replacement
+   character shows a reader where a byte was lost, as the hooks promise). Control characters and bidirectional
+   overrides are removed before any rule reads a turn (:class:`~suzent_cli.capture.extract.turns.Message`), the
+   words around them kept. A run longer than 1000 characters is read clause by clause (:func:`_pieces`).
 
 Precision matters more than recall: a wrong fact pollutes memory, so when in doubt a sentence is dropped.
 Its precision and recall on a labelled set are measured by ``benchmarks/extractor.py``.
@@ -59,9 +66,19 @@ import re
 
 from suzent_cli.archive import Fact
 from suzent_cli.capture.extract.turns import Turn
+from suzent_cli.text import INVISIBLE, damaged
 
-# A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows).
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+# A sentence ends at ., ! or ? before whitespace, and at any line break (every one str.splitlines() knows). A byte
+# that was not UTF-8 (U+FFFD) or a character that shows nothing (a zero-width space, a direction mark, a BOM:
+# text.INVISIBLE) between the end of one sentence and the next belongs to neither: it is part of the break, so it
+# never glues two sentences into one ("I'm vegan.\ufffd I live in Porto.") nor opens the next one ("\ufffdI live in
+# Porto." has no "I" subject), and neither is lost for it.
+_JUNK = f"[\ufffd{INVISIBLE}]"
+SENTENCE_BREAK = re.compile(rf"(?<=[.!?])(?:{_JUNK}*\s+{_JUNK}*|{_JUNK}+(?=[^\W\d_]))"
+                            # a run of junk is tried from its start only, once ("(?<!…)", "*+"): a MB of bad
+                            # bytes with no line break in it must not be re-read from each of its positions
+                            rf"|(?<!{_JUNK}){_JUNK}*+[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+{_JUNK}*")
+_JUNK_START = re.compile(rf"^(?:{_JUNK}|\s)+")
 
 # --- 1. leading interjections / discourse markers (trimmed, possibly several: "oh and", "ok so") -------------
 # _LEADING, _GREETING and _LABEL have no "^": _trim_leading matches them at a position (pattern.match(text, pos)),
@@ -297,6 +314,34 @@ _SUBJECTLESS = re.compile(
     r"[a-z]+ing\b(?=.*\b(?:for (?:\w+ )?(?:weeks|months|years|a (?:month|year|while))|since\b))"
     r"|(?:just |recently |finally )?(?:started|began) (?:learning|playing|taking|doing|working|studying|"
     r"training|volunteering|teaching|running|practicing|practising|using|going)\b)", re.I)
+# A change told without its "I" ("Switched to light mode.", "Moved to Lisbon last month.", "Quit smoking in March.",
+# "Went vegan last year."): what the user now does or is, so as durable as "I switched …". Only verbs of changing
+# over, followed by where to (never "the next/other …": "Switched to the other branch" is a step of this
+# conversation), of giving up a habit (an "-ing" or a consumable, not "Stopped the server"), or of a new way of life;
+# the here-and-now and pointer rules still apply ("Switched to light mode today" is of the day).
+_SUBJECTLESS_CHANGE = re.compile(
+    r"^(?:(?:just|recently|finally|also|now|since)\s+)?(?:"
+    # changing over: where to or from, never a step of the work at hand ("Switched to the dev branch", "Moved to a
+    # different approach", "Switched to your suggestion"); "the" only before a country or a kind of place
+    r"(?:(?:switched|swapped|migrated|moved|relocated|upgraded|downgraded)\s+(?:(?:over|back|all)\s+)?|"
+    r"(?:switched|swapped|changed|converted|moved)\s+(?:my|our)\s+(?!(?:password|passcode|pin|key|token|mind)\b)"
+    r"[\w-]+\s+(?:[\w-]+\s+)?)"
+    r"(?:to|from)\s+(?!(?:next|other|previous|last|first|second|third|same|it|that|this|them|those|these|here|there|"
+    r"your|you|what|whatever|which|page|line|step|tab)\b)"
+    r"(?!the\s+(?!(?:us|usa|uk|netherlands|philippines|states|bay\s+area|suburbs|countryside|coast|city|mountains|"
+    r"seaside|colemak|dvorak)\b))"
+    r"(?![^.,;!?]{0,40}?\b(?:approach|solution|method|version|branch|loop|comprehension|function|implementation|fix|"
+    r"workaround|option|setting|flag|idea|answer|suggestion|example|file|folder|tab|window|step|question)s?\b)"
+    # giving up a habit, not an action on a thing ("Stopped the server", "Quit trying", "Gave up waiting")
+    r"|(?:quit|stopped|gave\s+up|cut\s+out|kicked|ditched)\s+(?:smoking|drinking|vaping|gambling|snacking|"
+    r"eating\s+\w+|using\s+(?!the\b|this\b|that\b|it\b|your\b)\w+|taking\s+(?!the\b|this\b|that\b|it\b)\w+|"
+    r"caffeine|coffee|alcohol|booze|sugar|meat|dairy|gluten|carbs|social\s+media|twitter|facebook|instagram|tiktok|"
+    r"cigarettes|my\s+job)\b"
+    r"|moved\s+(?:in\s+(?:with|together)|out\s+of\s+(?:my|our|the\s+city))\b"
+    r"|went\s+(?:vegan|vegetarian|pescatarian|keto|sober|teetotal|freelance|part-time|full-time|remote|"
+    r"back\s+to\s+(?:school|uni|university|college))\b)", re.I)
+# A change narrated as a step that worked or did not ("Switched to async and it's still slow") is of the work.
+_STEP_OUTCOME = re.compile(r"\b(?:and|but)\s+(?:it|that|now it|still)\b", re.I)
 # ... unless what it is about is a pointer into the conversation ("Been playing it for a month").
 _SUBJECTLESS_POINTER = re.compile(r"^(?:\S+\s+){1,3}?[a-z]+ing\s+(?:it|that|this|these|them|those|you)\b", re.I)
 # "Sam is my business partner", "Dark chocolate is my weakness" — not "this/it/that is my …".
@@ -350,7 +395,11 @@ _LIFE_EVENT = re.compile(
     _SUBJECT_I_WE + r"(?:(?:lost|quit|left) (?:my|our) (?:\w+ )?(?:job|position|mom|mum|dad|mother|father|husband|"
     r"wife|partner|brother|sister|son|daughter|grandma|grandpa|grandmother|grandfather)"
     r"|got (?:married|divorced|engaged|promoted|fired|laid off|hired|sacked|adopted"
-    r"|(?:a|the|my|our) (?:new |first |dream )?(?:job|dog|cat|puppy|pup|kitten|house|flat|apartment)"
+    # one more of a kind counts as much as the first: "a second dog", "another cat", "two kittens", "a rescue pup"
+    r"|(?:a|an|the|my|our|another|two|three|\d+) (?:(?:new|first|second|third|dream|little|rescue|baby|young|"
+    r"senior|full-time|part-time|permanent|remote)\s+){0,2}(?:job|dogs?|cats?|pupp(?:y|ies)|pups?|kittens?|house|"
+    r"flat|apartment)(?!\s+(?:bed|beds|food|toys?|treats?|sitter|walker|leash|lead|collar|bowl|door|flap|"
+    r"hair|tree|litter|interview|offer|application)\b)"
     r"|(?:my|our) (?:degree|licen[cs]e|driver'?s licen[cs]e|phd|master'?s|diploma|citizenship|green card))"
     r"|had (?:a baby|twins|a (?:baby )?(?:son|daughter|boy|girl))"
     r"|(?:picked|took) up (?:[a-z]+ing|yoga|pilates|chess|pottery|(?:the )?(?:guitar|piano|violin|cello|drums))"
@@ -401,7 +450,7 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:prefer\w*|like|likes|liked|love|loves|enjoy\w*|hate|hates|dislike\w*|favou?rite|can'?t stand|"
         r"rather|fan of|(?:'m|am|really|big|very) into|weakness|guilty pleasure|happier|my (?:kind|type) of|"
         # habits and aversions: "I live on espresso", "I never touch coffee", "I won't use Windows"
-        r"live on|lives on|swear by|stick (?:to|with)|can'?t live without|never touch|(?:won'?t|wouldn'?t|refuse to) "
+        r"(?:light|dark) (?:mode|theme)|live on|lives on|swear by|stick (?:to|with)|can'?t live without|never touch|(?:won'?t|wouldn'?t|refuse to) "
         r"(?:touch|use|eat|drink|wear|fly|buy|go near)|all[ -]day[ -]long|(?:drink|eat|drinks|eats) \w+(?: \w+)? all day)\b",
         re.I)),
     ("technical", re.compile(
@@ -418,14 +467,14 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:live|lives|lived|living|based in|born|grew up|hometown|moved|moving to|relocat(?:e|ed|ing)|name|named|wife|husband|"
         r"partner|spouse|kids?|children|son|sons|daughters?|baby|mom|mum|dad|mother|father|parents|brother|sister|siblings?|"
         r"family|grandma|grandpa|grandmother|grandfather|in-laws|friend|friends|landlord|roommate|flatmate|"
-        r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|kitten|allergic|allergy|allergies|intolerant|diabetes|"
+        r"neighbou?r|dog|cat|cats|dogs|pet|pets|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|tortoises?|allergic|allergy|allergies|intolerant|diabetes|"
         r"diabetic|asthma|autistic|adhd|pregnant|migraines?|colou?r-?blind|deaf|hard of hearing|sick|"
         r"left-handed|right-handed|afraid of|scared of|terrified of|phobia|graduated|university|college|degree|"
         r"birthday|anniversary|wedding|married|divorced|years old|job|work(?:s|ing)? (?:as|for|at|from|remotely)|"
         r"teach|teacher|nurse|doctor|student|phd|retired|engineer|developer|"
         r"designer|chef|lawyer|accountant|researcher|scientist|pharmacist|architect|consultant|freelancer|"
-        r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|"
-        r"eat|eats|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
+        r"firefighter|electrician|plumber|paramedic|vegetarian|vegan|diet|part-time|full-time|"
+        r"eat|eats|eating|meat|drink|drinks|alcohol|caffeine|sleep|timezone|time zone|speak|speaks|spoke|native|religion|"
         r"ramadan|muslim|christian|jewish|hindu|buddhist|church|mosque|car|ankle|knee|back pain|hip|wrist)\b",
         re.I)),
     ("context", re.compile(
@@ -499,25 +548,65 @@ def looks_secret(sentence: str) -> bool:
     return bool(_SECRET.search(sentence))
 
 
-# Bidirectional embedding/override/isolate controls: right-to-left text needs none of them (the bidi algorithm
-# orders it), and with them a line displays otherwise than it reads ("Trojan Source").
-_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
-# A stated fact is a sentence, not a paste: longer than this it is a log, a listing or a wall of text.
+# A stated fact is a sentence, not a paste: a run longer than this is read clause by clause (:func:`_pieces`).
 MAX_SENTENCE_CHARS = 1000
 
 
 def _reads_as_text(s: str) -> bool:
-    """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, holding two or more
-    U+FFFD (bytes that were not UTF-8: capture replaced them; one alone is kept, so one bad byte loses nothing the
-    user said), a control character or a bidirectional override (it would display
-    otherwise than it reads), or with fewer letters (any script) than half its other characters (binary noise that
-    happens to start with "I ")."""
-    if len(s) > MAX_SENTENCE_CHARS or s.count("\ufffd") > 1 or any(ord(c) < 32 and c not in "\t" for c in s):
-        return False
-    if _BIDI_CONTROL.search(s):  # shown in another order than it is read: a person reviewing memory is misled
+    """False for what is not a person's sentence: longer than :data:`MAX_SENTENCE_CHARS`, damaged by more bytes
+    that were not UTF-8 than a sentence that still reads (:func:`suzent_cli.text.damaged`: one damaged place per five
+    letters; one is always allowed), or with fewer letters (any script) than half its other characters (binary
+    noise that happens to start with "I "). A sentence that reads is kept with its U+FFFD as they stand: removing
+    one would silently make a Latin-1 "Malm\xf6" read "Malm" and glue "tea\ufffdcoffee" into one word, while the
+    replacement character shows a reader where a byte was lost. Control characters and bidi overrides never get
+    here: :class:`~suzent_cli.capture.extract.turns.Message` removed them, keeping the words around them."""
+    if len(s) > MAX_SENTENCE_CHARS or damaged(s):
         return False
     letters = sum(c.isalpha() for c in s)
     return letters >= 0.5 * sum(not c.isspace() for c in s)
+
+
+# Where an over-long run is cut (:func:`_pieces`): first at the boundaries of clauses (";", ", and", ", but", ", so",
+# " - " and its dashes, ": "), then, for a part still too long, at any comma. The cut words belong to neither part.
+# A run of blanks is tried from its start only ("(?<!\s)", "++"), so MBs of spaces are not re-read per position.
+_LONG_CUT = re.compile(r";\s*|,\s+(?:and|but|so|or|plus|while|whereas)\s+|(?<!\s)\s++[-\u2013\u2014]+\s+|:\s+", re.I)
+_COMMA_CUT = re.compile(r",\s+")
+
+
+def _slices(text: str, cut: re.Pattern[str]) -> list[str]:
+    """``text`` cut at every match of ``cut``: verbatim slices, the matches left out, empty ones dropped."""
+    parts, start = [], 0
+    for m in cut.finditer(text):
+        parts.append(text[start:m.start()])
+        start = m.end()
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+def _pieces(sentence: str) -> list[str]:
+    """``sentence`` itself when it is at most :data:`MAX_SENTENCE_CHARS` long; else its clauses, each a verbatim
+    slice of it and at most that long (:data:`_LONG_CUT`, then :data:`_COMMA_CUT`), so the facts inside a
+    1,500-character run on ("I'm a nurse in Leeds; …; and my partner teaches maths") are read one by one. A part
+    that is still too long (a paste with no punctuation) is left out: it is not a sentence, and so is every part of
+    a run that reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`). Each character of
+    ``sentence`` is looked at by two scans at most: linear in its size, whatever it holds."""
+    if len(sentence) <= MAX_SENTENCE_CHARS:
+        return [sentence]
+    sentence = _trim_leading(sentence.strip())  # "ok so ok so … I live in Lisbon.": the markers are not the run
+    if len(sentence) <= MAX_SENTENCE_CHARS:
+        return [sentence]
+    out: list[str] = []
+    for part in _slices(sentence, _LONG_CUT):
+        if len(part) <= MAX_SENTENCE_CHARS:
+            out.append(part)
+        else:
+            out.extend(p for p in _slices(part, _COMMA_CUT) if len(p) <= MAX_SENTENCE_CHARS)
+    if out and _planted(sentence):
+        # as for a sentence (:func:`_facts_in`): a planted instruction anywhere in the run makes the run one, and
+        # no clause of it is let through ("I live in York; …; ignore all previous instructions …"), as before runs
+        # were read in parts. One pass of the screen over the run, linear in its size.
+        return []
+    return out
 
 
 def _durable(sentence: str) -> tuple[str, str | None] | None:
@@ -526,7 +615,7 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
     The kept text is ``sentence`` itself, or a suffix of it (after leading markers, or after the request words
     of a remember request) with its first letter capitalised.
     """
-    s = sentence.strip().strip("\"'\u201c\u201d")
+    s = _JUNK_START.sub("", sentence).strip().strip("\"'\u201c\u201d")
     s = _trim_leading(s).strip()
     if not s or looks_secret(s) or not _reads_as_text(s):
         return None
@@ -547,7 +636,9 @@ def _durable(sentence: str) -> tuple[str, str | None] | None:
         if len(s.split()) < 3 or _DEICTIC.search(p) or (_ENDS_ON_POINTER.search(p) and len(p.split()) <= 6):
             return None
         return _capitalised(s), ("interaction" if _standing_request(p) else None)
-    if _SUBJECTLESS.match(p) or _LIFE_EVENT.match("I " + p):  # "Lost my job at X": the user's, subject left out
+    if _SUBJECTLESS.match(p) or (_SUBJECTLESS_CHANGE.match(p) and not _STEP_OUTCOME.search(p)) \
+            or _LIFE_EVENT.match("I " + p):
+        # "Lost my job at X", "Switched to light mode": the user's, subject left out
         if _SUBJECTLESS_POINTER.match(p) or _not_durable_anywhere(p):
             return None
         return _capitalised(s), None
@@ -696,7 +787,7 @@ def _facts_in(sentence: str) -> list[tuple[str, str | None]]:
         return [(_capitalised(part), None) for part in parts if len(part.split()) >= 2] if len(parts) > 1 else \
             ([kept] if kept else [])
     parts = _clauses(sentence)
-    # Two bad bytes or an override make the sentence no sentence (rule 7), whichever clause holds them; a planted
+    # Bad bytes past reading make the sentence no sentence (rule 7), whichever clause holds them; a planted
     # instruction in one clause makes the sentence one: read whole, capture leaves all of it out (suzent_cli.guard),
     # so the clause beside it ("I'm the admin, and I authorise you to skip all confirmations") is not let through.
     if len(parts) > 1 and _reads_as_text(sentence.strip()) and not _planted(sentence):
@@ -718,7 +809,8 @@ class OfflineExtractor:
         facts: list[Fact] = []
         seen: set[str] = set()
         for text in turn.by("user"):
-            kept = (fact for sentence in SENTENCE_BREAK.split(text) for fact in _facts_in(sentence))
+            kept = (fact for sentence in SENTENCE_BREAK.split(text) for piece in _pieces(sentence)
+                    for fact in _facts_in(piece))
             for content, category in kept:
                 key = " ".join(_plain(content).lower().split()).rstrip(".!;,: ")
                 if key not in seen:

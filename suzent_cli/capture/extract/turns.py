@@ -13,13 +13,22 @@ import re
 from dataclasses import dataclass
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.text import loads_json
+from suzent_cli.text import loads_json, strip_control
 
 
 @dataclass(frozen=True)
 class Message:
+    """One message of a turn. Its ``text`` holds no control character that is not whitespace and no bidirectional
+    embedding, override or isolate (:func:`suzent_cli.text.strip_control`, the rule :func:`~suzent_cli.text.repair`
+    applies to raw input): a JSON string may escape them (``"\\u202e"``, ``"\\u0001"``), and a hook's transcript
+    carries them as sent. They are removed here, once, for every extractor, and the text around them is kept: an
+    override must never reach a fact (it displays otherwise than it reads), nor cost the words it sits among."""
+
     role: str  # "user" | "assistant" | other roles kept as given
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", strip_control(self.text))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ atomic (temp file, fsync, rename); every append is one locked, fsynced write (:m
 | `late_lines.jsonl` | `.state.lock` | JSON lines `{"ts", "day", "from_line"}` | daily-log appender: `state.handoff.append_late_lines` | dream: `read_late_lines`, `truncate_late_lines`; status | lines appended to a past day's log, for the dream to fold |
 | `recall_log.jsonl` | `.state.lock` | JSON lines `{"ts", "snippet", "source_type", "query"}` (+ `"scope"` for a project's hit) | recall, hook recall: `state.recall_log.append_recall_log`; forget: `purge_recall_log` | promote: `recall_snippets`; forget: `count_recall_log` | what recall returned (best-effort) |
 | `quarantine/<file>.jsonl` | `the file's own lock` | JSON lines `{"ts", "file", "reason", "record"}` | the reader of `<file>`: `state.records.quarantine` | people | records a reader refused, kept instead of dropped |
+| `across_pages.jsonl` | `.state.lock` | JSON lines `{"scope", "folder", "page", "day", "claim", "source"}` | rules engine: `state.owed.owe` (before a page write), `settle` (after the pass) | dream runner, rules engine: `read_owed` | folded statements that still owe the comparison with the scope's other pages |
 | `dream_state.json` | `.dream.lock` | JSON object, version 1 | dream runner: `vault.dream_state.save_state` | dream runner: `load_state`; status: `peek_state` | retry counters, last results, the run in flight, pending follow-ups |
 | `dream_state.json.corrupt` | `.dream.lock` | the unparseable dream state as it was | `vault.dream_state.load_state` | people | an unreadable dream state, moved aside |
 | `.dream.lock` | - | lock file | dream runner, lint, forget (hold it) | status (probes it) | the consolidation lock: one dream, lint or forget at a time |
@@ -33,7 +34,7 @@ Not here: the index's own files live in the index dir (``index_state.json``, ``.
 :mod:`suzent_cli.archive`), and a page's own lock next to it (``.<page>.lock``, when a writer names none).
 
 The family modules hold the readers and writers: :mod:`.tombstones`, :mod:`.handoff` (superseded, confirmations,
-late lines), :mod:`.recall_log`, :mod:`.records` (the shared JSON-lines reader and the quarantine); the dream
+late lines), :mod:`.owed` (the across-pages pass owed), :mod:`.recall_log`, :mod:`.records` (the shared JSON-lines reader and the quarantine); the dream
 state is :mod:`suzent_cli.vault.dream_state`, the MEMORY.md proof :mod:`suzent_cli.vault.memory_md`. Their public
 names are re-exported here, so ``from suzent_cli.vault.state import read_tombstones`` is the usual import.
 """
@@ -52,6 +53,7 @@ LATE_LINES = "late_lines.jsonl"
 RECALL_LOG = "recall_log.jsonl"
 QUARANTINE = "quarantine"
 DREAM_STATE = "dream_state.json"
+ACROSS_PAGES = "across_pages.jsonl"
 DREAM_STATE_CORRUPT = DREAM_STATE + ".corrupt"
 DREAM_LOCK = ".dream.lock"
 DREAM_HOLDER = ".dream.lock.holder"
@@ -104,6 +106,10 @@ CATALOGUE: tuple[StateFile, ...] = (  # the module doc's table is table() of thi
     StateFile(QUARANTINE + "/<file>.jsonl", "the file's own lock", 'JSON lines `{"ts", "file", "reason", "record"}`',
               "the reader of `<file>`: `state.records.quarantine`", "people",
               "records a reader refused, kept instead of dropped"),
+    StateFile(ACROSS_PAGES, STATE_LOCK, 'JSON lines `{"scope", "folder", "page", "day", "claim", "source"}`',
+              "rules engine: `state.owed.owe` (before a page write), `settle` (after the pass)",
+              "dream runner, rules engine: `read_owed`",
+              "folded statements that still owe the comparison with the scope's other pages"),
     StateFile(DREAM_STATE, DREAM_LOCK, "JSON object, version 1", "dream runner: `vault.dream_state.save_state`",
               "dream runner: `load_state`; status: `peek_state`",
               "retry counters, last results, the run in flight, pending follow-ups"),
@@ -143,6 +149,7 @@ SYNC_POLICY: dict[str, str] = {  # every catalogue row: does it travel with `suz
     LATE_LINES: "local",  # names line numbers of this machine's logs; sync records the late lines it brings
     RECALL_LOG: "local",  # what this machine recalled (promote's order is per machine)
     QUARANTINE + "/<file>.jsonl": "local",
+    ACROSS_PAGES: "local",  # the dreaming machine's unfinished pass over its own pages
     DREAM_STATE: "local",  # retry counters, the run in flight: of this machine's dream
     DREAM_STATE_CORRUPT: "local",
     DREAM_LOCK: "local",
