@@ -5,6 +5,7 @@ Usage::
     python benchmarks/locomo.py ../shared/data/locomo/locomo-dev.json [--conversations N] [--modes hybrid,fts]
                                 [--skip N] [--context-window N] [--cache DIR] [--json OUT]
                                 [--capture fact,extractor] [--dream [after|both]] [--resident] [--subject-boost B]
+                                [--when-boost B]
 
 ``--skip 4`` starts after the first 4 conversations (with ``--conversations 4``: the split-half protocol's tuning
 half is ``--conversations 4``, its check half ``--skip 4``). ``--cache DIR`` keeps each conversation's home (its
@@ -364,13 +365,16 @@ def ranked_turns(hits, provenance: Provenance | None) -> list[str]:
 
 def evaluate(store: ReadStore, embedder, questions: list[Question], modes: list[str], scores: dict[str, ModeScores],
              search_fn=search, provenance: Provenance | None = None, rerank_top: int = 0,
-             subject_boost: float | None = None) -> None:
+             subject_boost: float | None = None, when_boost: float | None = None) -> None:
     """Recall every question in every mode and add its scores to ``scores[mode]`` (``rerank_top``: the setting
-    ``recall.rerank``; ``subject_boost``: the setting ``recall.subject_boost``, None for its default; both passed
+    ``recall.rerank``; ``subject_boost`` / ``when_boost``: the settings ``recall.subject_boost`` /
+    ``recall.when_boost``, None for their default; all passed
     to :func:`suzent_cli.recall.search`)."""
     extra = {"rerank_top": rerank_top} if rerank_top else {}
     if subject_boost is not None:
         extra["subject_boost"] = subject_boost
+    if when_boost is not None:
+        extra["when_boost"] = when_boost
     for mode in modes:
         acc = scores[mode]
         for q in questions:
@@ -470,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subject-boost", type=float, default=None, metavar="B",
                         help="relevance a row whose subject is a name the query uses gains (the setting "
                              "recall.subject_boost; default: its default; 0: off, the ranking before issue 27)")
+    parser.add_argument("--when-boost", type=float, default=None, metavar="B",
+                        help="relevance a row that says when gains for a query asking when (the setting "
+                             "recall.when_boost; default: its default; 0: off, the ranking before its second pass)")
     parser.add_argument("--dream", nargs="?", const="after", default=None, choices=("after", "both"),
                         help="run the dream (rules engine + reconcile) over each home before recalling ('both': "
                              "recall before and after it, on the same capture); vault hits map back to turns "
@@ -516,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
                     if args.resident and not store.keep_resident(wait=True):
                         print(f"  {conv.sample_id}: no resident copy (over the cap): lance answers", file=sys.stderr)
                     evaluate(store, embedder, conv.questions, modes, run.scores, provenance=provenance_map(settings),
-                             rerank_top=args.rerank, subject_boost=args.subject_boost)
+                             rerank_top=args.rerank, subject_boost=args.subject_boost,
+                             when_boost=args.when_boost)
                     if dreamed == phases[0]:
                         survival[capture].add(conv, built.kept if built.kept is not None
                                               else locomo_e2e.kept_per_turn(settings))

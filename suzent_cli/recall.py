@@ -63,6 +63,13 @@ whatever its cosine scale); the rest is padding any vector search returns and is
    matches on its own and is about the one asked about (:func:`own_first`). Phrases that only say "now" ("these
    days", "currently") are no BM25 search words (:func:`fts_query`).
 
+3g. **When** (:func:`asks_when`, :func:`tells_when`, the setting ``recall.when_boost``): a query that asks when
+   ("When did Anna go camping?", "what year …", "how long …") and names no date gains :data:`WHEN_BOOST` relevance
+   for a row that says when (a relative day or period, "yesterday", "last week", "two years ago"; a weekday, a
+   month, a year, an ordinal day): the answer to "when" is the row that carries a time, not the one that only
+   repeats the topic. Like 3d it re-scores the rows the runs found and adds no candidate; it is added with 3d's
+   boost, before 3e's factor.
+
 4b. **The current claim carries what it replaced** (:func:`carry_to_current`): after a dream, a current claim
    whose ``previously:`` tail names a superseded claim of its page found for the query scores the better of the
    two relevances plus :data:`NEIGHBOUR_SHARE` of the other (under its own importance): the question matched the
@@ -138,6 +145,11 @@ QUESTION_FACTOR = 0.8
 # the setting recall.subject_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.3-0.5 gave
 # the same; the last three, never tuned on, gained +5.5 / +2.3 recall@5 / @10: BENCHMARKS.md, issue 27).
 SUBJECT_BOOST: float = setting("recall.subject_boost").default
+# A row that says when gains this much relevance for a query asking when (step 3g, asks_when / tells_when): the
+# default of the setting recall.when_boost (0 = off). Tuned on the first four LoCoMo dev conversations only (0.2-0.4
+# gave R@10 80.4-80.5 from 79.9; 80.9 with the final trigger and words); the last three, never tuned on, gained +0.7 / +0.9 recall@5 / @10: BENCHMARKS.md,
+# issue 27, second pass.
+WHEN_BOOST: float = setting("recall.when_boost").default
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -151,7 +163,8 @@ _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DATE_MY = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)
 
 
-EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "now_factor", "capped",
+EXPLAIN_FIELDS = ("relevance", "runs", "date_boost", "neighbour", "asks", "subject", "subject_boost", "when_boost",
+                  "now_factor", "capped",
                   "now", "factors",
                   "stands_for", "carries", "placed_above", "ranked_score")
 # Scores are shown with 4 decimals (recall's table and TSV, the protocol's SCORE_DIGITS): a row moved above a
@@ -192,6 +205,7 @@ class Hit:
     asks: bool = False  # the row's text ends with "?": its relevance was multiplied by QUESTION_FACTOR
     subject: str | None = None  # the query's name that is this row's subject (step 3d)
     subject_boost: float = 0.0  # the relevance that gave it (recall.subject_boost), 0 without a subject
+    when_boost: float = 0.0  # the query asks when and the row says when: the relevance it gained (step 3g)
     now_factor: float = 1.0  # a question about the present: the factor its relevance was multiplied by (step 3e)
     now: str | None = None  # why now_factor is not 1 (rank.now_factor), None when it is
     capped: str | None = None  # step 3f: the lowest row that matches the question on its own, which this row
@@ -310,6 +324,44 @@ def names_subject(names: frozenset[str], text: str) -> str | None:
     or None."""
     subject = row_subject(text) if names else None
     return subject if subject in names else None
+
+
+# Step 3g. A query asking when: "when" opening it (or a clause after a comma) or followed by an auxiliary ("when did",
+# "when is"), "what/which year, month, day, date, time", or "how long" (a duration is answered by a time too:
+# "for 4 years", "since May"). "when" as a conjunction ("it crashes when I click",
+# a hook's prompt) asks nothing; "whenever" neither.
+_AUX = r"(?:did|do|does|was|were|is|are|will|would|has|have|had|can|could|should)"
+_ASKS_WHEN = re.compile(rf"(?:^|[,;:(]\s*)when\b|\bwhen\s+{_AUX}\b|\b(?:what|which)\s+(?:year|month|day|date|time)\b"
+                        r"|\bhow\s+long\b", re.IGNORECASE)
+# A row saying when: a relative day or period, a weekday, a month, a year, an ordinal day (English words; a date the
+# query names is step 2's, so a query with one skips this step).
+_TELLS_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|since|until|recently|weekends?|weeks?|months?|years?|"
+    r"this (?:morning|evening|summer|winter|spring|fall)|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|june|july|august|september|october|november|december|"
+    r"(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th))\b", re.IGNORECASE)
+
+
+def asks_when(query: str) -> bool:
+    """Does ``query`` ask when something happened? True for "When did Anna go camping?", "so when is the party",
+    "What year did Jon move?", "which day is the market", "How long has Ben had the kayak?"; False for "when" as a conjunction ("the app crashes when
+    I click save", "I get anxious when flying"), "whenever", "where", a query without such a word."""
+    return bool(_ASKS_WHEN.search((query or "").strip()))
+
+
+def tells_when(text: str | None) -> bool:
+    """Does a row's text say when? True when it holds a relative day or period ("yesterday", "last week", "two
+    years ago", "for 4 years", "next month", "this summer"), a weekday, a month's full name, a year (1900-2099) or
+    an ordinal day ("the 3rd"); "may" is left out (a verb far more often than the month). A word list, not a
+    parser: "the last slice" reads as saying when too."""
+    return bool(_TELLS_WHEN.search(text or ""))
+
+
+def says_when(asked: bool, text: str | None) -> bool:
+    """Step 3g for one row: the query asks when (``asked``, :func:`asks_when`) and the row says when
+    (:func:`tells_when`, on its text without markers)."""
+    return asked and tells_when(_plain(text))
 
 
 def _plain(content: str | None) -> str:
@@ -596,12 +648,14 @@ def _check_search(query: str, *, mode: str, limit: int, embedder: Embedder | Non
 def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str = "hybrid", limit: int = 10,
            today: dt.date | None = None, filters: Filters | None = None, rerank_top: int = 0,
            pending: Pending | None = None, subject_boost: float = SUBJECT_BOOST,
-           now_ranking: bool = True, now_slots: bool = True) -> list[Hit]:
+           now_ranking: bool = True, now_slots: bool = True, when_boost: float = WHEN_BOOST) -> list[Hit]:
     """Rank rows of ``store`` for ``query`` (fusion, dates, neighbours, importance: see the module docstring).
     Returns at most ``limit`` hits, best first. ``today`` drives the stale decay of vault pages (None: no decay).
     ``rerank_top``: how many top candidates :mod:`suzent_cli.index.rerank` re-scores by their own text (0: off;
     the setting ``recall.rerank``). ``subject_boost``: the relevance a row whose subject is a name the query uses
-    gains (step 3d, :func:`names_subject`; 0: off; the setting ``recall.subject_boost``).
+    gains (step 3d, :func:`names_subject`; 0: off; the setting ``recall.subject_boost``). ``when_boost``: the
+    relevance a row that says when gains for a query that asks when and names no date (step 3g, :func:`says_when`;
+    0: off; the setting ``recall.when_boost``).
     ``filters`` (:class:`Filters`) are applied before the limit: the date range as a prefilter of every run, and
     every filter again on the ranked hits. ``pending``: the daily-log lines not in the index yet
     (:func:`suzent_cli.index.pending.pending_rows`), ranked with the table's rows (:func:`_with_pending`).
@@ -701,6 +755,7 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
         rows.update({r["id"]: r for r in pending.rows if r["id"] in chosen and "content" not in rows.get(r["id"], {})})
     _complete(store, rows, addresses, best)
     names = query_names(query) if subject_boost > 0 else frozenset()
+    asked_when = when_boost > 0 and not dates and asks_when(query)  # step 3g: a date the query names is step 2's
     hits = []
     holder = rank.now_holder(query) if now_ranking and not dates else None  # step 3e: whose present it asks about
     slots = now_ranking and now_slots and not dates  # step 3f: the slot it names
@@ -709,10 +764,13 @@ def search(store: ReadStore, embedder: Embedder | None, query: str, *, mode: str
             question = asks(rows[rid].get("content"))  # step 3c: a question ranks below the statements
             subject = names_subject(names, rows[rid]["content"])  # step 3d: a row about the name the query uses
             now, why = rank.now_factor(holder, _plain(rows[rid].get("content")), query, slots=slots)  # 3e, 3f
-            relevance = (scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)) * now
+            when = when_boost if asked_when and says_when(True, rows[rid]["content"]) else 0.0  # step 3g
+            relevance = (scores[rid] * (QUESTION_FACTOR if question else 1.0) + (subject_boost if subject else 0.0)
+                         + when) * now
             hit = _hit(rows[rid], relevance, today)
             hit.asks, hit.now_factor, hit.now = question, now, why
             hit.subject, hit.subject_boost = subject, (subject_boost if subject else 0.0)
+            hit.when_boost = when
             hit.ranks = ranks.get(rid, {})
             hit.runs = runs.get(rid, {})
             hit.date_boost = DATE_BOOST if rid in boosted else 0.0
@@ -1078,7 +1136,8 @@ def recall(settings: Settings, embedder: Embedder | None, query: str, *, mode: s
                                                 "recall.subject_boost"),
                       now_ranking=check_value(setting("recall.now_ranking"), settings.now_ranking,
                                               "recall.now_ranking"),
-                      now_slots=check_value(setting("recall.now_slots"), settings.now_slots, "recall.now_slots"))
+                      now_slots=check_value(setting("recall.now_slots"), settings.now_slots, "recall.now_slots"),
+                      when_boost=check_value(setting("recall.when_boost"), settings.when_boost, "recall.when_boost"))
     except SuzentError:
         raise
     except Exception as exc:

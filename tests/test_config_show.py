@@ -44,7 +44,7 @@ def code_defaults() -> dict[str, object]:
     return {"lock_timeout": 30.0, "user_id": "default-user", "paths.memory_dir": "sandbox/shared/memory",
             "paths.vault_dir": "notebook", "paths.index_dir": "memory", "index.embedder": DEFAULT_EMBEDDER,
             "index.context_window": DEFAULT_CONTEXT_WINDOW, "capture.extractor": "auto",
-            "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0, "recall.subject_boost": 0.4, "recall.now_ranking": True, "recall.now_slots": True,
+            "claude.model": DEFAULT_CLAUDE_MODEL, "serve.port": 8767, "recall.rerank": 0, "recall.subject_boost": 0.4, "recall.when_boost": 0.3, "recall.now_ranking": True, "recall.now_slots": True,
             "capture.max_turn_chars": 200_000, "serve.idle_minutes": 60.0, "capture.scope": "auto", "sync.dream": "auto"} | {f"dream.{f.name}": getattr(d, f.name) for f in dataclasses.fields(d)}
 
 

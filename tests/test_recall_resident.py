@@ -28,7 +28,8 @@ from suzent_cli.index.store import CANDIDATE_COLUMNS, ReadStore
 from suzent_cli.recall import search
 
 QUERIES = ["tea garden shed", "lunch harbour station", "cello piano spring", "oat milk vegetarian",
-           "lunch on 3 June, 2026", "dentist doctor monday", "berlin porto lisbon train"]
+           "lunch on 3 June, 2026", "dentist doctor monday", "berlin porto lisbon train",
+           "when was the dentist appointment"]  # the last asks when: the when step (recall.when_boost) on both
 
 
 def _same(a, b) -> None:
@@ -44,6 +45,7 @@ def _same(a, b) -> None:
     assert [h.id for h in a] == [h.id for h in b]
     assert [h.content for h in a] == [h.content for h in b]
     assert [h.neighbour for h in a] == pytest.approx([h.neighbour for h in b], abs=1e-5)
+    assert [h.when_boost for h in a] == [h.when_boost for h in b]
 
 
 def _kept(s, emb) -> ReadStore:

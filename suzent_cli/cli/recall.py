@@ -166,6 +166,8 @@ def explain_lines(hit) -> list[str]:
         total = f"({total}) × {QUESTION_FACTOR:g} (the row asks a question)"
     if getattr(hit, "subject", None):
         total = f"{total} + subject {hit.subject_boost:g} (the row is about {hit.subject!r}, a name the query uses)"
+    if getattr(hit, "when_boost", 0):
+        total = f"{total} + when {hit.when_boost:g} (the query asks when and the row says when)"
     if getattr(hit, "now", None):
         total = f"({total}) × {hit.now_factor:g} (a question about now: {hit.now})"
     if getattr(hit, "capped", None):
