@@ -20,13 +20,12 @@ project already in the logs with that name, else ``dir:<name>``).
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.transfer import Memory, ReadContext, instant, resolve_project
+from suzent_cli.transfer import Memory, ReadContext, instant, loads_noting, resolve_project
 
 NEEDED = {"observations": ("id", "project", "type", "title", "facts", "created_at")}
 
@@ -86,8 +85,8 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
                 where = f"{path}: observation {row['id']}"
                 day, time = _when(row, where)
                 try:
-                    facts = json.loads(row["facts"]) if row["facts"] else []
-                except ValueError:
+                    facts = loads_noting(row["facts"], where, ctx) if row["facts"] else []
+                except (ValueError, RecursionError, TypeError):
                     raise InputInvalid(f"{where}: facts is not a JSON list") from None
                 if not isinstance(facts, list):
                     raise InputInvalid(f"{where}: facts is not a JSON list")
