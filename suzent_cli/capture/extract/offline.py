@@ -761,10 +761,13 @@ def _clauses(sentence: str) -> list[str]:
 
 
 def _planted(sentence: str) -> bool:
-    """Whether ``sentence`` reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`)."""
+    """Whether ``sentence`` reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`). Read whole,
+    however long, in linear windows: a sentence or run is part of a turn the cut (``capture.max_turn_chars``) has
+    bounded already, and the screen's own bound (``TOO_LONG``, for a stored fact) would drop a long run of
+    facts ("I have a cat named Mo0; …", 107 KB) whole and unsaid."""
     from suzent_cli.guard import planted_reason
 
-    return planted_reason(sentence) is not None
+    return planted_reason(sentence, limit=None) is not None
 
 
 _ASKS_TO_KEEP = re.compile(r"remember|forget|note|keep in mind", re.I)  # what a remember request holds (a cheap test)
