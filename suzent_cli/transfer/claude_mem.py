@@ -96,7 +96,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
                 day, time = _when(row, where)
                 try:
                     facts = loads_noting(row["facts"], where, ctx) if row["facts"] else []
-                except (ValueError, RecursionError, TypeError):
+                except (ValueError, RecursionError):
                     raise InputInvalid(f"{where}: facts is not a JSON list") from None
                 if not isinstance(facts, list):
                     raise InputInvalid(f"{where}: facts is not a JSON list")
