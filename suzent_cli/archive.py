@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suzent_cli.files import append_held, atomic_write_bytes, locked, read_text
-from suzent_cli.text import fold_line, repair, strip_control
+from suzent_cli.text import clean_input, fold_line, repair
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
 TAGS_RE = re.compile(r"`([^`]*)`\s*$")
@@ -42,14 +42,15 @@ class Fact:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
     def clean(self) -> Fact:
-        """The fact as it will be written: control characters dropped, folded to one line, brackets out of the
-        category, tags split."""
-        category = fold_line(strip_control(self.category)).replace("[", "").replace("]", "").strip()
+        """The fact as it will be written: lone surrogates replaced by U+FFFD and control characters dropped
+        (:func:`~suzent_cli.text.clean_input`: no caller can hand the appender a record UTF-8 cannot hold), folded
+        to one line, brackets out of the category, tags split."""
+        category = fold_line(clean_input(self.category)).replace("[", "").replace("]", "").strip()
         category = category or DEFAULT_CATEGORY
         tags: list[str] = []
         for tag in self.tags:
-            tags.extend(fold_line(strip_control(tag).replace("`", "")).split())
-        return Fact(content=fold_line(strip_control(self.content)), category=category, tags=tuple(tags))
+            tags.extend(fold_line(clean_input(tag).replace("`", "")).split())
+        return Fact(content=fold_line(clean_input(self.content)), category=category, tags=tuple(tags))
 
 
 @dataclass(frozen=True)

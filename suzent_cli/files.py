@@ -31,7 +31,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from suzent_cli.errors import LockTimeout
+from suzent_cli.errors import InputInvalid, LockTimeout
 from suzent_cli.privacy import FILE_MODE, replaced_mode
 
 
@@ -92,9 +92,14 @@ def append_held(path: Path, record: str | bytes, *, header: str = "") -> bool:
     this call created is removed), so a torn record can never be completed by the next append into a line nobody
     wrote. The exception is re-raised; if the roll-back itself fails, its reason is added to the error's notes.
     """
-    # a record that cannot be encoded fails here, before the file is touched; bytes are written as they are (a sync
-    # carrying another machine's bytes exactly)
-    data_record = record if isinstance(record, bytes) else record.encode("utf-8")
+    # a record that cannot be encoded fails here, before the file is touched, as one line (never a traceback): the
+    # callers repair their text first (archive.Fact.clean), so this is the safety net. Bytes are written as they are
+    # (a sync carrying another machine's bytes exactly)
+    try:
+        data_record = record if isinstance(record, bytes) else record.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputInvalid(f"{path.name}: not appended: the record holds a character UTF-8 cannot hold "
+                           f"(U+{ord(exc.object[exc.start]):04X} at {exc.start}); nothing written") from None
     existed = path.exists()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     size = 0

@@ -141,6 +141,14 @@ def repair(data: bytes | str) -> tuple[str, list[str]]:
     return cleaned, warnings
 
 
+def clean_input(text: str) -> str:
+    """``text`` by the one input rule every entry point follows (the CLI, MCP and HTTP ``remember``, the importers,
+    the archive's appender through :meth:`suzent_cli.archive.Fact.clean`): a lone surrogate becomes U+FFFD, control
+    characters that are not whitespace and the bidi embeddings, overrides and isolates are dropped, the words are
+    kept. :func:`repair` without its warnings; never raises."""
+    return repair(text)[0]
+
+
 def loads_json(text: str) -> tuple[object, bool]:
     """``json.loads(text)``, with every lone surrogate in its strings (keys too) replaced by U+FFFD: JSON may escape
     one (``"\\ud83d"``, half an emoji, as JavaScript writes it), and no UTF-8 file, log or answer can hold it.

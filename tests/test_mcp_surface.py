@@ -453,6 +453,36 @@ def test_with_the_local_backend_remember_then_recall_then_forget(local_backend):
     assert bad.is_error and "\n" not in text_of(bad)
 
 
+def test_a_control_character_or_half_an_emoji_costs_only_itself_through_mcp(local_backend):
+    """Trial finding F3: MCP ``remember`` follows the CLI's one input rule (suzent_cli.text.clean_input): control
+    characters and bidi overrides dropped, the words kept; the repair is a warning, not a rejection of the turn,
+    the fact or the whole call (a session id holding NUL). (A lone surrogate cannot cross this in-process client;
+    the stdio transport repairs it, tests/integration/test_mcp_stdio.py, and the ops, tests/test_server_ops.py.)"""
+    async def body(client):
+        turn = await client.call_tool("remember", {
+            "turn": "I work at Acme as a nurse. My cat is called T\u0007om.", "session": "s\u0000-1"})
+        facts = await client.call_tool("remember", {
+            "facts": ["Plays the \u0007cello", "Reads \u0000at night\u202e"],
+            "session": "agent\u0000"})
+        found = await client.call_tool("recall", {"query": "cello", "mode": "fts"})
+        return turn, facts, found
+
+    turn, facts, found = run(local_backend, body)
+    assert not turn.is_error, text_of(turn)
+    said = [o["text"] for o in turn.structured_content["outcomes"] if o["outcome"] == "captured"]
+    assert any("Tom" in t for t in said) and all("\u0007" not in t for t in said)
+    assert any("control character" in w for w in turn.structured_content["warnings"])
+    assert not facts.is_error, text_of(facts)
+    got = facts.structured_content
+    assert [o["outcome"] for o in got["outcomes"]] == ["captured"] * 2
+    assert [o["text"] for o in got["outcomes"]] == ["Plays the cello", "Reads at night"]
+    assert any("NUL" in w for w in got["warnings"])
+    settings = local_backend.warm.settings()
+    text = "".join(p.read_text(encoding="utf-8") for p in settings.paths.archive_dir.glob("*.md"))
+    assert "\u2014 agent\n" in text and "\u2014 s-1\n" in text and "\x00" not in text and "\x07" not in text
+    assert found.structured_content["hits"][0]["content"] == "Plays the cello"
+
+
 def test_with_the_local_backend_forget_without_an_exact_match_lists_the_closest_rows(local_backend):
     async def body(client):
         await client.call_tool("remember", {"facts": ["[personal] Lives in Porto since 2021"]})

@@ -67,7 +67,7 @@ def test_recall_without_an_index_is_empty_with_a_note_not_an_error(backend):
 @pytest.mark.parametrize(("kwargs", "words"), [
     ({"query": ""}, "empty"), ({"query": "tea", "mode": "semantic"}, "mode"), ({"query": "tea", "limit": 0}, "limit"),
     ({"query": "tea", "since": "2026-13-01"}, "since must be a date"), ({"query": "tea", "until": "June"}, "until"),
-    ({"query": "tea", "since": "2026-06-10", "until": "2026-06-01"}, "after"), ({"query": "tea\x00"}, "control"),
+    ({"query": "tea", "since": "2026-06-10", "until": "2026-06-01"}, "after"), ({"query": "\x00\x07"}, "empty"),
     ({"query": "tea", "category": " "}, "category"),
 ])
 def test_recall_bad_input_is_one_line_input_invalid(backend, kwargs, words):
@@ -118,11 +118,11 @@ def test_remember_then_recall_round_trip_through_the_index_worker(backend):
     s = backend.warm.settings()
     log(s, "2026-06-19", "[personal] Lives in Porto")
     indexed(backend)
-    result = backend.remember(facts=["[preference] Drinks oolong tea after lunch `tea`", "bad\x07fact", "",
+    result = backend.remember(facts=["[preference] Drinks oolong tea after lunch `tea`", "", "\x00",
                                      "[personal unclosed", "Plays the cello"], category="hobby", session="agent-7")
     outcomes = result["outcomes"]
     assert [o["outcome"] for o in outcomes] == ["captured", "rejected", "rejected", "rejected", "captured"]
-    assert "control character" in outcomes[1]["reason"] and "empty" in outcomes[2]["reason"]
+    assert "empty" in outcomes[1]["reason"] and "empty" in outcomes[2]["reason"]  # nothing left once repaired
     assert "unclosed" in outcomes[3]["reason"]
     assert result["captured"] == 2 and result["indexed"] is True
     assert outcomes[4]["category"] == "hobby" and outcomes[0]["category"] == "preference"
@@ -137,6 +137,23 @@ def test_remember_then_recall_round_trip_through_the_index_worker(backend):
 
     with pytest.raises(InputInvalid, match="no fact to remember"):
         backend.remember(facts=["", "\x00"])
+
+
+def test_remember_repairs_half_an_emoji_and_controls_keeping_the_words(backend):
+    """Trial finding F3: a lone surrogate (a Python caller, or a transport that let one through) becomes U+FFFD
+    and control characters are dropped, in facts, the turn and the session: the words are written, the call says
+    what it repaired. Names that must match as given are still refused (a project, a page name, a directory)."""
+    got = backend.remember(facts=["Emoji half \ud83d here", "Rings a \x07bell"], session="s\udfff\x00")
+    assert [o["text"] for o in got["outcomes"]] == ["Emoji half \ufffd here", "Rings a bell"]
+    assert got["captured"] == 2 and any("U+FFFD" in w for w in got["warnings"])
+    turn = backend.remember(turn="I work at Acme as a nurse. My cat is called T\x07om \ud83d.")
+    assert turn["captured"] >= 1 and all("\x07" not in o["text"] for o in turn["outcomes"])
+    text = "".join(p.read_text(encoding="utf-8") for p in backend.warm.settings().paths.archive_dir.glob("*.md"))
+    assert "Emoji half \ufffd here" in text and "\u2014 s\ufffd\n" in text
+    with pytest.raises(InputInvalid, match="control character"):
+        backend.read_page(name="a\x07.md")
+    with pytest.raises(InputInvalid, match="lone surrogate"):
+        backend.remember(facts=["x"], project="p\ud800")
     with pytest.raises(InputInvalid, match="either facts"):
         backend.remember(facts=["a"], turn="b")
     with pytest.raises(InputInvalid):
@@ -431,3 +448,27 @@ def test_a_pass_refused_by_a_busy_indexer_lock_runs_again_by_itself(settings):
         assert worker.reindex([Path("b.md")], wait=60) is True and calls[-1] == ["b.md"]
     finally:
         worker.close(30)
+
+
+def test_http_remember_repairs_a_control_character_and_half_an_emoji(backend):
+    """F3 through the HTTP local API on the real ops: the JSON body's ``\\u0007`` and ``\\ud83d`` cost only
+    themselves; the turn is captured."""
+    import asyncio
+
+    import httpx2
+
+    from suzent_cli.server.http import local_app
+    from suzent_cli.server.stats import Stats
+
+    body = json.dumps({"turn": "I work at Acme as a nurse. My cat is called T\u0007om.", "session": "h\u0000"})
+    body = body.replace("nurse.", "nurse \\ud83d.")
+
+    async def go():
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=local_app(backend, Stats())),
+                                      base_url="http://test") as client:
+            return await client.post("/v1/remember", content=body.encode())
+
+    r = asyncio.run(go())
+    assert r.status_code == 200, r.text
+    said = [o["text"] for o in r.json()["outcomes"] if o["outcome"] == "captured"]
+    assert said and any("Tom" in t for t in said)

@@ -653,3 +653,90 @@ def test_kill_9_mid_import_then_again(home, mem0_file):
     assert (json.loads(r.stdout)["new"], json.loads(r.stdout)["already_imported"]) == (3, 1)
     contents = [f.content for _, f in facts_of(home)]
     assert len(contents) == 4 and len(set(contents)) == 4
+
+
+# --- damaged input costs only itself (trial finding F4) ------------------------------------------------------------------
+# Half an emoji (a lone surrogate: a JSON "\ud83d" escape, or its bytes ED A0 BD in a text file) and a control
+# character, in every import source: each memory is imported with U+FFFD in place of the half character and the
+# control character dropped, the memories after it too; never a traceback.
+
+HALF = "\\ud83d"  # as JSON escapes it
+HALF_BYTES = "\ud83d".encode("utf-8", "surrogatepass")  # as a file holds it: not UTF-8
+
+
+def _json_sources(tmp_path):
+    mem0 = tmp_path / "m.json"
+    mem0.write_text('[{"id":"1","memory":"Plays chess","created_at":"2026-03-01T10:00:00Z"},'
+                    f'{{"id":"2","memory":"Emoji half {HALF} here","created_at":"2026-03-02T10:00:00Z"}},'
+                    '{"id":"3","memory":"Rings a \\u0007bell","created_at":"2026-03-03T10:00:00Z"},'
+                    '{"id":"4","memory":"Likes green tea","created_at":"2026-03-04T10:00:00Z"}]', encoding="utf-8")
+    export = tmp_path / "e.jsonl"
+    export.write_text("\n".join(json.dumps(r) for r in [
+        {"text": "Plays chess", "status": "current", "day": "2026-03-01"},
+        {"text": "Emoji half HALF here", "status": "current", "day": "2026-03-02"},
+        {"text": "Rings a \u0007bell", "status": "current", "day": "2026-03-03"},
+        {"text": "Likes green tea", "status": "current", "day": "2026-03-04"},
+    ]).replace("HALF", HALF) + "\n", encoding="utf-8")
+    db = tmp_path / "claude-mem.db"
+    claude_mem_db(db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE observations SET facts = ? WHERE id = 1",
+                (f'["Emoji half {HALF} here", "Rings a \\u0007bell"]',))
+    con.execute("UPDATE observations SET title = CAST(? AS TEXT) WHERE id = 2", (b"Fixed the \xffredirect",))
+    con.commit()
+    con.close()
+    return {"mem0": (mem0, {"Plays chess", "Emoji half \ufffd here", "Rings a bell", "Likes green tea"}),
+            "suzent": (export, {"Plays chess", "Emoji half \ufffd here", "Rings a bell", "Likes green tea"}),
+            "claude-mem": (db, {"Emoji half \ufffd here", "Rings a bell", "Fixed the \ufffdredirect",
+                                "Sessions expire after 15 minutes"})}
+
+
+@pytest.mark.parametrize("source", ["mem0", "suzent", "claude-mem"])
+def test_half_an_emoji_or_a_control_char_in_a_json_source_costs_only_itself(home, tmp_path, source):
+    path, expected = _json_sources(tmp_path)[source]
+    r = run(home, "import", source, str(path))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "U+FFFD" in r.stderr  # the repair is said, one line
+    assert {f.content for _, f in facts_of(home)} == expected
+    again = run(home, "import", source, str(path), "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["new"] == 0
+
+
+def _markdown_sources(tmp_path):
+    bad = b"Emoji half " + HALF_BYTES + b" here, rings a \x07bell"
+    projects = tmp_path / "claude" / "projects"
+    mem = projects / "-nowhere-p" / "memory"
+    mem.mkdir(parents=True)
+    (mem / "MEMORY.md").write_bytes(b"- " + bad + b"\n- Likes green tea\n")
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "CLAUDE.md").write_bytes(b"- " + bad + b"\n- Likes green tea\n")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "n.md").write_bytes(b"- [fact] " + bad + b"\n- [fact] Likes green tea\n")
+    return {"claude-code": projects, "claude-md": repo, "basic-memory": kb}
+
+
+@pytest.mark.parametrize("source", ["claude-code", "claude-md", "basic-memory"])
+def test_half_an_emoji_or_a_control_char_in_a_markdown_source_costs_only_itself(home, tmp_path, source):
+    r = run(home, "import", source, str(_markdown_sources(tmp_path)[source]))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "U+FFFD" in r.stderr
+    got = {f.content for _, f in facts_of(home)}
+    lost = HALF_BYTES.decode("utf-8", "replace")  # one U+FFFD per byte that is not UTF-8, as every reader decodes
+    assert got == {f"Emoji half {lost} here, rings a bell", "Likes green tea"}
+
+
+def test_no_append_raises_unicode_encode_error(home):
+    """The safety net under every writer: a fact holding a lone surrogate is repaired by Fact.clean, and a record
+    that still could not be encoded is refused by the appender as one line with nothing written."""
+    from suzent_cli.archive import Fact
+    from suzent_cli.errors import InputInvalid
+    from suzent_cli.files import append_held
+
+    assert Fact("half \ud83d emoji \x00", "c\ud800", ("t\udfff",)).clean() == Fact("half \ufffd emoji", "c\ufffd",
+                                                                                 ("t\ufffd",))
+    target = home / "x.md"
+    with pytest.raises(InputInvalid, match="U\\+D83D"):
+        append_held(target, "- [general] half \ud83d\n")
+    assert not target.exists()

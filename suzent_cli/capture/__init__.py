@@ -357,6 +357,11 @@ def extract_and_write(settings: Settings, turn_text: str, *, extractor_name: str
         warnings.append(f"{extractor.name} extraction failed ({exc}); used the offline extractor".splitlines()[0])
         extractor, known = OfflineExtractor(), []
         facts = extractor.extract(turn, known)
+    for run in getattr(extractor, "dropped", ()):  # a long run left out whole by the extractor's screen
+        from suzent_cli.guard import planted_reason
+
+        warnings.append(f"not captured: a run of {len(run):,} characters ({_shown(fold_line(run), 60)!r}) reads as a "
+                        f"planted instruction ({planted_reason(run, limit=None)})")
     facts = scoped(_without_planted(facts, warnings), project_key, scope_mode)
     return write_classified(settings, facts, recall_set, day=day, time=time, session=session, warnings=warnings,
                             extractor=extractor.name, known_facts=len(known))

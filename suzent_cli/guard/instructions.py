@@ -350,19 +350,21 @@ def _probe(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
-def planted_reason(text: str) -> str | None:
+def planted_reason(text: str, *, limit: int | None = MAX_SCAN) -> str | None:
     """Why ``text`` reads as a planted instruction (one of :data:`OVERRIDE`, :data:`DESTRUCTIVE`,
     :data:`EXFILTRATE`, :data:`TRUST`), or None when it does not. The whole text is read, in windows
-    (:func:`_windows`), up to :data:`MAX_SCAN` characters: a longer one that holds none in its first part is
-    :data:`TOO_LONG` (what was not read is not passed on to an agent either; no fact is that long). Never raises."""
+    (:func:`_windows`, linear in its size), up to ``limit`` characters (:data:`MAX_SCAN`): a longer one that holds
+    none in its first part is :data:`TOO_LONG` (what was not read is not passed on to an agent either; no fact is
+    that long). ``limit=None``: read all of it, for a caller whose text is bounded already (the offline extractor's
+    run of a turn, at most ``capture.max_turn_chars``). Never raises."""
     if not text:
         return None
-    for window in _windows(text[:MAX_SCAN]):
+    for window in _windows(text if limit is None else text[:limit]):
         probe = _probe(window)
         for rule in rules():
             if rule.search(probe):
                 return rule.reason
-    return TOO_LONG if len(text) > MAX_SCAN else None
+    return TOO_LONG if limit is not None and len(text) > limit else None
 
 
 def _windows(text: str):

@@ -41,6 +41,7 @@ NO_INDEX_NOTE = ("no search index yet: memories become searchable after the firs
                  "the server's own)")
 MEMORY_PAGE = "MEMORY.md"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KINDS = {"archive_log": "log", "notebook": "vault", "core_file": "memory", "memory_md": "memory", "legacy": "legacy"}
 
 
@@ -66,17 +67,30 @@ def hit_json(hit) -> dict[str, Any]:
     }
 
 
-def _text(value: Any, name: str, limit: int) -> str:
-    """``value`` as a non-empty one-argument string of at most ``limit`` characters without control characters
-    (tab and line breaks allowed). Raises :class:`InputInvalid`."""
+def _text(value: Any, name: str, limit: int, *, exact: bool = False, notes: list[str] | None = None) -> str:
+    """``value`` as a non-empty one-argument string of at most ``limit`` characters, by the one input rule of
+    :func:`suzent_cli.text.clean_input` (as the CLI, the hooks and the importers): control characters that are not
+    whitespace and the bidi overrides are dropped, a lone surrogate becomes U+FFFD, the words are kept; what was
+    repaired is added to ``notes`` (one line, naming ``name``). ``exact``: a name that must match as given (a
+    directory, a page name, a row id, an extractor): a control character or a lone surrogate is refused instead,
+    since a repaired name would name something else. Raises :class:`InputInvalid`."""
+    from suzent_cli.text import repair
+
     if not isinstance(value, str):
         raise InputInvalid(f"{name} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InputInvalid(f"{name} is empty")
     if len(value) > limit:
         raise InputInvalid(f"{name} is too long ({len(value)} characters; at most {limit})")
-    if bad := _CONTROL.search(value.replace("\n", " ").replace("\r", " ")):
-        raise InputInvalid(f"{name} holds a control character (U+{ord(bad.group()):04X})")
+    if exact:
+        if bad := _CONTROL.search(value.replace("\n", " ").replace("\r", " ")):
+            raise InputInvalid(f"{name} holds a control character (U+{ord(bad.group()):04X})")
+        if bad := _SURROGATE.search(value):
+            raise InputInvalid(f"{name} holds half a character (a lone surrogate, U+{ord(bad.group()):04X})")
+    else:
+        value, found = repair(value)
+        if found and notes is not None:
+            notes.append(f"{name}: " + "; ".join(found))
+    if not value.strip():
+        raise InputInvalid(f"{name} is empty")
     return value
 
 
@@ -139,7 +153,7 @@ def _project_arg(project: Any) -> str | None:
     person's). Raises :class:`InputInvalid`."""
     if project is None or project == "":
         return project
-    return _text(project, "project", MAX_NAME_CHARS).strip()
+    return _text(project, "project", MAX_NAME_CHARS, exact=True).strip()
 
 
 def _scoped_filters(settings, filters, project: Any):
@@ -273,7 +287,9 @@ class LocalBackend:
         text ``suzent forget`` removed: logged, never recalled; each such outcome has ``"hidden": "forgotten"``);
         when every captured fact is hidden, ``indexed`` is False.
 
-        A bad fact (empty, too long, a control character, an unclosed ``[``) is ``rejected`` with its reason while
+        Control characters are dropped and a lone surrogate becomes U+FFFD in every fact, the turn, the session and
+        the category, the words kept, as the CLI does (:func:`_text`; a warning says what was repaired). A bad fact
+        (empty, too long, an unclosed ``[``) is ``rejected`` with its reason while
         the good ones are written; when every input is bad, :class:`InputInvalid`. ``project``: the project the
         facts were said in (a key, an absolute directory or a known name; None: none, so every fact is the
         person's); the setting ``capture.scope`` then decides each fact's scope as for ``suzent capture``
@@ -281,16 +297,16 @@ class LocalBackend:
         OSError with nothing written (the appender's contract), :class:`ExtractorUnavailable`."""
         if (facts is None) == (turn is None):
             raise InputInvalid("give either facts (a list of fact lines) or a turn, not both and not neither")
-        session_id = _text(session, "session", 200) if session is not None else "mcp"
+        scope_notes: list[str] = []  # the repairs of the input, then the scope's notes
+        session_id = _text(session, "session", 200, notes=scope_notes) if session is not None else "mcp"
         if category is not None:
-            category = _text(category, "category", 100).strip()
+            category = _text(category, "category", 100, notes=scope_notes).strip()
         settings = self.warm.settings()
-        scope_notes: list[str] = []
         decided = _capture_scope(settings, project, scope_notes)
         if facts is not None:
-            outcomes, result = self._remember_facts(settings, facts, session_id, category, decided)
+            outcomes, result = self._remember_facts(settings, facts, session_id, category, decided, scope_notes)
         else:
-            outcomes, result = self._remember_turn(settings, turn, session_id, decided)
+            outcomes, result = self._remember_turn(settings, turn, session_id, decided, scope_notes)
         warnings = scope_notes + (list(result.warnings) if result is not None else [])
         indexed = False
         captured = sum(o["outcome"] == "captured" for o in outcomes)
@@ -307,10 +323,11 @@ class LocalBackend:
                 "warnings": warnings}
 
     def _remember_facts(self, settings, facts, session_id: str, category: str | None,
-                        decided: tuple[str | None, str] = (None, "auto")):
+                        decided: tuple[str | None, str] = (None, "auto"), notes: list[str] | None = None):
         from suzent_cli.archive import DEFAULT_CATEGORY, Fact
         from suzent_cli.capture import clean_facts, fact_lines, parse_fact_args, scoped, write_facts
         from suzent_cli.guard import TAG
+        from suzent_cli.text import clean_input
 
         if not isinstance(facts, list) or not facts:
             raise InputInvalid("facts must be a non-empty list of fact lines")
@@ -318,11 +335,12 @@ class LocalBackend:
             raise InputInvalid(f"too many facts in one call ({len(facts)}; at most {MAX_FACTS})")
         outcomes: list[dict] = []
         valid: list[int] = []
+        facts = list(facts)
         for i, raw in enumerate(facts):
-            outcomes.append({"text": raw if isinstance(raw, str) else repr(raw)[:200], "outcome": "rejected",
-                             "category": None, "file": None, "line": None, "reason": None})
+            outcomes.append({"text": clean_input(raw) if isinstance(raw, str) else repr(raw)[:200],
+                             "outcome": "rejected", "category": None, "file": None, "line": None, "reason": None})
             try:
-                _text(raw, "fact", MAX_FACT_CHARS)
+                facts[i] = _text(raw, "fact", MAX_FACT_CHARS, notes=notes)
                 valid.append(i)
             except InputInvalid as exc:
                 outcomes[i]["reason"] = str(exc)
@@ -352,11 +370,12 @@ class LocalBackend:
                                       "promoted or injected)" if planted else "fact line: logged as given")
         return outcomes, result
 
-    def _remember_turn(self, settings, turn, session_id: str, decided: tuple[str | None, str] = (None, "auto")):
+    def _remember_turn(self, settings, turn, session_id: str, decided: tuple[str | None, str] = (None, "auto"),
+                       notes: list[str] | None = None):
         from suzent_cli.capture import extract_and_write, fact_lines
         from suzent_cli.capture.known import recall_set_for
 
-        text = _text(turn, "turn", MAX_TURN_CHARS)
+        text = _text(turn, "turn", MAX_TURN_CHARS, notes=notes)
         key, mode = decided
         result = extract_and_write(settings, text, known_facts=recall_set_for(settings, store=self.warm.store,
                                                                               project_key=key),
@@ -390,9 +409,9 @@ class LocalBackend:
             raise InputInvalid(f"apply: must be true or false (a JSON boolean), got {apply!r:.40}")
         settings = self.warm.settings()
         if text is not None:
-            target = _text(text, "text", MAX_FACT_CHARS)
+            target = _text(text, "text", MAX_FACT_CHARS)  # the words a forget matches, repaired as when written
         else:
-            target = text_of_row(settings, _text(id, "id", 200).strip())
+            target = text_of_row(settings, _text(id, "id", 200, exact=True).strip())
         try:
             plan = plan_forget(settings, target)
         except NoExactMatch as exc:
@@ -478,7 +497,7 @@ class LocalBackend:
         from suzent_cli.vault import inside, is_content_page
         from suzent_cli.vault.memory_md import memory_path
 
-        name = _text(name, "name", MAX_NAME_CHARS).strip()
+        name = _text(name, "name", MAX_NAME_CHARS, exact=True).strip()
         settings = self.warm.settings()
         if name == MEMORY_PAGE:
             path, root = memory_path(settings), settings.paths.memory_dir
@@ -532,7 +551,7 @@ class LocalBackend:
         from suzent_cli.hooks.session_start import briefing
 
         if cwd is not None:
-            cwd = _text(cwd, "cwd", 4096)
+            cwd = _text(cwd, "cwd", 4096, exact=True)
         _, embedder, store = self._warm_search("hybrid")
         return {"text": briefing(self.warm.settings(), cwd, embedder=embedder, store=store)}
 
@@ -600,7 +619,7 @@ class LocalBackend:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:
             raise InputInvalid(f"timeout must be seconds > 0, got {timeout!r}")
         if extractor is not None:
-            extractor = _text(extractor, "extractor", 40)
+            extractor = _text(extractor, "extractor", 40, exact=True)
         deadline = time.monotonic() + float(timeout)
         settings = self.warm.settings()
         before = _log_state(settings.paths.archive_dir)

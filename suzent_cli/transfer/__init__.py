@@ -324,6 +324,22 @@ def read_text_file(path: Path, ctx: ReadContext, limit: int | None = None) -> st
     return text
 
 
+def loads_noting(text: str | bytes, where: str, ctx: ReadContext) -> object:
+    """``json.loads(text)`` with each lone surrogate in its strings (a ``"\\ud83d"`` escape: half an emoji, as
+    JavaScript writes it) replaced by U+FFFD and one warning naming ``where`` (:func:`suzent_cli.text.loads_json`):
+    the memory is imported with the replacement character, as capture and MCP keep it. Raises what
+    :func:`json.loads` raises (ValueError, RecursionError). ``bytes`` (a SQLite BLOB) are decoded first, bad UTF-8
+    replaced."""
+    from suzent_cli.text import loads_json
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    value, replaced = loads_json(text)
+    if replaced:
+        ctx.warnings.append(f"{where}: replaced half a character (a lone surrogate escape) with U+FFFD")
+    return value
+
+
 def within(root: Path, files: list[Path], ctx: ReadContext) -> list[Path]:
     """``files`` without those that are symlinks (or lie under one) leading out of ``root``: a cloned repository's
     ``CLAUDE.md -> ~/.ssh/id_ed25519`` is never read. One warning per file left out."""

@@ -20,13 +20,12 @@ project already in the logs with that name, else ``dir:<name>``).
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.transfer import Memory, ReadContext, instant, resolve_project
+from suzent_cli.transfer import Memory, ReadContext, instant, loads_noting, resolve_project
 
 NEEDED = {"observations": ("id", "project", "type", "title", "facts", "created_at")}
 
@@ -55,8 +54,18 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
         db = sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise InputInvalid(f"{path}: cannot open as a SQLite database ({exc})") from None
+    damaged = [0]
+
+    def text_of(raw: bytes) -> str:  # a TEXT value that is not UTF-8 costs only its bad bytes, not the import
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            damaged[0] += 1
+            return raw.decode("utf-8", errors="replace")
+
     try:
         db.row_factory = sqlite3.Row
+        db.text_factory = text_of
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
@@ -86,8 +95,8 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
                 where = f"{path}: observation {row['id']}"
                 day, time = _when(row, where)
                 try:
-                    facts = json.loads(row["facts"]) if row["facts"] else []
-                except ValueError:
+                    facts = loads_noting(row["facts"], where, ctx) if row["facts"] else []
+                except (ValueError, RecursionError):
                     raise InputInvalid(f"{where}: facts is not a JSON list") from None
                 if not isinstance(facts, list):
                     raise InputInvalid(f"{where}: facts is not a JSON list")
@@ -113,6 +122,9 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
                                       day=day, time=time))
         except sqlite3.DatabaseError as exc:
             raise InputInvalid(f"{path}: cannot read ({exc})") from None
+        if damaged[0]:
+            ctx.warnings.append(f"{path}: replaced invalid UTF-8 byte sequence(s) with U+FFFD in {damaged[0]} "
+                                "value(s)")
         return out
     finally:
         db.close()

@@ -13,24 +13,24 @@ Read as: one memory per record; locator = the record's 1-based index. The date a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import suzent_cli.transfer as transfer
 from suzent_cli.errors import InputInvalid
-from suzent_cli.transfer import Memory, ReadContext, instant, resolve_project
+from suzent_cli.transfer import Memory, ReadContext, instant, loads_noting, read_text_file, resolve_project
 
 
-def records(path: Path) -> list:
-    """The records of a mem0 export file. Raises InputInvalid (naming the file) for a file that is too large, not
-    JSON, or not one of the two shapes."""
+def records(path: Path, ctx: ReadContext) -> list:
+    """The records of a mem0 export file (bad UTF-8, control bytes and lone surrogate escapes repaired, each with a
+    warning in ``ctx``). Raises InputInvalid (naming the file) for a file that is too large, not JSON, or not one of
+    the two shapes."""
     if path.is_dir():
         raise InputInvalid(f"{path}: a mem0 export is a JSON file, not a folder")
     size = path.stat().st_size
     if size > transfer.MAX_FILE_BYTES:
         raise InputInvalid(f"{path}: {size} bytes, over the import limit of {transfer.MAX_FILE_BYTES} bytes")
     try:
-        data = json.loads(path.read_bytes())
+        data = loads_noting(read_text_file(path, ctx), str(path), ctx)
     except (ValueError, RecursionError) as exc:
         raise InputInvalid(f"{path}: not JSON ({str(exc).splitlines()[0][:120]})") from None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
@@ -56,7 +56,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
 
     out: list[Memory] = []
     file = path.resolve()
-    for i, record in enumerate(records(path), start=1):
+    for i, record in enumerate(records(path, ctx), start=1):
         where = f"{path}: record {i}"
         if not isinstance(record, dict) or not isinstance(record.get("memory"), str):
             raise InputInvalid(f"{where}: not a mem0 memory (an object with a \"memory\" string)")

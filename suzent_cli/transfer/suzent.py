@@ -11,12 +11,11 @@ the index reads as its context.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from suzent_cli.errors import InputInvalid
-from suzent_cli.transfer import Memory, ReadContext, instant, read_text_file
+from suzent_cli.transfer import Memory, ReadContext, instant, loads_noting, read_text_file
 
 IMPORTED = ("current", "unfolded")
 _SOURCE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md:(\d+)$")
@@ -35,7 +34,7 @@ def read(path: Path, ctx: ReadContext) -> list[Memory]:
             continue
         where = f"{path}: line {number}"
         try:
-            record = json.loads(line)
+            record = loads_noting(line, where, ctx)
         except (ValueError, RecursionError):
             raise InputInvalid(f"{where}: not JSON (a suzent export has one JSON object per line)") from None
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):

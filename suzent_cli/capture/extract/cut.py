@@ -11,21 +11,27 @@ was usually read already, by an earlier hook call on the same session. In one hu
 a document, a listing) tends to come first and what the person says about it last.
 
 The cut keeps whole messages, newest first, while they fit; the oldest kept message may be cut at a sentence or
-line boundary (the sentence breaks of the offline extractor) so that no sentence is read half. Only what is read
+line boundary (the sentence breaks of the offline extractor) so that no sentence is read half; a message with no
+such break in its newest part is cut at a clause break, else at a word start (:func:`tail`). Only what is read
 is bounded: the input itself (the file, the transcript, the stored log) is never changed, and the caller says how
 much was skipped in one warning (:func:`warning`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from suzent_cli.capture.extract.offline import SENTENCE_BREAK
+from suzent_cli.capture.extract.offline import MAX_SENTENCE_CHARS, SENTENCE_BREAK
 from suzent_cli.capture.extract.turns import Message, Turn
 from suzent_cli.config import Settings, check_value, setting
 from suzent_cli.errors import ConfigInvalid
 
 SETTING = "capture.max_turn_chars"
+# Where a tail with no sentence or line break in its window may begin (:func:`tail`): after a clause break, else
+# after any blank. Each is searched once from the window's start (``pos - 1``: the punctuation before a blank run).
+_CLAUSE_BREAK = re.compile(r"[,;]\s+")
+_WORD_BREAK = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -65,9 +71,11 @@ def tail(text: str, budget: int) -> str:
     offline extractor's :data:`~suzent_cli.capture.extract.offline.SENTENCE_BREAK`), so its first sentence is
     whole: half a sentence can read as another claim ("My sister says I hate cats." → "I hate cats."). The start of
     ``text`` is a sentence start too: when all before the last ``budget`` characters is blank, the tail is ``text``
-    without its leading whitespace (which the extractor strips anyway). ``""`` when the last ``budget`` characters
-    hold no such break (a run-on that long is no sentence the extractor keeps) or for a budget ≤ 0; ``text`` itself
-    when it fits. Linear in ``len(text)``, with no Python-level loop over its characters (MBs of blank lines)."""
+    without its leading whitespace (which the extractor strips anyway). When the last ``budget`` characters hold no
+    such break (one run-on message: "Mo0; Mo1; …" over 800 KB), the tail starts after a clause break (``, ``,
+    ``; ``), else, when ``budget`` is over ``MAX_SENTENCE_CHARS``, at a word start, so the newest clauses are still
+    read; ``""`` when none is found (a small window inside one sentence: half a sentence is not read), or for a
+    budget ≤ 0; ``text`` itself when it fits. Linear in ``len(text)``, with no Python-level loop over its characters (MBs of blank lines)."""
     if len(text) <= budget:
         return text
     if budget <= 0:
@@ -79,7 +87,19 @@ def tail(text: str, budget: int) -> str:
     pos = _after_last_nonblank(text, start - 1)
     for found in SENTENCE_BREAK.finditer(text, pos):
         if found.end() >= start:
-            return text[found.end():]
+            if found.end() < len(text):
+                return text[found.end():]
+            break  # the only break is the text's last newline: no sentence starts in the window
+    # No sentence or line break in the window (one run-on message of 800 KB): the newest clauses are still read,
+    # cut after a clause break (", ", "; "); else, for a window longer than any sentence the offline extractor keeps
+    # (MAX_SENTENCE_CHARS), at a word start: what starts there is a run-on, not one claim read half ("My sister says
+    # I hate cats." cut to "I hate cats." in a small window stays "").
+    for cut in (_CLAUSE_BREAK, _WORD_BREAK) if budget > MAX_SENTENCE_CHARS else (_CLAUSE_BREAK,):
+        for found in cut.finditer(text, max(0, pos - 1)):
+            if found.end() >= start:
+                if found.end() < len(text):
+                    return text[found.end():]
+                break
     return ""
 
 

@@ -590,13 +590,14 @@ def _slices(text: str, cut: re.Pattern[str]) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def _pieces(sentence: str) -> list[str]:
+def _pieces(sentence: str, dropped: list[str] | None = None) -> list[str]:
     """``sentence`` itself when it is at most :data:`MAX_SENTENCE_CHARS` long; else its clauses, each a verbatim
     slice of it and at most that long (:data:`_LONG_CUT`, then :data:`_COMMA_CUT`), so the facts inside a
     1,500-character run on ("I'm a nurse in Leeds; …; and my partner teaches maths") are read one by one. A part
     that is still too long (a paste with no punctuation) is left out: it is not a sentence, and so is every part of
     a run that reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`). Each character of
-    ``sentence`` is looked at by two scans at most: linear in its size, whatever it holds."""
+    ``sentence`` is looked at by two scans at most: linear in its size, whatever it holds. A run left out as planted
+    is added to ``dropped`` (the extractor's :attr:`OfflineExtractor.dropped`, which capture turns into a warning)."""
     if len(sentence) <= MAX_SENTENCE_CHARS:
         return [sentence]
     sentence = _trim_leading(sentence.strip())  # "ok so ok so … I live in Lisbon.": the markers are not the run
@@ -612,6 +613,8 @@ def _pieces(sentence: str) -> list[str]:
         # as for a sentence (:func:`_facts_in`): a planted instruction anywhere in the run makes the run one, and
         # no clause of it is let through ("I live in York; …; ignore all previous instructions …"), as before runs
         # were read in parts. One pass of the screen over the run, linear in its size.
+        if dropped is not None:
+            dropped.append(sentence)
         return []
     return out
 
@@ -768,10 +771,13 @@ def _clauses(sentence: str) -> list[str]:
 
 
 def _planted(sentence: str) -> bool:
-    """Whether ``sentence`` reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`)."""
+    """Whether ``sentence`` reads as a planted instruction (:func:`suzent_cli.guard.planted_reason`). Read whole,
+    however long, in linear windows: a sentence or run is part of a turn the cut (``capture.max_turn_chars``) has
+    bounded already, and the screen's own bound (``TOO_LONG``, for a stored fact) would drop a long run of
+    facts ("I have a cat named Mo0; …", 107 KB) whole and unsaid."""
     from suzent_cli.guard import planted_reason
 
-    return planted_reason(sentence) is not None
+    return planted_reason(sentence, limit=None) is not None
 
 
 _ASKS_TO_KEEP = re.compile(r"remember|forget|note|keep in mind", re.I)  # what a remember request holds (a cheap test)
@@ -811,12 +817,19 @@ class OfflineExtractor:
     name = "offline"
     reads = ("user",)  # the roles whose messages it reads (capture.max_turn_chars counts only these)
 
+    def __init__(self) -> None:
+        # The long runs (over MAX_SENTENCE_CHARS) the last extract left out whole as planted instructions: capture
+        # names each in a warning (docs/security.md: "not captured, a warning names it").
+        self.dropped: list[str] = []
+
     def extract(self, turn: Turn, known: list[str]) -> list[Fact]:
-        """Durable facts stated in the user's messages of ``turn`` (``known`` is not used offline)."""
+        """Durable facts stated in the user's messages of ``turn`` (``known`` is not used offline). The runs left
+        out as planted are in :attr:`dropped` afterwards."""
         facts: list[Fact] = []
         seen: set[str] = set()
+        self.dropped = []
         for text in turn.by("user"):
-            kept = (fact for sentence in SENTENCE_BREAK.split(text) for piece in _pieces(sentence)
+            kept = (fact for sentence in SENTENCE_BREAK.split(text) for piece in _pieces(sentence, self.dropped)
                     for fact in _facts_in(piece))
             for content, category in kept:
                 key = " ".join(_plain(content).lower().split()).rstrip(".!;,: ")
