@@ -90,6 +90,8 @@ _DESCRIPTIONS = {
 
 
 MAX_TAGS = 20
+_Op = tuple[supersede.Statement, dt.date, str, "str | None"]  # a retirement across pages: statement, day, the
+# retired claim's claim_key and source (replayed onto the very claim when a person edited its page meanwhile)
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
 _NOT_TOPIC_PREFIXES = ("legacy:", SCOPE_TAG_PREFIX)  # an exported legacy row's id; a fact's scope (the page's)
@@ -532,7 +534,7 @@ class RulesEngine:
                 works[rel], plans[rel] = work, (category, events, siblings)
         # the scope's other pages: a statement of this batch may end a claim there (invariant 40)
         passive = _passive_pages(vault, batch.scope or "", batch.folder, {r.casefold() for r in routed + revisit_only})
-        ops = _fold_in_said_order(batch, works, {rel: plan[1] for rel, plan in plans.items()}, passive)
+        ops, compared = _fold_in_said_order(batch, works, {rel: plan[1] for rel, plan in plans.items()}, passive)
         for rel in [*plans, *passive]:
             if rel in plans:
                 category, events, siblings = plans[rel]
@@ -548,7 +550,7 @@ class RulesEngine:
             superseded += work.superseded
             replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
         replaced.append((len(batch.facts) + len(batch.confirmations),
-                         _retire_across_pages(batch, works, result, recorded)))
+                         _retire_across_pages(batch, works, result, recorded, compared)))
         result.superseded = [raw for _, raw in sorted(superseded)]
         if getattr(judge, "unavailable", False):  # a model that cannot tell kinds apart (hash) is a choice; this is not
             result.warnings.append(f"changes that share no word with what they replace were decided by words alone: "
@@ -580,7 +582,7 @@ class RulesEngine:
     def _write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
                revisit: bool, siblings: list[str], result: IngestResult, judge: supersede.ValueJudge | None,
                recorded: list[owed.Owed], work: _PageWork,
-               ops: list[tuple[supersede.Statement, dt.date, str, str | None]]) -> _PageWork | None:
+               ops: list[_Op]) -> _PageWork | None:
         """Write page ``rel`` folded as ``work`` when it changed. The statements it makes current are recorded in
         ``across_pages.jsonl`` (added to ``recorded``) before the write: the across-pages pass owes them a
         comparison even if this run does not live to make it. A page a person edited meanwhile is folded again from
@@ -673,19 +675,19 @@ def _passive_pages(vault: Path, scope: str, folder: str, taken: set[str]) -> dic
 
 def _fold_in_said_order(batch: IngestBatch, works: dict[str, _PageWork],
                         events: dict[str, list[tuple[int, BatchFact | dict]]],
-                        passive: dict[str, _PageWork]) -> dict[str, list[tuple[supersede.Statement, dt.date, str,
-                                                                                  str | None]]]:
+                        passive: dict[str, _PageWork]) -> tuple[dict[str, list[_Op]], bool]:
     """Fold the batch's events into their pages (``works``) in the order they were said, whatever their page, so a
     statement that a page makes current without replacing a claim there ends the one claim, current *at its time*,
     that it replaces on another page of the scope (:func:`_replaced_across`; ``passive``: the scope's pages the
     batch routes nothing to). Such a statement moves from the page's ``added`` to its ``across``: it retired its one
     claim and is not compared again. Skipped (the post-pass warns) when the scope holds more than
     :data:`MAX_ACROSS_CLAIMS` current claims. Returns, per page, the retirements made there
-    ``(statement, day, claim_key of the claim, its source)``, replayed by a refold. Raises :class:`_PastDeadline`."""
+    ``(statement, day, claim_key of the claim, its source)``, replayed by a refold, and whether the statements were
+    compared (False past the bound). Raises :class:`_PastDeadline`."""
     merged = sorted(((n, rel, item) for rel, evs in events.items() for n, item in evs), key=lambda e: e[0])
     every = {**passive, **works}
     compare = sum(len(w.current) for w in every.values()) <= MAX_ACROSS_CLAIMS
-    ops: dict[str, list[tuple[supersede.Statement, dt.date, str, str | None]]] = {}
+    ops: dict[str, list[_Op]] = {}
     for k, (n, rel, item) in enumerate(merged):
         if k % 256 == 0 and time.monotonic() > batch.deadline:
             raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
@@ -707,12 +709,11 @@ def _fold_in_said_order(batch: IngestBatch, works: dict[str, _PageWork],
     for work in works.values():
         if work.run_date is not None:  # a revisited page (a personal page with no expiry yet)
             work.backfill_stale_after()
-    return ops
+    return ops, compare
 
 
 def _write_passive(batch: IngestBatch, rel: str, work: _PageWork,
-                   ops: list[tuple[supersede.Statement, dt.date, str, str | None]],
-                   result: IngestResult) -> _PageWork | None:
+                   ops: list[_Op], result: IngestResult) -> _PageWork | None:
     """Write a page the batch routed nothing to but whose claims ``ops`` retired; a person's edit meanwhile keeps
     their edit (the retirements replayed onto the very claims chosen, else left with a warning, as in
     :func:`across_pages`). The work written, or None when the page was left as it is."""
@@ -798,12 +799,14 @@ def _record_owed(batch: IngestBatch, statements: list[owed.Owed], recorded: list
 
 
 def _retire_across_pages(batch: IngestBatch, works: dict[str, _PageWork], result: IngestResult,
-                         recorded: list[owed.Owed] | None = None) -> list[str]:
+                         recorded: list[owed.Owed] | None = None, compared: bool = False) -> list[str]:
     """Supersession across the pages of one scope: a statement this run made current on one page retires the one
-    current claim it replaces on *another* page of the same scope (:func:`across_pages`). ``recorded``: this run's
-    records in ``across_pages.jsonl``, dropped once the pass has written what it retired (a deadline or a crash
-    before then leaves them for the next dream). Returns the sources of the claims retired."""
-    said = [_Said(day, rel, claim.text) for rel, work in works.items() for day, claim in work.added]
+    current claim it replaces on *another* page of the same scope (:func:`across_pages`). ``compared``: the fold
+    already compared every statement in said order (:func:`_fold_in_said_order`) and wrote what they retired, so
+    none is compared again (each is compared once). ``recorded``: this run's records in ``across_pages.jsonl``,
+    dropped once the pass has written what it retired (a deadline or a crash before then leaves them for the next
+    dream). Returns the sources of the claims retired."""
+    said = [] if compared else [_Said(day, rel, claim.text) for rel, work in works.items() for day, claim in work.added]
     sources, _ = across_pages(batch.vault_dir, batch.scope or "", batch.folder, said, batch.deadline, result.warnings,
                               result.pages)
     if recorded:
