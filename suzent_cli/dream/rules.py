@@ -1,7 +1,9 @@
 """The ``rules`` dream engine: offline, deterministic, no LLM.
 
 Each fact of the batch, in (day, line) order, is routed by category to one page (:func:`lifecycle.page_for`)
-and folded into that page's ``## Claims``. A batch is one scope's (:mod:`.scopes` splits it first): a project's
+and folded into that page's ``## Claims``; the facts of all pages are folded in that one order, so a statement
+that replaces nothing on its own page ends the one claim, current at its time, that it replaces on another page
+of the scope (**across pages**, :func:`_fold_in_said_order`, invariant 40). A batch is one scope's (:mod:`.scopes` splits it first): a project's
 facts go to the same page names in its folder, ``1_Projects/<folder>/`` (:func:`suzent_cli.vault.projects.
 project_page_for`), each page recording ``project: <key>``; a page recording another scope is never folded into
 (its facts are skipped with one warning, like a page that does not parse).
@@ -826,7 +828,9 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
     Category routing puts one subject's statements on different pages ("I use light mode in every editor now",
     filed under ``2_Wiki``, retires the dark-mode part of a preference on ``3_Personal/Preferences.md``); the
     same-subject test does not care where a claim lives. Words only (no judge): across pages only what the words
-    show replaces. Statements are taken in time order; only claims that became true before a statement compete. A
+    show replaces (:func:`_replaced_across`). A dream's own statements are compared while it folds, in said order
+    (:func:`_fold_in_said_order`); this pass finishes the ones an interrupted dream left owed. Statements are
+    taken in time order; only claims that became true before a statement compete. A
     statement that is no longer a current claim of its page (replaced since, edited by a person) compares nothing;
     a resumed one whose retirement is already on a page (:meth:`_PageWork.retired_by`) retires nothing again (the
     retired claim's source is returned again: the hand-off is idempotent, and the killed run may not have made it).
