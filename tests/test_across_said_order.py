@@ -193,3 +193,12 @@ def test_promote_without_memory_md_writes_nothing(home):
     memory_path(s).unlink(missing_ok=True)
     out = sz(home, "2026-11-03T09:00", "promote").stdout
     assert "nothing to promote" in out and not memory_path(s).exists()
+
+
+def test_another_persons_residence_on_another_page_is_not_the_users(home):
+    s = settings_at(home, NOW)
+    log(s, "2026-11-01", "[personal] My brother lives in Leeds.", "[personal] I live in Berlin now.")
+    log(s, "2026-11-02", "[general] I live in Oslo now.")
+    tick(s)
+    assert [t for t, _ in claims(s, PROFILE)] == ["My brother lives in Leeds."]
+    assert claims(s, PROFILE, "Previously") == [("I live in Berlin now.", "2026-11-02")]
