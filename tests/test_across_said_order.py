@@ -202,3 +202,32 @@ def test_another_persons_residence_on_another_page_is_not_the_users(home):
     tick(s)
     assert [t for t, _ in claims(s, PROFILE)] == ["My brother lives in Leeds."]
     assert claims(s, PROFILE, "Previously") == [("I live in Berlin now.", "2026-11-02")]
+
+
+class _Crash(Exception):
+    """A crash between two page writes of one dream (raised by the seam, not by suzent)."""
+
+
+def test_a_crash_between_the_page_writes_leaves_one_residence_after_the_rerun(home, monkeypatch):
+    """Technical.md (Madrid, then Oslo) is written, the run dies before Profile.md (Berlin): the rerun folds Berlin
+    again, sees Oslo current on another page since a later day and makes Berlin history at once."""
+    from suzent_cli.dream import rules
+
+    s = settings_at(home, NOW)
+    three_moves(s, "technical")
+    real = rules.write_page
+
+    def write(path, page, **kw):
+        if path.name == "Profile.md":
+            raise _Crash
+        return real(path, page, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(rules, "write_page", write)
+        crashed = DreamRunner(s, DreamConfig(), engine="rules", follow_ups=[]).tick(force=True)
+    assert crashed.outcome != "ingested" and "_Crash" in str(crashed.error), crashed
+    assert [t for t, _ in claims(s, TECH)] == ["I live in Oslo now (since 2026-11-03); previously: I live in Madrid now."]
+    tick(s)
+    assert current_everywhere(s, "live in") == [
+        "I live in Oslo now (since 2026-11-03); previously: I live in Madrid now."]
+    assert [t for t, _ in claims(s, PROFILE, "Previously")] == ["I live in Berlin now."]

@@ -700,6 +700,14 @@ def _fold_in_said_order(batch: IngestBatch, works: dict[str, _PageWork],
             continue
         day, claim = work.added[-1]
         content = base_text(claim.text)
+        said = conflict_key(content)
+        newer = [since for o, w in every.items() if o != rel for j, c in enumerate(w.current)
+                 if _rivals(said, w._conflicts[j]) and (since := claim_since(c)) is not None and since > day]
+        if newer:  # another page states this subject's value as of later (a run killed between its page writes,
+            # a late line): this statement was true before it, so it is history at once, as on one page
+            work.added.pop()
+            work._retire(next(j for j, c in enumerate(work.current) if c is claim), min(newer))
+            continue
         statement = supersede.read(content)
         found = _replaced_across(content, statement, day, [(o, w) for o, w in every.items() if o != rel])
         if found is None:
