@@ -231,3 +231,31 @@ def test_a_crash_between_the_page_writes_leaves_one_residence_after_the_rerun(ho
     assert current_everywhere(s, "live in") == [
         "I live in Oslo now (since 2026-11-03); previously: I live in Madrid now."]
     assert [t for t, _ in claims(s, PROFILE, "Previously")] == ["I live in Berlin now."]
+
+
+def test_a_person_edit_of_a_routed_page_keeps_their_line_and_the_retirement(home, monkeypatch):
+    """Profile.md (Berlin, folded this batch) is edited by a person while the dream writes it: it is folded again
+    from their text and Madrid's retirement of Berlin, decided on another page, is replayed onto it."""
+    from suzent_cli.dream import rules
+
+    s = settings_at(home, NOW)
+    log(s, "2026-10-30", "[personal] I have two sisters.")
+    tick(s)
+    three_moves(s, "technical")
+    real, edited = rules.write_page, []
+
+    def write(path, page, **kw):
+        if path.name == "Profile.md" and not edited:
+            text = path.read_text()
+            path.write_text(text.replace("- I have two sisters.", "- I have two sisters.\n- My own line: a cat.", 1))
+            edited.append(path)
+        return real(path, page, **kw)
+
+    monkeypatch.setattr(rules, "write_page", write)
+    tick(s)
+    assert edited
+    text = (s.paths.vault_dir / PROFILE).read_text()
+    assert "- My own line: a cat." in text
+    assert claims(s, PROFILE, "Previously") == [("I live in Berlin now.", "2026-11-02")]
+    assert current_everywhere(s, "live in") == [
+        "I live in Oslo now (since 2026-11-03); previously: I live in Madrid now."]
