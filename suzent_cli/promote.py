@@ -349,8 +349,7 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     recent = recent_facts(settings, {_key(c.text) for c in claims})
     claims, recent = one_value_per_slot(claims, recent)
     if not claims and not recent:
-        return PromoteResult("nothing", name, pages=n_pages, reason=f"no current claim on the {PERSONAL}/ pages",
-                             warnings=warnings)
+        return _emptied(settings, name, n_pages, warnings, max_lines, max_bytes)
     lines_budget, bytes_budget = _budget(max_lines, max_bytes)
     # the newest facts first take up to half the bound; the claims fill the rest (a blank line between the two)
     tail, used_recent, _ = grouped_body([(RECENT, text) for text in recent], max_lines=lines_budget // 2,
@@ -386,6 +385,29 @@ def promote(settings: Settings, *, engine: str = "auto", max_lines: int = MAX_LI
     if write.status == "manual":
         reason = reason or "MEMORY.md has no generated zone we wrote: it is manual and was left untouched"
     return PromoteResult(write.status, name, used_claims, used_pages, reason, write, warnings, used_recent)
+
+
+def _emptied(settings: Settings, name: str, n_pages: int, warnings: list[str], max_lines: int,
+             max_bytes: int) -> PromoteResult:
+    """No current claim and no fact waiting: a generated zone already in MEMORY.md (written by promote or a
+    capture) may still state claims the vault has retired since (a fact filed on another page ended the last
+    one), so it is rewritten empty — the person's zone below the marker is copied through as always. Without a
+    MEMORY.md (or with an empty one) nothing is written: status ``nothing``. A manual MEMORY.md (no zone we
+    wrote) is left untouched, also ``nothing``. Raises like :func:`write_generated`."""
+    from suzent_cli.vault.memory_md import memory_path
+
+    reason = f"no current claim on the {PERSONAL}/ pages"
+    try:
+        exists = memory_path(settings).stat().st_size > 0
+    except FileNotFoundError:
+        exists = False
+    if not exists:
+        return PromoteResult("nothing", name, pages=n_pages, reason=reason, warnings=warnings)
+    write = _write(settings, "", "promote", max_lines, max_bytes)
+    if write.status == "manual":
+        return PromoteResult("nothing", name, pages=n_pages, reason=reason, warnings=warnings)
+    return PromoteResult(write.status, "offline", 0, 0, f"{reason}: the generated zone was emptied", write,
+                         warnings)
 
 
 # --- legacy refresh ----------------------------------------------------------------------------------------

@@ -152,14 +152,14 @@ class _LateClock:
 
 def past_deadline_in_pass(monkeypatch):
     clock = _LateClock()
-    real = rules._scope_pages
+    real = rules._write_passive
 
-    def scope_pages(vault, folder):  # the pass's first step: from here on the run is past its deadline
+    def write_passive(*args, **kwargs):  # the pass's writes: from here on the run is past its deadline
         clock.late = True
-        return real(vault, folder)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(rules, "time", clock)
-    monkeypatch.setattr(rules, "_scope_pages", scope_pages)
+    monkeypatch.setattr(rules, "_write_passive", write_passive)
 
 
 def test_a_deadline_inside_the_pass_is_finished_by_the_next_run(home, monkeypatch):

@@ -1,7 +1,9 @@
 """The ``rules`` dream engine: offline, deterministic, no LLM.
 
 Each fact of the batch, in (day, line) order, is routed by category to one page (:func:`lifecycle.page_for`)
-and folded into that page's ``## Claims``. A batch is one scope's (:mod:`.scopes` splits it first): a project's
+and folded into that page's ``## Claims``; the facts of all pages are folded in that one order, so a statement
+that replaces nothing on its own page ends the one claim, current at its time, that it replaces on another page
+of the scope (**across pages**, :func:`_fold_in_said_order`, invariant 40). A batch is one scope's (:mod:`.scopes` splits it first): a project's
 facts go to the same page names in its folder, ``1_Projects/<folder>/`` (:func:`suzent_cli.vault.projects.
 project_page_for`), each page recording ``project: <key>``; a page recording another scope is never folded into
 (its facts are skipped with one warning, like a page that does not parse).
@@ -90,6 +92,8 @@ _DESCRIPTIONS = {
 
 
 MAX_TAGS = 20
+_Op = tuple[supersede.Statement, dt.date, str, "str | None"]  # a retirement across pages: statement, day, the
+# retired claim's claim_key and source (replayed onto the very claim when a person edited its page meanwhile)
 _PAGE_CATEGORY = {title: category for category, title in PERSONAL_PAGES.items()}
 _NOT_TOPICS = frozenset({"revision", "legacy"})  # outcome/provenance tags of the write path, not topics of the page
 _NOT_TOPIC_PREFIXES = ("legacy:", SCOPE_TAG_PREFIX)  # an exported legacy row's id; a fact's scope (the page's)
@@ -168,6 +172,8 @@ class _PageWork:
         self.replaced: list[str] = []  # provenance of claims this run moved to ## Previously
         self.added: list[tuple[dt.date, Claim]] = []  # (day, claim) of each statement this run made current
         # without replacing a claim of this page: what the across-pages pass compares with other pages' claims
+        self.across: list[tuple[dt.date, Claim]] = []  # of those, the ones that retired a claim of another page
+        # while the batch was folded (in said order): recorded as owed, never compared again in this run
         self.superseded: list[tuple[int, str]] = []  # (position in the batch's time order, log line) of repeats
         self.run_date: dt.date | None = None
         self.latest: dt.date | None = None
@@ -268,15 +274,12 @@ class _PageWork:
         if rest and self.match(rest) is None:
             self._add_current(Claim(rest, old.count, old.last, old.source))
 
-    def retire_replaced_by(self, statement: supersede.Statement, day: dt.date) -> Claim | None:
-        """Retire the one current claim of this page that ``statement`` (said on ``day``, on another page of the
-        same scope) replaces, by words alone (:func:`supersede.best_replaced` without a judge: across pages only
-        what the words show), keeping a combined claim's parts that still hold. The retired claim, or None."""
-        said = [j for j, c in enumerate(self.current) if (s := claim_since(c)) is not None and s < day]
-        j = supersede.best_replaced(statement, [self._reads[k] for k in said]) if said else None
-        if j is None:
-            return None
-        return self._retire_for(said[j], statement, day)
+    def retire_replaced_by(self, content: str, statement: supersede.Statement, day: dt.date) -> Claim | None:
+        """Retire the one current claim of this page that ``content`` (read as ``statement``, said on ``day``, on
+        another page of the same scope) replaces (:func:`_replaced_across`), keeping a combined claim's parts that
+        still hold. The retired claim, or None."""
+        found = _replaced_across(content, statement, day, [(self.rel, self)])
+        return None if found is None else self._retire_for(found[1], statement, day)
 
     def retire_named(self, key: str, source: str | None, statement: supersede.Statement,
                      day: dt.date) -> Claim | None:
@@ -296,11 +299,14 @@ class _PageWork:
         self.keep_rest(old, changed)
         return old
 
-    def retired_by(self, statement: supersede.Statement, day: dt.date) -> Claim | None:
+    def retired_by(self, content: str, statement: supersede.Statement, day: dt.date) -> Claim | None:
         """The claim of ``## Previously`` ended on ``day`` that ``statement`` replaces, if any: its retirement is
         already on this page (an earlier pass over the same statement wrote it before it was interrupted)."""
+        said = conflict_key(content)
         return next((h for h in self.history if isinstance(h, Claim) and h.until == day
-                     and supersede.best_replaced(statement, [supersede.read(base_text(h.text))]) is not None), None)
+                     and (_rivals(said, conflict_key(base_text(h.text)))
+                          or supersede.best_replaced(statement, [supersede.read(base_text(h.text))]) is not None)),
+                    None)
 
     def holds(self, text: str) -> bool:
         """True when a current claim of this page says ``text`` (compared by :func:`claim_key` of the base text)."""
@@ -437,6 +443,33 @@ class _PageWork:
         return page
 
 
+def _rivals(new: tuple[str, str], old: tuple[str, str]) -> bool:
+    """Two :func:`conflict_key` s that cannot both hold: one subject, different values (the on-page test)."""
+    return bool(new[0]) and new[0] == old[0] and new[1] != old[1]
+
+
+def _replaced_across(content: str, statement: supersede.Statement, day: dt.date,
+                     others: list[tuple[str, _PageWork]]) -> tuple[str, int] | None:
+    """``(page, index)`` of the one current claim of ``others`` (pages of the statement's scope other than its
+    own) that ``content`` (read as ``statement``), said on ``day``, replaces; None when there is none. Only claims
+    that became true before ``day`` compete. The on-page tests, words only: a claim of the same single-valued
+    subject (or the same statement with the other polarity) with another value — of several, the one true most
+    recently (a statement retires at most one claim on another page) —, else :func:`supersede.best_replaced`
+    without a judge (a change cue about a shared entity, a new number for the same statement)."""
+    said = conflict_key(content)
+    cands = [(rel, j, since) for rel, w in others for j, c in enumerate(w.current)
+             if (since := claim_since(c)) is not None and since < day]
+    if not cands:
+        return None
+    pages = dict(others)
+    rivals = [(since, rel, j) for rel, j, since in cands if _rivals(said, pages[rel]._conflicts[j])]
+    if rivals:
+        _, rel, j = max(rivals, key=lambda r: r[0])
+        return rel, j
+    k = supersede.best_replaced(statement, [pages[rel]._reads[j] for rel, j, _ in cands])
+    return None if k is None else cands[k][:2]
+
+
 class _PastDeadline(DreamFailed):
     """The run's deadline passed mid-fold: the whole run fails (pages already written stay; a re-run converges)."""
 
@@ -492,20 +525,34 @@ class RulesEngine:
         judge = self.judge()
         works: dict[str, _PageWork] = {}
         recorded: list[owed.Owed] = []  # this run's records in across_pages.jsonl
+        plans: dict[str, tuple[str, list[tuple[int, BatchFact | dict]], list[str]]] = {}
         for rel in routed + revisit_only:
             category, events = routes.get(rel) or (_PAGE_CATEGORY.get(Path(rel).stem, "personal"), [])
             zone = rel.rsplit("/", 1)[0] if batch.scope else rel.split("/", 1)[0]
             siblings = [] if rel in revisit_only else [r[:-3] for r in _routed_pages(vault, zone, routed, batch.folder)
                                                           if r != rel]
-            work = self._fold_and_write(batch, rel, category, events, rel in revisit, siblings, result, judge,
-                                        recorded)
+            work = self._start(batch, rel, category, rel in revisit, result, judge)
+            if work is not None:
+                works[rel], plans[rel] = work, (category, events, siblings)
+        # the scope's other pages: a statement of this batch may end a claim there (invariant 40)
+        passive = _passive_pages(vault, batch.scope or "", batch.folder, {r.casefold() for r in routed + revisit_only})
+        ops, compared = _fold_in_said_order(batch, works, {rel: plan[1] for rel, plan in plans.items()}, passive)
+        for rel in [*plans, *passive]:
+            if rel in plans:
+                category, events, siblings = plans[rel]
+                work = self._write(batch, rel, category, events, rel in revisit, siblings, result, judge, recorded,
+                                   works[rel], ops.get(rel, []))
+            else:
+                category, events = _PAGE_CATEGORY.get(Path(rel).stem, "general"), []
+                work = _write_passive(batch, rel, passive[rel], ops.get(rel, []), result)
             if work is None:
+                works.pop(rel, None)
                 continue
             works[rel] = work
             superseded += work.superseded
             replaced.append((events[0][0] if events else len(batch.facts) + len(batch.confirmations), work.replaced))
         replaced.append((len(batch.facts) + len(batch.confirmations),
-                         _retire_across_pages(batch, works, result, recorded)))
+                         _retire_across_pages(batch, works, result, recorded, compared)))
         result.superseded = [raw for _, raw in sorted(superseded)]
         if getattr(judge, "unavailable", False):  # a model that cannot tell kinds apart (hash) is a choice; this is not
             result.warnings.append(f"changes that share no word with what they replace were decided by words alone: "
@@ -522,55 +569,52 @@ class RulesEngine:
         return result
 
     @staticmethod
-    def _fold_and_write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
-                        revisit: bool, siblings: list[str], result: IngestResult,
-                        judge: supersede.ValueJudge | None = None,
-                        recorded: list[owed.Owed] | None = None) -> _PageWork | None:
-        """Fold ``events`` into page ``rel`` and write it when it changed. The work of the fold that was written
-        (or found nothing to write), or None when the page was left as it is (a warning says why). The statements
-        the fold makes current are recorded in ``across_pages.jsonl`` (added to ``recorded``) before the write:
-        the across-pages pass owes them a comparison even if this run does not live to make it."""
-        recorded = [] if recorded is None else recorded
+    def _start(batch: IngestBatch, rel: str, category: str, revisit: bool, result: IngestResult,
+               judge: supersede.ValueJudge | None) -> _PageWork | None:
+        """Page ``rel`` read to be folded into (a fresh page when absent), or None with a warning when it is left as
+        it is (it records another scope, its frontmatter does not load, it cannot be read)."""
         path = batch.vault_dir / rel
-
-        def fold(page: Page | None) -> _PageWork:
-            recorded = meta_scope(page.meta) if page is not None else batch.scope
-            if recorded != batch.scope and not (batch.scope and not recorded):  # never across scopes (dream.scopes)
-                # (a page of the project's own folder that records no key is adopted: finish() records it)
-                raise DreamFailed(f"it records {'project ' + recorded if recorded else 'no project (the person)'}, "
-                                  f"not {'project ' + str(batch.scope) if batch.scope else 'the person'}")
-            work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge, scope=batch.scope or "")
-            for k, (n, item) in enumerate(events):
-                if k % 256 == 0 and time.monotonic() > batch.deadline:
-                    raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
-                if isinstance(item, BatchFact):
-                    if work.fold(item):
-                        work.superseded.append((n, item.raw))
-                else:
-                    work.confirm(item)
-            if revisit:
-                work.run_date = batch.run_date
-                work.backfill_stale_after()
-            return work
-
         try:
-            work = fold(read_page(path) if path.is_file() else None)
-        except _PastDeadline:
-            raise
+            return _page_work(batch, rel, category, read_page(path) if path.is_file() else None, judge, revisit)
         except (DreamFailed, OSError) as exc:
             result.warnings.append(f"{rel} left as it is, its facts not folded: {exc}")
             return None
+
+    @staticmethod
+    def _write(batch: IngestBatch, rel: str, category: str, events: list[tuple[int, BatchFact | dict]],
+               revisit: bool, siblings: list[str], result: IngestResult, judge: supersede.ValueJudge | None,
+               recorded: list[owed.Owed], work: _PageWork,
+               ops: list[_Op]) -> _PageWork | None:
+        """Write page ``rel`` folded as ``work`` when it changed. The statements it makes current are recorded in
+        ``across_pages.jsonl`` (added to ``recorded``) before the write: the across-pages pass owes them a
+        comparison even if this run does not live to make it. A page a person edited meanwhile is folded again from
+        what is there now (its own ``events``, then the retirements ``ops`` that statements of other pages made
+        here, each onto the very claim chosen). The work written (or found nothing to write), or None when the page
+        was left as it is (a warning says why)."""
+        path = batch.vault_dir / rel
         if not work.changed:
             return work
         final = [work]
+        across = {(day, claim.text) for day, claim in work.across}
 
         def refold(now: Page | None) -> Page:  # the page changed on disk since it was read: fold again from it
-            final[0] = fold(now)
-            _record_owed(batch, _owed_by(batch, rel, final[0]), recorded, result.warnings)
-            return final[0].finish(siblings)
+            again = _page_work(batch, rel, category, now, judge, revisit)
+            for k, (n, item) in enumerate(events):
+                if k % 256 == 0 and time.monotonic() > batch.deadline:
+                    raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
+                _fold_one(again, n, item)
+            if revisit:
+                again.backfill_stale_after()
+            for statement, day, key, source in ops:
+                again.retire_named(key, source, statement, day)
+            # a statement that retired a claim of another page in the first fold still did: not compared again
+            again.across = [a for a in again.added if (a[0], a[1].text) in across]
+            again.added = [a for a in again.added if (a[0], a[1].text) not in across]
+            final[0] = again
+            _record_owed(batch, _owed_by(batch, rel, again), recorded, result.warnings)
+            return again.finish(siblings)
 
         _record_owed(batch, _owed_by(batch, rel, work), recorded, result.warnings)
-
         try:
             if write_page(path, work.finish(siblings), refold=refold, lock_path=pages_lock(batch.vault_dir)):
                 result.pages.append(rel)
@@ -588,6 +632,130 @@ class RulesEngine:
         from suzent_cli.dream.lint import rules_contradictions
 
         return rules_contradictions(job.vault_dir, job.run_date, judge=self.judge())
+
+
+def _page_work(batch: IngestBatch, rel: str, category: str, page: Page | None, judge: supersede.ValueJudge | None,
+               revisit: bool) -> _PageWork:
+    """A :class:`_PageWork` on ``page`` (None: a fresh page) of ``batch``'s scope. Raises :class:`DreamFailed`
+    when the page records another scope (never folded across scopes: :mod:`.scopes`; a page of the project's own
+    folder that records no key is adopted, ``finish`` records it)."""
+    recorded = meta_scope(page.meta) if page is not None else batch.scope
+    if recorded != batch.scope and not (batch.scope and not recorded):
+        raise DreamFailed(f"it records {'project ' + recorded if recorded else 'no project (the person)'}, "
+                          f"not {'project ' + str(batch.scope) if batch.scope else 'the person'}")
+    work = _PageWork(rel, page or Page(), category, fresh=page is None, judge=judge, scope=batch.scope or "")
+    if revisit:
+        work.run_date = batch.run_date
+    return work
+
+
+def _fold_one(work: _PageWork, n: int, item: BatchFact | dict) -> None:
+    """Fold one event (a log line or a confirmation record, ``n``: its position in said order) into ``work``."""
+    if isinstance(item, BatchFact):
+        if work.fold(item):
+            work.superseded.append((n, item.raw))
+    else:
+        work.confirm(item)
+
+
+def _passive_pages(vault: Path, scope: str, folder: str, taken: set[str]) -> dict[str, _PageWork]:
+    """The pages of ``scope`` this batch routes nothing to (``taken``: casefolded paths it folds into), read so
+    the batch's statements can end a claim there in said order; a page that does not parse or records another
+    scope is left out (the post-pass :func:`across_pages` skips it too)."""
+    out: dict[str, _PageWork] = {}
+    for rel in _scope_pages(vault, folder):
+        if rel.casefold() in taken:
+            continue
+        try:
+            page = read_page(vault / rel)
+        except (DreamFailed, OSError):
+            continue
+        if meta_scope(page.meta) == scope:
+            out[rel] = _PageWork(rel, page, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False, scope=scope)
+    return out
+
+
+def _fold_in_said_order(batch: IngestBatch, works: dict[str, _PageWork],
+                        events: dict[str, list[tuple[int, BatchFact | dict]]],
+                        passive: dict[str, _PageWork]) -> tuple[dict[str, list[_Op]], bool]:
+    """Fold the batch's events into their pages (``works``) in the order they were said, whatever their page, so a
+    statement that a page makes current without replacing a claim there ends the one claim, current *at its time*,
+    that it replaces on another page of the scope (:func:`_replaced_across`; ``passive``: the scope's pages the
+    batch routes nothing to). Such a statement moves from the page's ``added`` to its ``across``: it retired its one
+    claim and is not compared again. Skipped (the post-pass warns) when the scope holds more than
+    :data:`MAX_ACROSS_CLAIMS` current claims. Returns, per page, the retirements made there
+    ``(statement, day, claim_key of the claim, its source)``, replayed by a refold, and whether the statements were
+    compared (False past the bound). Raises :class:`_PastDeadline`."""
+    merged = sorted(((n, rel, item) for rel, evs in events.items() for n, item in evs), key=lambda e: e[0])
+    every = {**passive, **works}
+    compare = sum(len(w.current) for w in every.values()) <= MAX_ACROSS_CLAIMS
+    ops: dict[str, list[_Op]] = {}
+    for k, (n, rel, item) in enumerate(merged):
+        if k % 256 == 0 and time.monotonic() > batch.deadline:
+            raise _PastDeadline(f"rules engine ran past its timeout while folding into {rel}")
+        work = works[rel]
+        before = len(work.added)
+        _fold_one(work, n, item)
+        if not compare or len(work.added) == before:
+            continue
+        day, claim = work.added[-1]
+        content = base_text(claim.text)
+        said = conflict_key(content)
+        newer = [since for o, w in every.items() if o != rel for j, c in enumerate(w.current)
+                 if _rivals(said, w._conflicts[j]) and (since := claim_since(c)) is not None and since > day]
+        if newer:  # another page states this subject's value as of later (a run killed between its page writes,
+            # a late line): this statement was true before it, so it is history at once, as on one page
+            work.added.pop()
+            work._retire(next(j for j, c in enumerate(work.current) if c is claim), min(newer))
+            continue
+        statement = supersede.read(content)
+        found = _replaced_across(content, statement, day, [(o, w) for o, w in every.items() if o != rel])
+        if found is None:
+            continue
+        other, j = found
+        old = every[other]._retire_for(j, statement, day)
+        ops.setdefault(other, []).append((statement, day, claim_key(old.text), old.source))
+        work.across.append(work.added.pop())
+    for work in works.values():
+        if work.run_date is not None:  # a revisited page (a personal page with no expiry yet)
+            work.backfill_stale_after()
+    return ops, compare
+
+
+def _write_passive(batch: IngestBatch, rel: str, work: _PageWork,
+                   ops: list[_Op], result: IngestResult) -> _PageWork | None:
+    """Write a page the batch routed nothing to but whose claims ``ops`` retired; a person's edit meanwhile keeps
+    their edit (the retirements replayed onto the very claims chosen, else left with a warning, as in
+    :func:`across_pages`). The work written, or None when the page was left as it is."""
+    if not work.changed:
+        return work
+    if time.monotonic() > batch.deadline:  # the statements' pages are written and their records owed: resumable
+        raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
+    missed: list[str] = []
+    final = [work]
+
+    def replay(now: Page | None) -> Page | None:
+        if now is None:
+            missed[:] = ["the page was removed"]
+            return None
+        again = _PageWork(rel, now, work.category, fresh=False, scope=batch.scope or "")
+        missed[:] = [key for statement, day, key, source in ops if again.retire_named(key, source, statement, day)
+                     is None]
+        final[0] = again
+        return again.finish([]) if again.changed else None
+
+    try:
+        if write_page(batch.vault_dir / rel, work.finish([]), refold=replay, lock_path=pages_lock(batch.vault_dir)):
+            result.pages.append(rel)
+    except (DreamFailed, LockTimeout) as exc:
+        result.warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
+        return None
+    except OSError as exc:
+        raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
+    if missed:
+        result.warnings.append(f"{rel} changed while claims were retired across pages; left current as the person "
+                               f"wrote it: {'; '.join(m[:80] for m in missed)}")
+    return final[0]
 
 
 def _scope_pages(vault: Path, folder: str) -> list[str]:
@@ -622,7 +790,7 @@ class _Said:
 def _owed_by(batch: IngestBatch, rel: str, work: _PageWork) -> list[owed.Owed]:
     """The across-pages records of the statements ``work`` made current on page ``rel``."""
     return [owed.Owed(batch.scope or "", batch.folder, rel, day, claim.text, claim.source)
-            for day, claim in work.added]
+            for day, claim in [*work.added, *work.across]]
 
 
 def _record_owed(batch: IngestBatch, statements: list[owed.Owed], recorded: list[owed.Owed],
@@ -641,12 +809,14 @@ def _record_owed(batch: IngestBatch, statements: list[owed.Owed], recorded: list
 
 
 def _retire_across_pages(batch: IngestBatch, works: dict[str, _PageWork], result: IngestResult,
-                         recorded: list[owed.Owed] | None = None) -> list[str]:
+                         recorded: list[owed.Owed] | None = None, compared: bool = False) -> list[str]:
     """Supersession across the pages of one scope: a statement this run made current on one page retires the one
-    current claim it replaces on *another* page of the same scope (:func:`across_pages`). ``recorded``: this run's
-    records in ``across_pages.jsonl``, dropped once the pass has written what it retired (a deadline or a crash
-    before then leaves them for the next dream). Returns the sources of the claims retired."""
-    said = [_Said(day, rel, claim.text) for rel, work in works.items() for day, claim in work.added]
+    current claim it replaces on *another* page of the same scope (:func:`across_pages`). ``compared``: the fold
+    already compared every statement in said order (:func:`_fold_in_said_order`) and wrote what they retired, so
+    none is compared again (each is compared once). ``recorded``: this run's records in ``across_pages.jsonl``,
+    dropped once the pass has written what it retired (a deadline or a crash before then leaves them for the next
+    dream). Returns the sources of the claims retired."""
+    said = [] if compared else [_Said(day, rel, claim.text) for rel, work in works.items() for day, claim in work.added]
     sources, _ = across_pages(batch.vault_dir, batch.scope or "", batch.folder, said, batch.deadline, result.warnings,
                               result.pages)
     if recorded:
@@ -666,7 +836,9 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
     Category routing puts one subject's statements on different pages ("I use light mode in every editor now",
     filed under ``2_Wiki``, retires the dark-mode part of a preference on ``3_Personal/Preferences.md``); the
     same-subject test does not care where a claim lives. Words only (no judge): across pages only what the words
-    show replaces. Statements are taken in time order; only claims that became true before a statement compete. A
+    show replaces (:func:`_replaced_across`). A dream's own statements are compared while it folds, in said order
+    (:func:`_fold_in_said_order`); this pass finishes the ones an interrupted dream left owed. Statements are
+    taken in time order; only claims that became true before a statement compete. A
     statement that is no longer a current claim of its page (replaced since, edited by a person) compares nothing;
     a resumed one whose retirement is already on a page (:meth:`_PageWork.retired_by`) retires nothing again (the
     retired claim's source is returned again: the hand-off is idempotent, and the killed run may not have made it).
@@ -702,21 +874,19 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
             raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
         if s.rel not in pages or not pages[s.rel].holds(s.text):
             continue  # replaced since, or a person changed it: it is not what is said now
-        statement = supersede.read(base_text(s.text))
+        content = base_text(s.text)
+        statement = supersede.read(content)
         if s.resumed and (done := next((h for o, w in pages.items() if o != s.rel
-                                        if (h := w.retired_by(statement, s.day)) is not None), None)):
+                                        if (h := w.retired_by(content, statement, s.day)) is not None), None)):
             if done.source:  # an interrupted pass already wrote this retirement: hand its line off (once) again
                 again.append(done.source)
             continue
-        cands = [(other, j) for other, w in pages.items() if other != s.rel for j, c in enumerate(w.current)
-                 if (since := claim_since(c)) is not None and since < s.day]
-        k = supersede.best_replaced(statement, [pages[o]._reads[j] for o, j in cands]) if cands else None
-        if k is None:
+        found = _replaced_across(content, statement, s.day, [(o, w) for o, w in pages.items() if o != s.rel])
+        if found is None:
             continue
-        other = cands[k][0]
-        old = pages[other].retire_replaced_by(statement, s.day)
-        if old is not None:
-            ops.setdefault(other, []).append((statement, s.day, claim_key(old.text), old.source))
+        other, j = found
+        old = pages[other]._retire_for(j, statement, s.day)
+        ops.setdefault(other, []).append((statement, s.day, claim_key(old.text), old.source))
     sources: list[str] = again
     missed: dict[str, list[str]] = {}  # per page, the last replay's claims a person changed (a replay may run again)
     for rel, todo in ops.items():
