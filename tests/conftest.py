@@ -341,3 +341,24 @@ def drain_pty(master: int) -> bytes:
         chunks.append(chunk)
     os.close(master)
     return b"".join(chunks)
+
+
+def indexed_home(tmp_path: Path, rows: list[str], other_project: list[str] = (),
+                 other_scope: str = "github.com/acme/other"):
+    """``(settings, HashEmbedder(64))`` of a fresh home under ``tmp_path / "home"`` (today 2026-06-10) whose capture
+    buffer holds ``rows`` (day 2026-05-01, session "a", the person's scope) and ``other_project`` (day 2026-05-02,
+    session "b", tagged with ``other_scope``), indexed with the hash embedder: the recall steps' test bed."""
+    from suzent_cli.capture import write_facts
+    from suzent_cli.index.api import run_index
+    from suzent_cli.scope import scope_tag
+
+    home = tmp_path / "home"
+    home.mkdir()
+    s = resolve_settings(home=home, today="2026-06-10", env={})
+    write_facts(s, [Fact(r) for r in rows], day=dt.date(2026, 5, 1), time="10:00", session="a")
+    if other_project:
+        write_facts(s, [Fact(r, tags=(scope_tag(other_scope),)) for r in other_project], day=dt.date(2026, 5, 2),
+                    time="10:00", session="b")
+    emb = HashEmbedder(64)
+    run_index(s, embedder=emb)
+    return s, emb

@@ -13,7 +13,6 @@ from suzent_cli.capture import write_facts
 from suzent_cli.config import check_value, resolve_settings, setting
 from suzent_cli.errors import ConfigInvalid
 from suzent_cli.index.api import run_index
-from suzent_cli.index.embed import HashEmbedder
 from suzent_cli.index.store import ReadStore
 from suzent_cli.recall import (
     SUBJECT_BOOST,
@@ -24,7 +23,7 @@ from suzent_cli.recall import (
     row_subject,
     search,
 )
-from suzent_cli.scope import scope_tag
+from tests.conftest import indexed_home
 
 OTHER = "github.com/acme/other"
 # Ben's line says "camped" three times, so BM25 and the hash vectors put it first; Anna's line is about Anna.
@@ -61,16 +60,7 @@ def test_a_rows_subject_is_its_first_word_when_it_is_a_name():
 
 
 def _home(tmp_path, rows=ROWS, other_project: list[str] = ()):
-    home = tmp_path / "home"
-    home.mkdir()
-    s = resolve_settings(home=home, today="2026-06-10", env={})
-    write_facts(s, [Fact(r) for r in rows], day=dt.date(2026, 5, 1), time="10:00", session="a")
-    if other_project:
-        write_facts(s, [Fact(r, tags=(scope_tag(OTHER),)) for r in other_project], day=dt.date(2026, 5, 2),
-                    time="10:00", session="b")
-    emb = HashEmbedder(64)
-    run_index(s, embedder=emb)
-    return s, emb
+    return indexed_home(tmp_path, rows, other_project, other_scope=OTHER)
 
 
 def test_the_row_about_the_named_one_outranks_a_row_that_only_mentions_it(tmp_path):

@@ -15,10 +15,9 @@ from suzent_cli.capture import write_facts
 from suzent_cli.config import check_value, resolve_settings, setting
 from suzent_cli.errors import ConfigInvalid
 from suzent_cli.index.api import run_index
-from suzent_cli.index.embed import HashEmbedder
 from suzent_cli.index.store import ReadStore
 from suzent_cli.recall import WHEN_BOOST, Filters, asks_when, recall, search, tells_when
-from suzent_cli.scope import scope_tag
+from tests.conftest import indexed_home
 
 OTHER = "github.com/acme/other"
 # The first row repeats the topic words, so BM25 and the hash vectors put it first; the second says when.
@@ -53,16 +52,7 @@ def test_a_row_says_when_with_a_relative_day_a_weekday_a_month_or_a_year():
 
 
 def _home(tmp_path, rows=ROWS, other_project: list[str] = ()):
-    home = tmp_path / "home"
-    home.mkdir()
-    s = resolve_settings(home=home, today="2026-06-10", env={})
-    write_facts(s, [Fact(r) for r in rows], day=dt.date(2026, 5, 1), time="10:00", session="a")
-    if other_project:
-        write_facts(s, [Fact(r, tags=(scope_tag(OTHER),)) for r in other_project], day=dt.date(2026, 5, 2),
-                    time="10:00", session="b")
-    emb = HashEmbedder(64)
-    run_index(s, embedder=emb)
-    return s, emb
+    return indexed_home(tmp_path, rows, other_project, other_scope=OTHER)
 
 
 def test_the_row_that_says_when_outranks_the_one_that_only_shares_the_topic(tmp_path):
