@@ -141,6 +141,12 @@ def repair(data: bytes | str) -> tuple[str, list[str]]:
     return cleaned, warnings
 
 
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate of ``text`` (half a character no UTF-8 can hold), or None."""
+    found = _SURROGATE.search(text)
+    return found.group() if found else None
+
+
 def clean_input(text: str) -> str:
     """``text`` by the one input rule every entry point follows (the CLI, MCP and HTTP ``remember``, the importers,
     the archive's appender through :meth:`suzent_cli.archive.Fact.clean`): a lone surrogate becomes U+FFFD, control

@@ -72,15 +72,21 @@ class IngestBatch:
     folder: str = ""
 
     def log_line(self, source: str | None) -> str | None:
-        """The raw line a ``YYYY-MM-DD.md:LINE`` provenance points at (read-only), or None."""
-        if not source or self.archive_dir is None or ":" not in source:
-            return None
-        name, _, number = source.rpartition(":")
-        try:
-            lines = (self.archive_dir / name).read_bytes().decode("utf-8", errors="replace").split("\n")
-            return lines[int(number) - 1].rstrip("\r") if number.isdigit() and 0 < int(number) <= len(lines) else None
-        except OSError:
-            return None
+        """The raw line a ``YYYY-MM-DD.md:LINE`` provenance points at (read-only), or None (:func:`log_line`)."""
+        return log_line(self.archive_dir, source)
+
+
+def log_line(archive_dir: Path | None, source: str | None) -> str | None:
+    """The raw line of the daily logs in ``archive_dir`` that a ``YYYY-MM-DD.md:LINE`` provenance points at
+    (read-only, bad UTF-8 replaced), or None: no source, no archive, no such file or line, or the file unreadable."""
+    if not source or archive_dir is None or ":" not in source:
+        return None
+    name, _, number = source.rpartition(":")
+    try:
+        lines = (archive_dir / name).read_bytes().decode("utf-8", errors="replace").split("\n")
+        return lines[int(number) - 1].rstrip("\r") if number.isdigit() and 0 < int(number) <= len(lines) else None
+    except OSError:
+        return None
 
 
 @dataclass

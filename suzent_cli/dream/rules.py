@@ -45,7 +45,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from suzent_cli.archive import parse_fact_line
-from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob
+from suzent_cli.dream.engine import BatchFact, IngestBatch, IngestResult, LintFindings, LintJob, log_line
 from suzent_cli.errors import DreamFailed, LockTimeout
 from suzent_cli.scope import SCOPE_TAG_PREFIX
 from suzent_cli.vault import content_pages, structure, supersede
@@ -724,38 +724,52 @@ def _fold_in_said_order(batch: IngestBatch, works: dict[str, _PageWork],
 
 def _write_passive(batch: IngestBatch, rel: str, work: _PageWork,
                    ops: list[_Op], result: IngestResult) -> _PageWork | None:
-    """Write a page the batch routed nothing to but whose claims ``ops`` retired; a person's edit meanwhile keeps
-    their edit (the retirements replayed onto the very claims chosen, else left with a warning, as in
-    :func:`across_pages`). The work written, or None when the page was left as it is."""
+    """Write a page the batch routed nothing to but whose claims ``ops`` retired (:func:`_write_retired`). The work
+    written, or None when the page was left as it is."""
     if not work.changed:
         return work
     if time.monotonic() > batch.deadline:  # the statements' pages are written and their records owed: resumable
         raise _PastDeadline("rules engine ran past its timeout while comparing claims across pages")
-    missed: list[str] = []
+    done = _write_retired(batch.vault_dir, rel, work, ops, batch.scope or "", result.warnings, result.pages)
+    return None if done is None else done[0]
+
+
+def _write_retired(vault: Path, rel: str, work: _PageWork, ops: list[_Op], scope: str, warnings: list[str],
+                   written: list[str]) -> tuple[_PageWork, bool] | None:
+    """Write page ``rel`` of ``scope`` whose current claims ``ops`` retired (``work``: the page as read, with them
+    retired) through :func:`.pages.write_page`. When a person edited the page after it was read, the retirements are
+    replayed onto what is there now, each onto the very claim chosen (same text, same source:
+    :meth:`_PageWork.retire_named`); a claim the person changed or removed is left as they wrote it, with one
+    warning, never replaced on another line; a removed page stays removed, with a warning. ``rel`` is added to
+    ``written`` when written. Returns ``(the work written, whether the page was written)``, or None, with a warning,
+    when the page is left as it is (it no longer parses, its lock timed out). Raises :class:`DreamFailed` when it
+    cannot be written (OSError)."""
+    missed: list[str] = []  # the last replay's claims a person changed (a replay may run again)
     final = [work]
 
     def replay(now: Page | None) -> Page | None:
         if now is None:
             missed[:] = ["the page was removed"]
             return None
-        again = _PageWork(rel, now, work.category, fresh=False, scope=batch.scope or "")
-        missed[:] = [key for statement, day, key, source in ops if again.retire_named(key, source, statement, day)
-                     is None]
+        again = _PageWork(rel, now, work.category, fresh=False, scope=scope)
+        missed[:] = [key for statement, day, key, source in ops
+                     if again.retire_named(key, source, statement, day) is None]
         final[0] = again
         return again.finish([]) if again.changed else None
 
     try:
-        if write_page(batch.vault_dir / rel, work.finish([]), refold=replay, lock_path=pages_lock(batch.vault_dir)):
-            result.pages.append(rel)
+        wrote = write_page(vault / rel, work.finish([]), refold=replay, lock_path=pages_lock(vault))
     except (DreamFailed, LockTimeout) as exc:
-        result.warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
+        warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
         return None
     except OSError as exc:
         raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
+    if wrote and rel not in written:
+        written.append(rel)
     if missed:
-        result.warnings.append(f"{rel} changed while claims were retired across pages; left current as the person "
-                               f"wrote it: {'; '.join(m[:80] for m in missed)}")
-    return final[0]
+        warnings.append(f"{rel} changed while claims were retired across pages; left current as the person "
+                        f"wrote it: {'; '.join(m[:80] for m in missed)}")
+    return final[0], wrote
 
 
 def _scope_pages(vault: Path, folder: str) -> list[str]:
@@ -888,31 +902,10 @@ def across_pages(vault: Path, scope: str, folder: str, said: list[_Said], deadli
         old = pages[other]._retire_for(j, statement, s.day)
         ops.setdefault(other, []).append((statement, s.day, claim_key(old.text), old.source))
     sources: list[str] = again
-    missed: dict[str, list[str]] = {}  # per page, the last replay's claims a person changed (a replay may run again)
     for rel, todo in ops.items():
-
-        def replay(now: Page | None, rel: str = rel, todo: list = todo) -> Page | None:
-            if now is None:
-                missed[rel] = ["the page was removed"]
-                return None
-            again = _PageWork(rel, now, _PAGE_CATEGORY.get(Path(rel).stem, "general"), fresh=False, scope=scope)
-            missed[rel] = [key for statement, day, key, source in todo
-                           if again.retire_named(key, source, statement, day) is None]
-            pages[rel] = again
-            return again.finish([]) if again.changed else None
-
-        try:
-            if write_page(vault / rel, pages[rel].finish([]), refold=replay, lock_path=pages_lock(vault)):
-                if rel not in written:
-                    written.append(rel)
-                sources += pages[rel].replaced
-        except (DreamFailed, LockTimeout) as exc:
-            warnings.append(f"{rel}: claims replaced on other pages left current: {exc}")
-        except OSError as exc:
-            raise DreamFailed(f"cannot write {rel}: {exc.strerror or exc}") from None
-        if missed.get(rel):
-            warnings.append(f"{rel} changed while claims were retired across pages; left current as the person "
-                            f"wrote it: {'; '.join(m[:80] for m in missed[rel])}")
+        done = _write_retired(vault, rel, pages[rel], todo, scope, warnings, written)
+        if done is not None and done[1]:
+            sources += done[0].replaced
     return sources, len(said)
 
 
@@ -979,15 +972,9 @@ def finish_owed(vault: Path, archive_dir: Path | None, deadline: float, timeout:
             return done
         done.compared += len(records)
         for source in sources:
-            raw = _log_line(archive_dir, source)
+            raw = log_line(archive_dir, source)
             if raw and parse_fact_line(raw):
                 done.superseded.append(raw)
         settle(state, records, timeout=timeout)
     return done
 
-
-def _log_line(archive_dir: Path | None, source: str) -> str | None:
-    """The raw daily-log line a ``YYYY-MM-DD.md:LINE`` source names, or None (:meth:`IngestBatch.log_line`)."""
-    probe = IngestBatch(vault_dir=Path("."), run_date=dt.date.min, start=None, end=dt.date.min, days=(), logs={},
-                        facts=(), deadline=0.0, archive_dir=archive_dir)
-    return probe.log_line(source)

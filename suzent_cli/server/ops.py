@@ -41,7 +41,6 @@ NO_INDEX_NOTE = ("no search index yet: memories become searchable after the firs
                  "the server's own)")
 MEMORY_PAGE = "MEMORY.md"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _KINDS = {"archive_log": "log", "notebook": "vault", "core_file": "memory", "memory_md": "memory", "legacy": "legacy"}
 
 
@@ -74,7 +73,7 @@ def _text(value: Any, name: str, limit: int, *, exact: bool = False, notes: list
     repaired is added to ``notes`` (one line, naming ``name``). ``exact``: a name that must match as given (a
     directory, a page name, a row id, an extractor): a control character or a lone surrogate is refused instead,
     since a repaired name would name something else. Raises :class:`InputInvalid`."""
-    from suzent_cli.text import repair
+    from suzent_cli.text import lone_surrogate, repair
 
     if not isinstance(value, str):
         raise InputInvalid(f"{name} must be a string, got {type(value).__name__}")
@@ -83,8 +82,8 @@ def _text(value: Any, name: str, limit: int, *, exact: bool = False, notes: list
     if exact:
         if bad := _CONTROL.search(value.replace("\n", " ").replace("\r", " ")):
             raise InputInvalid(f"{name} holds a control character (U+{ord(bad.group()):04X})")
-        if bad := _SURROGATE.search(value):
-            raise InputInvalid(f"{name} holds half a character (a lone surrogate, U+{ord(bad.group()):04X})")
+        if bad := lone_surrogate(value):
+            raise InputInvalid(f"{name} holds half a character (a lone surrogate, U+{ord(bad):04X})")
     else:
         value, found = repair(value)
         if found and notes is not None:
