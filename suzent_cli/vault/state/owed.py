@@ -1,9 +1,10 @@
 """``.state/across_pages.jsonl``: the statements a dream folded that still owe the comparison across pages.
 
-After the rules engine folds a batch, each statement that replaced nothing on its own page is compared with the
-current claims of the scope's other pages (:func:`suzent_cli.dream.rules._retire_across_pages`). The statements
-are folded (their page's ``folded_through`` has passed them) before that pass runs, so a run that fails on its
-deadline or is killed inside the pass would never compare them again. Each is therefore recorded here *before*
+The rules engine compares each statement that replaced nothing on its own page with the current claims of the
+scope's other pages, in said order while it folds (:func:`suzent_cli.dream.rules._fold_in_said_order`), and
+writes those other pages after the statements' own. The statements are folded (their page's ``folded_through``
+has passed them) once their page is written, so a run that fails on its deadline or is killed before the other
+pages are written would never compare them again (:func:`suzent_cli.dream.rules.across_pages` finishes them). Each is therefore recorded here *before*
 the page that makes it current is written, and dropped only after the pass that compared it has written what it
 retired; the next dream (:meth:`suzent_cli.dream.runner.DreamRunner`) finishes the records it finds first.
 
@@ -25,14 +26,13 @@ disk).
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from suzent_cli.files import atomic_write, locked, read_text
 from suzent_cli.vault.state import ACROSS_PAGES, STATE_LOCK
-from suzent_cli.vault.state.records import append_jsonl, read_jsonl
+from suzent_cli.vault.state.records import append_jsonl, check_line, read_jsonl
 
 MAX_CLAIM = 10_000  # characters: a longer "claim" is not one the engine wrote
 
@@ -116,10 +116,7 @@ def settle(state_dir: Path, done: list[Owed], *, timeout: float) -> None:
         for line in read_text(path).split("\n"):
             if not line.strip():
                 continue
-            try:
-                record = _valid(json.loads(line))
-            except (ValueError, RecursionError):
-                record = "bad"
+            record = check_line(line, _valid)
             if isinstance(record, dict) and _owed(record) in gone:
                 continue
             keep.append(line + "\n")

@@ -107,7 +107,7 @@ def quarantine(state_dir: Path, name: str, bad: list[tuple[str, str]]) -> str:
             "the rest was used")
 
 
-def _check(line: str, validate: Validator) -> dict | str:
+def check_line(line: str, validate: Validator) -> dict | str:
     """The validated record of one JSON line, or why it is bad."""
     try:
         record = json.loads(line)
@@ -130,11 +130,11 @@ def read_jsonl(state_dir: Path, name: str, validate: Validator, *, warnings: lis
     path = state_dir / name
     if not path.is_file():
         return []
-    checked = [(line, _check(line, validate)) for line in read_text(path).split("\n") if line.strip()]
+    checked = [(line, check_line(line, validate)) for line in read_text(path).split("\n") if line.strip()]
     if warnings is None or all(isinstance(r, dict) for _, r in checked):
         return [r if isinstance(r, dict) else None for _, r in checked]
     with locked(state_dir / STATE_LOCK, timeout):  # re-read: a writer may have appended since
-        checked = [(line, _check(line, validate)) for line in read_text(path).split("\n") if line.strip()]
+        checked = [(line, check_line(line, validate)) for line in read_text(path).split("\n") if line.strip()]
         bad = [(line, r) for line, r in checked if isinstance(r, str)]
         try:
             warning = quarantine(state_dir, name, bad)
