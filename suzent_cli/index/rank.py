@@ -51,8 +51,8 @@ from typing import Any
 from suzent_cli.text import STOP_WORDS as _STOP
 from suzent_cli.vault.claims import human_stamp, memory_stamp
 from suzent_cli.vault.pages import meta_date
-from suzent_cli.vault.structure import _USERS_AFTER_ALL, RELATION_NAMES, USER, relation
 from suzent_cli.vault.structure import KIN_ADJ as _KIN_ADJ
+from suzent_cli.vault.structure import RELATION_NAMES, USER, USERS_AFTER_ALL, mentions_user, relation
 from suzent_cli.vault.structure import RELATION_PATTERN as _REL
 from suzent_cli.vault.structure import holder as statement_holder
 
@@ -278,10 +278,6 @@ OTHER_ITEM_FACTOR = 0.5  # another numbered item of the frame the question names
 # a relation only right after the owner, or after an age/kin adjective).
 _MODIFIED_RELATION = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:my|our|the user'?s)\s+[a-z][a-z-]+\s+({_REL})(?:'s|s'|'|’s|s)?"
                                 rf"(?=[\s,.:;!?]|$)", re.IGNORECASE)
-# The user named anywhere in a row: a statement of the user's, whatever it opens with ("Jasper … is the colleague I
-# go to", "Email waits until 10 a.m.; the first hour of my day …").
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|me|my|mine|myself|we|we're|we’re|we've|us|our|ours|"
-                           r"the user'?s?)\b", re.IGNORECASE)
 # A row that opens with a person's name: two capitalised words and a verb ("Ngozi Achterberg is …", "Marek Duda
 # still …"; not "Married Marco in …", "Visited Lisbon last week": a verb opens those), or one followed by a verb of
 # a person's doings ("Annika works as …", "Priya now manages …"; not "is"/"has": "Home is
@@ -306,7 +302,7 @@ _CONTRACTED = re.compile(r"^(?:\[[^\]]*\]\s*)?[\w-]+(?:'s|’s)\s+(?:got|gotten|
 def _named_other(text: str, query: str) -> str | None:
     """The name a row opens with when it is about that person, not the user (:data:`_OPENS_WITH_NAME`, no first-
     person word, the name is no relation, no stop word, and the query does not use it): lower-cased, or None."""
-    if _FIRST_PERSON.search(text):
+    if mentions_user(text):  # a statement of the user's, whatever it opens with
         return None
     owner = statement_holder(text)
     name = owner if owner not in (USER, *RELATION_NAMES) and not _CONTRACTED.match(text) else None
@@ -394,7 +390,7 @@ def now_factor(holder: str | None, text: str, query: str = "", *, slots: bool = 
     other = row_holder(text)
     if other is None and slots:
         m = _MODIFIED_RELATION.match(text.strip())
-        if m is not None and not _USERS_AFTER_ALL.match(text.strip()[m.end():]):
+        if m is not None and not USERS_AFTER_ALL.match(text.strip()[m.end():]):
             other = relation(m.group(1))
     if other is not None and slots and holder == USER and other in _named_relations(query):
         other = None  # "does the user have a partner": the partner's rows are what it asks about

@@ -68,9 +68,20 @@ _HAS_WHO = re.compile(rf"^(?:\[[^\]]*\]\s*)?(?:(?:i|the user)\s+)?(?:has|have|go
                       rf"{KIN_ADJ}({RELATION_PATTERN})s?\s+(?:who|that|whose)\b", re.IGNORECASE)
 # What follows the relation when the statement is the user's after all: "My wife and I …", "My sister Ana and me
 # …" (the user beside the relation), "Manager is Priya", "Dentist: Dr Lee" (the relation named: who the user's is).
-_USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
+USERS_AFTER_ALL = re.compile(r"^(?:(?:\s+[A-Z][\w'-]*)?\s*(?:and|&)\s+(?:[Ii]|me|the user)\b|\s*(?:is|:|'s name is|"
                               r"is called|is named)\s+(?:[A-Z]|Dr))")
 RELATION_NAMES = frozenset(_RELATIONS.values())
+
+
+# A word that puts the user in a statement, wherever it stands ("Jasper … is the colleague I go to", "Email waits
+# until 10 a.m.; the first hour of my day …"): the statement is (also) the user's.
+_USER_WORD = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|we've|us|our|"
+                        r"ours|the user'?s?)\b", re.IGNORECASE)
+
+
+def mentions_user(text: str) -> bool:
+    """True when a word of ``text`` names the user (I, me, my, we, our, the user, …), wherever it stands."""
+    return _USER_WORD.search(text) is not None
 
 
 def relation(word: str) -> str | None:
@@ -106,7 +117,7 @@ def holder(text: str) -> str:
         return USER
     m = _ROW_HOLDER.match(t)
     if m is not None:
-        if _USERS_AFTER_ALL.match(t[m.end():]):
+        if USERS_AFTER_ALL.match(t[m.end():]):
             return USER
         return relation(m.group(1)) or USER
     owner = _POSSESSIVE_SUBJECT.match(t)

@@ -458,9 +458,6 @@ def other_holders(a: Statement, b: Statement) -> bool:
 # The user leaving a named thing (an employer, a club, a city): "I left Tallow & Finch and joined Orrin Health".
 _LEAVES = re.compile(r"\b(?:left|leaving|quit|quitting|resigned|jumped ship|moved on from|handed in (?:my|his|her|their) "
                      r"notice)\b")
-# A word that puts the user in a statement: the statement is (also) the user's.
-_USER_WORD = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|we've|our|us|"
-                        r"the user|user'?s)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’-]+|&|[^\w\s]")
 
 
@@ -483,7 +480,7 @@ def _its_own_state(a: Statement, b: Statement) -> bool:
     joined Orrin Health"): the user's move ends the user's tie to the thing, not what is true of the thing. The lead
     is a name because the newer statement writes it with a capital inside the sentence."""
     return bool(a.lead) and a.lead in b.names and b.holder == USER and _LEAVES.search(b.body or b.key) is not None \
-        and _USER_WORD.search(a.body or a.key) is None and _opens_with_name(a)
+        and not structure.mentions_user(a.body or a.key) and _opens_with_name(a)
 
 
 def _compare_one(a: Statement, b: Statement) -> Verdict:
