@@ -274,13 +274,6 @@ class _PageWork:
         if rest and self.match(rest) is None:
             self._add_current(Claim(rest, old.count, old.last, old.source))
 
-    def retire_replaced_by(self, content: str, statement: supersede.Statement, day: dt.date) -> Claim | None:
-        """Retire the one current claim of this page that ``content`` (read as ``statement``, said on ``day``, on
-        another page of the same scope) replaces (:func:`_replaced_across`), keeping a combined claim's parts that
-        still hold. The retired claim, or None."""
-        found = _replaced_across(content, statement, day, [(self.rel, self)])
-        return None if found is None else self._retire_for(found[1], statement, day)
-
     def retire_named(self, key: str, source: str | None, statement: supersede.Statement,
                      day: dt.date) -> Claim | None:
         """Retire the current claim whose :func:`claim_key` of its base text is ``key`` and whose provenance is
